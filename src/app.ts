@@ -1,0 +1,25 @@
+import { Hono } from 'hono';
+import { renderLegacyError, toLegacyError } from './http/errors.js';
+import { requestLog } from './http/request-log.js';
+import { LegacyError } from './legacy/errors.js';
+import { LEGACY_OPERATIONS } from './legacy/operations.js';
+import { createLegacyRouter } from './legacy/router.js';
+import { registerHealth } from './ops/health.js';
+import type { AppEnv, Services } from './services.js';
+
+/** Builds the Hono app from injected services. It never listens: server.ts and tests do that. */
+export function createApp(services: Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', requestLog(services));
+  registerHealth(app, services);
+  const { basePath, namespaces } = services.config.legacy;
+  app.route(basePath, createLegacyRouter(LEGACY_OPERATIONS, { basePath, namespaces }));
+
+  app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${c.req.path}`)));
+  app.onError((error, c) => {
+    const legacy = toLegacyError(error);
+    if (legacy.status >= 500) c.get('log')?.error({ err: error }, 'request failed');
+    return renderLegacyError(c, legacy);
+  });
+  return app;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import {
+  type Command,
+  CommandError,
+  type CommandIo,
+  commandHelp,
+  parseCommandArgs,
+  processIo,
+} from './cli/command.js';
+import { configCheckCommand } from './cli/config-check.js';
+import { configSchemaCommand } from './cli/config-schema.js';
+import { serveCommand } from './cli/serve.js';
+import { ConfigError } from './config/load.js';
+import { sandboxCommand } from './sandbox/command.js';
+
+/** Every command of the `idm-compat` binary. */
+export const COMMANDS: readonly Command[] = [
+  serveCommand,
+  sandboxCommand,
+  configCheckCommand,
+  configSchemaCommand,
+];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));
+  const rows = COMMANDS.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
+  return `Usage: idm-compat <command> [options]\n\nCommands:\n${rows.join('\n')}\n\nRun 'idm-compat <command> --help' for a command's options.\n`;
+}
+
+/** Runs the CLI on `argv` (without node and script); resolves to the exit code. */
+export async function runCli(argv: string[], io: CommandIo = processIo): Promise<number> {
+  const command = [...COMMANDS]
+    .sort((a, b) => b.path.length - a.path.length)
+    .find((c) => c.path.every((word, i) => argv[i] === word));
+  if (!command) {
+    if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+      io.out(overview());
+      return argv.length === 0 ? 2 : 0;
+    }
+    io.err(`error: unknown command '${argv.join(' ')}'\n\n${overview()}`);
+    return 2;
+  }
+  try {
+    const args = parseCommandArgs(command, argv.slice(command.path.length));
+    if (args.help) {
+      io.out(commandHelp(command));
+      return 0;
+    }
+    return await command.run(args, io);
+  } catch (error) {
+    if (error instanceof CommandError) {
+      io.err(`error: ${error.message}`);
+      return error.exitCode;
+    }
+    if (error instanceof ConfigError) {
+      io.err(`error: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
+      io.err(`error: ${error.message}\n\n${commandHelp(command)}`);
+      return 2;
+    }
+    io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

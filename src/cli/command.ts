@@ -1,0 +1,89 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
+/** Where a command writes: injectable so tests can run commands in-process and read the output. */
+export interface CommandIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The real terminal. */
+export const processIo: CommandIo = {
+  out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+  err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  env: process.env,
+};
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** One CLI command: `idm-compat <path…> [args]`. */
+export interface Command {
+  /** Words after the binary name, e.g. `['apiuser', 'add']`. */
+  path: string[];
+  summary: string;
+  /** Usage line after the command path, e.g. `NAME --range CIDR [--range CIDR…] [--json]`. */
+  usage: string;
+  /** Extra help text: options and examples. */
+  help?: string;
+  options: Options;
+  /** Whether positionals are accepted. */
+  positionals?: boolean;
+  /** Runs the command; resolves to the process exit code. Long-running commands resolve when they stop. */
+  run(args: CommandArgs, io: CommandIo): Promise<number>;
+}
+
+export interface CommandArgs {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  positionals: string[];
+}
+
+/** A command failed in a way the user can fix: printed as `error: message`, exit code 2 by default. */
+export class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses argv for `command`, adding the `--help` flag every command has. */
+export function parseCommandArgs(command: Command, argv: string[]): CommandArgs & { help: boolean } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: command.positionals ?? false,
+    strict: true,
+  });
+  const { help, ...rest } = values;
+  return { values: rest, positionals, help: help === true };
+}
+
+/** Renders the help text of one command. */
+export function commandHelp(command: Command): string {
+  const lines = [
+    `Usage: idm-compat ${command.path.join(' ')} ${command.usage}`.trimEnd(),
+    '',
+    command.summary,
+  ];
+  if (command.help) lines.push('', command.help.trimEnd());
+  return `${lines.join('\n')}\n`;
+}
+
+/** Reads a string option, undefined when absent. */
+export function stringOption(args: CommandArgs, name: string): string | undefined {
+  const value = args.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Reads a repeatable string option as a list. */
+export function stringListOption(args: CommandArgs, name: string): string[] {
+  const value = args.values[name];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  return typeof value === 'string' ? [value] : [];
+}
+
+/** Reads a boolean flag. */
+export function flag(args: CommandArgs, name: string): boolean {
+  return args.values[name] === true;
+}

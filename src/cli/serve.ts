@@ -1,0 +1,33 @@
+import { loadConfig } from '../config/load.js';
+import { createLogger } from '../log/logger.js';
+import { startServer } from '../server.js';
+import { type Command, stringOption } from './command.js';
+
+/** `idm-compat serve`: runs the proxy until SIGINT/SIGTERM, then shuts down gracefully. */
+export const serveCommand: Command = {
+  path: ['serve'],
+  summary: 'Run the proxy. Without a config file it runs in sandbox mode on the embedded sandbox IDM.',
+  usage: '[--config FILE]',
+  help: `Options:
+  --config FILE   configuration file (default: env IDM_COMPAT_CONFIG, else the embedded sandbox defaults)
+
+Environment: HOST and PORT override server.host and server.port.`,
+  options: { config: { type: 'string', short: 'c' } },
+  async run(args, io) {
+    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+    const logger = createLogger({ level: config.logging.level });
+    const running = await startServer({ config, logger });
+    io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
+    await new Promise<void>((resolve) => {
+      const stop = (signal: NodeJS.Signals) => {
+        io.err(`${signal}: finishing in-flight requests…`);
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        running.close().then(resolve, resolve);
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    return 0;
+  },
+};

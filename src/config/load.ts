@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { z } from 'zod';
+import { type ConfigFile, configSchema, type SecretRef, type SuccessorConfig } from './schema.js';
+
+/** A configuration that cannot be used: names the file, the JSON path and the reason. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly file: string,
+    readonly problems: { path: string; message: string }[],
+  ) {
+    super(
+      `invalid configuration in ${file}:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`,
+    );
+  }
+}
+
+type ResolvedAuth =
+  | (Omit<Extract<SuccessorConfig['auth'], { type: 'oauth2' }>, 'clientSecret'> & { clientSecret: string })
+  | (Omit<Extract<SuccessorConfig['auth'], { type: 'apiKey' }>, 'key'> & { key: string });
+
+/** The successor block with its secrets resolved. */
+export type ResolvedSuccessorConfig = Omit<SuccessorConfig, 'auth'> & { auth: ResolvedAuth };
+
+/** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
+export interface AppConfig extends Omit<ConfigFile, 'successor'> {
+  successor: ResolvedSuccessorConfig | undefined;
+  /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
+  mode: 'sandbox' | 'production';
+  /** The file the configuration came from; undefined for the embedded defaults. */
+  source: string | undefined;
+}
+
+export interface LoadConfigOptions {
+  /** Config file path; when absent, `IDM_COMPAT_CONFIG`, else the embedded sandbox defaults. */
+  file?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Reads, validates and resolves the configuration; throws ConfigError naming file, JSON path and reason. */
+export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
+  const env = options.env ?? process.env;
+  const file = options.file ?? (env.IDM_COMPAT_CONFIG || undefined);
+  const label = file ?? '(embedded defaults)';
+  const raw = file === undefined ? { sandbox: { enabled: true } } : readJson(file);
+  return parseConfig(raw, {
+    label,
+    env,
+    baseDir: file === undefined ? process.cwd() : path.dirname(file),
+    file,
+  });
+}
+
+/** Validates an already-parsed JSON value as configuration (used by loadConfig and tests). */
+export function parseConfig(
+  raw: unknown,
+  context: { label: string; env: NodeJS.ProcessEnv; baseDir: string; file?: string | undefined },
+): AppConfig {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(context.label, issuesOf(result.error));
+  const parsed = result.data;
+  const problems: { path: string; message: string }[] = [];
+  const secret = (ref: SecretRef, at: string): string => {
+    try {
+      return resolveSecret(ref, context.env, context.baseDir);
+    } catch (error) {
+      problems.push({ path: at, message: (error as Error).message });
+      return '';
+    }
+  };
+  let successor: ResolvedSuccessorConfig | undefined;
+  if (parsed.successor) {
+    const auth = parsed.successor.auth;
+    successor = {
+      ...parsed.successor,
+      auth:
+        auth.type === 'oauth2'
+          ? { ...auth, clientSecret: secret(auth.clientSecret, 'successor.auth.clientSecret') }
+          : { ...auth, key: secret(auth.key, 'successor.auth.key') },
+    };
+  }
+  const port = context.env.PORT;
+  if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
+    problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
+  }
+  if (problems.length > 0) throw new ConfigError(context.label, problems);
+  const server = {
+    ...parsed.server,
+    host: context.env.HOST || parsed.server.host,
+    port: port ? Number(port) : parsed.server.port,
+  };
+  return {
+    ...parsed,
+    server,
+    successor,
+    mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
+    source: context.file,
+  };
+}
+
+/** Resolves a secret reference: literal, `{env}` or `{file}` (relative to the config file's folder). */
+export function resolveSecret(ref: SecretRef, env: NodeJS.ProcessEnv, baseDir: string): string {
+  if (typeof ref === 'string') return ref;
+  if ('env' in ref) {
+    const value = env[ref.env];
+    if (value === undefined || value === '') throw new Error(`environment variable ${ref.env} is not set`);
+    return value;
+  }
+  const file = path.resolve(baseDir, ref.file);
+  let value: string;
+  try {
+    value = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new Error(`cannot read secret file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  if (value === '') throw new Error(`secret file ${file} is empty`);
+  return value;
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, [
+      { path: '(file)', message: `cannot read: ${(error as NodeJS.ErrnoException).code}` },
+    ]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(file, [{ path: '(file)', message: `not valid JSON: ${(error as Error).message}` }]);
+  }
+}
+
+/** Turns zod issues into `{path, message}` with dotted JSON paths (`successor.auth.clientId`). */
+export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.'),
+    message: issue.message,
+  }));
+}

@@ -1,0 +1,199 @@
+import ipaddr from 'ipaddr.js';
+import { z } from 'zod';
+
+/**
+ * A secret is given as a literal (for development only), or, as production should, by reference:
+ * `{"env": "VAR"}` reads an environment variable, `{"file": "/run/secrets/x"}` a file (trailing
+ * newline trimmed). References are resolved once at start-up by `resolveSecret`.
+ */
+export const secretSchema = z
+  .union([
+    z.string().min(1),
+    z.strictObject({ env: z.string().min(1).describe('Environment variable that holds the secret') }),
+    z.strictObject({ file: z.string().min(1).describe('File that holds the secret') }),
+  ])
+  .describe('A secret: a literal string, {"env": "VAR"} or {"file": "/path"}');
+export type SecretRef = z.infer<typeof secretSchema>;
+
+/** A CIDR range, IPv4 or IPv6, e.g. `10.0.0.0/8` or `2001:db8::/32`. */
+export const cidrSchema = z
+  .string()
+  .refine((value) => ipaddr.isValidCIDR(value), {
+    message: 'not a CIDR range (e.g. 10.0.0.0/8 or 2001:db8::/32)',
+  })
+  .describe('CIDR range, IPv4 or IPv6');
+
+const urlSchema = z.url({ protocol: /^https?$/ });
+
+const serverSchema = z
+  .strictObject({
+    host: z.string().min(1).default('127.0.0.1').describe('Address to listen on (env HOST overrides)'),
+    port: z.int().min(0).max(65535).default(8080).describe('Port to listen on (env PORT overrides)'),
+    trustedProxies: z
+      .array(cidrSchema)
+      .default([])
+      .describe('Peers whose X-Forwarded-For is believed: the client is the rightmost untrusted entry'),
+    tls: z
+      .strictObject({
+        cert: z.string().min(1).describe('PEM certificate chain file'),
+        key: z.string().min(1).describe('PEM private key file'),
+      })
+      .optional()
+      .describe('Serve HTTPS instead of HTTP'),
+    bodyLimitBytes: z
+      .int()
+      .min(1024)
+      .default(1_048_576)
+      .describe('Largest request body accepted (413 above)'),
+    shutdownTimeoutMs: z
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe('How long graceful shutdown waits for in-flight requests before closing connections'),
+  })
+  .prefault({});
+
+const legacySchema = z
+  .strictObject({
+    basePath: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~\-/]*[^/]$/, 'must start with "/" and not end with "/"')
+      .default('/iserv/api')
+      .describe('Path prefix of the legacy API'),
+    namespaces: z
+      .array(z.string().regex(/^[A-Za-z0-9_-]+$/))
+      .min(1)
+      .default(['Service'])
+      .describe('Path namespaces the legacy operations answer under, e.g. ["Service", "IServ"]'),
+    publicUrl: urlSchema
+      .optional()
+      .describe(
+        'URL clients reach the proxy at (for Location headers and SSO return_to); default from host/port',
+      ),
+  })
+  .prefault({});
+
+const oauth2AuthSchema = z.strictObject({
+  type: z.literal('oauth2'),
+  issuer: urlSchema.describe('OAuth2/OIDC issuer; discovery at {issuer}/.well-known/openid-configuration'),
+  clientId: z.string().min(1),
+  clientSecret: secretSchema,
+  scopes: z
+    .strictObject({
+      read: z.array(z.string().min(1)).min(1).default(['iserv:idm:api-read']),
+      write: z.array(z.string().min(1)).min(1).default(['iserv:idm:api-read', 'iserv:idm:api-write']),
+    })
+    .prefault({})
+    .describe('Scopes requested for read and for write calls'),
+  authMethod: z
+    .enum(['auto', 'client_secret_post', 'client_secret_basic'])
+    .default('auto')
+    .describe('Token endpoint authentication; auto picks what discovery advertises'),
+  refreshMarginSeconds: z.int().min(0).default(60).describe('Renew a token this long before it expires'),
+});
+
+const apiKeyAuthSchema = z.strictObject({
+  type: z.literal('apiKey'),
+  key: secretSchema,
+  header: z.string().min(1).default('X-IServ-Authentication'),
+});
+
+const successorSchema = z.strictObject({
+  baseUrl: urlSchema.describe('Base URL of the IDM API, e.g. https://school.example/iserv/idm/api/v1'),
+  auth: z.discriminatedUnion('type', [oauth2AuthSchema, apiKeyAuthSchema]),
+  timeouts: z
+    .strictObject({
+      connectMs: z.int().min(1).default(5_000),
+      totalMs: z.int().min(1).default(15_000),
+    })
+    .prefault({}),
+  retries: z
+    .strictObject({
+      max: z
+        .int()
+        .min(0)
+        .max(10)
+        .default(2)
+        .describe('Retries of idempotent reads on network errors/502/503/504'),
+      baseDelayMs: z.int().min(0).default(100),
+    })
+    .prefault({}),
+  pool: z
+    .strictObject({
+      connections: z.int().min(1).default(32),
+      keepAliveMs: z.int().min(0).default(30_000),
+    })
+    .prefault({}),
+  pageSize: z.int().min(1).max(1000).default(100).describe('itemsPerPage asked of collection reads'),
+});
+
+const sandboxSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe('Start the embedded sandbox IDM and use it as the successor'),
+    port: z.int().min(0).max(65535).default(0).describe('Loopback port of the sandbox (0: any free port)'),
+    seed: z.boolean().default(true).describe('Load the demo data set'),
+    fixture: z.string().min(1).optional().describe('JSON fixture file loaded into the sandbox'),
+  })
+  .prefault({});
+
+const storeSchema = z
+  .discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('sqlite'),
+      path: z
+        .string()
+        .min(1)
+        .default('./data/idm-compat.db')
+        .describe('SQLite database file (created if missing)'),
+    }),
+  ])
+  .prefault({ type: 'sqlite' });
+
+const mappingsSchema = z
+  .strictObject({
+    dir: z.string().min(1).default('./mappings').describe('Folder holding the mapping profiles'),
+    profile: z.string().min(1).default('iserv-idm-v1').describe('Profile folder under dir'),
+  })
+  .prefault({});
+
+const loggingSchema = z
+  .strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .prefault({});
+
+/** The whole configuration file. Every key has a default except `successor`, needed unless the sandbox is on. */
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('Path of the JSON Schema, for editors'),
+    server: serverSchema,
+    legacy: legacySchema,
+    successor: successorSchema
+      .optional()
+      .describe('The IDM API to translate to; required unless sandbox.enabled'),
+    sandbox: sandboxSchema,
+    store: storeSchema,
+    mappings: mappingsSchema,
+    logging: loggingSchema,
+  })
+  .superRefine((config, ctx) => {
+    if (!config.sandbox.enabled && !config.successor) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['successor'],
+        message: 'required unless sandbox.enabled is true: say which IDM API to translate to',
+      });
+    }
+  });
+
+/** The configuration as parsed (defaults applied, secrets still references). */
+export type ConfigFile = z.output<typeof configSchema>;
+export type SuccessorConfig = NonNullable<ConfigFile['successor']>;
+
+/** The JSON Schema of the config file, for editors (`config.schema.json`). */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
+}

@@ -1,0 +1,24 @@
+/** Status codes the legacy surface answers with on error. */
+export type LegacyStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
+
+export interface LegacyErrorItem {
+  path: string;
+  message: string;
+}
+
+/**
+ * An error the legacy API reports to its caller, rendered as
+ * `{"code": status, "message": "...", "errors": [{"path","message"}]?}` by the root error handler.
+ */
+export class LegacyError extends Error {
+  override readonly name = 'LegacyError';
+  constructor(
+    readonly status: LegacyStatus,
+    message: string,
+    readonly errors?: LegacyErrorItem[],
+    /** Extra response headers, e.g. `WWW-Authenticate` or `Retry-After`. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,155 @@
+import type { RouteConfig } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { z } from 'zod';
+import type { AppEnv } from '../services.js';
+import { LegacyError, type LegacyErrorItem } from './errors.js';
+
+type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+
+/** A response the operation documents: status → description and (for JSON bodies) schema. */
+export type OperationResponses = Record<number, { description: string; schema?: z.ZodType }>;
+
+/** Validated input handed to an operation's handler. */
+export interface OperationInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+/**
+ * One legacy operation: its contract (method, path, zod schemas, documented responses) and its
+ * handler. The same object drives routing, request validation and the OpenAPI document, so an
+ * operation that exists is documented and validated by construction.
+ */
+export interface LegacyOperation<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  /** Stable operation id, e.g. `user.list`, `group.link.users.add`: used in logs, usage inventory and mapping tables. */
+  id: string;
+  method: HttpMethod;
+  /** Path below the namespace root in OpenAPI form, e.g. `/Core/Entity/User/{id}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  /** The body: JSON (parsed whatever the content type says, as the legacy server did) or form data. */
+  body?: { kind: 'json' | 'form'; schema: B; required: boolean; description?: string };
+  responses: OperationResponses;
+  handler: (
+    c: Context<AppEnv>,
+    input: OperationInput<z.output<P>, z.output<Q>, z.output<B>>,
+  ) => Response | Promise<Response>;
+}
+
+/** Declares an operation with its types inferred from its schemas. */
+export function defineOperation<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  operation: LegacyOperation<P, Q, B>,
+): LegacyOperation {
+  return operation as unknown as LegacyOperation;
+}
+
+/** Converts `/Core/Entity/User/{id}` to Hono's `/Core/Entity/User/:id`. */
+export function honoPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+/** The OpenAPI route config of an operation, for the documentation registry. */
+export function openApiRoute(operation: LegacyOperation): RouteConfig {
+  const responses: RouteConfig['responses'] = {};
+  for (const [status, response] of Object.entries(operation.responses)) {
+    responses[status] = response.schema
+      ? { description: response.description, content: { 'application/json': { schema: response.schema } } }
+      : { description: response.description };
+  }
+  const request: NonNullable<RouteConfig['request']> = {};
+  if (operation.params) request.params = operation.params as NonNullable<typeof request.params>;
+  if (operation.query) request.query = operation.query as NonNullable<typeof request.query>;
+  if (operation.body) {
+    const mediaType =
+      operation.body.kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+    request.body = {
+      required: operation.body.required,
+      ...(operation.body.description === undefined ? {} : { description: operation.body.description }),
+      content: { [mediaType]: { schema: operation.body.schema } },
+    };
+  }
+  return {
+    method: operation.method,
+    path: operation.path,
+    operationId: operation.id,
+    summary: operation.summary,
+    ...(operation.description === undefined ? {} : { description: operation.description }),
+    tags: [operation.tag],
+    security: [{ basicAuth: [] }],
+    request,
+    responses,
+  };
+}
+
+/** Renders zod issues as the legacy `errors` list, paths prefixed with where the value came from. */
+export function issuesToErrors(where: 'body' | 'query' | 'path', error: z.ZodError): LegacyErrorItem[] {
+  return error.issues.map((issue) => ({
+    path: [where, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+}
+
+/** Validates one part of the request, throwing the legacy 400 with every problem listed. */
+export function validatePart<S extends z.ZodType>(
+  where: 'body' | 'query' | 'path',
+  schema: S | undefined,
+  value: unknown,
+): z.output<S> | undefined {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, result.error));
+  }
+  return result.data;
+}
+
+/** Reads the request body as the operation declares it; malformed JSON is a legacy 400. */
+export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> {
+  const body = operation.body;
+  if (!body) return undefined;
+  if (body.kind === 'form') {
+    const type = c.req.header('content-type') ?? '';
+    if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
+      if (!body.required) return undefined;
+      throw new LegacyError(
+        400,
+        'Expected form data (application/x-www-form-urlencoded or multipart/form-data)',
+      );
+    }
+    const form = await c.req.parseBody();
+    return Object.fromEntries(Object.entries(form).filter(([, v]) => typeof v === 'string'));
+  }
+  const text = await c.req.text();
+  if (text.trim() === '') {
+    if (!body.required) return undefined;
+    throw new LegacyError(400, 'A JSON request body is required', [{ path: 'body', message: 'missing' }]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new LegacyError(400, 'Malformed JSON in request body', [
+      { path: 'body', message: error instanceof Error ? error.message : 'not JSON' },
+    ]);
+  }
+}
+
+/**
+ * True when the list query parameter `extended` is present in any form the legacy API accepted:
+ * `?extended`, `?extended=1`, `?extended[]=`, `?extended[x]=y`.
+ */
+export function hasExtended(c: Context<AppEnv>): boolean {
+  const url = new URL(c.req.url);
+  for (const key of url.searchParams.keys()) {
+    if (key === 'extended' || key.startsWith('extended[')) return true;
+  }
+  return false;
+}

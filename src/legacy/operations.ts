@@ -1,0 +1,4 @@
+import type { LegacyOperation } from './operation.js';
+
+/** Every legacy v1.6.0 operation the proxy serves; each resource folder contributes its own. */
+export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [];

@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import { createApp } from './app.js';
+import { type Clock, systemClock } from './clock.js';
+import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import type { Logger } from './log/logger.js';
+import type { RunningSandbox } from './sandbox/index.js';
+import type { Services } from './services.js';
+import { openStore } from './store/open.js';
+import { createSuccessorClient } from './successor/client.js';
+
+export interface StartServerOptions {
+  config: AppConfig;
+  logger: Logger;
+  clock?: Clock;
+}
+
+/** A listening proxy. */
+export interface RunningServer {
+  /** Where the proxy listens, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** The URL clients are told to use (legacy.publicUrl, else `url`). */
+  publicUrl: string;
+  services: Services;
+  /** The embedded sandbox IDM, in sandbox mode. */
+  sandbox: RunningSandbox | undefined;
+  /** Graceful stop: no new connections, in-flight requests finish (up to server.shutdownTimeoutMs), then everything closes. */
+  close(): Promise<void>;
+}
+
+/** Builds the services from the configuration and starts listening. The only place that listens. */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const { config, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse())
+      await fn().catch((error) => logger.error({ err: error }, 'shutdown step failed'));
+  };
+  try {
+    const store = openStore(config.store);
+    cleanups.push(() => store.close());
+
+    let sandbox: RunningSandbox | undefined;
+    let successorConfig = config.successor;
+    if (config.mode === 'sandbox') {
+      // Imported lazily: production deployments never load the sandbox or its OAuth2 server.
+      const { startSandbox } = await import('./sandbox/index.js');
+      const started = await startSandbox({
+        port: config.sandbox.port,
+        seed: config.sandbox.seed,
+        ...(config.sandbox.fixture === undefined ? {} : { fixture: config.sandbox.fixture }),
+        logger: logger.child({ component: 'sandbox' }),
+      });
+      sandbox = started;
+      cleanups.push(() => started.close());
+      successorConfig = sandboxSuccessorConfig(started, config.successor);
+    }
+    if (!successorConfig) throw new Error('no successor configured');
+
+    const successor = createSuccessorClient({
+      ...successorConfig,
+      clock,
+      logger: logger.child({ component: 'successor' }),
+    });
+    cleanups.push(() => successor.close());
+
+    const services: Services = { config, logger, clock, store, successor };
+    const app = createApp(services);
+    const server = await listen(app.fetch, config);
+    const address = server.address() as AddressInfo;
+    const scheme = config.server.tls ? 'https' : 'http';
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `${scheme}://${host}:${address.port}`;
+    const publicUrl = config.legacy.publicUrl?.replace(/\/$/, '') ?? url;
+    logger.info({ url, mode: config.mode, successor: successorConfig.baseUrl }, 'idm-compat listening');
+
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= (async () => {
+        await stopListening(server, config.server.shutdownTimeoutMs);
+        await cleanup();
+        logger.info('idm-compat stopped');
+      })();
+      return closing;
+    };
+    return { url, publicUrl, services, sandbox, close };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/** The successor block for the embedded sandbox: its URLs and its read-write demo client. */
+function sandboxSuccessorConfig(
+  sandbox: RunningSandbox,
+  configured: ResolvedSuccessorConfig | undefined,
+): ResolvedSuccessorConfig {
+  return {
+    timeouts: configured?.timeouts ?? { connectMs: 5_000, totalMs: 15_000 },
+    retries: configured?.retries ?? { max: 2, baseDelayMs: 100 },
+    pool: configured?.pool ?? { connections: 32, keepAliveMs: 30_000 },
+    pageSize: configured?.pageSize ?? 100,
+    baseUrl: sandbox.apiBaseUrl,
+    auth: {
+      type: 'oauth2',
+      issuer: sandbox.issuer,
+      clientId: sandbox.clients.readWrite.clientId,
+      clientSecret: sandbox.clients.readWrite.clientSecret,
+      scopes: { read: ['iserv:idm:api-read'], write: ['iserv:idm:api-read', 'iserv:idm:api-write'] },
+      authMethod: 'auto',
+      refreshMarginSeconds: 60,
+    },
+  };
+}
+
+async function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  config: AppConfig,
+): Promise<Server> {
+  const listener = getRequestListener(fetch);
+  const tls = config.server.tls;
+  const server: Server = tls
+    ? createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, listener)
+    : createHttpServer(listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.server.port, config.server.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+/** Stops accepting connections, lets in-flight requests finish, and cuts what is left after the timeout. */
+async function stopListening(server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  timer.unref();
+  await closed;
+  clearTimeout(timer);
+}

@@ -1,0 +1,28 @@
+import type { Clock } from './clock.js';
+import type { AppConfig } from './config/load.js';
+import type { Logger } from './log/logger.js';
+import type { Store } from './store/types.js';
+import type { SuccessorClient } from './successor/client.js';
+
+/** Everything the app needs, built once by server.ts (or a test) and injected into createApp. */
+export interface Services {
+  config: AppConfig;
+  logger: Logger;
+  clock: Clock;
+  store: Store;
+  successor: SuccessorClient;
+}
+
+/** Hono environment of the app: per-request values set by middleware. */
+export interface AppEnv {
+  Variables: {
+    services: Services;
+    /** Child logger bound to the request id. */
+    log: Logger;
+    requestId: string;
+    /** The authenticated API user, once auth has run. */
+    apiUser?: string;
+    /** The legacy operation id (e.g. `user.list`), once routing has matched. */
+    operation?: string;
+  };
+}

@@ -1,0 +1,28 @@
+import type { Migration, Store } from '../types.js';
+import { openSqliteDatabase, type SqliteDatabase } from './database.js';
+
+/** Every SQLite schema step, in order. Each area of the store appends its own. */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [];
+
+/** The SQLite store (the default): one file, WAL mode. */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  private closed = false;
+
+  constructor(readonly db: SqliteDatabase) {}
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+/** Opens the SQLite store at `file` and brings its schema up to date. */
+export function openSqliteStore(file: string): SqliteStore {
+  return new SqliteStore(openSqliteDatabase(file, SQLITE_MIGRATIONS));
+}

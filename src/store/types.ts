@@ -1,0 +1,18 @@
+/**
+ * The store: everything idm-compat persists (API users, login throttling, ID mapping tables,
+ * SSO tokens, the usage inventory). Every method is async so that a networked implementation
+ * (PostgreSQL, for several replicas) can stand behind the same interface as SQLite.
+ */
+export interface Store {
+  readonly kind: 'sqlite';
+  /** Resolves when the store answers a trivial query; used by /readyz. */
+  ping(): Promise<void>;
+  /** Flushes and closes; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** One schema step. Ids are names, applied once each in list order and recorded in `schema_migrations`. */
+export interface Migration {
+  id: string;
+  sql: string;
+}

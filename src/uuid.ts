@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import bs58 from 'bs58';
+
+const DASHED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{16,22}$/;
+
+/** True when `value` is a UUID in dashed hex form. */
+export function isDashedUuid(value: string): boolean {
+  return DASHED.test(value);
+}
+
+/**
+ * Normalises a UUID given dashed (any case) or base58 (as the IDM API also emits) to the
+ * lower-case dashed form; returns undefined when `value` is neither.
+ */
+export function normalizeUuid(value: string): string | undefined {
+  if (DASHED.test(value)) return value.toLowerCase();
+  if (!BASE58.test(value)) return undefined;
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(value);
+  } catch {
+    return undefined;
+  }
+  if (bytes.length > 16) return undefined;
+  const padded = new Uint8Array(16);
+  padded.set(bytes, 16 - bytes.length);
+  const hex = Buffer.from(padded).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Encodes a dashed UUID in base58, the IDM API's short form. */
+export function uuidToBase58(dashed: string): string {
+  return bs58.encode(Buffer.from(dashed.replaceAll('-', ''), 'hex'));
+}
+
+/** A new random (v4) UUID in dashed form. */
+export function newUuid(): string {
+  return randomUUID();
+}
