@@ -159,6 +159,58 @@ const mappingsSchema = z
   })
   .prefault({});
 
+const authSchema = z
+  .strictObject({
+    realm: z
+      .string()
+      .regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,100}$/, 'printable ASCII without quotes or backslashes')
+      .default('idm-compat')
+      .describe('Realm named in WWW-Authenticate: Basic realm="…"'),
+    credentialCacheTtlSeconds: z
+      .int()
+      .min(0)
+      .max(3600)
+      .default(60)
+      .describe(
+        'How long a verified API-user credential is remembered so scrypt does not run per request (0: off)',
+      ),
+    credentialCacheMaxEntries: z.int().min(1).default(1000).describe('Most credentials remembered at once'),
+    throttle: z
+      .strictObject({
+        pairFreeFailures: z
+          .int()
+          .min(1)
+          .default(5)
+          .describe('Failed logins of one API user from one address before that pair is slowed down'),
+        userFreeFailures: z
+          .int()
+          .min(1)
+          .default(20)
+          .describe('Failed logins of one API user from all addresses before the user is slowed down'),
+        addressFreeFailures: z
+          .int()
+          .min(1)
+          .default(10)
+          .describe(
+            'Failed logins with unknown API-user names from one address before that address is slowed down',
+          ),
+        baseDelaySeconds: z
+          .int()
+          .min(1)
+          .default(1)
+          .describe('First back-off; it doubles with every further failure'),
+        maxDelaySeconds: z.int().min(1).default(900).describe('Longest back-off'),
+        forgetAfterSeconds: z
+          .int()
+          .min(60)
+          .default(3600)
+          .describe('A counter whose last failure is older than this starts again from zero'),
+      })
+      .prefault({})
+      .describe('Failed-login throttling (docs/auth.md)'),
+  })
+  .prefault({});
+
 const loggingSchema = z
   .strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -176,6 +228,7 @@ export const configSchema = z
       .describe('The IDM API to translate to; required unless sandbox.enabled'),
     sandbox: sandboxSchema,
     store: storeSchema,
+    auth: authSchema,
     mappings: mappingsSchema,
     logging: loggingSchema,
   })

@@ -1,3 +1,5 @@
+import type { ApiUserRepository, LoginThrottleRepository } from './api-users.js';
+
 /**
  * The store: everything idm-compat persists (API users, login throttling, ID mapping tables,
  * SSO tokens, the usage inventory). Every method is async so that a networked implementation
@@ -5,6 +7,10 @@
  */
 export interface Store {
   readonly kind: 'sqlite';
+  /** API users (SPEC 4). */
+  readonly apiUsers: ApiUserRepository;
+  /** Failed-login counters of the API-user authentication. */
+  readonly loginThrottle: LoginThrottleRepository;
   /** Resolves when the store answers a trivial query; used by /readyz. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

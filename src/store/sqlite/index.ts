@@ -1,15 +1,21 @@
 import type { Migration, Store } from '../types.js';
+import { API_USERS_MIGRATION, SqliteApiUserRepository, SqliteLoginThrottleRepository } from './api-users.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 
 /** Every SQLite schema step, in order. Each area of the store appends its own. */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [];
+export const SQLITE_MIGRATIONS: readonly Migration[] = [API_USERS_MIGRATION];
 
 /** The SQLite store (the default): one file, WAL mode. */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   private closed = false;
+  readonly apiUsers: SqliteApiUserRepository;
+  readonly loginThrottle: SqliteLoginThrottleRepository;
 
-  constructor(readonly db: SqliteDatabase) {}
+  constructor(readonly db: SqliteDatabase) {
+    this.apiUsers = new SqliteApiUserRepository(db);
+    this.loginThrottle = new SqliteLoginThrottleRepository(db);
+  }
 
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();

@@ -1,0 +1,135 @@
+import ipaddr from 'ipaddr.js';
+
+/** A parsed IPv4 or IPv6 address. IPv4-mapped IPv6 addresses are always turned into IPv4. */
+export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+
+type Cidr = [IpAddress, number];
+
+/**
+ * Parses one address strictly: IPv4 only in four-part decimal (no `127.1`, no hex), IPv6 with an
+ * optional zone. Accepts `[v6]`, `[v6]:port` and `v4:port` as some proxies write them. IPv4-mapped
+ * IPv6 (`::ffff:10.0.0.1`) becomes IPv4 so it matches IPv4 ranges. Undefined when not an address.
+ */
+export function parseAddress(text: string): IpAddress | undefined {
+  let value = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
+  if (bracketed?.[1] !== undefined) value = bracketed[1];
+  else if (/^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(value)) value = value.slice(0, value.lastIndexOf(':'));
+  if (ipaddr.IPv4.isValidFourPartDecimal(value)) return ipaddr.IPv4.parse(value);
+  if (ipaddr.IPv6.isValid(value)) return unmap(ipaddr.IPv6.parse(value));
+  return undefined;
+}
+
+/** The text form used in logs, throttle keys and messages (RFC 5952 for IPv6). */
+export function formatAddress(address: IpAddress): string {
+  return address.kind() === 'ipv6' ? (address as ipaddr.IPv6).toRFC5952String() : address.toString();
+}
+
+/**
+ * Validates an API-user range and returns its canonical form: the network address with its prefix
+ * (`10.1.2.3/8` → `10.0.0.0/8`); a bare address becomes a single-host range (`/32`, `/128`); an
+ * IPv4-mapped IPv6 range becomes the IPv4 range it covers. Throws RangeError saying what is wrong.
+ */
+export function normalizeRange(text: string): string {
+  const value = text.trim();
+  const slash = value.indexOf('/');
+  const addressText = slash === -1 ? value : value.slice(0, slash);
+  const prefixText = slash === -1 ? undefined : value.slice(slash + 1);
+  const isV4 = ipaddr.IPv4.isValidFourPartDecimal(addressText);
+  if (!isV4 && (!ipaddr.IPv6.isValid(addressText) || addressText.includes('%'))) {
+    throw new RangeError(`not a CIDR range: ${JSON.stringify(text)} (e.g. 10.0.0.0/8 or 2001:db8::/32)`);
+  }
+  const parsed = isV4 ? ipaddr.IPv4.parse(addressText) : ipaddr.IPv6.parse(addressText);
+  // A mapped IPv6 range such as ::ffff:10.0.0.0/104 is stored as the IPv4 range it covers.
+  const mapped = parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress();
+  const address = mapped ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+  const max = address.kind() === 'ipv4' ? 32 : 128;
+  let prefix = max;
+  if (prefixText !== undefined) {
+    if (!/^\d{1,3}$/.test(prefixText)) {
+      throw new RangeError(`not a CIDR range: ${JSON.stringify(text)} (e.g. 10.0.0.0/8 or 2001:db8::/32)`);
+    }
+    prefix = Number(prefixText);
+    if (mapped) {
+      if (prefix < 96 || prefix > 128)
+        throw new RangeError(`IPv4-mapped range needs a prefix of 96..128: ${JSON.stringify(text)}`);
+      prefix -= 96;
+    }
+    if (prefix > max) throw new RangeError(`prefix /${prefix} is too long for ${addressText}`);
+  }
+  const network = networkAddress(address, prefix);
+  return `${formatAddress(network)}/${prefix}`;
+}
+
+/** A precompiled list of ranges; `contains` is what a request runs. */
+export interface CompiledRanges {
+  readonly ranges: readonly string[];
+  contains(address: IpAddress | undefined): boolean;
+}
+
+/** Compiles ranges (API-user ranges or `server.trustedProxies`) once, for matching per request. */
+export function compileRanges(ranges: readonly string[]): CompiledRanges {
+  const cidrs: Cidr[] = ranges.map((range) => {
+    const [address, prefix] = ipaddr.parseCIDR(range.includes('/') ? range : normalizeRange(range));
+    return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96
+      ? [(address as ipaddr.IPv6).toIPv4Address(), prefix - 96]
+      : [address, prefix];
+  });
+  return {
+    ranges: [...ranges],
+    contains(address) {
+      if (!address) return false;
+      // ipaddr.js throws when kinds differ; mapped addresses were already turned into IPv4.
+      return cidrs.some(
+        ([network, prefix]) => network.kind() === address.kind() && address.match(network, prefix),
+      );
+    },
+  };
+}
+
+/** Finds the client address of a request from its socket peer and `X-Forwarded-For`. */
+export type ClientAddressResolver = (
+  peer: string | undefined,
+  forwardedFor: string | undefined,
+) => IpAddress | undefined;
+
+/**
+ * Precompiles `server.trustedProxies` into a resolver: the client is the socket peer, unless the
+ * peer is a trusted proxy; then it is the rightmost `X-Forwarded-For` entry that is not a trusted
+ * proxy (each proxy appends the address it saw, so entries left of that one are the client's to
+ * forge). Headers from untrusted peers are ignored. An unparseable entry where the client should
+ * be gives undefined — an unknown address, which no range contains (fail closed).
+ */
+export function clientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
+  const trusted = compileRanges(trustedProxies);
+  return (peer, forwardedFor) => {
+    const peerAddress = peer === undefined ? undefined : parseAddress(peer);
+    if (!peerAddress || !trusted.contains(peerAddress)) return peerAddress;
+    const entries = (forwardedFor ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+    let client: IpAddress = peerAddress;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = parseAddress(entries[i] ?? '');
+      if (!entry) return undefined;
+      client = entry;
+      if (!trusted.contains(entry)) return entry;
+    }
+    // Every hop was a trusted proxy: the leftmost one is as close to the client as we can get.
+    return client;
+  };
+}
+
+function unmap(address: ipaddr.IPv6): IpAddress {
+  return address.isIPv4MappedAddress() ? address.toIPv4Address() : address;
+}
+
+function networkAddress(address: IpAddress, prefix: number): IpAddress {
+  const bytes = address.toByteArray();
+  for (let bit = prefix; bit < bytes.length * 8; bit++) {
+    const index = Math.floor(bit / 8);
+    bytes[index] = (bytes[index] ?? 0) & ~(0x80 >> (bit % 8));
+  }
+  return ipaddr.fromByteArray(bytes);
+}

@@ -1,0 +1,171 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log/logger.js';
+import type { Store } from '../store/types.js';
+import { type CompiledRanges, compileRanges, formatAddress, type IpAddress } from './addresses.js';
+import { isValidApiUserName } from './names.js';
+import { generatePassword, hashPassword, verifyPassword } from './password.js';
+import { blockedUntil, blockingUntil, type ThrottlePolicy, throttleKeys } from './throttle.js';
+
+/** What an authentication attempt comes to; the middleware turns it into 200/401/403/429. */
+export type AuthOutcome =
+  | { kind: 'ok'; user: string }
+  | { kind: 'unauthorized'; reason: 'unknown user' | 'wrong password' }
+  | { kind: 'forbidden'; user: string }
+  | { kind: 'throttled'; retryAfterSeconds: number };
+
+export interface AuthenticatorOptions {
+  store: Store;
+  clock: Clock;
+  /** For failures of background writes; outcomes are logged by the caller. */
+  logger: Logger;
+  /** How long a verified credential is remembered; 0 turns the cache off. */
+  credentialCacheTtlSeconds: number;
+  credentialCacheMaxEntries: number;
+  throttle: ThrottlePolicy;
+}
+
+interface VerifiedCredential {
+  name: string;
+  ranges: CompiledRanges;
+}
+
+/** Last login is written at most this often per user. */
+const LAST_LOGIN_INTERVAL_MS = 60_000;
+/** Expired throttle counters are deleted at most this often. */
+const PRUNE_INTERVAL_MS = 10 * 60_000;
+
+/**
+ * Checks API-user credentials (SPEC 4): throttle state first (a throttled attempt costs no KDF
+ * and reveals nothing), then the scrypt hash, then the source address (only after the password
+ * checked out, so ranges cannot be probed). Verified credentials are cached under an HMAC of
+ * (name, password) with a process-random key; the whole cache is dropped as soon as the store's
+ * credentials version moves, which a CLI command in another process also causes.
+ */
+export class Authenticator {
+  private readonly cache: LRUCache<string, VerifiedCredential> | undefined;
+  private readonly cacheKeySecret = randomBytes(32);
+  private readonly inFlight = new Map<string, Promise<boolean>>();
+  private readonly lastLoginWritten = new Map<string, number>();
+  private cacheVersion: number | undefined;
+  private dummyHash: Promise<string> | undefined;
+  private lastPrune = 0;
+
+  constructor(private readonly options: AuthenticatorOptions) {
+    this.cache =
+      options.credentialCacheTtlSeconds > 0
+        ? new LRUCache<string, VerifiedCredential>({
+            max: options.credentialCacheMaxEntries,
+            ttl: options.credentialCacheTtlSeconds * 1000,
+            // The injected clock decides expiry, so tests can move time without waiting.
+            perf: { now: () => options.clock.now() },
+            ttlAutopurge: false,
+          })
+        : undefined;
+  }
+
+  /** Authenticates one request's Basic credentials coming from `address` (undefined: unknown). */
+  async authenticate(name: string, password: string, address: IpAddress | undefined): Promise<AuthOutcome> {
+    const { store, clock, throttle } = this.options;
+    const version = await this.syncVersion();
+    const key = this.cacheKey(name, password);
+    const cached = this.cache?.get(key);
+    if (cached) return this.admit(cached, address);
+
+    const now = clock.now();
+    const addressText = address ? formatAddress(address) : 'unknown';
+    const user = isValidApiUserName(name) ? await store.apiUsers.get(name) : undefined;
+    const keys = throttleKeys(name, addressText, user !== undefined);
+    const states = await store.loginThrottle.get(keys);
+    const until = blockingUntil(states, now);
+    if (until !== undefined) {
+      return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) };
+    }
+
+    const valid = user
+      ? await this.verifyOnce(key, password, user.passwordHash)
+      : await this.verifyDummy(password);
+    if (!user || !valid) {
+      const failedAt = clock.now();
+      const forgetBefore = failedAt - throttle.forgetAfterSeconds * 1000;
+      for (const throttleKey of keys) {
+        await store.loginThrottle.recordFailure(throttleKey, failedAt, forgetBefore, (failures) =>
+          blockedUntil(throttle, throttleKey, failures, failedAt),
+        );
+      }
+      await this.pruneNow(failedAt);
+      return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };
+    }
+
+    if (states.length > 0) await store.loginThrottle.reset(keys);
+    const verified: VerifiedCredential = { name: user.name, ranges: compileRanges(user.ranges) };
+    // A credential change while the KDF ran must not leave the old answer in the cache.
+    if (this.cache && version === this.cacheVersion) this.cache.set(key, verified);
+    if (!this.lastLoginWritten.has(user.name)) this.lastLoginWritten.set(user.name, user.lastLoginAt ?? 0);
+    return this.admit(verified, address);
+  }
+
+  /** Drops every cached credential (the store's credentials version does this by itself). */
+  clearCache(): void {
+    this.cache?.clear();
+  }
+
+  private admit(verified: VerifiedCredential, address: IpAddress | undefined): AuthOutcome {
+    if (!verified.ranges.contains(address)) {
+      return { kind: 'forbidden', user: verified.name };
+    }
+    this.recordLogin(verified.name);
+    return { kind: 'ok', user: verified.name };
+  }
+
+  /** Write-behind: at most one last-login write per user and minute, not awaited by the request. */
+  private recordLogin(name: string): void {
+    const now = this.options.clock.now();
+    if (now - (this.lastLoginWritten.get(name) ?? 0) < LAST_LOGIN_INTERVAL_MS) return;
+    this.lastLoginWritten.set(name, now);
+    this.options.store.apiUsers.recordLogin(name, now).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, apiUser: name }, 'could not record last login');
+    });
+  }
+
+  private async syncVersion(): Promise<number> {
+    const version = await this.options.store.apiUsers.credentialsVersion();
+    if (version !== this.cacheVersion) {
+      this.cache?.clear();
+      this.lastLoginWritten.clear();
+      this.cacheVersion = version;
+    }
+    return version;
+  }
+
+  /** Concurrent requests with the same credentials share one KDF run. */
+  private verifyOnce(key: string, password: string, hash: string): Promise<boolean> {
+    const running = this.inFlight.get(`${key}:${hash}`);
+    if (running) return running;
+    const verification = verifyPassword(password, hash).finally(() => this.inFlight.delete(`${key}:${hash}`));
+    this.inFlight.set(`${key}:${hash}`, verification);
+    return verification;
+  }
+
+  /** Runs the KDF for unknown names too, so the answer time does not tell which names exist. */
+  private async verifyDummy(password: string): Promise<false> {
+    this.dummyHash ??= hashPassword(generatePassword());
+    await verifyPassword(password, await this.dummyHash);
+    return false;
+  }
+
+  private cacheKey(name: string, password: string): string {
+    return createHmac('sha256', this.cacheKeySecret)
+      .update(name)
+      .update('\0')
+      .update(password)
+      .digest('base64url');
+  }
+
+  private async pruneNow(now: number): Promise<void> {
+    if (now - this.lastPrune < PRUNE_INTERVAL_MS) return;
+    this.lastPrune = now;
+    await this.options.store.loginThrottle.prune(now - this.options.throttle.forgetAfterSeconds * 1000, now);
+  }
+}

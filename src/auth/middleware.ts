@@ -1,0 +1,106 @@
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Context, MiddlewareHandler } from 'hono';
+import { LegacyError } from '../legacy/errors.js';
+import type { AppEnv, Services } from '../services.js';
+import { clientAddressResolver, formatAddress } from './addresses.js';
+import { Authenticator } from './authenticator.js';
+
+export interface ApiUserAuthOptions {
+  authenticator: Authenticator;
+  /** `server.trustedProxies`: peers whose `X-Forwarded-For` is believed. */
+  trustedProxies: readonly string[];
+  /** Realm of the `WWW-Authenticate` challenge. */
+  realm: string;
+}
+
+/** Basic credentials of a request, or undefined when there are none or they are malformed. */
+export function parseBasicCredentials(
+  header: string | undefined,
+): { name: string; password: string } | undefined {
+  const match = header === undefined ? null : /^Basic[ ]+([A-Za-z0-9+/]+={0,2})[ ]*$/i.exec(header);
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/**
+ * API-user authentication for everything below the legacy base path (operations, docs, SSO).
+ * Trusted proxies are compiled once here. Answers 401 (with the Basic challenge) for missing or
+ * wrong credentials — the same message whether the name or the password was wrong —, 429 with
+ * `Retry-After` while throttled, and 403 when the password is right but the source address is
+ * outside the user's ranges. Sets `apiUser` for the request log and the handlers.
+ */
+export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppEnv> {
+  const resolveClient = clientAddressResolver(options.trustedProxies);
+  const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
+  return async function apiUserAuthMiddleware(c, next) {
+    const credentials = parseBasicCredentials(c.req.header('authorization'));
+    if (!credentials) {
+      throw new LegacyError(
+        401,
+        'Authentication required: send the API user name and password with HTTP Basic authentication',
+        undefined,
+        challenge,
+      );
+    }
+    const address = resolveClient(peerAddress(c), c.req.header('x-forwarded-for'));
+    const outcome = await options.authenticator.authenticate(credentials.name, credentials.password, address);
+    if (outcome.kind !== 'ok') {
+      // The name as sent, cut short; never the password or the header.
+      const fields = {
+        apiUser: credentials.name.slice(0, 64),
+        address: address ? formatAddress(address) : null,
+      };
+      const reason = outcome.kind === 'unauthorized' ? outcome.reason : outcome.kind;
+      c.get('log')?.warn({ ...fields, reason }, 'API-user authentication refused');
+    }
+    switch (outcome.kind) {
+      case 'unauthorized':
+        throw new LegacyError(401, 'Invalid API user name or password', undefined, challenge);
+      case 'throttled':
+        throw new LegacyError(
+          429,
+          `Too many failed logins; try again in ${outcome.retryAfterSeconds} seconds`,
+          undefined,
+          { 'Retry-After': String(outcome.retryAfterSeconds) },
+        );
+      case 'forbidden':
+        throw new LegacyError(
+          403,
+          `API user ${outcome.user} may not call from ${address ? formatAddress(address) : 'an unknown address'}`,
+        );
+      case 'ok':
+        c.set('apiUser', outcome.user);
+        await next();
+    }
+  };
+}
+
+/** The socket peer; undefined when the request did not come through @hono/node-server (fail closed). */
+function peerAddress(c: Context<AppEnv>): string | undefined {
+  try {
+    return getConnInfo(c).remote.address;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The authentication middleware built from the app's services and `auth`/`server` configuration. */
+export function apiUserAuthFor(services: Services): MiddlewareHandler<AppEnv> {
+  const { config, store, clock, logger } = services;
+  const authenticator = new Authenticator({
+    store,
+    clock,
+    logger: logger.child({ component: 'auth' }),
+    credentialCacheTtlSeconds: config.auth.credentialCacheTtlSeconds,
+    credentialCacheMaxEntries: config.auth.credentialCacheMaxEntries,
+    throttle: config.auth.throttle,
+  });
+  return apiUserAuth({
+    authenticator,
+    trustedProxies: config.server.trustedProxies,
+    realm: config.auth.realm,
+  });
+}
