@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Hono } from 'hono';
+import type { AppEnv } from '../../services.js';
+import { LegacyError } from '../errors.js';
+import type { LegacyOperation } from '../operation.js';
+import { buildOpenApiDocument, type LegacyDocsOptions } from './openapi.js';
+import { DOCS_CSP, DOCS_CSS, DOCS_HTML, DOCS_SCRIPT } from './page.js';
+
+// swagger-ui-dist's main module loads the whole browser bundle into Node; its path helper alone does not.
+const swaggerUiDir = (createRequire(import.meta.url)('swagger-ui-dist/absolute-path.js') as () => string)();
+
+/** Files of swagger-ui-dist the page uses: the only files served from it. */
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-16x16.png': 'image/png',
+  'favicon-32x32.png': 'image/png',
+};
+
+/**
+ * The interactive docs below the base path: `/docs/` (Swagger UI), `/docs/openapi.json` (OpenAPI
+ * 3.1 generated once, here, from the operation definitions) and the UI's assets. Authentication
+ * is applied by the app in front of everything below the base path, docs included.
+ */
+export function createLegacyDocs(
+  operations: readonly LegacyOperation[],
+  options: LegacyDocsOptions,
+): Hono<AppEnv> {
+  const docs = new Hono<AppEnv>();
+  const openApiJson = JSON.stringify(buildOpenApiDocument(operations, options));
+  const assetCache = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
+  const headers = (type: string): Record<string, string> => ({
+    'Content-Type': type,
+    'Content-Security-Policy': DOCS_CSP,
+    'X-Content-Type-Options': 'nosniff',
+    // Behind authentication: browsers may keep it, shared caches must not.
+    'Cache-Control': 'private, max-age=300',
+  });
+
+  docs.get('/docs', (c) => c.redirect(`${options.basePath}/docs/`, 301));
+  docs.get('/docs/', (c) => c.body(DOCS_HTML, 200, headers('text/html; charset=utf-8')));
+  docs.get('/docs/openapi.json', (c) => c.body(openApiJson, 200, headers('application/json')));
+  docs.get('/docs/docs.js', (c) => c.body(DOCS_SCRIPT, 200, headers('text/javascript; charset=utf-8')));
+  docs.get('/docs/docs.css', (c) => c.body(DOCS_CSS, 200, headers('text/css; charset=utf-8')));
+  docs.get('/docs/:asset', async (c) => {
+    const name = c.req.param('asset');
+    const type = ASSETS[name];
+    if (type === undefined) throw new LegacyError(404, `No such path: ${c.req.path}`);
+    let content = assetCache.get(name);
+    if (!content) {
+      content = readFile(path.join(swaggerUiDir, name)).then((buffer) => new Uint8Array(buffer));
+      assetCache.set(name, content);
+    }
+    return c.body(await content, 200, headers(type));
+  });
+  docs.all('/docs/*', (c) => {
+    throw new LegacyError(405, `Method ${c.req.method} is not allowed here; allowed: GET, HEAD`, undefined, {
+      Allow: 'GET, HEAD',
+    });
+  });
+  docs.all('/docs', (c) => {
+    throw new LegacyError(405, `Method ${c.req.method} is not allowed here; allowed: GET, HEAD`, undefined, {
+      Allow: 'GET, HEAD',
+    });
+  });
+  return docs;
+}

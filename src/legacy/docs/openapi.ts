@@ -1,0 +1,73 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { type LegacyOperation, openApiRoute } from '../operation.js';
+
+/** Where the legacy API is mounted, as the documentation describes it. */
+export interface LegacyDocsOptions {
+  basePath: string;
+  namespaces: readonly string[];
+}
+
+/** The legacy error body (SPEC 3), documented once as a component. */
+const errorSchema = z
+  .object({
+    code: z.int().describe('The HTTP status code'),
+    message: z.string().describe('What went wrong, for a person'),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('Every problem found in the request, when there were several'),
+  })
+  .describe('Every error response of the legacy API');
+
+/** Answers the authentication layer gives on every operation (SPEC 4). */
+const AUTH_RESPONSES: Record<number, string> = {
+  401: 'Missing or wrong API-user credentials (`WWW-Authenticate: Basic`)',
+  403: 'The source address is outside the API user’s ranges',
+  429: 'Too many failed logins; see `Retry-After`',
+};
+
+/**
+ * Builds the OpenAPI 3.1 document of the legacy operations from the same definitions (and zod
+ * schemas) that route and validate requests, so every operation that exists is documented.
+ */
+export function buildOpenApiDocument(
+  operations: readonly LegacyOperation[],
+  options: LegacyDocsOptions,
+): Record<string, unknown> {
+  // Used only as the registry and generator of the document: it routes nothing.
+  const generator = new OpenAPIHono();
+  const registry = generator.openAPIRegistry;
+  registry.registerComponent('securitySchemes', 'basicAuth', {
+    type: 'http',
+    scheme: 'basic',
+    description: 'API-user name and password, created on the server with `idm-compat apiuser add`',
+  });
+  const error = registry.register('Error', errorSchema);
+  for (const operation of operations) {
+    const route = openApiRoute(operation);
+    const responses = { ...route.responses };
+    for (const [status, description] of Object.entries(AUTH_RESPONSES)) {
+      responses[status] ??= { description, content: { 'application/json': { schema: error } } };
+    }
+    registry.registerPath({ ...route, responses });
+  }
+  const [first, ...aliases] = options.namespaces;
+  const roots = options.namespaces.map((namespace) => `\`${options.basePath}/${namespace}\``).join(', ');
+  const description = [
+    'The deprecated User and Group Administration REST API v1.6.0, served by idm-compat on top of the IDM API v1.',
+    '',
+    `Every operation answers under each configured namespace: ${roots}.` +
+      (aliases.length > 0 ? ' The paths below are shown under the first one; the others are aliases.' : ''),
+    '',
+    'Every request needs the credentials of an API user (HTTP Basic) and must come from one of its address ranges.',
+    'Errors are JSON: `{"code", "message", "errors"?}`.',
+  ].join('\n');
+  const document = generator.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: { title: 'User and Group Administration REST API (legacy)', version: '1.6.0', description },
+    servers: [{ url: `${options.basePath}/${first ?? 'Service'}`, description: 'This proxy' }],
+    security: [{ basicAuth: [] }],
+  });
+  return document as unknown as Record<string, unknown>;
+}
