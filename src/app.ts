@@ -1,6 +1,9 @@
 import { Hono } from 'hono';
+import { apiUserAuthFor } from './auth/middleware.js';
+import { legacyBodyLimit } from './http/body-limit.js';
 import { renderLegacyError, toLegacyError } from './http/errors.js';
 import { requestLog } from './http/request-log.js';
+import { createLegacyDocs } from './legacy/docs/index.js';
 import { LegacyError } from './legacy/errors.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
 import { createLegacyRouter } from './legacy/router.js';
@@ -13,6 +16,11 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use('*', requestLog(services));
   registerHealth(app, services);
   const { basePath, namespaces } = services.config.legacy;
+  // Authentication first (docs and SSO included), then the body limit, so the body of an
+  // unauthenticated request is never read.
+  app.use(`${basePath}/*`, apiUserAuthFor(services), legacyBodyLimit(services.config.server.bodyLimitBytes));
+  // The docs before the legacy router, whose catch-all answers 404/405 for everything else.
+  app.route(basePath, createLegacyDocs(LEGACY_OPERATIONS, { basePath, namespaces }));
   app.route(basePath, createLegacyRouter(LEGACY_OPERATIONS, { basePath, namespaces }));
 
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${c.req.path}`)));
