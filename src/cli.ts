@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { API_USER_COMMANDS } from './cli/apiuser.js';
 import {
   type Command,
   CommandError,
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   sandboxCommand,
   configCheckCommand,
   configSchemaCommand,
+  ...API_USER_COMMANDS,
 ];
 
 function overview(): string {

@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from './app.js';
+import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import { type Clock, systemClock } from './clock.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
 import type { Logger } from './log/logger.js';
@@ -27,6 +28,8 @@ export interface RunningServer {
   services: Services;
   /** The embedded sandbox IDM, in sandbox mode. */
   sandbox: RunningSandbox | undefined;
+  /** Sandbox mode: the API user `demo`, with its password only when this start created it. */
+  demoUser: { name: string; ranges: string[]; password: string | undefined } | undefined;
   /** Graceful stop: no new connections, in-flight requests finish (up to server.shutdownTimeoutMs), then everything closes. */
   close(): Promise<void>;
 }
@@ -43,6 +46,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   try {
     const store = openStore(config.store);
     cleanups.push(() => store.close());
+    // Sandbox mode only (SPEC 2): a loopback-only API user so a fresh `npm start` can be tried at once.
+    let demoUser: RunningServer['demoUser'];
+    if (config.mode === 'sandbox') {
+      const created = await ensureDemoUser(store, clock);
+      const ranges = created?.ranges ?? (await store.apiUsers.get(DEMO_USER.name))?.ranges ?? [];
+      demoUser = { name: DEMO_USER.name, ranges, password: created?.password };
+    }
 
     let sandbox: RunningSandbox | undefined;
     let successorConfig = config.successor;
@@ -87,7 +97,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       })();
       return closing;
     };
-    return { url, publicUrl, services, sandbox, close };
+    return { url, publicUrl, services, sandbox, demoUser, close };
   } catch (error) {
     await cleanup();
     throw error;

@@ -1,6 +1,6 @@
-import { loadConfig } from '../config/load.js';
+import { type AppConfig, loadConfig } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
-import { startServer } from '../server.js';
+import { type RunningServer, startServer } from '../server.js';
 import { type Command, stringOption } from './command.js';
 
 /** `idm-compat serve`: runs the proxy until SIGINT/SIGTERM, then shuts down gracefully. */
@@ -18,6 +18,7 @@ Environment: HOST and PORT override server.host and server.port.`,
     const logger = createLogger({ level: config.logging.level });
     const running = await startServer({ config, logger });
     io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
+    if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals) => {
         io.err(`${signal}: finishing in-flight requests…`);
@@ -31,3 +32,20 @@ Environment: HOST and PORT override server.host and server.port.`,
     return 0;
   },
 };
+
+/** What sandbox mode prints about the API user `demo`: its password and a curl line once, later how to reset it. */
+function demoUserNotice(running: RunningServer, legacy: AppConfig['legacy']): string {
+  const demo = running.demoUser;
+  if (!demo) return '';
+  const url = `${running.publicUrl}${legacy.basePath}/${legacy.namespaces[0] ?? 'Service'}/Core/Entity/User`;
+  if (demo.password === undefined) {
+    return `Sandbox API user '${demo.name}' exists (allowed from ${demo.ranges.join(', ')}). Forgot its password? idm-compat apiuser reset-password ${demo.name}`;
+  }
+  return [
+    `Created sandbox API user '${demo.name}' (allowed from ${demo.ranges.join(', ')}). Its password, shown only this once:`,
+    `  ${demo.password}`,
+    'Try it:',
+    `  curl -u ${demo.name}:${demo.password} ${url}`,
+    `Interactive docs: ${running.publicUrl}${legacy.basePath}/docs/`,
+  ].join('\n');
+}

@@ -1,0 +1,163 @@
+import type { Clock } from '../clock.js';
+import type { ThrottleState } from '../store/api-users.js';
+import type { Store } from '../store/types.js';
+import { normalizeRange } from './addresses.js';
+import { API_USER_NAME, isValidApiUserName } from './names.js';
+import { generatePassword, hashPassword } from './password.js';
+
+/** A request to manage API users that cannot be carried out; nothing was changed. */
+export class ApiUserAdminError extends Error {
+  override readonly name = 'ApiUserAdminError';
+  constructor(
+    readonly code: 'invalid_name' | 'invalid_range' | 'no_ranges' | 'duplicate' | 'unknown',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A user with a freshly generated password: the only moment the password is known. */
+export interface ApiUserCredentials {
+  name: string;
+  password: string;
+  ranges: string[];
+}
+
+/** An API user as `apiuser list` shows it. */
+export interface ApiUserSummary {
+  name: string;
+  ranges: string[];
+  created: string;
+  lastLogin: string | null;
+  /** Whether logins as this user are refused right now (from some address or everywhere). */
+  throttled: boolean;
+  /** When the longest current block ends. */
+  throttledUntil: string | null;
+  /** Failed logins counted against the user (all addresses) since its last success. */
+  recentFailures: number;
+}
+
+/** Validates and canonicalises ranges; throws ApiUserAdminError naming every bad one. */
+export function normalizeRanges(ranges: readonly string[]): string[] {
+  if (ranges.length === 0) {
+    throw new ApiUserAdminError(
+      'no_ranges',
+      'at least one --range CIDR is required (e.g. --range 10.0.0.0/8)',
+    );
+  }
+  const problems: string[] = [];
+  const normalized: string[] = [];
+  for (const range of ranges) {
+    try {
+      const value = normalizeRange(range);
+      if (!normalized.includes(value)) normalized.push(value);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  if (problems.length > 0) throw new ApiUserAdminError('invalid_range', problems.join('; '));
+  return normalized;
+}
+
+function checkName(name: string): void {
+  if (!isValidApiUserName(name)) {
+    throw new ApiUserAdminError(
+      'invalid_name',
+      `invalid API user name ${JSON.stringify(name)}: use 1-64 letters, digits, '.', '_' or '-' (${API_USER_NAME.source})`,
+    );
+  }
+}
+
+/** Creates an API user with a generated password. */
+export async function addApiUser(
+  store: Store,
+  clock: Clock,
+  name: string,
+  ranges: readonly string[],
+): Promise<ApiUserCredentials> {
+  checkName(name);
+  const normalized = normalizeRanges(ranges);
+  if (await store.apiUsers.get(name))
+    throw new ApiUserAdminError('duplicate', `API user ${name} already exists`);
+  const password = generatePassword();
+  const created = await store.apiUsers.create({
+    name,
+    passwordHash: await hashPassword(password),
+    ranges: normalized,
+    createdAt: clock.now(),
+  });
+  if (!created) throw new ApiUserAdminError('duplicate', `API user ${name} already exists`);
+  return { name, password, ranges: normalized };
+}
+
+/** Removes an API user; its cached credentials stop working at once, in every process. */
+export async function removeApiUser(store: Store, name: string): Promise<void> {
+  if (!(await store.apiUsers.remove(name))) throw unknownUser(name);
+}
+
+/** Gives an API user a new generated password and clears its failed-login counters. */
+export async function resetApiUserPassword(store: Store, name: string): Promise<ApiUserCredentials> {
+  const user = await store.apiUsers.get(name);
+  if (!user) throw unknownUser(name);
+  const password = generatePassword();
+  if (!(await store.apiUsers.setPasswordHash(name, await hashPassword(password)))) throw unknownUser(name);
+  await store.loginThrottle.resetUser(name);
+  return { name, password, ranges: user.ranges };
+}
+
+/** Replaces an API user's ranges. */
+export async function setApiUserRanges(
+  store: Store,
+  name: string,
+  ranges: readonly string[],
+): Promise<string[]> {
+  const normalized = normalizeRanges(ranges);
+  if (!(await store.apiUsers.setRanges(name, normalized))) throw unknownUser(name);
+  return normalized;
+}
+
+/** Every API user with its login and throttle state at `clock.now()`. */
+export async function listApiUsers(store: Store, clock: Clock): Promise<ApiUserSummary[]> {
+  const now = clock.now();
+  const users = await store.apiUsers.list();
+  const summaries: ApiUserSummary[] = [];
+  for (const user of users) {
+    const states = await store.loginThrottle.forUser(user.name);
+    const until = Math.max(0, ...states.map((state: ThrottleState) => state.blockedUntil));
+    summaries.push({
+      name: user.name,
+      ranges: user.ranges,
+      created: new Date(user.createdAt).toISOString(),
+      lastLogin: user.lastLoginAt === null ? null : new Date(user.lastLoginAt).toISOString(),
+      throttled: until > now,
+      throttledUntil: until > now ? new Date(until).toISOString() : null,
+      recentFailures: states.find((state) => state.scope === 'user')?.failures ?? 0,
+    });
+  }
+  return summaries;
+}
+
+/** The sandbox-mode demo user (SPEC 2). */
+export const DEMO_USER = { name: 'demo', ranges: ['127.0.0.0/8', '::1/128'] } as const;
+
+/**
+ * Creates the API user `demo` (loopback only) when it does not exist; returns its password when
+ * it was created now. Only sandbox mode calls this; production never does.
+ */
+export async function ensureDemoUser(store: Store, clock: Clock): Promise<ApiUserCredentials | undefined> {
+  if (await store.apiUsers.get(DEMO_USER.name)) return undefined;
+  try {
+    return await addApiUser(store, clock, DEMO_USER.name, DEMO_USER.ranges);
+  } catch (error) {
+    // Another process created it in the meantime: fine, it exists.
+    if (error instanceof ApiUserAdminError && error.code === 'duplicate') return undefined;
+    throw error;
+  }
+}
+
+function unknownUser(name: string): ApiUserAdminError {
+  return new ApiUserAdminError(
+    'unknown',
+    `no API user named ${JSON.stringify(name)} (see 'idm-compat apiuser list')`,
+  );
+}

@@ -1,0 +1,234 @@
+import {
+  ApiUserAdminError,
+  addApiUser,
+  listApiUsers,
+  removeApiUser,
+  resetApiUserPassword,
+  setApiUserRanges,
+} from '../auth/admin.js';
+import { systemClock } from '../clock.js';
+import { loadConfig } from '../config/load.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import {
+  type Command,
+  type CommandArgs,
+  CommandError,
+  type CommandIo,
+  flag,
+  stringListOption,
+  stringOption,
+} from './command.js';
+
+const CONFIG_HELP = `  --config FILE   configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
+                  sandbox defaults, i.e. ./data/idm-compat.db)`;
+const NAME_HELP = `NAME: 1-64 letters, digits, '.', '_' or '-'.`;
+const RANGE_HELP = `  --range CIDR    allowed source range, IPv4 or IPv6 (repeatable), e.g. 10.0.0.0/8, 2001:db8::/32;
+                  a bare address means that single host`;
+
+/** Opens the store the configuration names, runs `work`, and always closes the store again. */
+async function withStore<T>(
+  args: CommandArgs,
+  io: CommandIo,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+  const store = openStore(config.store);
+  try {
+    return await work(store);
+  } catch (error) {
+    if (error instanceof ApiUserAdminError) throw toCommandError(error);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+function toCommandError(error: ApiUserAdminError): CommandError {
+  // Bad input is a usage error (2); a name that exists or does not is a state error (1).
+  return new CommandError(error.message, error.code === 'duplicate' || error.code === 'unknown' ? 1 : 2);
+}
+
+function nameArgument(args: CommandArgs): string {
+  const [name, ...rest] = args.positionals;
+  if (name === undefined) throw new CommandError('missing the API user NAME');
+  if (rest.length > 0) throw new CommandError(`one NAME only; unexpected: ${rest.join(' ')}`);
+  return name;
+}
+
+function printCredentials(
+  io: CommandIo,
+  json: boolean,
+  what: string,
+  credentials: { name: string; password: string; ranges: string[] },
+): void {
+  if (json) {
+    io.out(
+      JSON.stringify({ name: credentials.name, password: credentials.password, ranges: credentials.ranges }),
+    );
+    return;
+  }
+  io.out(
+    [
+      `${what} API user ${credentials.name}, allowed from ${credentials.ranges.join(', ')}.`,
+      'Password (shown only this once):',
+      `  ${credentials.password}`,
+      '',
+    ].join('\n'),
+  );
+}
+
+/** `idm-compat apiuser add NAME --range CIDR…`: creates an API user and prints its password once. */
+export const apiUserAddCommand: Command = {
+  path: ['apiuser', 'add'],
+  summary: 'Create an API user with a generated password (printed once).',
+  usage: 'NAME --range CIDR [--range CIDR…] [--config FILE] [--json]',
+  help: `${NAME_HELP}
+
+Options:
+${RANGE_HELP}
+  --json          print {"name","password","ranges"}
+${CONFIG_HELP}
+
+Example:
+  idm-compat apiuser add untis --range 10.20.0.0/24 --range 2001:db8:20::/64`,
+  options: {
+    range: { type: 'string', multiple: true, short: 'r' },
+    json: { type: 'boolean' },
+    config: { type: 'string', short: 'c' },
+  },
+  positionals: true,
+  async run(args, io) {
+    const name = nameArgument(args);
+    const credentials = await withStore(args, io, (store) =>
+      addApiUser(store, systemClock, name, stringListOption(args, 'range')),
+    );
+    printCredentials(io, flag(args, 'json'), 'Created', credentials);
+    return 0;
+  },
+};
+
+/** `idm-compat apiuser list`: every API user with ranges, creation, last login and throttle state. */
+export const apiUserListCommand: Command = {
+  path: ['apiuser', 'list'],
+  summary: 'List the API users: ranges, created, last login, throttled state.',
+  usage: '[--config FILE] [--json]',
+  help: `Options:
+  --json          print a JSON array of {"name","ranges","created","lastLogin","throttled",
+                  "throttledUntil","recentFailures"}
+${CONFIG_HELP}`,
+  options: { json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
+  async run(args, io) {
+    const users = await withStore(args, io, (store) => listApiUsers(store, systemClock));
+    if (flag(args, 'json')) {
+      io.out(JSON.stringify(users));
+      return 0;
+    }
+    if (users.length === 0) {
+      io.out("No API users. Create one with 'idm-compat apiuser add NAME --range CIDR'.");
+      return 0;
+    }
+    const rows = [
+      ['NAME', 'RANGES', 'CREATED', 'LAST LOGIN', 'THROTTLED'],
+      ...users.map((user) => [
+        user.name,
+        user.ranges.join(','),
+        user.created,
+        user.lastLogin ?? 'never',
+        user.throttledUntil
+          ? `until ${user.throttledUntil}`
+          : user.recentFailures > 0
+            ? `no (${user.recentFailures} failed)`
+            : 'no',
+      ]),
+    ];
+    const widths =
+      rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+    io.out(
+      `${rows
+        .map((row) =>
+          row
+            .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+            .join('  ')
+            .trimEnd(),
+        )
+        .join('\n')}\n`,
+    );
+    return 0;
+  },
+};
+
+/** `idm-compat apiuser remove NAME`: deletes an API user; running servers refuse it at once. */
+export const apiUserRemoveCommand: Command = {
+  path: ['apiuser', 'remove'],
+  summary: 'Delete an API user (running servers refuse its credentials at once).',
+  usage: 'NAME [--config FILE]',
+  help: `Options:
+${CONFIG_HELP}`,
+  options: { config: { type: 'string', short: 'c' } },
+  positionals: true,
+  async run(args, io) {
+    const name = nameArgument(args);
+    await withStore(args, io, (store) => removeApiUser(store, name));
+    io.out(`Removed API user ${name}.`);
+    return 0;
+  },
+};
+
+/** `idm-compat apiuser reset-password NAME`: a new generated password, printed once. */
+export const apiUserResetPasswordCommand: Command = {
+  path: ['apiuser', 'reset-password'],
+  summary: 'Give an API user a new generated password (printed once); the old one stops working at once.',
+  usage: 'NAME [--config FILE] [--json]',
+  help: `Also clears the user's failed-login counters.
+
+Options:
+  --json          print {"name","password","ranges"}
+${CONFIG_HELP}`,
+  options: { json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
+  positionals: true,
+  async run(args, io) {
+    const name = nameArgument(args);
+    const credentials = await withStore(args, io, (store) => resetApiUserPassword(store, name));
+    printCredentials(io, flag(args, 'json'), 'New password for', credentials);
+    return 0;
+  },
+};
+
+/** `idm-compat apiuser set-ranges NAME --range CIDR…`: replaces the allowed source ranges. */
+export const apiUserSetRangesCommand: Command = {
+  path: ['apiuser', 'set-ranges'],
+  summary: "Replace an API user's allowed source ranges.",
+  usage: 'NAME --range CIDR [--range CIDR…] [--config FILE] [--json]',
+  help: `Options:
+${RANGE_HELP}
+  --json          print {"name","ranges"}
+${CONFIG_HELP}`,
+  options: {
+    range: { type: 'string', multiple: true, short: 'r' },
+    json: { type: 'boolean' },
+    config: { type: 'string', short: 'c' },
+  },
+  positionals: true,
+  async run(args, io) {
+    const name = nameArgument(args);
+    const ranges = await withStore(args, io, (store) =>
+      setApiUserRanges(store, name, stringListOption(args, 'range')),
+    );
+    io.out(
+      flag(args, 'json')
+        ? JSON.stringify({ name, ranges })
+        : `API user ${name} is now allowed from ${ranges.join(', ')}.`,
+    );
+    return 0;
+  },
+};
+
+/** Every `apiuser` command, in the order `idm-compat --help` lists them. */
+export const API_USER_COMMANDS: readonly Command[] = [
+  apiUserAddCommand,
+  apiUserListCommand,
+  apiUserRemoveCommand,
+  apiUserResetPasswordCommand,
+  apiUserSetRangesCommand,
+];
