@@ -1,0 +1,106 @@
+import type { EntityRecord, ResourceKind, SandboxData } from './data.js';
+import { ProblemError } from './problems.js';
+import { type AnyResource, iri, RESOURCES } from './resources.js';
+
+/**
+ * Which fields to render: a field name maps to null (the whole field: a value, an IRI or an IRI
+ * array) or to a nested selection (a relation rendered as embedded objects).
+ */
+export type Selection = Map<string, Selection | null>;
+
+/**
+ * The `_attributes` paths of a request: `_attributes=a,b,c.d` and/or `_attributes[]=a&…`;
+ * undefined when the request does not limit attributes.
+ */
+export function attributePaths(query: URLSearchParams): string[] | undefined {
+  const raw = [...query.getAll('_attributes'), ...query.getAll('_attributes[]')];
+  const paths = raw
+    .flatMap((value) => value.split(','))
+    .map((path) => path.trim())
+    .filter((path) => path.length > 0);
+  return paths.length > 0 ? paths : undefined;
+}
+
+/** Compiles `_attributes` paths against a resource; an unknown attribute is a 400. */
+export function parseSelection(kind: ResourceKind, paths: string[]): Selection {
+  const root: Selection = new Map();
+  for (const path of paths) addPath(root, RESOURCES[kind], path.split('.'), path);
+  return root;
+}
+
+function addPath(selection: Selection, resource: AnyResource, segments: string[], whole: string): void {
+  const [name, ...rest] = segments;
+  const field = name === undefined ? undefined : resource.fields[name];
+  if (name === undefined || !field) {
+    throw new ProblemError(
+      400,
+      `Unknown attribute "${whole}": ${resource.label} has no attribute "${name ?? ''}".`,
+    );
+  }
+  if (rest.length === 0) {
+    if (!selection.has(name)) selection.set(name, null);
+    return;
+  }
+  if (field.kind === 'scalar') {
+    throw new ProblemError(
+      400,
+      `Unknown attribute "${whole}": "${name}" of ${resource.label} has no sub-attributes.`,
+    );
+  }
+  let nested = selection.get(name);
+  if (!nested) {
+    nested = new Map();
+    selection.set(name, nested);
+  }
+  addPath(nested, RESOURCES[field.target], rest, whole);
+}
+
+/** How entities are rendered for one request. */
+export interface RenderContext {
+  data: SandboxData;
+  /** JSON-LD output: `@id` and `@type` on every entity object. */
+  jsonld: boolean;
+}
+
+/**
+ * Renders one entity: every field without a selection (relations as IRIs), otherwise only the
+ * selected fields, with nested selections as embedded objects (null stays null).
+ */
+export function renderEntity(
+  kind: ResourceKind,
+  record: EntityRecord,
+  selection: Selection | undefined,
+  ctx: RenderContext,
+): Record<string, unknown> {
+  const resource = RESOURCES[kind];
+  const out: Record<string, unknown> = {};
+  if (ctx.jsonld) {
+    out['@id'] = iri(kind, record.id);
+    out['@type'] = resource.type;
+  }
+  for (const [name, field] of Object.entries(resource.fields)) {
+    if (selection && !selection.has(name)) continue;
+    const nested = selection?.get(name) ?? null;
+    switch (field.kind) {
+      case 'scalar':
+        out[name] = field.get(record);
+        break;
+      case 'ref': {
+        const id = field.get(record, ctx.data);
+        const target = id === null ? undefined : ctx.data.store(field.target).get(id);
+        if (!target) out[name] = null;
+        else
+          out[name] = nested ? renderEntity(field.target, target, nested, ctx) : iri(field.target, target.id);
+        break;
+      }
+      case 'refs': {
+        const targets = ctx.data.resolve(field.target, field.get(record, ctx.data));
+        out[name] = targets.map((t) =>
+          nested ? renderEntity(field.target, t, nested, ctx) : iri(field.target, t.id),
+        );
+        break;
+      }
+    }
+  }
+  return out;
+}

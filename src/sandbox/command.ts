@@ -1,0 +1,146 @@
+import { pino } from 'pino';
+import {
+  type Command,
+  type CommandArgs,
+  CommandError,
+  type CommandIo,
+  flag,
+  stringOption,
+} from '../cli/command.js';
+import { createLogger } from '../log/logger.js';
+import type { RunningSandbox, SandboxOptions } from './index.js';
+import { startSandbox } from './server.js';
+
+function numberOption(args: CommandArgs, name: string, check: (n: number) => boolean, expected: string) {
+  const raw = stringOption(args, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || !check(value)) {
+    throw new CommandError(`--${name} must be ${expected}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Turns the command line into sandbox options (throws CommandError on bad values). */
+export function sandboxOptionsFromArgs(args: CommandArgs, io: CommandIo): SandboxOptions {
+  const port = numberOption(
+    args,
+    'port',
+    (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
+    'a port number 0-65535',
+  );
+  const latencyMs = numberOption(
+    args,
+    'latency',
+    (n) => Number.isInteger(n) && n >= 0,
+    'a whole number of milliseconds',
+  );
+  const errorRate = numberOption(args, 'error-rate', (n) => n >= 0 && n <= 1, 'a number from 0 to 1');
+  const host = stringOption(args, 'host');
+  const fixture = stringOption(args, 'fixture');
+  const options: SandboxOptions = {
+    seed: !flag(args, 'no-seed'),
+    faults: {
+      ...(latencyMs === undefined ? {} : { latencyMs }),
+      ...(errorRate === undefined ? {} : { errorRate }),
+      ...(flag(args, 'token-down') ? { tokenEndpointDown: true } : {}),
+    },
+    // Logs go to stderr so that stdout carries only what the command prints (JSON with --json).
+    logger: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: pino.destination(2) }),
+  };
+  if (port !== undefined) options.port = port;
+  if (host !== undefined) options.host = host;
+  if (fixture !== undefined) options.fixture = fixture;
+  return options;
+}
+
+/** What the command prints about a running sandbox, as a JSON-able object. */
+export function sandboxSummary(sandbox: RunningSandbox): Record<string, unknown> {
+  return {
+    url: sandbox.url,
+    issuer: sandbox.issuer,
+    discovery: `${sandbox.issuer}/.well-known/openid-configuration`,
+    tokenEndpoint: sandbox.tokenEndpoint,
+    apiBaseUrl: sandbox.apiBaseUrl,
+    openApi: `${sandbox.apiBaseUrl}/docs.jsonopenapi`,
+    clients: sandbox.clients,
+    apiKey: sandbox.apiKey,
+    apiKeyHeader: 'X-IServ-Authentication',
+    control: { faults: `${sandbox.url}/__sandbox/faults`, counters: `${sandbox.url}/__sandbox/counters` },
+  };
+}
+
+function textSummary(sandbox: RunningSandbox): string {
+  const { readWrite, readOnly } = sandbox.clients;
+  return [
+    `Sandbox IDM running at ${sandbox.url}`,
+    `  discovery          ${sandbox.issuer}/.well-known/openid-configuration`,
+    `  token endpoint     ${sandbox.tokenEndpoint}`,
+    `  API base           ${sandbox.apiBaseUrl}`,
+    `  OpenAPI            ${sandbox.apiBaseUrl}/docs.jsonopenapi`,
+    `  client read+write  ${readWrite.clientId} / ${readWrite.clientSecret}`,
+    `  client read-only   ${readOnly.clientId} / ${readOnly.clientSecret}`,
+    `  API key            ${sandbox.apiKey} (header X-IServ-Authentication)`,
+    `  control            ${sandbox.url}/__sandbox/faults  ${sandbox.url}/__sandbox/counters`,
+    '',
+    'Press Ctrl+C to stop.',
+  ].join('\n');
+}
+
+/** Runs the sandbox until `stop` resolves, printing its URLs and credentials first. */
+export async function runSandbox(args: CommandArgs, io: CommandIo, stop: Promise<unknown>): Promise<number> {
+  const options = sandboxOptionsFromArgs(args, io);
+  let sandbox: RunningSandbox;
+  try {
+    sandbox = await startSandbox(options);
+  } catch (error) {
+    throw new CommandError(error instanceof Error ? error.message : String(error));
+  }
+  io.out(flag(args, 'json') ? JSON.stringify(sandboxSummary(sandbox)) : textSummary(sandbox));
+  await stop;
+  await sandbox.close();
+  return 0;
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (signal: string) => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      resolve(signal);
+    };
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}
+
+/** `idm-compat sandbox`: runs only the sandbox IDM, for integration tests of other systems. */
+export const sandboxCommand: Command = {
+  path: ['sandbox'],
+  summary: 'Run only the embedded sandbox IDM (OAuth2 server + IDM API v1) until SIGINT/SIGTERM.',
+  usage:
+    '[--port N] [--host H] [--fixture FILE] [--no-seed] [--latency MS] [--error-rate R] [--token-down] [--json]',
+  help: `Options:
+  --port N          port to listen on (default: a random free port)
+  --host H          address to listen on (default 127.0.0.1)
+  --fixture FILE    JSON fixture loaded after the demo data (see docs/sandbox.md)
+  --no-seed         start without the demo data
+  --latency MS      add MS milliseconds to every API and token request
+  --error-rate R    answer that share (0..1) of API requests with 503
+  --token-down      the token endpoint answers 503
+  --json            print the URLs and credentials as one JSON object
+
+Fault switches can be changed at run time: PUT /__sandbox/faults (loopback only).
+Example: idm-compat sandbox --port 9311`,
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    fixture: { type: 'string' },
+    'no-seed': { type: 'boolean' },
+    latency: { type: 'string' },
+    'error-rate': { type: 'string' },
+    'token-down': { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  run: (args, io) => runSandbox(args, io, untilSignal()),
+};

@@ -1,0 +1,331 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { normalizeUuid } from '../uuid.js';
+import {
+  type EntityRecord,
+  type GroupRecord,
+  type RecordOf,
+  type Relation,
+  type ResourceKind,
+  type SandboxData,
+  USER_STATUSES,
+  type UserRecord,
+} from './data.js';
+import { accountFromName } from './routes/validation.js';
+
+/** Namespace of the sandbox's name-based (v5) UUIDs. */
+export const SANDBOX_NAMESPACE = '6f1b3a52-5d1e-4c0a-9a58-8e1f2b7c4d90';
+
+/** A name-based UUID (RFC 4122 version 5, SHA-1) in the sandbox namespace: stable across runs. */
+export function sandboxUuid(name: string): string {
+  const hash = createHash('sha1')
+    .update(Buffer.from(SANDBOX_NAMESPACE.replaceAll('-', ''), 'hex'))
+    .update(name)
+    .digest();
+  const bytes = hash.subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const id = z
+  .string()
+  .refine((v) => normalizeUuid(v) !== undefined, 'expected a UUID, dashed or base58')
+  .optional();
+const text = z.string().min(1);
+const optionalText = z.string().nullable().optional();
+const dateTime = z.iso.datetime({ offset: true });
+/** A reference: the entity's UUID (dashed or base58) or its natural key (account, role, privilege key, flag name). */
+const ref = z.string().min(1);
+
+const privilegeSchema = z
+  .object({
+    id,
+    privilege: text,
+    name: text,
+    description: optionalText,
+    module: optionalText,
+    inverted: z.boolean().optional(),
+  })
+  .strict();
+
+const groupFlagSchema = z.object({ id, name: text, title: text }).strict();
+
+const roleSchema = z
+  .object({ id, role: text, name: text, module: optionalText, privileges: z.array(ref).optional() })
+  .strict();
+
+const userSchema = z
+  .object({
+    id,
+    user: text,
+    firstname: text,
+    lastname: text,
+    auxInfo: optionalText,
+    importId: optionalText,
+    emailAddress: optionalText,
+    locked: z.boolean().optional(),
+    status: z.enum(USER_STATUSES).optional(),
+    type: optionalText,
+    created: dateTime.optional(),
+    createdBy: ref.nullable().optional(),
+    lastLogin: dateTime.nullable().optional(),
+    deleted: dateTime.nullable().optional(),
+    roles: z.array(ref).optional(),
+    groups: z.array(ref).optional(),
+    privileges: z.array(ref).optional(),
+    password: z.string().optional(),
+    adminPassword: z.string().optional(),
+  })
+  .strict();
+
+const groupSchema = z
+  .object({
+    id,
+    group: text.optional(),
+    name: text,
+    owner: ref.nullable().optional(),
+    home: optionalText,
+    created: dateTime.optional(),
+    createdBy: ref.nullable().optional(),
+    deleted: dateTime.nullable().optional(),
+    members: z.array(ref).optional(),
+    privileges: z.array(ref).optional(),
+    flags: z.array(ref).optional(),
+  })
+  .strict();
+
+/** The fixture format (see docs/sandbox.md): entities by kind, relations by natural key or UUID. */
+export const fixtureSchema = z
+  .object({
+    privileges: z.array(privilegeSchema).optional(),
+    groupFlags: z.array(groupFlagSchema).optional(),
+    roles: z.array(roleSchema).optional(),
+    users: z.array(userSchema).optional(),
+    groups: z.array(groupSchema).optional(),
+  })
+  .strict();
+
+export type SandboxFixture = z.input<typeof fixtureSchema>;
+type ParsedFixture = z.output<typeof fixtureSchema>;
+
+/** A fixture that cannot be loaded: names the source, the JSON path and the reason. */
+export class FixtureError extends Error {
+  constructor(source: string, path: string, reason: string) {
+    super(`sandbox fixture ${source}: ${path ? `${path}: ` : ''}${reason}`);
+    this.name = 'FixtureError';
+  }
+}
+
+/** Reads and validates a fixture from a JSON file or an object. */
+export function parseFixture(input: string | SandboxFixture): { fixture: ParsedFixture; source: string } {
+  const source = typeof input === 'string' ? input : '(object)';
+  let raw: unknown = input;
+  if (typeof input === 'string') {
+    let content: string;
+    try {
+      content = readFileSync(input, 'utf8');
+    } catch (error) {
+      throw new FixtureError(
+        source,
+        '',
+        `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+    try {
+      raw = JSON.parse(content);
+    } catch (error) {
+      throw new FixtureError(
+        source,
+        '',
+        `not valid JSON (${error instanceof Error ? error.message : 'parse error'})`,
+      );
+    }
+  }
+  const parsed = fixtureSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue
+      ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')
+      : '';
+    throw new FixtureError(source, `$${path}`, issue?.message ?? 'invalid');
+  }
+  return { fixture: parsed.data, source };
+}
+
+/**
+ * Loads a fixture into the data set. Entities without `id` get a name-based UUID
+ * (`sandboxUuid("<kind>:<natural key>")`); without `created` they are ordered as listed, just
+ * before the load time. `createdBy` defaults to the `admin` user when there is one.
+ */
+export function loadFixture(data: SandboxData, input: string | SandboxFixture, now: number): void {
+  const { fixture, source } = parseFixture(input);
+  const fail = (path: string, reason: string): never => {
+    throw new FixtureError(source, path, reason);
+  };
+  const total =
+    (fixture.privileges?.length ?? 0) +
+    (fixture.groupFlags?.length ?? 0) +
+    (fixture.roles?.length ?? 0) +
+    (fixture.users?.length ?? 0) +
+    (fixture.groups?.length ?? 0);
+  let sequence = 0;
+  const createdAt = (value: string | undefined) => (value ? Date.parse(value) : now - total + sequence++);
+  const ms = (value: string | null | undefined) => (value ? Date.parse(value) : null);
+
+  const insert = <K extends ResourceKind>(kind: K, record: RecordOf[K], path: string) => {
+    if (data.store(kind).has(record.id)) fail(`${path}.id`, `duplicate id ${record.id}`);
+    data.store(kind).set(record.id, record);
+  };
+  const idFor = (kind: ResourceKind, given: string | undefined, key: string) =>
+    (given === undefined ? undefined : normalizeUuid(given)) ?? sandboxUuid(`${kind}:${key}`);
+
+  const byKey: { [K in ResourceKind]: (key: string) => EntityRecord | undefined } = {
+    users: (key) => data.userByAccount(key),
+    groups: (key) => data.groupByAccount(key),
+    roles: (key) => data.roleByName(key),
+    privileges: (key) => data.privilegeByKey(key),
+    group_flags: (key) => data.groupFlagByName(key),
+  };
+  const resolve = (kind: ResourceKind, value: string, path: string): string => {
+    const uuid = normalizeUuid(value);
+    if (uuid !== undefined && data.store(kind).has(uuid)) return uuid;
+    return byKey[kind](value)?.id ?? fail(path, `unknown ${kind} "${value}"`);
+  };
+
+  fixture.privileges?.forEach((p, i) => {
+    const path = `$.privileges[${i}]`;
+    if (data.privilegeByKey(p.privilege)) fail(`${path}.privilege`, `duplicate privilege "${p.privilege}"`);
+    insert(
+      'privileges',
+      {
+        id: idFor('privileges', p.id, p.privilege),
+        created: createdAt(undefined),
+        privilege: p.privilege,
+        name: p.name,
+        description: p.description ?? null,
+        module: p.module ?? null,
+        inverted: p.inverted ?? false,
+      },
+      path,
+    );
+  });
+  fixture.groupFlags?.forEach((f, i) => {
+    const path = `$.groupFlags[${i}]`;
+    if (data.groupFlagByName(f.name)) fail(`${path}.name`, `duplicate group flag "${f.name}"`);
+    insert(
+      'group_flags',
+      { id: idFor('group_flags', f.id, f.name), created: createdAt(undefined), name: f.name, title: f.title },
+      path,
+    );
+  });
+  fixture.roles?.forEach((r, i) => {
+    const path = `$.roles[${i}]`;
+    if (data.roleByName(r.role)) fail(`${path}.role`, `duplicate role "${r.role}"`);
+    insert(
+      'roles',
+      {
+        id: idFor('roles', r.id, r.role),
+        created: createdAt(undefined),
+        role: r.role,
+        name: r.name,
+        module: r.module ?? null,
+      },
+      path,
+    );
+  });
+  const newUsers: UserRecord[] = [];
+  fixture.users?.forEach((u, i) => {
+    const path = `$.users[${i}]`;
+    if (data.accountTaken(u.user)) fail(`${path}.user`, `account "${u.user}" is already taken`);
+    const record: UserRecord = {
+      id: idFor('users', u.id, u.user),
+      created: createdAt(u.created),
+      createdBy: null,
+      user: u.user,
+      firstname: u.firstname,
+      lastname: u.lastname,
+      auxInfo: u.auxInfo ?? null,
+      importId: u.importId ?? null,
+      emailAddress: u.emailAddress ?? null,
+      locked: u.locked ?? false,
+      status: u.status ?? 'active',
+      type: u.type ?? null,
+      lastLogin: ms(u.lastLogin),
+      deleted: ms(u.deleted),
+      deletedBy: null,
+    };
+    insert('users', record, path);
+    newUsers.push(record);
+    if (u.password !== undefined) data.setPassword(record.id, u.password);
+    if (u.adminPassword !== undefined) data.setAdminPassword(record.id, u.adminPassword);
+  });
+  const newGroups: GroupRecord[] = [];
+  fixture.groups?.forEach((g, i) => {
+    const path = `$.groups[${i}]`;
+    const account = g.group ?? accountFromName(g.name);
+    if (!account) fail(`${path}.group`, 'no account name given or derivable from the name');
+    if (data.accountTaken(account)) fail(`${path}.group`, `account "${account}" is already taken`);
+    const record: GroupRecord = {
+      id: idFor('groups', g.id, account),
+      created: createdAt(g.created),
+      createdBy: null,
+      group: account,
+      name: g.name,
+      owner: null,
+      home: g.home ?? null,
+      deleted: ms(g.deleted),
+      deletedBy: null,
+    };
+    insert('groups', record, path);
+    newGroups.push(record);
+  });
+
+  // Relations and user references last, so entries may refer to entities listed after them.
+  const admin = data.userByAccount('admin')?.id ?? null;
+  /** Links `ownerId` to every reference in `refs`; `ownerIsLeft` says which side of the relation it is. */
+  const linkAll = (
+    relation: Relation,
+    ownerId: string,
+    ownerIsLeft: boolean,
+    refs: string[] | undefined,
+    path: string,
+  ) => {
+    const targetKind = ownerIsLeft ? relation.right : relation.left;
+    for (const [j, value] of (refs ?? []).entries()) {
+      const target = resolve(targetKind, value, `${path}[${j}]`);
+      if (ownerIsLeft) relation.link(ownerId, target);
+      else relation.link(target, ownerId);
+    }
+  };
+  const userRef = (value: string | null | undefined, fallback: string | null, path: string) =>
+    value === undefined ? fallback : value === null ? null : resolve('users', value, path);
+
+  for (const [i, r] of (fixture.roles ?? []).entries()) {
+    const role = data.roleByName(r.role);
+    if (role) linkAll(data.rolePrivileges, role.id, true, r.privileges, `$.roles[${i}].privileges`);
+  }
+  for (const [i, u] of (fixture.users ?? []).entries()) {
+    const record = newUsers[i];
+    if (!record) continue;
+    const path = `$.users[${i}]`;
+    record.createdBy = userRef(u.createdBy, admin === record.id ? null : admin, `${path}.createdBy`);
+    if (record.deleted !== null) record.deletedBy = admin;
+    linkAll(data.userRoles, record.id, true, u.roles, `${path}.roles`);
+    linkAll(data.memberships, record.id, true, u.groups, `${path}.groups`);
+    linkAll(data.userPrivileges, record.id, true, u.privileges, `${path}.privileges`);
+  }
+  for (const [i, g] of (fixture.groups ?? []).entries()) {
+    const record = newGroups[i];
+    if (!record) continue;
+    const path = `$.groups[${i}]`;
+    record.createdBy = userRef(g.createdBy, admin, `${path}.createdBy`);
+    if (record.deleted !== null) record.deletedBy = admin;
+    record.owner = userRef(g.owner, null, `${path}.owner`);
+    linkAll(data.memberships, record.id, false, g.members, `${path}.members`);
+    linkAll(data.groupPrivileges, record.id, true, g.privileges, `${path}.privileges`);
+    linkAll(data.groupFlagLinks, record.id, true, g.flags, `${path}.flags`);
+  }
+}

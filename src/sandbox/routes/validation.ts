@@ -1,0 +1,91 @@
+import { unprocessable, type Violation } from '../problems.js';
+
+/** Collects 422 violations of one request and throws them together. */
+export class Violations {
+  readonly list: Violation[] = [];
+
+  /** Records one violation. */
+  add(propertyPath: string, message: string): void {
+    this.list.push({ propertyPath, message });
+  }
+
+  /** Throws a 422 problem when anything was recorded. */
+  throwIfAny(): void {
+    if (this.list.length > 0) unprocessable(this.list);
+  }
+
+  /** Throws the 422 problem; for branches where a violation is known to be recorded. */
+  fail(): never {
+    return unprocessable(this.list);
+  }
+}
+
+/** Account names of users and groups, as the server creates them. */
+export const ACCOUNT_PATTERN = /^[a-z0-9][a-z0-9._-]*$/;
+const ACCOUNT_MAX = 64;
+
+/** Minimum password length the sandbox enforces. */
+export const PASSWORD_MIN_LENGTH = 8;
+
+/**
+ * A text property that must be present and non-blank: returns it, or records "should not be
+ * blank" (absent, null and "" alike, as Symfony's NotBlank does).
+ */
+export function requiredText(
+  v: Violations,
+  field: string,
+  value: string | null | undefined,
+): string | undefined {
+  if (value === undefined || value === null || value.trim() === '') {
+    v.add(field, 'This value should not be blank.');
+    return undefined;
+  }
+  return value;
+}
+
+/** Records a violation when `value` is not a valid account name. */
+export function checkAccount(v: Violations, field: string, value: string): void {
+  if (value.length > ACCOUNT_MAX)
+    v.add(field, `This value is too long. It should have ${ACCOUNT_MAX} characters or less.`);
+  else if (!ACCOUNT_PATTERN.test(value)) {
+    v.add(field, 'This value is not a valid account name: use lower-case letters, digits, ".", "_" and "-".');
+  }
+}
+
+/** Records a violation when `value` is not a plausible e-mail address. */
+export function checkEmail(v: Violations, field: string, value: string | null | undefined): void {
+  if (value === null || value === undefined || value === '') return;
+  if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value)) v.add(field, 'This value is not a valid email address.');
+}
+
+/** Records a violation when a password is too short. */
+export function checkPassword(v: Violations, field: string, value: string | undefined): value is string {
+  if (value === undefined || value.length < PASSWORD_MIN_LENGTH) {
+    v.add(
+      field,
+      value === undefined
+        ? 'This value should not be blank.'
+        : `This value is too short. It should have ${PASSWORD_MIN_LENGTH} characters or more.`,
+    );
+    return false;
+  }
+  return true;
+}
+
+/**
+ * A group account derived from its name: lower case, German umlauts transliterated, accents
+ * dropped, spaces to dots, then only `[a-z0-9._-]` kept.
+ */
+export function accountFromName(name: string): string {
+  return name
+    .trim()
+    .toLowerCase()
+    .replaceAll('ä', 'ae')
+    .replaceAll('ö', 'oe')
+    .replaceAll('ü', 'ue')
+    .replaceAll('ß', 'ss')
+    .normalize('NFKD')
+    .replace(/\s+/g, '.')
+    .replace(/[^a-z0-9._-]/g, '')
+    .replace(/^[._-]+/, '');
+}
