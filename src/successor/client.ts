@@ -1,0 +1,390 @@
+import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../log/logger.js';
+import { readAllPages } from './collections.js';
+import { UpstreamError } from './errors.js';
+import { type FetchFn, HttpTransport } from './http.js';
+import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
+import { type Access, TokenSource } from './tokens.js';
+
+/** Everything the successor client needs; see SPEC section 6. */
+export interface SuccessorClientOptions {
+  /** Base URL of the IDM API, e.g. `https://school.example/iserv/idm/api/v1`; request paths are relative to it. */
+  baseUrl: string;
+  auth:
+    | {
+        type: 'oauth2';
+        issuer: string;
+        clientId: string;
+        clientSecret: string;
+        /** Scopes requested for the token of each access level. */
+        scopes: { read: readonly string[]; write: readonly string[] };
+        /** `auto` uses what discovery advertises, preferring client_secret_post. */
+        authMethod?: 'auto' | 'client_secret_post' | 'client_secret_basic';
+        /** Renew a token this long before it expires; default 60. */
+        refreshMarginSeconds?: number;
+      }
+    | { type: 'apiKey'; key: string; header?: string };
+  /** Defaults 5000 / 15000 ms; apply to every call, token and discovery calls included. */
+  timeouts?: { connectMs?: number; totalMs?: number };
+  /** Retries of idempotent reads (GET) on network errors and 502/503/504; defaults 2 / 100 ms. */
+  retries?: { max?: number; baseDelayMs?: number };
+  /** Keep-alive pool of the default fetch; defaults 32 connections, 30 s. */
+  pool?: { connections?: number; keepAliveMs?: number };
+  /** itemsPerPage asked for by collection reads; default 100. */
+  pageSize?: number;
+  /** Pages fetched at once when a collection's total is known; default 4. */
+  pageConcurrency?: number;
+  /** Most pages one collection read may take before it fails; default 1000. */
+  maxPages?: number;
+  /**
+   * The Accept header of every call; default `application/ld+json, application/json` (Hydra,
+   * which carries totals, preferred). `application/json` makes collections plain arrays.
+   */
+  accept?: string;
+  /** Path `check()` reads (with itemsPerPage=1); default `/users`. */
+  checkPath?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** Replaces the pooled undici fetch (then `pool` and `timeouts.connectMs` are up to it). */
+  fetch?: typeof fetch;
+}
+
+/** Query parameters: arrays become repeated `key=value` pairs, the key used exactly as given (say `key[]` to get `key[]=`); undefined values are left out. */
+export type SuccessorQuery = Record<string, string | readonly string[] | undefined>;
+
+/** One call to the successor API. */
+export interface SuccessorRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Relative to baseUrl (`/users/abc`); an absolute IRI path under baseUrl's path, or an absolute URL on its origin, works too. */
+  path: string;
+  query?: SuccessorQuery;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Default `application/json`. */
+  contentType?: 'application/json' | 'application/merge-patch+json';
+  /** Which token to use; default read for GET, write otherwise. */
+  access?: Access;
+  signal?: AbortSignal;
+}
+
+/** A 2xx answer: `body` is the parsed JSON as the successor sent it (undefined when empty). */
+export interface SuccessorResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** The successor IDM API as the rest of the proxy sees it. */
+export interface SuccessorClient {
+  /** Sends one call; resolves for 2xx, rejects with an UpstreamError otherwise. */
+  request<T = unknown>(req: SuccessorRequest): Promise<SuccessorResponse<T>>;
+  /** Reads every page of a collection and returns all its members. */
+  readCollection(
+    path: string,
+    options?: { query?: SuccessorRequest['query']; signal?: AbortSignal },
+  ): Promise<Record<string, unknown>[]>;
+  /** Readiness: a token is obtainable (oauth2) and the API answers a read; rejects with an UpstreamError. */
+  check(): Promise<void>;
+  /** Closes the connection pool. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_ACCEPT = 'application/ld+json, application/json';
+
+/** Creates the successor client; throws a TypeError naming the option when the options are invalid. */
+export function createSuccessorClient(options: SuccessorClientOptions): SuccessorClient {
+  return new HttpSuccessorClient(options);
+}
+
+class HttpSuccessorClient implements SuccessorClient {
+  readonly #baseUrl: URL;
+  readonly #basePath: string;
+  readonly #transport: HttpTransport;
+  readonly #tokens: TokenSource | undefined;
+  readonly #apiKey: { header: string; key: string } | undefined;
+  readonly #pageSize: number;
+  readonly #pageConcurrency: number;
+  readonly #maxPages: number;
+  readonly #checkPath: string;
+  readonly #accept: string;
+  readonly #logger: Logger;
+
+  constructor(options: SuccessorClientOptions) {
+    this.#baseUrl = httpUrl(options.baseUrl, 'baseUrl');
+    if (this.#baseUrl.search !== '' || this.#baseUrl.hash !== '') {
+      throw new TypeError('successor client option baseUrl: must not have a query or fragment');
+    }
+    this.#basePath = this.#baseUrl.pathname.replace(/\/+$/, '');
+    const connectMs = positiveInt(options.timeouts?.connectMs, 5_000, 'timeouts.connectMs');
+    const totalMs = positiveInt(options.timeouts?.totalMs, 15_000, 'timeouts.totalMs');
+    this.#pageSize = positiveInt(options.pageSize, 100, 'pageSize');
+    this.#pageConcurrency = positiveInt(options.pageConcurrency, 4, 'pageConcurrency');
+    this.#maxPages = positiveInt(options.maxPages, 1_000, 'maxPages');
+    this.#checkPath = options.checkPath ?? '/users';
+    this.#accept = options.accept ?? DEFAULT_ACCEPT;
+    this.#logger = options.logger ?? silentLogger();
+    this.#transport = new HttpTransport({
+      connectMs,
+      totalMs,
+      retries: {
+        max: nonNegativeInt(options.retries?.max, 2, 'retries.max'),
+        baseDelayMs: nonNegativeInt(options.retries?.baseDelayMs, 100, 'retries.baseDelayMs'),
+      },
+      pool: {
+        connections: positiveInt(options.pool?.connections, 32, 'pool.connections'),
+        keepAliveMs: nonNegativeInt(options.pool?.keepAliveMs, 30_000, 'pool.keepAliveMs'),
+      },
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch as FetchFn }),
+      logger: this.#logger,
+    });
+
+    const auth = options.auth;
+    if (auth.type === 'oauth2') {
+      httpUrl(auth.issuer, 'auth.issuer');
+      nonEmpty(auth.clientId, 'auth.clientId');
+      nonEmpty(auth.clientSecret, 'auth.clientSecret');
+      for (const access of ['read', 'write'] as const) {
+        const scopes = auth.scopes[access];
+        if (
+          !Array.isArray(scopes) ||
+          scopes.some((scope) => typeof scope !== 'string' || /\s|^$/.test(scope))
+        ) {
+          throw new TypeError(
+            `successor client option auth.scopes.${access}: must be a list of scope names without spaces`,
+          );
+        }
+      }
+      this.#tokens = new TokenSource({
+        issuer: auth.issuer,
+        clientId: auth.clientId,
+        clientSecret: auth.clientSecret,
+        scopes: auth.scopes,
+        authMethod: auth.authMethod ?? 'auto',
+        refreshMarginSeconds: nonNegativeInt(auth.refreshMarginSeconds, 60, 'auth.refreshMarginSeconds'),
+        timeoutMs: totalMs,
+        clock: options.clock ?? systemClock,
+        logger: this.#logger,
+        fetch: this.#transport.tokenFetch,
+      });
+      this.#apiKey = undefined;
+    } else {
+      nonEmpty(auth.key, 'auth.key');
+      const header = auth.header ?? 'X-IServ-Authentication';
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+        throw new TypeError('successor client option auth.header: not a valid HTTP header name');
+      }
+      this.#apiKey = { header, key: auth.key };
+      this.#tokens = undefined;
+    }
+  }
+
+  async request<T = unknown>(req: SuccessorRequest): Promise<SuccessorResponse<T>> {
+    const url = this.#resolve(req.path, req.query);
+    const response = await this.#call(req.method, url, {
+      body: req.body,
+      contentType: req.contentType ?? 'application/json',
+      access: req.access ?? (req.method === 'GET' ? 'read' : 'write'),
+      signal: req.signal,
+    });
+    return response as SuccessorResponse<T>;
+  }
+
+  async readCollection(
+    path: string,
+    options: { query?: SuccessorRequest['query']; signal?: AbortSignal } = {},
+  ): Promise<Record<string, unknown>[]> {
+    const first = this.#resolve(path, options.query);
+    if (!first.searchParams.has('itemsPerPage'))
+      first.searchParams.set('itemsPerPage', String(this.#pageSize));
+    return readAllPages(
+      first,
+      async (url, signal) =>
+        (
+          await this.#call('GET', url, {
+            body: undefined,
+            contentType: 'application/json',
+            access: 'read',
+            signal,
+          })
+        ).body,
+      {
+        baseUrl: this.#baseUrl,
+        concurrency: this.#pageConcurrency,
+        maxPages: this.#maxPages,
+        logger: this.#logger,
+      },
+      options.signal,
+    );
+  }
+
+  async check(): Promise<void> {
+    if (this.#tokens) await this.#tokens.token('read');
+    await this.request({ method: 'GET', path: this.#checkPath, query: { itemsPerPage: '1' } });
+  }
+
+  async close(): Promise<void> {
+    await this.#transport.close();
+  }
+
+  async #call(
+    method: string,
+    url: URL,
+    options: { body: unknown; contentType: string; access: Access; signal: AbortSignal | undefined },
+  ): Promise<SuccessorResponse> {
+    const headers: Record<string, string> = { accept: this.#accept };
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    if (body !== undefined) headers['content-type'] = options.contentType;
+    const send = () =>
+      this.#transport.send({
+        method,
+        url,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        retry: method === 'GET',
+        source: 'api',
+      });
+
+    let result: Awaited<ReturnType<typeof send>>;
+    if (this.#tokens) {
+      const tokens = this.#tokens;
+      let token = await tokens.token(options.access, options.signal);
+      headers.authorization = `Bearer ${token}`;
+      result = await send();
+      if (result.status === 401 || isScopeRefusal(result)) {
+        // The token may have been revoked, the server restarted, or the scope granted since the
+        // token was issued: one fresh token, one retry.
+        tokens.purge(options.access, token);
+        token = await tokens.token(options.access, options.signal);
+        headers.authorization = `Bearer ${token}`;
+        result = await send();
+      }
+    } else {
+      if (this.#apiKey) headers[this.#apiKey.header.toLowerCase()] = this.#apiKey.key;
+      result = await send();
+    }
+
+    if (result.status < 200 || result.status >= 300) {
+      throw responseError(
+        { method, path: url.pathname, status: result.status, headers: result.headers, text: result.text },
+        this.#authContext(options.access),
+      );
+    }
+    return { status: result.status, headers: result.headers, body: parseBody(method, url, result) };
+  }
+
+  #authContext(access: Access): AuthContext {
+    if (this.#tokens) {
+      return {
+        type: 'oauth2',
+        issuer: this.#tokens.issuer,
+        clientId: this.#tokens.clientId,
+        access,
+        scopes: this.#tokens.scopes(access),
+      };
+    }
+    return { type: 'apiKey', header: this.#apiKey?.header ?? 'X-IServ-Authentication' };
+  }
+
+  /** Builds the URL of a call, refusing anything outside the configured API. */
+  #resolve(path: string, query: SuccessorQuery | undefined): URL {
+    let url: URL;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(path)) {
+      url = new URL(path);
+      if (url.origin !== this.#baseUrl.origin) {
+        throw new UpstreamError(
+          'bad_response',
+          `refusing to call ${url.origin}, which is not the successor's origin ${this.#baseUrl.origin}`,
+          {
+            source: 'api',
+            path: url.pathname,
+          },
+        );
+      }
+    } else {
+      const absolute = path === this.#basePath || path.startsWith(`${this.#basePath}/`);
+      const relative = path.startsWith('/') ? path : `/${path}`;
+      url = new URL(absolute ? path : `${this.#basePath}${relative}`, this.#baseUrl.origin);
+    }
+    if (url.pathname !== this.#basePath && !url.pathname.startsWith(`${this.#basePath}/`)) {
+      throw new TypeError(
+        `successor path ${JSON.stringify(path)} leaves the API base path ${this.#basePath}`,
+      );
+    }
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value === undefined) continue;
+      if (typeof value === 'string') url.searchParams.append(key, value);
+      else for (const item of value) url.searchParams.append(key, item);
+    }
+    return url;
+  }
+}
+
+/** A 403 whose Bearer challenge says the token lacks a scope (not a refusal of the operation itself). */
+function isScopeRefusal(result: { status: number; headers: Headers }): boolean {
+  return (
+    result.status === 403 &&
+    parseBearerChallenge(result.headers.get('www-authenticate'))?.error === 'insufficient_scope'
+  );
+}
+
+/** Parses a 2xx body; an empty body is undefined, anything but JSON is a bad_response. */
+function parseBody(
+  method: string,
+  url: URL,
+  result: { status: number; headers: Headers; text: string },
+): unknown {
+  if (result.text === '' || result.status === 204 || result.status === 205) return undefined;
+  const type = result.headers.get('content-type') ?? '';
+  const bad = (what: string, cause?: unknown) =>
+    new UpstreamError(
+      'bad_response',
+      `the successor answered ${method} ${url.pathname} (${result.status}) with ${what}`,
+      {
+        source: 'api',
+        status: result.status,
+        method,
+        path: url.pathname,
+        ...(cause === undefined ? {} : { cause }),
+      },
+    );
+  if (type !== '' && !/[/+]json\b/i.test(type))
+    throw bad(`content type ${type.split(';')[0]} instead of JSON`);
+  try {
+    return JSON.parse(result.text);
+  } catch (error) {
+    throw bad('a body that is not valid JSON', error);
+  }
+}
+
+function httpUrl(value: string, name: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`successor client option ${name}: not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`successor client option ${name}: must be an http or https URL`);
+  }
+  return url;
+}
+
+function nonEmpty(value: string, name: string): void {
+  if (typeof value !== 'string' || value === '')
+    throw new TypeError(`successor client option ${name}: must not be empty`);
+}
+
+function positiveInt(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`successor client option ${name}: must be a positive integer`);
+  return value;
+}
+
+function nonNegativeInt(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0)
+    throw new TypeError(`successor client option ${name}: must be an integer ≥ 0`);
+  return value;
+}

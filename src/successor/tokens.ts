@@ -1,0 +1,373 @@
+import * as oidc from 'openid-client';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log/logger.js';
+import { UpstreamError } from './errors.js';
+
+/** Which token a call needs: the read scopes or the write scopes. */
+export type Access = 'read' | 'write';
+
+/** Settings of the OAuth2 client-credentials token source, all defaults applied. */
+export interface TokenSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: { read: readonly string[]; write: readonly string[] };
+  authMethod: 'auto' | 'client_secret_post' | 'client_secret_basic';
+  refreshMarginSeconds: number;
+  /** Total timeout of one discovery or token request. */
+  timeoutMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** The pooled fetch used for discovery and token calls. */
+  fetch: oidc.CustomFetch;
+}
+
+interface CachedToken {
+  accessToken: string;
+  expiresAt: number;
+  refreshAt: number;
+}
+
+/** Lifetime assumed when the token response has no `expires_in`. */
+const DEFAULT_LIFETIME_SECONDS = 300;
+/** After a failed early refresh the still valid token is used this long before the next try. */
+const REFRESH_RETRY_MS = 5_000;
+
+/**
+ * OAuth2 client-credentials tokens for the successor: discovery through openid-client (cached,
+ * redone after a failure), a token cache per (issuer, client, scope) refreshed before expiry on
+ * the injected clock, and single-flight renewal so concurrent callers share one token request.
+ */
+export class TokenSource {
+  readonly #settings: TokenSettings;
+  readonly #cache = new Map<string, CachedToken>();
+  readonly #pending = new Map<string, Promise<CachedToken>>();
+  #configuration: Promise<oidc.Configuration> | undefined;
+
+  constructor(settings: TokenSettings) {
+    this.#settings = settings;
+  }
+
+  /** The issuer, for messages. */
+  get issuer(): string {
+    return this.#settings.issuer;
+  }
+
+  /** The client id, for messages. */
+  get clientId(): string {
+    return this.#settings.clientId;
+  }
+
+  /** The configured scopes of an access level. */
+  scopes(access: Access): readonly string[] {
+    return this.#settings.scopes[access];
+  }
+
+  /** A valid access token for `access`, from the cache or from one shared token request. */
+  async token(access: Access, signal?: AbortSignal): Promise<string> {
+    const scope = this.#scopeString(access);
+    const key = this.#key(scope);
+    const cached = this.#cache.get(key);
+    const now = this.#settings.clock.now();
+    if (cached && now < cached.refreshAt) return cached.accessToken;
+
+    let pending = this.#pending.get(key);
+    if (!pending) {
+      pending = this.#renew(key, scope, access).finally(() => this.#pending.delete(key));
+      this.#pending.set(key, pending);
+    }
+    try {
+      return (await abortable(pending, signal)).accessToken;
+    } catch (error) {
+      const stillValid = cached !== undefined && this.#settings.clock.now() < cached.expiresAt;
+      if (
+        stillValid &&
+        error instanceof UpstreamError &&
+        error.code === 'unavailable' &&
+        this.#cache.get(key) === cached
+      ) {
+        // An early refresh failed while the old token is still good: keep serving with it and
+        // try again shortly instead of on every call.
+        cached.refreshAt = Math.min(cached.expiresAt, this.#settings.clock.now() + REFRESH_RETRY_MS);
+        this.#settings.logger.warn(
+          { successor: { issuer: this.#settings.issuer, scope } },
+          `token refresh failed, using the current token until it expires: ${error.message}`,
+        );
+        return cached.accessToken;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Forgets `accessToken` after the API rejected it (401). Only that token: when another caller
+   * already replaced it, the newer token stays.
+   */
+  purge(access: Access, accessToken: string): void {
+    const key = this.#key(this.#scopeString(access));
+    if (this.#cache.get(key)?.accessToken === accessToken) this.#cache.delete(key);
+  }
+
+  #scopeString(access: Access): string {
+    return this.#settings.scopes[access].join(' ');
+  }
+
+  #key(scope: string): string {
+    return JSON.stringify([this.#settings.issuer, this.#settings.clientId, scope]);
+  }
+
+  async #renew(key: string, scope: string, access: Access): Promise<CachedToken> {
+    const configuration = await this.#discover();
+    const requestedAt = this.#settings.clock.now();
+    let response: oidc.TokenEndpointResponse;
+    try {
+      response = await oidc.clientCredentialsGrant(configuration, scope === '' ? {} : { scope });
+    } catch (error) {
+      const mapped = this.#tokenError(error, 'token', scope, access);
+      // The token endpoint may have moved or the server restarted: look it up again next time.
+      if (mapped.code === 'unavailable' || mapped.code === 'bad_response') this.#configuration = undefined;
+      throw mapped;
+    }
+    const lifetimeSeconds =
+      typeof response.expires_in === 'number' && response.expires_in > 0
+        ? response.expires_in
+        : DEFAULT_LIFETIME_SECONDS;
+    const lifetimeMs = lifetimeSeconds * 1000;
+    const marginMs = Math.min(this.#settings.refreshMarginSeconds * 1000, lifetimeMs / 2);
+    const entry: CachedToken = {
+      accessToken: response.access_token,
+      expiresAt: requestedAt + lifetimeMs,
+      refreshAt: requestedAt + lifetimeMs - marginMs,
+    };
+    this.#cache.set(key, entry);
+    this.#settings.logger.debug(
+      {
+        successor: {
+          issuer: this.#settings.issuer,
+          clientId: this.#settings.clientId,
+          scope,
+          lifetimeSeconds,
+        },
+      },
+      'successor token issued',
+    );
+    return entry;
+  }
+
+  #discover(): Promise<oidc.Configuration> {
+    this.#configuration ??= this.#runDiscovery().catch((error: unknown) => {
+      this.#configuration = undefined;
+      throw error;
+    });
+    return this.#configuration;
+  }
+
+  async #runDiscovery(): Promise<oidc.Configuration> {
+    const { issuer, clientId, clientSecret, timeoutMs, logger } = this.#settings;
+    const server = new URL(issuer);
+    const insecure = server.protocol === 'http:';
+    if (insecure && !isLoopback(server.hostname)) {
+      logger.warn(
+        { successor: { issuer } },
+        'the OAuth2 issuer is plain http: the client secret travels unencrypted',
+      );
+    }
+    let discovered: oidc.Configuration;
+    try {
+      discovered = await oidc.discovery(server, clientId, undefined, oidc.ClientSecretPost(clientSecret), {
+        [oidc.customFetch]: this.#settings.fetch,
+        timeout: timeoutMs / 1000,
+        execute: insecure ? [oidc.allowInsecureRequests] : [],
+      });
+    } catch (error) {
+      throw this.#tokenError(error, 'discovery', '', 'read');
+    }
+    const metadata = discovered.serverMetadata();
+    const method = this.#authMethod(metadata.token_endpoint_auth_methods_supported);
+    const auth =
+      method === 'client_secret_basic'
+        ? oidc.ClientSecretBasic(clientSecret)
+        : oidc.ClientSecretPost(clientSecret);
+    const configuration = new oidc.Configuration(metadata, clientId, undefined, auth);
+    configuration[oidc.customFetch] = this.#settings.fetch;
+    configuration.timeout = timeoutMs / 1000;
+    if (insecure) oidc.allowInsecureRequests(configuration);
+    logger.debug(
+      { successor: { issuer, tokenEndpoint: metadata.token_endpoint, authMethod: method } },
+      'successor discovery done',
+    );
+    return configuration;
+  }
+
+  #authMethod(supported: string[] | undefined): 'client_secret_post' | 'client_secret_basic' {
+    const configured = this.#settings.authMethod;
+    if (configured !== 'auto') return configured;
+    // RFC 8414: an absent list means client_secret_basic. Post is preferred when both are
+    // offered, as the IServ token endpoint documents it.
+    if (supported === undefined) return 'client_secret_basic';
+    if (supported.includes('client_secret_post')) return 'client_secret_post';
+    if (supported.includes('client_secret_basic')) return 'client_secret_basic';
+    this.#settings.logger.warn(
+      { successor: { issuer: this.#settings.issuer, supported } },
+      'the issuer advertises neither client_secret_post nor client_secret_basic; trying client_secret_post',
+    );
+    return 'client_secret_post';
+  }
+
+  /**
+   * The scopes most likely refused when a token request fails with invalid_scope: for a write
+   * token those beyond the read scopes (the read token usually works), otherwise all of them.
+   */
+  #suspectScopes(access: Access): string {
+    const { read, write } = this.#settings.scopes;
+    const extra = access === 'write' ? write.filter((scope) => !read.includes(scope)) : [];
+    return (extra.length > 0 ? extra : this.#settings.scopes[access]).join(' ');
+  }
+
+  /** Translates openid-client failures (never carrying the secret) into UpstreamErrors. */
+  #tokenError(error: unknown, phase: 'discovery' | 'token', scope: string, access: Access): UpstreamError {
+    if (error instanceof UpstreamError) return error;
+    const { issuer, clientId, timeoutMs } = this.#settings;
+    const what = phase === 'discovery' ? `OAuth2 discovery for ${issuer}` : `the token endpoint of ${issuer}`;
+    const base = { source: 'token' as const, cause: error };
+
+    let oauthError: string | undefined;
+    let description: string | undefined;
+    let status: number | undefined;
+    if (error instanceof oidc.ResponseBodyError) {
+      oauthError = error.error;
+      description = error.error_description;
+      status = error.status;
+    } else if (error instanceof oidc.WWWAuthenticateChallengeError) {
+      status = error.status;
+      const parameters = error.cause[0]?.parameters;
+      oauthError = parameters?.error;
+      description = parameters?.error_description;
+    }
+    const said = `${oauthError ?? ''}${description === undefined ? '' : `: ${description}`}`;
+    const detail = said === '' ? '' : ` (${said})`;
+
+    if (oauthError !== undefined || status !== undefined) {
+      const withStatus = { ...base, ...(status === undefined ? {} : { status }) };
+      if (
+        (status !== undefined && status >= 500) ||
+        oauthError === 'temporarily_unavailable' ||
+        oauthError === 'server_error'
+      ) {
+        return new UpstreamError(
+          'unavailable',
+          `${what} failed with ${status ?? 'an error'}${detail}`,
+          withStatus,
+        );
+      }
+      if (oauthError === 'invalid_scope') {
+        const suspect = this.#suspectScopes(access) || scope;
+        const requested = suspect === scope ? '' : ` (requested: ${scope})`;
+        return new UpstreamError(
+          'forbidden',
+          `${what} refused scope ${suspect} for client ${clientId}${requested}${detail}; grant it to client ${clientId} or configure successor.auth.scopes.${access}`,
+          { ...withStatus, scope: suspect },
+        );
+      }
+      if (oauthError === 'unauthorized_client' || oauthError === 'unsupported_grant_type') {
+        return new UpstreamError(
+          'unauthorized',
+          `${what} does not let client ${clientId} use the client_credentials grant${detail}; enable it for the client`,
+          withStatus,
+        );
+      }
+      return new UpstreamError(
+        'unauthorized',
+        `${what} rejected client ${clientId}${detail}; check successor.auth.clientId and successor.auth.clientSecret`,
+        withStatus,
+      );
+    }
+
+    if (error instanceof oidc.ClientError) {
+      const response = responseLike(error.cause);
+      if (error.code === 'OAUTH_TIMEOUT') {
+        return new UpstreamError(
+          'unavailable',
+          `${what} did not answer within ${timeoutMs} ms (successor.timeouts.totalMs)`,
+          base,
+        );
+      }
+      if (response && response.status >= 500) {
+        return new UpstreamError('unavailable', `${what} failed with ${response.status}`, {
+          ...base,
+          status: response.status,
+        });
+      }
+      if (error.code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON' && phase === 'discovery') {
+        return new UpstreamError(
+          'bad_response',
+          `${what}: the discovery document names a different issuer; set successor.auth.issuer to exactly the issuer it announces`,
+          base,
+        );
+      }
+      if (response) {
+        return new UpstreamError(
+          'bad_response',
+          `${what} answered ${response.status} with an unexpected response (${error.message}); check successor.auth.issuer`,
+          { ...base, status: response.status },
+        );
+      }
+      if (error.code !== undefined && error.code !== 'OAUTH_ABORT' && !(error.cause instanceof TypeError)) {
+        return new UpstreamError(
+          'bad_response',
+          `${what} failed: ${error.message}; check successor.auth.issuer`,
+          base,
+        );
+      }
+    }
+    // Network failures (fetch's TypeError): the OAuth2 server is unreachable.
+    return new UpstreamError(
+      'unavailable',
+      `could not reach ${what} (${networkReason(error)}); check successor.auth.issuer and that the OAuth2 server is up`,
+      base,
+    );
+  }
+}
+
+function networkReason(error: unknown): string {
+  let current: unknown = error;
+  let reason = error instanceof Error ? error.message : String(error);
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code: unknown = Reflect.get(current, 'code');
+    if (typeof code === 'string' && !code.startsWith('OAUTH_')) reason = code;
+    current = Reflect.get(current, 'cause');
+  }
+  return reason;
+}
+
+/** The cause as a fetch Response (from any undici copy, hence no instanceof), if it is one. */
+function responseLike(value: unknown): { status: number } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Object.prototype.toString.call(value) !== '[object Response]') return undefined;
+  const status: unknown = Reflect.get(value, 'status');
+  return typeof status === 'number' ? { status } : undefined;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** Waits for a shared promise, but lets one caller stop waiting when its own signal fires. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,316 @@
+// The successor client's authentication against the sandbox IDM and its real oidc-provider:
+// token reuse, early refresh, single-flight renewal, purge-and-retry on 401, scopes, API keys.
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { after, describe, test } from 'node:test';
+import { ManualClock } from '../src/clock.js';
+import { createLogger } from '../src/log/logger.js';
+import {
+  READ_SCOPE,
+  type RunningSandbox,
+  type SandboxOptions,
+  startSandbox,
+  WRITE_SCOPE,
+} from '../src/sandbox/index.js';
+import { currentCallStats, withCallStats } from '../src/successor/call-stats.js';
+import {
+  createSuccessorClient,
+  type SuccessorClient,
+  type SuccessorClientOptions,
+} from '../src/successor/client.js';
+import { UpstreamError } from '../src/successor/errors.js';
+
+const TOKEN = 'POST /token';
+const USERS = 'GET /users';
+
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+async function sandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const sb = await startSandbox({ port: 0, ...options });
+  cleanups.push(() => sb.close());
+  return sb;
+}
+
+type OAuthAuth = Extract<SuccessorClientOptions['auth'], { type: 'oauth2' }>;
+
+function client(
+  sb: RunningSandbox,
+  options: Omit<Partial<SuccessorClientOptions>, 'auth'> & { auth?: Partial<OAuthAuth> } = {},
+): SuccessorClient {
+  const { auth, ...rest } = options;
+  const created = createSuccessorClient({
+    baseUrl: sb.apiBaseUrl,
+    retries: { max: 2, baseDelayMs: 5 },
+    ...rest,
+    auth: {
+      type: 'oauth2',
+      issuer: sb.issuer,
+      clientId: sb.clients.readWrite.clientId,
+      clientSecret: sb.clients.readWrite.clientSecret,
+      scopes: { read: [READ_SCOPE], write: [READ_SCOPE, WRITE_SCOPE] },
+      ...auth,
+    },
+  });
+  cleanups.push(() => created.close());
+  return created;
+}
+
+function upstream(code: UpstreamError['code'], check?: (error: UpstreamError) => void) {
+  return (error: unknown) => {
+    assert.ok(error instanceof UpstreamError, `expected an UpstreamError, got ${String(error)}`);
+    assert.equal(error.code, code, error.message);
+    check?.(error);
+    return true;
+  };
+}
+
+const readUsers = (c: SuccessorClient) =>
+  c.request({ method: 'GET', path: '/users', query: { itemsPerPage: '1' } });
+
+describe('tokens', () => {
+  test('one token serves many calls', async () => {
+    const sb = await sandbox();
+    const c = client(sb);
+    for (let i = 0; i < 5; i++) await readUsers(c);
+    assert.equal(sb.counters.get(TOKEN), 1);
+    assert.equal(sb.counters.get(USERS), 5);
+  });
+
+  test('the token is renewed once when the clock passes expiry minus the margin', async () => {
+    const sb = await sandbox({ tokenTtlSeconds: 3600 });
+    const clock = new ManualClock();
+    const c = client(sb, { clock, auth: { refreshMarginSeconds: 60 } });
+    await readUsers(c);
+    assert.equal(sb.counters.get(TOKEN), 1);
+    clock.advance((3600 - 60 - 1) * 1000);
+    await readUsers(c);
+    assert.equal(sb.counters.get(TOKEN), 1, 'still inside the validity minus margin: no renewal');
+    clock.advance(2_000);
+    await readUsers(c);
+    assert.equal(sb.counters.get(TOKEN), 2, 'past expiry minus margin: exactly one renewal');
+    await readUsers(c);
+    assert.equal(sb.counters.get(TOKEN), 2);
+  });
+
+  test('concurrent calls needing a token share one token request (2 and 10 callers)', async () => {
+    const sb = await sandbox();
+    const clock = new ManualClock();
+    const c = client(sb, { clock });
+    await Promise.all([readUsers(c), readUsers(c)]);
+    assert.equal(sb.counters.get(TOKEN), 1);
+    clock.advance(3600 * 1000);
+    await Promise.all(Array.from({ length: 10 }, () => readUsers(c)));
+    assert.equal(sb.counters.get(TOKEN), 2);
+    assert.equal(sb.counters.get(USERS), 12);
+  });
+
+  test('read and write calls use separately cached tokens with their own scopes', async () => {
+    const sb = await sandbox();
+    const c = client(sb);
+    await readUsers(c);
+    await readUsers(c);
+    await c.request({ method: 'POST', path: '/groups', body: { name: 'Token test group' } });
+    await c.request({ method: 'POST', path: '/groups', body: { name: 'Token test group 2' } });
+    assert.equal(sb.counters.get(TOKEN), 2);
+  });
+
+  test('a token the API no longer accepts (sandbox restarted with new keys) is purged, renewed once and the call retried once', async () => {
+    const first = await startSandbox({ port: 0 });
+    const port = Number(new URL(first.url).port);
+    const c = client(first);
+    await readUsers(c);
+    await first.close();
+    const second = await sandbox({ port });
+    const results = await Promise.all(Array.from({ length: 10 }, () => readUsers(c)));
+    assert.ok(results.every((r) => r.status === 200));
+    assert.equal(second.counters.get(TOKEN), 1, 'ten callers hitting 401 share one renewal');
+    assert.equal(second.counters.get(USERS), 20, 'each call: one 401, one retry');
+  });
+
+  test('an expired token (client clock wrong) gets one renewal and one retry', async () => {
+    const sb = await sandbox({ tokenTtlSeconds: 1 });
+    // The client's clock stands still, so it believes its one-second token is still fresh.
+    const c = client(sb, { clock: new ManualClock(), auth: { refreshMarginSeconds: 0 } });
+    await readUsers(c);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    sb.counters.reset();
+    const stats = await withCallStats(async () => {
+      await readUsers(c);
+      return currentCallStats();
+    });
+    assert.equal(sb.counters.get(TOKEN), 1);
+    assert.equal(sb.counters.get(USERS), 2);
+    assert.equal(stats?.calls, 2);
+    assert.equal(stats?.tokenCalls, 1);
+  });
+
+  test('a wrong client secret is unauthorized at the token endpoint, without the secret in the message', async () => {
+    const sb = await sandbox();
+    const c = client(sb, { auth: { clientSecret: 'not-the-secret-xyz' } });
+    await assert.rejects(
+      readUsers(c),
+      upstream('unauthorized', (error) => {
+        assert.equal(error.source, 'token');
+        assert.match(error.message, /idm-compat/);
+        assert.doesNotMatch(error.message, /not-the-secret-xyz/);
+      }),
+    );
+    assert.equal(sb.counters.get(USERS), 0);
+  });
+
+  test('client_secret_basic works as well as client_secret_post', async () => {
+    const sb = await sandbox();
+    const basic = client(sb, { auth: { authMethod: 'client_secret_basic' } });
+    const post = client(sb, { auth: { authMethod: 'client_secret_post' } });
+    assert.equal((await readUsers(basic)).status, 200);
+    assert.equal((await readUsers(post)).status, 200);
+  });
+});
+
+describe('scopes', () => {
+  test('the read-only client asking for the write scope is forbidden at the token endpoint, naming the scope', async () => {
+    const sb = await sandbox();
+    const c = client(sb, { auth: { ...sb.clients.readOnly } });
+    assert.equal((await readUsers(c)).status, 200);
+    await assert.rejects(
+      c.request({ method: 'POST', path: '/groups', body: { name: 'Not allowed' } }),
+      upstream('forbidden', (error) => {
+        assert.equal(error.source, 'token');
+        assert.equal(error.details.scope, WRITE_SCOPE);
+        assert.match(error.message, /iserv:idm:api-write/);
+        assert.match(error.message, /idm-compat-readonly/);
+      }),
+    );
+    assert.equal(sb.counters.get('POST /groups'), 0);
+  });
+
+  test('a token without the write scope gets 403 from the API, also after one renewal: forbidden naming the scope', async () => {
+    const sb = await sandbox();
+    const c = client(sb, {
+      auth: { ...sb.clients.readOnly, scopes: { read: [READ_SCOPE], write: [READ_SCOPE] } },
+    });
+    await assert.rejects(
+      c.request({ method: 'POST', path: '/groups', body: { name: 'Not allowed' } }),
+      upstream('forbidden', (error) => {
+        assert.equal(error.source, 'api');
+        assert.equal(error.details.status, 403);
+        assert.equal(error.details.scope, WRITE_SCOPE);
+        assert.match(
+          error.message,
+          /the client lacks scope iserv:idm:api-write; grant it to client idm-compat-readonly/,
+        );
+      }),
+    );
+    // The scope may have been granted since the token was issued: one renewal, one retry.
+    assert.equal(sb.counters.get('POST /groups'), 2);
+    assert.equal(sb.counters.get(TOKEN), 2);
+  });
+});
+
+describe('token endpoint failures', () => {
+  test('token endpoint down: unavailable with source token', async () => {
+    const sb = await sandbox({ faults: { tokenEndpointDown: true } });
+    const c = client(sb);
+    await assert.rejects(
+      readUsers(c),
+      upstream('unavailable', (error) => assert.equal(error.source, 'token')),
+    );
+    assert.equal(sb.counters.get(USERS), 0);
+    sb.faults.reset();
+    assert.equal((await readUsers(c)).status, 200, 'recovers once the endpoint is back');
+  });
+
+  test('an unreachable issuer: unavailable with source token; discovery is redone once it is back', async () => {
+    const gone = await startSandbox({ port: 0 });
+    const port = Number(new URL(gone.url).port);
+    await gone.close();
+    const c = client(gone, { timeouts: { connectMs: 1_000, totalMs: 2_000 } });
+    await assert.rejects(
+      readUsers(c),
+      upstream('unavailable', (error) => assert.equal(error.source, 'token')),
+    );
+    await assert.rejects(
+      readUsers(c),
+      upstream('unavailable', (error) => assert.equal(error.source, 'token')),
+    );
+    const back = await sandbox({ port });
+    assert.equal((await readUsers(c)).status, 200);
+    assert.equal(back.counters.get(TOKEN), 1);
+  });
+
+  test('check() succeeds with a working successor and reports a broken one', async () => {
+    const sb = await sandbox();
+    await client(sb).check();
+    sb.faults.set({ tokenEndpointDown: true });
+    await assert.rejects(client(sb).check(), upstream('unavailable'));
+  });
+});
+
+describe('API key mode', () => {
+  test('the key goes in X-IServ-Authentication on every call and no token is requested', async () => {
+    const sb = await sandbox();
+    const c = createSuccessorClient({ baseUrl: sb.apiBaseUrl, auth: { type: 'apiKey', key: sb.apiKey } });
+    cleanups.push(() => c.close());
+    assert.equal((await readUsers(c)).status, 200);
+    const created = await c.request({ method: 'POST', path: '/groups', body: { name: 'Key group' } });
+    assert.equal(created.status, 201);
+    await c.check();
+    assert.equal(sb.counters.get(TOKEN), 0);
+  });
+
+  test('a wrong key is unauthorized, without the key in the message', async () => {
+    const sb = await sandbox();
+    const c = createSuccessorClient({
+      baseUrl: sb.apiBaseUrl,
+      auth: { type: 'apiKey', key: 'wrong-key-123' },
+    });
+    cleanups.push(() => c.close());
+    await assert.rejects(
+      readUsers(c),
+      upstream('unauthorized', (error) => {
+        assert.match(error.message, /X-IServ-Authentication/);
+        assert.doesNotMatch(error.message, /wrong-key-123/);
+      }),
+    );
+    assert.equal(sb.counters.get(USERS), 1, 'a rejected API key is not retried');
+  });
+});
+
+describe('logging', () => {
+  test('debug lines name method, path, status and duration, and never a secret or token', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+        callback();
+      },
+    });
+    const logger = createLogger({ level: 'debug', destination });
+    const sb = await sandbox();
+    const c = client(sb, { logger });
+    await readUsers(c);
+    await c.request({ method: 'POST', path: '/groups', body: { name: 'Logged group' } });
+    await assert.rejects(c.request({ method: 'GET', path: '/users/00000000-0000-4000-8000-000000000000' }));
+    const text = lines.join('\n');
+    const calls = lines.map(
+      (line) => JSON.parse(line) as { msg: string; successor?: Record<string, unknown> },
+    );
+    const apiCalls = calls.filter((line) => line.msg === 'successor call');
+    assert.equal(apiCalls.length, 3);
+    assert.deepEqual(
+      apiCalls.map((line) => [line.successor?.method, line.successor?.status]),
+      [
+        ['GET', 200],
+        ['POST', 201],
+        ['GET', 404],
+      ],
+    );
+    assert.ok(apiCalls.every((line) => typeof line.successor?.durationMs === 'number'));
+    assert.doesNotMatch(text, /sandbox-secret/);
+    assert.doesNotMatch(text, /Bearer/i);
+    assert.doesNotMatch(text, /eyJ[\w-]+\.[\w-]+/, 'no JWT');
+  });
+});
