@@ -8,6 +8,8 @@ import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import { type Clock, systemClock } from './clock.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
 import type { Logger } from './log/logger.js';
+import { apiBasePath, createMappingHolder } from './mapping/engine.js';
+import { loadProfile, profileDir } from './mapping/load.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import type { Services } from './services.js';
 import { openStore } from './store/open.js';
@@ -44,6 +46,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       await fn().catch((error) => logger.error({ err: error }, 'shutdown step failed'));
   };
   try {
+    // The mapping profile first: a broken table stops start-up before anything else is started.
+    const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
+    const profile = loadProfile(mappingsFolder);
     const store = openStore(config.store);
     cleanups.push(() => store.close());
     // Sandbox mode only (SPEC 2): a loopback-only API user so a fresh `npm start` can be tried at once.
@@ -78,7 +83,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     cleanups.push(() => successor.close());
 
-    const services: Services = { config, logger, clock, store, successor };
+    const mappings = createMappingHolder(
+      mappingsFolder,
+      {
+        successor,
+        idMap: store.idMap,
+        clock,
+        logger: logger.child({ component: 'mapping' }),
+        apiBase: apiBasePath(successorConfig.baseUrl),
+      },
+      profile,
+    );
+    logger.info({ profile: profile.name, folder: mappingsFolder, files: profile.files.length }, 'mapping profile loaded');
+
+    const services: Services = { config, logger, clock, store, successor, mappings };
     const app = createApp(services);
     const server = await listen(app.fetch, config);
     const address = server.address() as AddressInfo;
@@ -149,9 +167,11 @@ async function listen(
 /** Stops accepting connections, lets in-flight requests finish, and cuts what is left after the timeout. */
 async function stopListening(server: Server, timeoutMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
+  // close() drops only the connections idle at that moment; a keep-alive connection whose
+  // in-flight request finishes later would hold shutdown open until the client lets go.
+  const sweeper = setInterval(() => server.closeIdleConnections(), 50);
   const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-  timer.unref();
   await closed;
+  clearInterval(sweeper);
   clearTimeout(timer);
 }

@@ -1,11 +1,12 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv, Services } from '../services.js';
+import { type CallStats, currentCallStats, withCallStats } from '../successor/call-stats.js';
 import { requestIdFrom } from './request-id.js';
 
 /**
  * Binds a request id and a child logger to every request and writes one completion line per
  * request: id, method, path (never the query, which may carry an SSO token), status, duration,
- * API user and legacy operation when known.
+ * API user and legacy operation when known, and how many successor calls the request made.
  */
 export function requestLog(services: Services): MiddlewareHandler<AppEnv> {
   return async function requestLogMiddleware(c, next) {
@@ -16,8 +17,12 @@ export function requestLog(services: Services): MiddlewareHandler<AppEnv> {
     c.set('requestId', requestId);
     c.set('log', log);
     c.header('X-Request-Id', requestId);
+    let stats: CallStats | undefined;
     try {
-      await next();
+      await withCallStats(async () => {
+        stats = currentCallStats();
+        await next();
+      });
     } finally {
       const status = c.res.status;
       log[status >= 500 ? 'error' : 'info'](
@@ -28,6 +33,8 @@ export function requestLog(services: Services): MiddlewareHandler<AppEnv> {
           durationMs: Math.round((performance.now() - started) * 10) / 10,
           apiUser: c.get('apiUser'),
           operation: c.get('operation'),
+          successorCalls: stats?.calls,
+          successorMs: stats === undefined ? undefined : Math.round(stats.durationMs * 10) / 10,
         },
         'request completed',
       );

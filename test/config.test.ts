@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import { ConfigError, loadConfig } from '../src/config/load.js';
+import { configJsonSchema } from '../src/config/schema.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+function tempFile(name: string, content: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+  const file = path.join(dir, name);
+  writeFileSync(file, content);
+  return file;
+}
+
+function capture(env: NodeJS.ProcessEnv = {}): CommandIo & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    env,
+    out: (text: string) => {
+      io.stdout += text;
+    },
+    err: (text: string) => {
+      io.stderr += text;
+    },
+  };
+  return io;
+}
+
+describe('configuration', () => {
+  it('runs in sandbox mode on the embedded defaults when there is no file', () => {
+    const config = loadConfig({ env: {} });
+    assert.equal(config.mode, 'sandbox');
+    assert.equal(config.source, undefined);
+    assert.equal(config.server.host, '127.0.0.1');
+    assert.equal(config.server.port, 8080);
+    assert.equal(config.legacy.basePath, '/iserv/api');
+    assert.deepEqual(config.legacy.namespaces, ['Service']);
+    assert.deepEqual(config.store, { type: 'sqlite', path: './data/idm-compat.db' });
+  });
+
+  it('lets HOST and PORT override the listen address', () => {
+    const config = loadConfig({ env: { HOST: '::1', PORT: '9090' } });
+    assert.equal(config.server.host, '::1');
+    assert.equal(config.server.port, 9090);
+    assert.throws(() => loadConfig({ env: { PORT: 'eighty' } }), /PORT.*not a port number/s);
+  });
+
+  it('reads the file named by IDM_COMPAT_CONFIG and resolves secrets from env and files', () => {
+    const secretFile = tempFile('secret', 's3cret-from-file\n');
+    const file = tempFile(
+      'config.json',
+      JSON.stringify({
+        successor: {
+          baseUrl: 'https://school.example/iserv/idm/api/v1',
+          auth: {
+            type: 'oauth2',
+            issuer: 'https://school.example/iserv/auth',
+            clientId: 'c',
+            clientSecret: { file: secretFile },
+          },
+        },
+      }),
+    );
+    const config = loadConfig({ env: { IDM_COMPAT_CONFIG: file } });
+    assert.equal(config.mode, 'production');
+    assert.equal(config.source, file);
+    assert.equal(config.successor?.auth.type, 'oauth2');
+    if (config.successor?.auth.type === 'oauth2') {
+      assert.equal(config.successor.auth.clientSecret, 's3cret-from-file');
+      assert.deepEqual(config.successor.auth.scopes.read, ['iserv:idm:api-read']);
+    }
+
+    const envFile = tempFile(
+      'config.json',
+      JSON.stringify({
+        successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: { env: 'IDM_KEY' } } },
+      }),
+    );
+    const fromEnv = loadConfig({ file: envFile, env: { IDM_KEY: 'key-from-env' } });
+    assert.equal(fromEnv.successor?.auth.type === 'apiKey' && fromEnv.successor.auth.key, 'key-from-env');
+  });
+
+  it('names the file, the JSON path and the reason for every problem', () => {
+    const file = tempFile(
+      'bad.json',
+      JSON.stringify({
+        server: { port: 70000, trustedProxies: ['10.0.0.0/33'] },
+        successor: {
+          baseUrl: 'not a url',
+          auth: { type: 'oauth2', issuer: 'https://i.example', clientId: 'c', clientSecret: { env: 'NOPE' } },
+        },
+        surprise: true,
+      }),
+    );
+    try {
+      loadConfig({ file, env: {} });
+      assert.fail('expected a ConfigError');
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.file, file);
+      const paths = error.problems.map((p) => p.path);
+      assert.ok(paths.includes('server.port'), paths.join());
+      assert.ok(paths.includes('server.trustedProxies.0'), paths.join());
+      assert.ok(paths.includes('successor.baseUrl'), paths.join());
+      assert.ok(error.problems.some((p) => p.path === '(root)' && /surprise/.test(p.message)));
+      assert.match(error.message, /not a CIDR range/);
+    }
+  });
+
+  it('reports a missing secret with its JSON path and never prints a secret value', () => {
+    const file = tempFile(
+      'config.json',
+      JSON.stringify({
+        successor: {
+          baseUrl: 'https://s.example/x',
+          auth: {
+            type: 'oauth2',
+            issuer: 'https://i.example',
+            clientId: 'c',
+            clientSecret: { env: 'IDM_CLIENT_SECRET' },
+          },
+        },
+      }),
+    );
+    assert.throws(
+      () => loadConfig({ file, env: {} }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems[0]?.path === 'successor.auth.clientSecret' &&
+        /IDM_CLIENT_SECRET is not set/.test(error.message),
+    );
+  });
+
+  it('requires a successor unless the sandbox is enabled', () => {
+    const file = tempFile('config.json', JSON.stringify({ server: { port: 8081 } }));
+    assert.throws(() => loadConfig({ file, env: {} }), /successor: required unless sandbox.enabled/);
+  });
+
+  it('stops `serve` with the file, the JSON path and the reason on a bad file', async () => {
+    const file = tempFile('config.json', '{"server": {"port": "eighty"}}');
+    const io = capture();
+    const code = await runCli(['serve', '--config', file], io);
+    assert.equal(code, 2);
+    assert.match(io.stderr, new RegExp(`invalid configuration in ${file.replaceAll('/', '\\/')}`));
+    assert.match(io.stderr, /server\.port: /);
+    const notJson = tempFile('config.json', '{"server": ');
+    const io2 = capture();
+    assert.equal(await runCli(['config', 'check', '--config', notJson], io2), 2);
+    assert.match(io2.stderr, /not valid JSON/);
+  });
+
+  it('ships a config.example.json that passes the JSON Schema and the loader', () => {
+    const example = JSON.parse(readFileSync(path.join(root, 'config.example.json'), 'utf8'));
+    const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
+    const validate = ajv.compile(JSON.parse(readFileSync(path.join(root, 'config.schema.json'), 'utf8')));
+    assert.ok(validate(example), JSON.stringify(validate.errors));
+    const config = loadConfig({
+      file: path.join(root, 'config.example.json'),
+      env: { IDM_CLIENT_SECRET: 'x' },
+    });
+    assert.equal(config.mode, 'production');
+    const broken = structuredClone(example) as { server: { port: unknown } };
+    broken.server.port = 'eighty';
+    assert.equal(validate(broken), false);
+  });
+
+  it('keeps config.schema.json in step with the zod schema (run `npm run schema` after changing it)', () => {
+    const committed = JSON.parse(readFileSync(path.join(root, 'config.schema.json'), 'utf8'));
+    assert.deepEqual(committed, configJsonSchema());
+  });
+
+  it('prints the schema and help from the CLI', async () => {
+    const io = capture();
+    assert.equal(await runCli(['config', 'schema'], io), 0);
+    assert.deepEqual(JSON.parse(io.stdout), configJsonSchema());
+    const help = capture();
+    assert.equal(await runCli(['serve', '--help'], help), 0);
+    assert.match(help.stdout, /Usage: idm-compat serve \[--config FILE\]/);
+    const unknown = capture();
+    assert.equal(await runCli(['frobnicate'], unknown), 2);
+    assert.match(unknown.stderr, /unknown command/);
+  });
+});

@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { parseConfig } from '../src/config/load.js';
+import { createLogger } from '../src/log/logger.js';
+import { type RunningServer, startServer } from '../src/server.js';
+
+/** Collects pino's output lines so tests can read what reached the log. */
+class LogSink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+  lines(): Record<string, unknown>[] {
+    return this.text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+function sandboxConfig(dir: string) {
+  return parseConfig(
+    {
+      sandbox: { enabled: true },
+      server: { port: 0, shutdownTimeoutMs: 5000 },
+      store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+    },
+    { label: 'test', env: {}, baseDir: dir },
+  );
+}
+
+describe('server in sandbox mode', () => {
+  let server: RunningServer;
+  const sink = new LogSink();
+
+  before(async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-server-'));
+    server = await startServer({
+      config: sandboxConfig(dir),
+      logger: createLogger({ level: 'debug', destination: sink }),
+    });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('listens on loopback and answers /healthz', async () => {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const response = await fetch(`${server.url}/healthz`);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { status: 'ok' });
+  });
+
+  it('is ready when the store answers and a successor token can be had', async () => {
+    const response = await fetch(`${server.url}/readyz`);
+    const body = (await response.json()) as { status: string; checks: Record<string, { ok: boolean }> };
+    assert.equal(response.status, 200, JSON.stringify(body));
+    assert.equal(body.status, 'ready');
+    assert.equal(body.checks.store?.ok, true);
+    assert.equal(body.checks.successor?.ok, true);
+  });
+
+  it('reports not ready (503) while the successor token endpoint is down', async () => {
+    const sandbox = server.sandbox;
+    assert.ok(sandbox);
+    // A fresh client has no cached token, so readiness must reach the token endpoint.
+    const { createSuccessorClient } = await import('../src/successor/client.js');
+    const original = server.services.successor;
+    server.services.successor = createSuccessorClient({
+      baseUrl: sandbox.apiBaseUrl,
+      auth: {
+        type: 'oauth2',
+        issuer: sandbox.issuer,
+        clientId: sandbox.clients.readWrite.clientId,
+        clientSecret: sandbox.clients.readWrite.clientSecret,
+        scopes: { read: ['iserv:idm:api-read'], write: ['iserv:idm:api-write'] },
+      },
+      retries: { max: 0 },
+    });
+    sandbox.faults.set({ tokenEndpointDown: true });
+    try {
+      const response = await fetch(`${server.url}/readyz`);
+      const body = (await response.json()) as {
+        status: string;
+        checks: Record<string, { ok: boolean; error?: string }>;
+      };
+      assert.equal(response.status, 503);
+      assert.equal(body.checks.store?.ok, true);
+      assert.equal(body.checks.successor?.ok, false);
+      assert.ok(body.checks.successor?.error);
+      assert.doesNotMatch(JSON.stringify(body), /sandbox-secret/);
+    } finally {
+      sandbox.faults.reset();
+      await server.services.successor.close();
+      server.services.successor = original;
+    }
+  });
+
+  it('answers unknown paths with a JSON 404 and a request id', async () => {
+    const response = await fetch(`${server.url}/nowhere`, { headers: { 'x-request-id': 'trace-me-42' } });
+    assert.equal(response.status, 404);
+    assert.match(response.headers.get('content-type') ?? '', /application\/json/);
+    assert.equal(response.headers.get('x-request-id'), 'trace-me-42');
+    const body = (await response.json()) as { code: number; message: string };
+    assert.equal(body.code, 404);
+  });
+
+  it('writes one completion line per request and never a secret', async () => {
+    await fetch(`${server.url}/healthz?token=do-not-log-this-token`, {
+      headers: {
+        authorization: `Basic ${Buffer.from('someone:hunter2-password').toString('base64')}`,
+        'x-request-id': 'log-check-1',
+      },
+    });
+    const lines = sink.lines().filter((l) => l.reqId === 'log-check-1');
+    const completions = lines.filter((l) => l.msg === 'request completed');
+    assert.equal(completions.length, 1);
+    assert.equal(completions[0]?.status, 200);
+    assert.equal(completions[0]?.path, '/healthz');
+    assert.equal(typeof completions[0]?.durationMs, 'number');
+    assert.doesNotMatch(sink.text, /hunter2-password/);
+    assert.doesNotMatch(sink.text, /do-not-log-this-token/);
+    assert.doesNotMatch(sink.text, /c29tZW9uZTpodW50ZXIy/); // the base64 of the credentials
+    assert.doesNotMatch(sink.text, /sandbox-secret/); // the sandbox client's secret
+    assert.doesNotMatch(sink.text, /eyJ[\w-]+\.eyJ/); // no JWT access token
+  });
+
+  it('redacts secrets that a caller puts into a log object', () => {
+    const local = new LogSink();
+    const logger = createLogger({ destination: local });
+    logger.info(
+      {
+        password: 'p1',
+        req: { headers: { authorization: 'Basic abc' } },
+        successor: { clientSecret: 'cs', auth: { token: 't' } },
+      },
+      'x',
+    );
+    const [line] = local.lines();
+    assert.equal(line?.password, '[redacted]');
+    assert.doesNotMatch(local.text, /"p1"|Basic abc|"cs"|"t"/);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets in-flight requests finish, refuses new ones, then closes the sandbox and the store', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
+    const server = await startServer({
+      config: sandboxConfig(dir),
+      logger: createLogger({ level: 'silent' }),
+    });
+    const sandbox = server.sandbox;
+    assert.ok(sandbox);
+    // Warm the token so the slow request below is slow only because of the injected latency.
+    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    sandbox.faults.set({ latencyMs: 700 });
+    const inFlight = fetch(`${server.url}/readyz`);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const closed = server.close();
+    const response = await inFlight;
+    assert.equal(response.status, 200, 'the in-flight request completes');
+    await closed;
+    await assert.rejects(fetch(`${server.url}/healthz`), 'no new connections after close');
+    await assert.rejects(
+      fetch(`${sandbox.url}/iserv/idm/api/v1/docs.jsonopenapi`),
+      'the sandbox is closed too',
+    );
+    await assert.rejects(server.services.store.ping(), 'the store is closed');
+  });
+});
