@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CommandError, type CommandIo, parseCommandArgs } from '../src/cli/command.js';
+import { runSandbox, sandboxCommand, sandboxOptionsFromArgs } from '../src/sandbox/command.js';
+import { FixtureError } from '../src/sandbox/fixture.js';
+import { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD, sandboxUuid } from '../src/sandbox/index.js';
+import { uuidToBase58 } from '../src/uuid.js';
+import { keyClient, list, obj, sandbox } from './sandbox-helpers.js';
+
+describe('sandbox demo data', () => {
+  it('seeds the documented data set with stable UUIDs', async () => {
+    const [a, b] = await Promise.all([sandbox(), sandbox()]);
+    try {
+      const { data } = a;
+      assert.equal(data.roles.size, 4);
+      assert.ok(data.roleByName('ROLE_ADMIN'));
+      assert.equal(data.privileges.size, 6);
+      assert.equal(data.groupFlags.size, 3);
+      assert.equal(data.users.size, 25);
+      assert.equal(data.groups.size, 6);
+      assert.ok(data.groupByAccount('admins'));
+      assert.deepEqual([...a.data.users.keys()].sort(), [...b.data.users.keys()].sort());
+      assert.equal(data.userByAccount('admin')?.id, sandboxUuid('users:admin'));
+      assert.equal(data.groupByAccount('lehrer')?.id, sandboxUuid('groups:lehrer'));
+      const statuses = new Set(data.list('users').map((u) => u.status));
+      assert.deepEqual([...statuses].sort(), ['active', 'inactive', 'registered']);
+      assert.deepEqual(
+        data
+          .list('users')
+          .filter((u) => u.locked)
+          .map((u) => u.user),
+        ['leon.weber'],
+      );
+      assert.deepEqual(
+        data
+          .list('users')
+          .filter((u) => u.deleted !== null)
+          .map((u) => u.user),
+        ['ben.krause'],
+      );
+      assert.ok(data.list('groups').some((g) => data.groupFlagLinks.rightOf(g.id).length > 0));
+      assert.ok(data.list('groups').every((g) => data.membersOf(g.id).length > 0));
+      const admin = data.userByAccount('admin')?.id ?? '';
+      assert.ok(data.verifyPassword(admin, DEMO_ADMIN_PASSWORD));
+      assert.ok(data.verifyAdminPassword(admin, DEMO_ADMIN_PASSWORD));
+      assert.ok(data.verifyPassword(data.userByAccount('lena.mueller')?.id ?? '', DEMO_PASSWORD));
+      assert.equal(data.passwordState(data.userByAccount('emma.meyer')?.id ?? '').hasPassword, false);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('starts empty without seed and fixture', async () => {
+    const sb = await sandbox({ seed: false });
+    try {
+      assert.deepEqual(list((await keyClient(sb).get('/users')).body), []);
+      const created = await keyClient(sb).post('/users', { user: 'first', firstname: 'F', lastname: 'L' });
+      assert.equal(obj(created.body).createdBy, null, 'no admin user: no createdBy');
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('sandbox fixtures', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sandbox-fixture-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const write = (name: string, content: unknown) => {
+    const file = join(dir, name);
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+    return file;
+  };
+
+  it('loads a fixture file after the seed, resolving references by natural key or UUID', async () => {
+    const fixedId = '3f0c2a4e-8d5b-4a51-9b64-2c1f0e7d9a10';
+    const file = write('school.json', {
+      privileges: [{ privilege: 'lab_access', name: 'Lab access' }],
+      groupFlags: [{ name: 'archived', title: 'Archived' }],
+      roles: [{ role: 'ROLE_LAB', name: 'Lab', privileges: ['lab_access'] }],
+      users: [
+        {
+          id: uuidToBase58(fixedId),
+          user: 'lab.tech',
+          firstname: 'Lab',
+          lastname: 'Tech',
+          roles: ['ROLE_LAB'],
+          groups: ['chemie'],
+        },
+        {
+          user: 'old.user',
+          firstname: 'Old',
+          lastname: 'User',
+          status: 'inactive',
+          deleted: '2026-01-01T00:00:00+00:00',
+        },
+      ],
+      groups: [
+        {
+          group: 'chemie',
+          name: 'Chemie',
+          owner: fixedId,
+          members: ['thomas.becker'],
+          privileges: [sandboxUuid('privileges:lab_access')],
+          flags: ['archived', 'has_home'],
+        },
+      ],
+    });
+    const sb = await sandbox({ fixture: file, retentionSeconds: 10 * 365 * 24 * 3600 });
+    try {
+      assert.equal(sb.data.users.size, 27);
+      const tech = sb.data.users.get(fixedId);
+      assert.equal(tech?.user, 'lab.tech');
+      assert.equal(tech?.createdBy, sb.data.userByAccount('admin')?.id);
+      const chemie = sb.data.groupByAccount('chemie');
+      assert.equal(chemie?.id, sandboxUuid('groups:chemie'));
+      assert.equal(chemie?.owner, fixedId);
+      assert.deepEqual(
+        sb.data
+          .membersOf(chemie?.id ?? '')
+          .map((u) => u.user)
+          .sort(),
+        ['lab.tech', 'thomas.becker'],
+      );
+      assert.equal(sb.data.groupFlagLinks.rightOf(chemie?.id ?? '').length, 2);
+      const old = sb.data.userByAccount('old.user');
+      assert.equal(old?.deletedBy, sb.data.userByAccount('admin')?.id);
+      const group = obj(
+        (await keyClient(sb).get(`/groups/${chemie?.id}?_attributes=privileges.privilege`)).body,
+      );
+      assert.deepEqual(group.privileges, [{ privilege: 'lab_access' }]);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('accepts a fixture object instead of the seed', async () => {
+    const sb = await sandbox({
+      seed: false,
+      fixture: { users: [{ user: 'solo', firstname: 'S', lastname: 'O' }] },
+    });
+    try {
+      assert.deepEqual(
+        list((await keyClient(sb).get('/users')).body).map((u) => u.user),
+        ['solo'],
+      );
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('refuses bad fixtures naming the source, the JSON path and the reason', async () => {
+    const cases: [unknown, RegExp][] = [
+      [
+        { groups: [{ name: 'X', members: ['nobody'] }] },
+        /\$\.groups\[0\]\.members\[0\]: unknown users "nobody"/,
+      ],
+      [
+        { users: [{ user: 'admin', firstname: 'A', lastname: 'B' }] },
+        /\$\.users\[0\]\.user: account "admin" is already taken/,
+      ],
+      [{ users: [{ user: 'x', firstname: 'A' }] }, /\$\.users\[0\]\.lastname/],
+      [{ users: [{ user: 'x', firstname: 'A', lastname: 'B', status: 'a' }] }, /\$\.users\[0\]\.status/],
+      [{ people: [] }, /people/],
+      ['{ not json', /not valid JSON/],
+    ];
+    for (const [content, message] of cases) {
+      const file = write('bad.json', content);
+      await assert.rejects(sandbox({ fixture: file }), (error: unknown) => {
+        assert.ok(error instanceof FixtureError);
+        assert.match(error.message, new RegExp(file.replaceAll('.', '\\.')));
+        assert.match(error.message, message);
+        return true;
+      });
+    }
+    await assert.rejects(sandbox({ fixture: join(dir, 'missing.json') }), /cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe('idm-compat sandbox command', () => {
+  const io = (): CommandIo & { lines: string[] } => {
+    const lines: string[] = [];
+    return { lines, out: (t) => lines.push(t), err: (t) => lines.push(t), env: { LOG_LEVEL: 'silent' } };
+  };
+
+  it('parses its options and refuses bad values', () => {
+    const args = parseCommandArgs(sandboxCommand, [
+      '--port',
+      '0',
+      '--no-seed',
+      '--latency',
+      '25',
+      '--error-rate',
+      '0.1',
+      '--token-down',
+    ]);
+    const options = sandboxOptionsFromArgs(args, io());
+    assert.equal(options.port, 0);
+    assert.equal(options.seed, false);
+    assert.deepEqual(options.faults, { latencyMs: 25, errorRate: 0.1, tokenEndpointDown: true });
+    for (const argv of [
+      ['--port', 'abc'],
+      ['--port', '70000'],
+      ['--error-rate', '2'],
+      ['--latency=-1'],
+      ['--latency', '1.5'],
+    ]) {
+      assert.throws(() => sandboxOptionsFromArgs(parseCommandArgs(sandboxCommand, argv), io()), CommandError);
+    }
+  });
+
+  it('prints URLs and credentials as JSON, serves until stopped, then closes', async () => {
+    const out = io();
+    let stop = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    const args = parseCommandArgs(sandboxCommand, ['--port', '0', '--json', '--latency', '1']);
+    const running = runSandbox(args, out, stopped);
+    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const printed = obj(JSON.parse(out.lines[0] ?? '{}'));
+    assert.deepEqual(printed.clients, {
+      readWrite: { clientId: 'idm-compat', clientSecret: 'sandbox-secret' },
+      readOnly: { clientId: 'idm-compat-readonly', clientSecret: 'sandbox-readonly-secret' },
+    });
+    assert.equal(printed.apiKey, 'sandbox-api-key');
+    const discovery = obj(await (await fetch(String(printed.discovery))).json());
+    assert.equal(discovery.token_endpoint, printed.tokenEndpoint);
+    const faults = obj(await (await fetch(obj(printed.control).faults as string)).json());
+    assert.equal(faults.latencyMs, 1);
+    stop();
+    assert.equal(await running, 0);
+    await assert.rejects(fetch(String(printed.discovery)));
+  });
+
+  it('prints a text summary by default', async () => {
+    const out = io();
+    const running = runSandbox(parseCommandArgs(sandboxCommand, ['--no-seed']), out, Promise.resolve());
+    assert.equal(await running, 0);
+    const text = out.lines.join('\n');
+    assert.match(text, /Sandbox IDM running at http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(text, /idm-compat \/ sandbox-secret/);
+    assert.match(text, /sandbox-api-key/);
+  });
+});
