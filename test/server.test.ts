@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/log/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
@@ -171,5 +173,58 @@ describe('graceful shutdown', () => {
       'the sandbox is closed too',
     );
     await assert.rejects(server.services.store.ping(), 'the store is closed');
+  });
+});
+
+describe('TLS', () => {
+  it('serves HTTPS with the configured certificate and key', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-tls-'));
+    const cert = path.join(dir, 'cert.pem');
+    const key = path.join(dir, 'key.pem');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    const config = parseConfig(
+      {
+        sandbox: { enabled: true },
+        server: { port: 0, tls: { cert, key } },
+        store: { type: 'sqlite', path: path.join(dir, 's.db') },
+      },
+      { label: 'test', env: {}, baseDir: dir },
+    );
+    const server = await startServer({ config, logger: createLogger({ level: 'silent' }) });
+    const dispatcher = new Agent({ connect: { ca: readFileSync(cert) } });
+    try {
+      assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const response = await undiciFetch(`${server.url}/healthz`, { dispatcher });
+      assert.equal(response.status, 200);
+      await assert.rejects(
+        fetch(`${server.url.replace('https:', 'http:')}/healthz`),
+        'plain HTTP is not served',
+      );
+    } finally {
+      await dispatcher.close();
+      await server.close();
+    }
   });
 });
