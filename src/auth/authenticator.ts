@@ -60,6 +60,7 @@ export class Authenticator {
             ttl: options.credentialCacheTtlSeconds * 1000,
             // The injected clock decides expiry, so tests can move time without waiting.
             perf: { now: () => options.clock.now() },
+            ttlResolution: 0,
             ttlAutopurge: false,
           })
         : undefined;

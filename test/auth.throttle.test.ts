@@ -1,0 +1,140 @@
+// Failed-login throttling over real HTTP with an injected clock: back-off, 429 + Retry-After,
+// reset on success, isolation of a second integration at the same address, state across restarts.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { listApiUsers } from '../src/auth/admin.js';
+import { ManualClock } from '../src/clock.js';
+import { type AuthHarness, call, closeSharedSandbox, PROTECTED, startHarness } from './auth-helpers.js';
+
+after(closeSharedSandbox);
+
+async function attempt(h: AuthHarness, user: string, password: string, xff?: string) {
+  return call(`${h.url}${PROTECTED}`, {
+    user,
+    password,
+    ...(xff === undefined ? {} : { headers: { 'x-forwarded-for': xff } }),
+  });
+}
+
+async function failTimes(h: AuthHarness, times: number, user: string, xff?: string): Promise<void> {
+  for (let i = 0; i < times; i++) {
+    const response = await attempt(h, user, `wrong-${i}`, xff);
+    assert.equal(response.status, 401, `failure ${i + 1} of ${user} should be a 401`);
+  }
+}
+
+describe('throttling per user and address (defaults: 5 free failures, then 1 s, 2 s, 4 s …)', () => {
+  const clock = new ManualClock();
+  let h: AuthHarness;
+  const pw: Record<string, string> = {};
+
+  before(async () => {
+    h = await startHarness({ clock });
+    pw.alpha = await h.addUser('alpha', ['127.0.0.0/8']);
+    pw.beta = await h.addUser('beta', ['127.0.0.0/8']);
+    pw.gamma = await h.addUser('gamma', ['127.0.0.0/8']);
+  });
+  after(() => h?.close());
+
+  it('refuses with 429 and Retry-After after the free failures, even the right password', async () => {
+    await failTimes(h, 6, 'alpha');
+    const throttled = await attempt(h, 'alpha', pw.alpha ?? '');
+    assert.equal(throttled.status, 429);
+    assert.equal(throttled.headers.get('retry-after'), '1');
+    assert.match(throttled.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(throttled.body, {
+      code: 429,
+      message: 'Too many failed logins; try again in 1 seconds',
+    });
+    const [summary] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'alpha');
+    assert.equal(summary?.throttled, true);
+    assert.equal(summary?.recentFailures, 6);
+  });
+
+  it('backs off exponentially while failures continue', async () => {
+    clock.advance(1_000);
+    assert.equal((await attempt(h, 'alpha', 'wrong-again')).status, 401);
+    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).headers.get('retry-after'), '2');
+    clock.advance(2_000);
+    assert.equal((await attempt(h, 'alpha', 'wrong-again')).status, 401);
+    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).headers.get('retry-after'), '4');
+  });
+
+  it('lets a success after the back-off reset the counters', async () => {
+    clock.advance(4_000);
+    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).status, 200);
+    const [summary] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'alpha');
+    assert.equal(summary?.throttled, false);
+    assert.equal(summary?.recentFailures, 0);
+    // Five fresh failures are free again.
+    await failTimes(h, 5, 'alpha');
+    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).status, 200);
+  });
+
+  it('does not lock out a second integration at the same address', async () => {
+    // beta is misconfigured (wrong password) and hammers away from 127.0.0.1 …
+    await failTimes(h, 6, 'beta');
+    assert.equal((await attempt(h, 'beta', pw.beta ?? '')).status, 429);
+    // … and another misconfigured client sprays unknown names from the same address.
+    for (let i = 0; i < 11; i++) assert.equal((await attempt(h, `ghost${i}`, 'x')).status, 401);
+    const sprayed = await attempt(h, 'ghost-next', 'x');
+    assert.equal(sprayed.status, 429, 'unknown names from this address are throttled now');
+    // alpha and gamma (who never logged in from here) are unaffected.
+    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).status, 200);
+    assert.equal((await attempt(h, 'gamma', pw.gamma ?? '')).status, 200);
+  });
+
+  it('keeps throttle state across a restart (it lives in the store)', async () => {
+    // Past the credential cache TTL: a cached (already verified) credential is not throttled.
+    clock.advance(61_000);
+    await failTimes(h, 6, 'gamma');
+    assert.equal((await attempt(h, 'gamma', pw.gamma ?? '')).status, 429);
+    const dir = h.dir;
+    await h.close();
+    h = await startHarness({ clock, dir });
+    const afterRestart = await attempt(h, 'gamma', pw.gamma ?? '');
+    assert.equal(afterRestart.status, 429);
+    assert.equal(afterRestart.headers.get('retry-after'), '1');
+    clock.advance(1_000);
+    assert.equal((await attempt(h, 'gamma', pw.gamma ?? '')).status, 200);
+  });
+
+  it('forgets old failures after an hour without any', async () => {
+    await failTimes(h, 5, 'gamma');
+    clock.advance(3_600_001);
+    await failTimes(h, 5, 'gamma');
+    assert.equal((await attempt(h, 'gamma', pw.gamma ?? '')).status, 200);
+  });
+});
+
+describe('throttling per user across addresses (default: 20 free failures)', () => {
+  const clock = new ManualClock();
+  let h: AuthHarness;
+  let password = '';
+
+  before(async () => {
+    // Loopback is a trusted proxy here, so X-Forwarded-For gives each attempt its own client address.
+    h = await startHarness({ clock, config: { server: { trustedProxies: ['127.0.0.0/8'] } } });
+    password = await h.addUser('target', ['0.0.0.0/0']);
+  });
+  after(() => h?.close());
+
+  it('slows a user down everywhere after failures spread over many addresses', async () => {
+    for (let host = 1; host <= 4; host++) await failTimes(h, 5, 'target', `192.0.2.${host}`);
+    // 20 failures, none of the pairs throttled: the user's own counter is at its free limit.
+    assert.equal((await attempt(h, 'target', 'wrong', '192.0.2.5')).status, 401);
+    const elsewhere = await attempt(h, 'target', password, '198.51.100.1');
+    assert.equal(elsewhere.status, 429);
+    assert.equal(elsewhere.headers.get('retry-after'), '1');
+    clock.advance(1_000);
+    assert.equal((await attempt(h, 'target', password, '198.51.100.1')).status, 200);
+  });
+
+  it('throttles unknown names per address without touching other addresses', async () => {
+    for (let i = 0; i < 11; i++)
+      assert.equal((await attempt(h, `nobody${i}`, 'x', '203.0.113.1')).status, 401);
+    assert.equal((await attempt(h, 'nobody-else', 'x', '203.0.113.1')).status, 429);
+    assert.equal((await attempt(h, 'nobody-else', 'x', '203.0.113.2')).status, 401);
+    assert.equal((await attempt(h, 'target', password, '203.0.113.1')).status, 200);
+  });
+});

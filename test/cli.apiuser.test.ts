@@ -1,0 +1,282 @@
+// The apiuser commands end to end through runCli (in-process, real SQLite file); the spawned
+// process case while a server runs is in auth.cache.test.ts.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { verifyPassword } from '../src/auth/password.js';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let configFile = '';
+let storeFile = '';
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    out: (text) => {
+      stdout += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    err: (text) => {
+      stderr += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    env,
+  };
+  const code = await runCli(args, io);
+  return { code, stdout, stderr };
+}
+
+/** Runs with `--config` pointing at the test's store. */
+const run = (...args: string[]) => cli([...args, '--config', configFile]);
+
+async function storedUser(name: string) {
+  const store = openSqliteStore(storeFile);
+  try {
+    return await store.apiUsers.get(name);
+  } finally {
+    await store.close();
+  }
+}
+
+interface ListedUser {
+  name: string;
+  ranges: string[];
+  created: string;
+  lastLogin: string | null;
+  throttled: boolean;
+  throttledUntil: string | null;
+  recentFailures: number;
+}
+
+async function listed(): Promise<ListedUser[]> {
+  const result = await run('apiuser', 'list', '--json');
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout) as ListedUser[];
+}
+
+before(() => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-'));
+  storeFile = path.join(dir, 'store.db');
+  configFile = path.join(dir, 'config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({ sandbox: { enabled: true }, store: { type: 'sqlite', path: storeFile } }),
+  );
+});
+
+describe('apiuser add', () => {
+  it('creates a user, prints a strong password once (--json) and normalises the ranges', async () => {
+    const result = await run(
+      'apiuser',
+      'add',
+      'untis',
+      '--range',
+      '10.20.0.7/24',
+      '--range',
+      '2001:db8:20::/64',
+      '--json',
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const printed = JSON.parse(result.stdout) as { name: string; password: string; ranges: string[] };
+    assert.deepEqual(Object.keys(printed), ['name', 'password', 'ranges']);
+    assert.equal(printed.name, 'untis');
+    assert.deepEqual(printed.ranges, ['10.20.0.0/24', '2001:db8:20::/64']);
+    // 32 base64url characters: 192 bits of entropy (≥ 128 required).
+    assert.match(printed.password, /^[A-Za-z0-9_-]{32}$/);
+    const stored = await storedUser('untis');
+    assert.ok(stored);
+    assert.ok(stored.passwordHash.startsWith('scrypt$'));
+    assert.ok(!stored.passwordHash.includes(printed.password));
+    assert.equal(await verifyPassword(printed.password, stored.passwordHash), true);
+  });
+
+  it('prints the password in text form too', async () => {
+    const result = await run('apiuser', 'add', 'webuntis.sync', '--range', '192.0.2.1');
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Created API user webuntis\.sync, allowed from 192\.0\.2\.1\/32\./);
+    const password = /^ {2}([A-Za-z0-9_-]{32})$/m.exec(result.stdout)?.[1];
+    assert.ok(password, result.stdout);
+  });
+
+  it('refuses a duplicate name and changes nothing', async () => {
+    const before = await storedUser('untis');
+    const result = await run('apiuser', 'add', 'untis', '--range', '127.0.0.1/32');
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^error: API user untis already exists/);
+    assert.equal(result.stdout, '');
+    assert.deepEqual(await storedUser('untis'), before);
+  });
+
+  it('refuses invalid ranges, naming each, and creates nothing', async () => {
+    const result = await run(
+      'apiuser',
+      'add',
+      'broken',
+      '--range',
+      '10.0.0.0/8',
+      '--range',
+      '10.0.0.0/33',
+      '--range',
+      'nonsense',
+    );
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /prefix \/33 is too long/);
+    assert.match(result.stderr, /not a CIDR range: "nonsense"/);
+    assert.equal(await storedUser('broken'), undefined);
+  });
+
+  it('requires at least one range', async () => {
+    const result = await run('apiuser', 'add', 'norange');
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /at least one --range/);
+    assert.equal(await storedUser('norange'), undefined);
+  });
+
+  it('refuses names outside the documented rule', async () => {
+    for (const name of ['has space', 'colon:name', 'x'.repeat(65), 'ümlaut']) {
+      const result = await run('apiuser', 'add', name, '--range', '127.0.0.1');
+      assert.equal(result.code, 2, name);
+      assert.match(result.stderr, /invalid API user name/);
+    }
+  });
+
+  it('requires NAME', async () => {
+    const result = await run('apiuser', 'add', '--range', '127.0.0.1');
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /missing the API user NAME/);
+  });
+});
+
+describe('apiuser list', () => {
+  it('lists name, ranges, created, last login and throttled state (--json)', async () => {
+    const users = await listed();
+    const untis = users.find((u) => u.name === 'untis');
+    assert.ok(untis);
+    assert.deepEqual(untis.ranges, ['10.20.0.0/24', '2001:db8:20::/64']);
+    assert.ok(!Number.isNaN(Date.parse(untis.created)));
+    assert.equal(untis.lastLogin, null);
+    assert.equal(untis.throttled, false);
+    assert.equal(untis.throttledUntil, null);
+    assert.equal(untis.recentFailures, 0);
+    assert.deepEqual(
+      users.map((u) => u.name),
+      [...users.map((u) => u.name)].sort(),
+    );
+  });
+
+  it('prints a table', async () => {
+    const result = await run('apiuser', 'list');
+    assert.equal(result.code, 0);
+    const [header, ...rows] = result.stdout.trimEnd().split('\n');
+    assert.match(header ?? '', /^NAME\s+RANGES\s+CREATED\s+LAST LOGIN\s+THROTTLED$/);
+    assert.ok(
+      rows.some((row) => /^untis\s+10\.20\.0\.0\/24,2001:db8:20::\/64\s+\S+\s+never\s+no$/.test(row)),
+      result.stdout,
+    );
+  });
+
+  it('says so when there are no users', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-empty-'));
+    const file = path.join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ sandbox: { enabled: true }, store: { type: 'sqlite', path: path.join(dir, 's.db') } }),
+    );
+    // The config file may also come from IDM_COMPAT_CONFIG.
+    const result = await cli(['apiuser', 'list'], { IDM_COMPAT_CONFIG: file });
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /No API users/);
+    assert.deepEqual(
+      JSON.parse((await cli(['apiuser', 'list', '--json'], { IDM_COMPAT_CONFIG: file })).stdout),
+      [],
+    );
+  });
+});
+
+describe('apiuser reset-password', () => {
+  it('replaces the password and prints the new one once', async () => {
+    const before = await storedUser('untis');
+    const result = await run('apiuser', 'reset-password', 'untis', '--json');
+    assert.equal(result.code, 0, result.stderr);
+    const printed = JSON.parse(result.stdout) as { name: string; password: string; ranges: string[] };
+    assert.equal(printed.name, 'untis');
+    assert.deepEqual(printed.ranges, ['10.20.0.0/24', '2001:db8:20::/64']);
+    const after = await storedUser('untis');
+    assert.ok(after && before);
+    assert.notEqual(after.passwordHash, before.passwordHash);
+    assert.equal(await verifyPassword(printed.password, after.passwordHash), true);
+    assert.equal(after.createdAt, before.createdAt);
+  });
+
+  it('refuses an unknown name', async () => {
+    const result = await run('apiuser', 'reset-password', 'ghost');
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no API user named "ghost"/);
+  });
+});
+
+describe('apiuser set-ranges', () => {
+  it('replaces the ranges', async () => {
+    const result = await run('apiuser', 'set-ranges', 'untis', '--range', '::ffff:10.1.0.0/112', '--json');
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { name: 'untis', ranges: ['10.1.0.0/16'] });
+    assert.deepEqual((await storedUser('untis'))?.ranges, ['10.1.0.0/16']);
+  });
+
+  it('refuses invalid ranges and keeps the old ones', async () => {
+    const result = await run('apiuser', 'set-ranges', 'untis', '--range', '300.1.1.1/8');
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /not a CIDR range/);
+    assert.deepEqual((await storedUser('untis'))?.ranges, ['10.1.0.0/16']);
+  });
+
+  it('refuses an unknown name', async () => {
+    const result = await run('apiuser', 'set-ranges', 'ghost', '--range', '10.0.0.0/8');
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no API user named "ghost"/);
+  });
+});
+
+describe('apiuser remove', () => {
+  it('removes a user', async () => {
+    const result = await run('apiuser', 'remove', 'webuntis.sync');
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Removed API user webuntis\.sync\./);
+    assert.equal(await storedUser('webuntis.sync'), undefined);
+    assert.ok(!(await listed()).some((u) => u.name === 'webuntis.sync'));
+  });
+
+  it('refuses an unknown name', async () => {
+    const result = await run('apiuser', 'remove', 'webuntis.sync');
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no API user named "webuntis\.sync"/);
+  });
+});
+
+describe('apiuser help', () => {
+  it('has --help on every command and lists them in the overview', async () => {
+    const overview = await cli(['--help']);
+    for (const command of ['add', 'list', 'remove', 'reset-password', 'set-ranges']) {
+      assert.match(overview.stdout, new RegExp(`apiuser ${command}`));
+      const help = await cli(['apiuser', command, '--help']);
+      assert.equal(help.code, 0);
+      assert.match(help.stdout, new RegExp(`^Usage: idm-compat apiuser ${command}`));
+      assert.match(help.stdout, /--config FILE/);
+    }
+  });
+
+  it('rejects unknown options with usage', async () => {
+    const result = await run('apiuser', 'list', '--bogus');
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /Usage: idm-compat apiuser list/);
+  });
+});
