@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -180,6 +180,52 @@ describe('sandbox fixtures', () => {
       });
     }
     await assert.rejects(sandbox({ fixture: join(dir, 'missing.json') }), /cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe('docs/sandbox.md', () => {
+  const doc = readFileSync(new URL('../docs/sandbox.md', import.meta.url), 'utf8');
+
+  it('lists the demo data as seeded (accounts, UUIDs, statuses)', async () => {
+    const sb = await sandbox();
+    try {
+      const documented = new Map<string, string[]>();
+      for (const line of doc.split('\n')) {
+        const cells = line.split('|').map((c) => c.trim());
+        const uuid = cells.at(-2)?.match(/^`([0-9a-f-]{36})`$/)?.[1];
+        const key = cells[1]?.match(/^`([^`]+)`$/)?.[1];
+        if (uuid && key) documented.set(uuid, cells.slice(1, -1));
+      }
+      const expect = (id: string, key: string) => {
+        assert.ok(documented.has(id), `${key} (${id}) is documented`);
+        assert.equal(documented.get(id)?.[0], `\`${key}\``);
+      };
+      for (const u of sb.data.list('users')) {
+        expect(u.id, u.user);
+        assert.equal(documented.get(u.id)?.[3], u.status, u.user);
+      }
+      for (const g of sb.data.list('groups')) expect(g.id, g.group);
+      for (const r of sb.data.list('roles')) expect(r.id, r.role);
+      for (const p of sb.data.list('privileges')) expect(p.id, p.privilege);
+      for (const f of sb.data.list('group_flags')) expect(f.id, f.name);
+      assert.equal(documented.size, 25 + 6 + 4 + 6 + 3);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('shows a fixture example that loads', async () => {
+    const section = doc.slice(doc.indexOf('## Fixtures'));
+    const example = section.match(/```json\n([\s\S]*?)```/)?.[1];
+    assert.ok(example, 'fixture example present');
+    const sb = await sandbox({ fixture: JSON.parse(example) });
+    try {
+      const chemie = sb.data.groupByAccount('chemie');
+      assert.equal(chemie?.owner, sb.data.userByAccount('lab.tech')?.id);
+      assert.ok(sb.data.verifyPassword(sb.data.userByAccount('lab.tech')?.id ?? '', 'initial-password'));
+    } finally {
+      await sb.close();
+    }
   });
 });
 
