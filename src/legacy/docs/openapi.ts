@@ -48,7 +48,11 @@ export function buildOpenApiDocument(
     const route = openApiRoute(operation);
     const responses = { ...route.responses };
     for (const [status, description] of Object.entries(AUTH_RESPONSES)) {
-      responses[status] ??= { description, content: { 'application/json': { schema: error } } };
+      const declared = responses[status];
+      if (!declared) responses[status] = { description, content: { 'application/json': { schema: error } } };
+      else if ('description' in declared) {
+        responses[status] = { ...declared, description: `${declared.description}; or: ${description}` };
+      }
     }
     registry.registerPath({ ...route, responses });
   }

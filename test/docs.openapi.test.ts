@@ -1,0 +1,123 @@
+// The OpenAPI 3.1 document and the docs assets over real HTTP, checked by a real OpenAPI validator.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
+import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
+
+after(closeSharedSandbox);
+
+interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  servers: { url: string }[];
+  components: { securitySchemes: Record<string, unknown> };
+  paths: Record<
+    string,
+    Record<string, { operationId: string; responses: Record<string, unknown>; security: unknown }>
+  >;
+}
+
+describe('interactive docs: OpenAPI document and assets', () => {
+  let h: AuthHarness;
+  let password = '';
+  const auth = () => ({ user: 'docs', password });
+  let document: OpenApiDocument;
+
+  before(async () => {
+    h = await startHarness({ config: { legacy: { namespaces: ['Service', 'IServ'] } } });
+    password = await h.addUser('docs', ['127.0.0.0/8']);
+    const response = await call(`${h.url}/iserv/api/docs/openapi.json`, auth());
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    document = response.body as OpenApiDocument;
+  });
+  after(() => h?.close());
+
+  it('requires API-user credentials for the page, the document and the assets', async () => {
+    for (const path of [
+      '/docs',
+      '/docs/',
+      '/docs/openapi.json',
+      '/docs/swagger-ui-bundle.js',
+      '/docs/docs.js',
+    ]) {
+      const response = await call(`${h.url}/iserv/api${path}`);
+      assert.equal(response.status, 401, path);
+      assert.match(response.headers.get('www-authenticate') ?? '', /^Basic /);
+    }
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    assert.match(document.openapi, /^3\.1\./);
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document) as unknown as object);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('documents every legacy operation, with its id, method and path', () => {
+    assert.ok(LEGACY_OPERATIONS.length > 0, 'no legacy operations yet');
+    for (const operation of LEGACY_OPERATIONS) {
+      const documented = document.paths[operation.path]?.[operation.method];
+      assert.ok(documented, `${operation.method.toUpperCase()} ${operation.path} is missing`);
+      assert.equal(documented.operationId, operation.id);
+      for (const status of ['401', '403', '429'])
+        assert.ok(documented.responses[status], `${operation.id} ${status}`);
+    }
+    const count = Object.values(document.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
+    assert.equal(count, LEGACY_OPERATIONS.length);
+  });
+
+  it('names Basic auth, the first namespace as server and every namespace alias', () => {
+    assert.deepEqual(document.components.securitySchemes.basicAuth, {
+      type: 'http',
+      scheme: 'basic',
+      description: 'API-user name and password, created on the server with `idm-compat apiuser add`',
+    });
+    assert.deepEqual(
+      document.servers.map((s) => s.url),
+      ['/iserv/api/Service'],
+    );
+    assert.match(document.info.description, /`\/iserv\/api\/Service`, `\/iserv\/api\/IServ`/);
+    assert.equal(document.info.version, '1.6.0');
+  });
+
+  it('serves the page and Swagger UI from the proxy itself (no CDN), under a CSP', async () => {
+    const redirect = await call(`${h.url}/iserv/api/docs`, auth());
+    assert.equal(redirect.status, 301);
+    assert.equal(redirect.headers.get('location'), '/iserv/api/docs/');
+
+    const page = await call(`${h.url}/iserv/api/docs/`, auth());
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.doesNotMatch(page.text, /https?:\/\//, 'no absolute (CDN) URLs in the page');
+    const referenced = [...page.text.matchAll(/(?:src|href)="\.\/([^"]+)"/g)].map((m) => m[1] ?? '');
+    assert.ok(referenced.includes('swagger-ui-bundle.js') && referenced.includes('swagger-ui.css'));
+    for (const asset of referenced) {
+      const response = await call(`${h.url}/iserv/api/docs/${asset}`, auth());
+      assert.equal(response.status, 200, asset);
+    }
+    const bundle = await fetch(`${h.url}/iserv/api/docs/swagger-ui-bundle.js`, {
+      headers: { authorization: `Basic ${Buffer.from(`docs:${password}`).toString('base64')}` },
+    });
+    assert.match(bundle.headers.get('content-type') ?? '', /^text\/javascript/);
+    assert.ok((await bundle.arrayBuffer()).byteLength > 100_000);
+  });
+
+  it('answers HEAD, 404 for other files and 405 for other methods', async () => {
+    assert.equal(
+      (await call(`${h.url}/iserv/api/docs/openapi.json`, { ...auth(), method: 'HEAD' })).status,
+      200,
+    );
+    for (const file of ['index.html', 'swagger-ui.js.map', '..%2Fpackage.json', 'package.json']) {
+      const response = await call(`${h.url}/iserv/api/docs/${file}`, auth());
+      assert.equal(response.status, 404, file);
+      assert.equal((response.body as { code: number }).code, 404);
+    }
+    const post = await call(`${h.url}/iserv/api/docs/`, { ...auth(), method: 'POST' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+  });
+});
