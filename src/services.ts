@@ -1,6 +1,7 @@
 import type { Clock } from './clock.js';
 import type { AppConfig } from './config/load.js';
 import type { Logger } from './log/logger.js';
+import type { MappingHolder } from './mapping/engine.js';
 import type { Store } from './store/types.js';
 import type { SuccessorClient } from './successor/client.js';
 
@@ -11,6 +12,8 @@ export interface Services {
   clock: Clock;
   store: Store;
   successor: SuccessorClient;
+  /** The live mapping tables (swapped as a whole on reload). */
+  mappings: MappingHolder;
 }
 
 /** Hono environment of the app: per-request values set by middleware. */

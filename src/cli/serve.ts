@@ -1,5 +1,6 @@
 import { type AppConfig, loadConfig } from '../config/load.js';
 import { createLogger } from '../log/logger.js';
+import { reloadOnSignal } from '../mapping/reload.js';
 import { type RunningServer, startServer } from '../server.js';
 import { type Command, stringOption } from './command.js';
 
@@ -19,11 +20,14 @@ Environment: HOST and PORT override server.host and server.port.`,
     const running = await startServer({ config, logger });
     io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
     if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
+    // SIGHUP reloads the mapping tables; a broken file is logged and the old tables stay live.
+    const stopReloading = reloadOnSignal(running.services.mappings, logger);
     await new Promise<void>((resolve) => {
       const stop = (signal: NodeJS.Signals) => {
         io.err(`${signal}: finishing in-flight requests…`);
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
+        stopReloading();
         running.close().then(resolve, resolve);
       };
       process.on('SIGINT', stop);

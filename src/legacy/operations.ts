@@ -1,4 +1,5 @@
 import type { LegacyOperation } from './operation.js';
+import { USER_OPERATIONS } from './user/index.js';
 
 /** Every legacy v1.6.0 operation the proxy serves; each resource folder contributes its own. */
-export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [];
+export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [...USER_OPERATIONS];

@@ -1,4 +1,5 @@
 import type { ApiUserRepository, LoginThrottleRepository } from './api-users.js';
+import type { IdMapRepository } from './id-map.js';
 
 /**
  * The store: everything idm-compat persists (API users, login throttling, ID mapping tables,
@@ -11,6 +12,8 @@ export interface Store {
   readonly apiUsers: ApiUserRepository;
   /** Failed-login counters of the API-user authentication. */
   readonly loginThrottle: LoginThrottleRepository;
+  /** ID mapping tables (legacy ID ↔ successor UUID) of the `table` ID strategy. */
+  readonly idMap: IdMapRepository;
   /** Resolves when the store answers a trivial query; used by /readyz. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

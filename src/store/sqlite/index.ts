@@ -1,9 +1,10 @@
 import type { Migration, Store } from '../types.js';
 import { API_USERS_MIGRATION, SqliteApiUserRepository, SqliteLoginThrottleRepository } from './api-users.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
+import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
 
 /** Every SQLite schema step, in order. Each area of the store appends its own. */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [API_USERS_MIGRATION];
+export const SQLITE_MIGRATIONS: readonly Migration[] = [API_USERS_MIGRATION, ID_MAP_MIGRATION];
 
 /** The SQLite store (the default): one file, WAL mode. */
 export class SqliteStore implements Store {
@@ -11,10 +12,12 @@ export class SqliteStore implements Store {
   private closed = false;
   readonly apiUsers: SqliteApiUserRepository;
   readonly loginThrottle: SqliteLoginThrottleRepository;
+  readonly idMap: SqliteIdMapRepository;
 
   constructor(readonly db: SqliteDatabase) {
     this.apiUsers = new SqliteApiUserRepository(db);
     this.loginThrottle = new SqliteLoginThrottleRepository(db);
+    this.idMap = new SqliteIdMapRepository(db);
   }
 
   async ping(): Promise<void> {

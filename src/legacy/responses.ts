@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import type { OperationResponses } from './operation.js';
+
+/** The legacy error body (SPEC 3), for the documented error responses of operations. */
+export const legacyErrorSchema = z
+  .object({
+    code: z.int().describe('The HTTP status code'),
+    message: z.string().describe('What went wrong, for a person'),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('Every problem found in the request'),
+  })
+  .describe('Error');
+
+const ERRORS = {
+  400: 'Invalid request: malformed JSON, wrong types, unknown fields, unknown IDs in the body',
+  403: 'The entity may not be deleted or updated',
+  404: 'No entity with this ID',
+  502: 'The successor IDM failed or refused the proxy',
+  503: 'No access token could be obtained from the successor IDM',
+  504: 'The successor IDM did not answer in time',
+} as const;
+
+/** The documented error responses of an operation, e.g. `errorResponses(400, 404)`; 502–504 always. */
+export function errorResponses(...statuses: (keyof typeof ERRORS)[]): OperationResponses {
+  const out: OperationResponses = {};
+  for (const status of [...statuses, 502, 503, 504] as const) {
+    out[status] = { description: ERRORS[status], schema: legacyErrorSchema };
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+import type { Context } from 'hono';
+import type { RunInput, RunResult } from '../mapping/executor.js';
+import type { AppEnv } from '../services.js';
+import { LegacyError } from './errors.js';
+
+/**
+ * The bridge from legacy handlers to the mapping engine: a handler names its operation id and
+ * hands over validated input; the live profile's operation table decides what happens.
+ */
+export async function runMapped(
+  c: Context<AppEnv>,
+  operationId: string,
+  input: RunInput,
+): Promise<RunResult> {
+  return c.get('services').mappings.current().run(operationId, input);
+}
+
+function mismatch(operationId: string, result: RunResult, wanted: RunResult['type']): LegacyError {
+  return new LegacyError(
+    500,
+    `The operation table of ${operationId} answers "${result.type}", but the legacy operation needs "${wanted}"; fix its "result" in the mapping profile`,
+  );
+}
+
+/** Runs an operation whose result is one entity. */
+export async function mappedEntity(
+  c: Context<AppEnv>,
+  operationId: string,
+  input: RunInput,
+): Promise<{ id: string | null; value: Record<string, unknown> }> {
+  const result = await runMapped(c, operationId, input);
+  if (result.type !== 'entity') throw mismatch(operationId, result, 'entity');
+  return result;
+}
+
+/** Runs an operation whose result is a list of entities. */
+export async function mappedList(
+  c: Context<AppEnv>,
+  operationId: string,
+  input: RunInput,
+): Promise<Record<string, unknown>[]> {
+  const result = await runMapped(c, operationId, input);
+  if (result.type !== 'collection') throw mismatch(operationId, result, 'collection');
+  return result.value;
+}
+
+/** Runs an operation whose result is an object mapped from the successor's answer. */
+export async function mappedObject(
+  c: Context<AppEnv>,
+  operationId: string,
+  input: RunInput,
+): Promise<Record<string, unknown>> {
+  const result = await runMapped(c, operationId, input);
+  if (result.type !== 'object') throw mismatch(operationId, result, 'object');
+  return result.value;
+}
+
+/** Runs an operation that answers nothing (204). */
+export async function mappedNone(c: Context<AppEnv>, operationId: string, input: RunInput): Promise<void> {
+  const result = await runMapped(c, operationId, input);
+  if (result.type !== 'none') throw mismatch(operationId, result, 'none');
+}
+
+/** The `Location` of an entity created by a POST to the current collection path (under `legacy.publicUrl` when set). */
+export function locationOf(c: Context<AppEnv>, legacyId: string): string {
+  const publicUrl = c.get('services').config.legacy.publicUrl?.replace(/\/+$/, '');
+  const origin = publicUrl ?? new URL(c.req.url).origin;
+  return `${origin}${c.req.path.replace(/\/+$/, '')}/${encodeURIComponent(legacyId)}`;
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { defineOperation, hasExtended } from '../operation.js';
+import { errorResponses } from '../responses.js';
+import { mappedList } from '../translate.js';
+import {
+  USER_EXTENDED_FIELDS,
+  USER_LIST_FIELDS,
+  USER_TAG,
+  userListItemSchema,
+  userListQuery,
+} from './schema.js';
+
+/** GET /Core/Entity/User: every user as a list item; `extended` adds roles, groups, privileges. */
+export const userListOperation = defineOperation({
+  id: 'user.list',
+  method: 'get',
+  path: '/Core/Entity/User',
+  summary: 'Lists users',
+  description:
+    'One successor collection read, however many users: related IDs come embedded (`_attributes`), never one call per user.',
+  tag: USER_TAG,
+  query: userListQuery,
+  responses: {
+    200: { description: 'The users', schema: z.array(userListItemSchema) },
+    ...errorResponses(400),
+  },
+  async handler(c) {
+    const fields = hasExtended(c) ? [...USER_LIST_FIELDS, ...USER_EXTENDED_FIELDS] : USER_LIST_FIELDS;
+    return c.json(await mappedList(c, 'user.list', { fields }), 200);
+  },
+});

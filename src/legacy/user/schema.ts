@@ -1,0 +1,169 @@
+import { z } from 'zod';
+
+/**
+ * The legacy contract of the User resource (seed 2 and 4.1): what callers send and get. How
+ * each field maps to the successor lives in the mapping tables, not here.
+ */
+
+const date = z.string().describe('Date, YYYY-MM-DD');
+const dateTime = z.string().describe('Date-time, ISO 8601 with offset');
+const ids = (what: string) => z.array(z.string()).describe(`${what} IDs`);
+
+/** The fields of a user list item, in the seed's order, then `_id`. */
+export const USER_LIST_FIELDS = [
+  'username',
+  'firstname',
+  'lastname',
+  'status',
+  'created',
+  'createdBy',
+  'lastlogin',
+  '_id',
+] as const;
+
+/** The related-ID fields a list adds with `extended`. */
+export const USER_EXTENDED_FIELDS = ['roles', 'groups', 'privileges'] as const;
+
+/** Every field of a single user (seed table order), then `_id`. */
+export const USER_FIELDS = [
+  'username',
+  'firstname',
+  'lastname',
+  'status',
+  'type',
+  'importId',
+  'auxInfo',
+  'created',
+  'createdBy',
+  'lastlogin',
+  'deleted',
+  'deletedBy',
+  'roles',
+  'groups',
+  'admin',
+  'privileges',
+  '_id',
+] as const;
+
+/** The writable fields, which PUT answers with. */
+export const USER_WRITABLE_FIELDS = [
+  'username',
+  'firstname',
+  'lastname',
+  'status',
+  'type',
+  'importId',
+  'auxInfo',
+] as const;
+
+const status = z.enum(['a', 'r', 'i']).describe('Status: a, r or i');
+
+/** A user list item (`extended` adds roles, groups, privileges). */
+export const userListItemSchema = z
+  .object({
+    username: z.string().describe('Account'),
+    firstname: z.string().nullable(),
+    lastname: z.string().nullable(),
+    status: status.nullable(),
+    created: date.nullable(),
+    createdBy: z.string().nullable().describe('Legacy ID of the creating user'),
+    lastlogin: dateTime.nullable(),
+    _id: z.string().describe('Legacy ID'),
+    roles: ids('Role').optional(),
+    groups: ids('Group').optional(),
+    privileges: ids('Privilege').optional(),
+  })
+  .describe('UserListItem');
+
+/** A single user: every field, absent values as null. */
+export const userSchema = z
+  .object({
+    username: z.string().describe('Account'),
+    firstname: z.string().nullable(),
+    lastname: z.string().nullable(),
+    status: status.nullable(),
+    type: z.string().nullable().describe('User type'),
+    importId: z.string().nullable().describe('Import ID'),
+    auxInfo: z.string().nullable().describe('Class/Information'),
+    created: date.nullable(),
+    createdBy: z.string().nullable(),
+    lastlogin: dateTime.nullable(),
+    deleted: date.nullable().describe('Deleted on (soft delete)'),
+    deletedBy: z.string().nullable(),
+    roles: ids('Role'),
+    groups: ids('Group'),
+    admin: z.boolean().describe('Has the administrator role'),
+    privileges: ids('Privilege'),
+    _id: z.string().describe('Legacy ID'),
+  })
+  .describe('User');
+
+const text = z.string().min(1, 'must not be empty');
+const optionalText = z.string().nullable();
+
+/** The body of POST (create): unknown fields are a 400. */
+export const userCreateSchema = z
+  .strictObject({
+    username: text.describe('Account'),
+    firstname: text,
+    lastname: text,
+    status: status.optional(),
+    type: optionalText.optional(),
+    importId: optionalText.optional(),
+    auxInfo: optionalText.optional(),
+  })
+  .describe('UserCreate');
+
+/** The body of PUT (update): any writable field; unknown fields are a 400. */
+export const userUpdateSchema = z
+  .strictObject({
+    username: text.optional(),
+    firstname: text.optional(),
+    lastname: text.optional(),
+    status: status.optional(),
+    type: optionalText.optional(),
+    importId: optionalText.optional(),
+    auxInfo: optionalText.optional(),
+  })
+  .describe('UserUpdate');
+
+/** What PUT answers: exactly the writable fields. */
+export const userWritableSchema = z
+  .object({
+    username: z.string(),
+    firstname: z.string().nullable(),
+    lastname: z.string().nullable(),
+    status: status.nullable(),
+    type: z.string().nullable(),
+    importId: z.string().nullable(),
+    auxInfo: z.string().nullable(),
+  })
+  .describe('UserWritable');
+
+/** The body of the link operations: a JSON array of legacy ID strings. */
+export const linkBodySchema = z
+  .array(z.string().min(1, 'an ID must not be empty'))
+  .max(1000)
+  .describe('IDs to link or unlink');
+
+/** The body of the password operations. */
+export const passwordBodySchema = z
+  .strictObject({ password: z.string().min(1, 'must not be empty').max(4096) })
+  .describe('Password');
+
+/** The answer of the password reset operations: a temporary password. */
+export const passwordAnswerSchema = z.object({ password: z.string() }).describe('TemporaryPassword');
+
+/** Path parameters of the operations on one user. */
+export const userParams = z.object({ id: z.string().min(1).describe('Legacy user ID') });
+
+/** Query of the list operation. */
+export const userListQuery = z.object({
+  extended: z
+    .string()
+    .optional()
+    .describe('When present (any value, also as extended[]), roles, groups and privileges are included'),
+});
+
+/** OpenAPI tag of the user operations. */
+export const USER_TAG = 'User';

@@ -1,0 +1,558 @@
+import type { MappingProblem } from './errors.js';
+import type {
+  AssignRule,
+  EntityTable,
+  FieldsFile,
+  FieldTable,
+  IdStrategy,
+  JsonValue,
+  OperationTable,
+  ProfileFile,
+  StepTable,
+  UpstreamTolerance,
+  ValuesFile,
+} from './schema.js';
+import {
+  compileJsonTemplate,
+  compileTemplate,
+  type JsonTemplate,
+  jsonUsesVariable,
+  renderText,
+  type Template,
+  TemplateError,
+  usesVariable,
+  type VariableCheck,
+} from './template.js';
+
+/** A parsed file of the profile, with the path it came from (relative to the profile folder). */
+export interface SourceFile<T> {
+  file: string;
+  data: T;
+}
+
+/** Everything load.ts found in a profile folder, each file already schema-valid. */
+export interface ProfileSources {
+  profile: SourceFile<ProfileFile>;
+  entities: SourceFile<{ kinds: Record<string, EntityTable> }>[];
+  ids: SourceFile<{ kinds: Record<string, IdStrategy> }>[];
+  values: SourceFile<ValuesFile>[];
+  fields: SourceFile<FieldsFile>[];
+  operations: SourceFile<{ operations: Record<string, OperationTable> }>[];
+}
+
+/** One entity kind, ready to use: where it lives, how it is addressed and its ID strategy. */
+export interface CompiledKind {
+  name: string;
+  label: string;
+  collection: string;
+  item: Template;
+  iri: Template;
+  uuidAttribute: readonly string[];
+  uuidFilter: { param: string; separator: string };
+  readQuery: readonly [string, Template][];
+  id: CompiledIdStrategy;
+  /** Attributes (relative to the entity) its legacy ID is computed from; references ask for them as sub-fields. */
+  idAttributes: readonly string[];
+}
+
+/** An ID strategy with its attribute paths split. */
+export type CompiledIdStrategy =
+  | { strategy: 'natural'; attribute: readonly string[]; filter: string; filterMany: string }
+  | { strategy: 'uuid' }
+  | { strategy: 'table'; assign: AssignRule & { path?: readonly string[] } };
+
+type Scalar = string | number | boolean;
+
+/** A value table both ways. */
+export interface CompiledValues {
+  name: string;
+  toSuccessor: ReadonlyMap<string, Scalar>;
+  toLegacy: ReadonlyMap<Scalar, string>;
+  fallback: string | null;
+  legacyValues: readonly string[];
+}
+
+/** One legacy field of a resource. */
+export interface CompiledField {
+  name: string;
+  attribute: readonly string[];
+  readable: boolean;
+  writable: boolean;
+  format: FieldTable['format'];
+  values: CompiledValues | undefined;
+  ref: CompiledKind | undefined;
+  many: boolean;
+  contains: { key: readonly string[]; value: string } | undefined;
+  default: JsonValue | undefined;
+}
+
+/** The field table of one kind. */
+export interface CompiledResource {
+  resource: string;
+  kind: CompiledKind;
+  file: string;
+  fields: ReadonlyMap<string, CompiledField>;
+}
+
+/** One successor request of an operation. */
+export interface CompiledStep {
+  method: StepTable['method'];
+  path: Template;
+  query: readonly [string, Template][];
+  body: JsonTemplate | undefined;
+  contentType: NonNullable<StepTable['contentType']>;
+  forEach: boolean;
+  collection: boolean;
+  returnsEntity: boolean;
+  tolerate: ReadonlySet<UpstreamTolerance>;
+  write: boolean;
+}
+
+/** A legacy operation's translation. */
+export interface CompiledOperation {
+  id: string;
+  file: string;
+  kind: CompiledKind;
+  resource: CompiledResource | undefined;
+  subject: { param: string } | undefined;
+  items: CompiledKind | undefined;
+  steps: readonly CompiledStep[];
+  result: OperationTable['result'];
+  /** Whether a step body uses `{fields}`: the legacy body is translated through the field table. */
+  usesFields: boolean;
+}
+
+/** A whole profile, validated and precompiled: no request parses a table. */
+export interface CompiledProfile {
+  name: string;
+  dir: string;
+  settings: Readonly<Record<string, string>>;
+  attributesParam: string;
+  attributesSeparator: string;
+  cache: { ttlSeconds: number; max: number };
+  kinds: ReadonlyMap<string, CompiledKind>;
+  /** Field tables by kind. */
+  resources: ReadonlyMap<string, CompiledResource>;
+  operations: ReadonlyMap<string, CompiledOperation>;
+  files: readonly string[];
+}
+
+/** Splits `a.b.c` into its segments. */
+export function splitPath(path: string): string[] {
+  return path.split('.');
+}
+
+const ENTITY_VARS = new Set(['uuid', 'uuid58', 'apiBase']);
+const REF_VARS = new Set(['uuid', 'uuid58', 'iri', 'id']);
+
+/**
+ * Cross-checks the files of a profile (kinds, value tables, template variables, field tables of
+ * operations) and precompiles them. Returns the profile, or every problem found.
+ */
+export function compileProfile(
+  dir: string,
+  sources: ProfileSources,
+): { profile: CompiledProfile } | { problems: MappingProblem[] } {
+  const problems: MappingProblem[] = [];
+  const problem = (file: string, path: string, message: string) => problems.push({ file, path, message });
+  const settings = sources.profile.data.settings;
+  const settingsCheck = (path: readonly string[]): string | undefined => {
+    if (path[0] !== 'settings') return undefined;
+    if (path.length !== 2) return 'use {settings.<name>}';
+    return Object.hasOwn(settings, path[1] ?? '')
+      ? undefined
+      : `no setting "${path[1]}" in profile.json (known: ${Object.keys(settings).join(', ') || 'none'})`;
+  };
+  const compile = (file: string, at: string, source: string, check: VariableCheck): Template | undefined => {
+    try {
+      return compileTemplate(source, check);
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      problem(file, at, error.message);
+      return undefined;
+    }
+  };
+  const commonCheck =
+    (allowed: (path: readonly string[]) => string | undefined): VariableCheck =>
+    (path) => {
+      if (path[0] === 'settings') return settingsCheck(path);
+      if (path[0] === 'apiBase' && path.length === 1) return undefined;
+      return allowed(path);
+    };
+
+  // ID strategies first: entities need them.
+  const idByKind = new Map<string, { file: string; strategy: IdStrategy }>();
+  for (const source of sources.ids) {
+    for (const [kind, strategy] of Object.entries(source.data.kinds)) {
+      const seen = idByKind.get(kind);
+      if (seen)
+        problem(source.file, `$.kinds.${kind}`, `kind ${kind} already has an ID strategy in ${seen.file}`);
+      else idByKind.set(kind, { file: source.file, strategy });
+    }
+  }
+
+  const kinds = new Map<string, CompiledKind>();
+  const kindFiles = new Map<string, string>();
+  for (const source of sources.entities) {
+    for (const [name, table] of Object.entries(source.data.kinds)) {
+      const at = `$.kinds.${name}`;
+      if (kindFiles.has(name)) {
+        problem(source.file, at, `kind ${name} is already defined in ${kindFiles.get(name)}`);
+        continue;
+      }
+      kindFiles.set(name, source.file);
+      const entityCheck = commonCheck((path) =>
+        path.length === 1 && ENTITY_VARS.has(path[0] ?? '') ? undefined : 'use {uuid}, {uuid58} or {apiBase}',
+      );
+      const item = compile(source.file, `${at}.item`, table.item, entityCheck);
+      const iri = compile(source.file, `${at}.iri`, table.iri, entityCheck);
+      const readQuery: [string, Template][] = [];
+      for (const [param, value] of Object.entries(table.readQuery ?? {})) {
+        const compiled = compile(
+          source.file,
+          `${at}.readQuery.${param}`,
+          value,
+          commonCheck(() => 'only {settings.…} and {apiBase} are available here'),
+        );
+        if (compiled) readQuery.push([param, compiled]);
+      }
+      const idSource = idByKind.get(name);
+      if (!idSource) {
+        problem(source.file, at, `kind ${name} has no ID strategy: add it to ids.json`);
+        continue;
+      }
+      if (!item || !iri) continue;
+      const id = compileIdStrategy(idSource.strategy);
+      const uuidAttribute = splitPath(table.uuidAttribute);
+      kinds.set(name, {
+        name,
+        label: table.label,
+        collection: table.collection,
+        item,
+        iri,
+        uuidAttribute,
+        uuidFilter: table.uuidFilter,
+        readQuery,
+        id,
+        idAttributes: idAttributesOf(id, table.uuidAttribute),
+      });
+    }
+  }
+  for (const [kind, { file }] of idByKind) {
+    if (!kindFiles.has(kind)) problem(file, `$.kinds.${kind}`, `no entity kind ${kind} in entities.json`);
+  }
+
+  const values = new Map<string, CompiledValues>();
+  for (const source of sources.values) {
+    const table = source.data;
+    if (values.has(table.name)) {
+      problem(source.file, '$.name', `value table ${table.name} is defined twice`);
+      continue;
+    }
+    const toSuccessor = new Map<string, Scalar>();
+    const toLegacy = new Map<Scalar, string>();
+    table.entries.forEach((entry, i) => {
+      if (toSuccessor.has(entry.legacy))
+        problem(
+          source.file,
+          `$.entries[${i}].legacy`,
+          `legacy value ${JSON.stringify(entry.legacy)} is listed twice: reading it back would be ambiguous`,
+        );
+      if (toLegacy.has(entry.successor))
+        problem(
+          source.file,
+          `$.entries[${i}].successor`,
+          `successor value ${JSON.stringify(entry.successor)} is listed twice: reading it back would be ambiguous`,
+        );
+      toSuccessor.set(entry.legacy, entry.successor);
+      toLegacy.set(entry.successor, entry.legacy);
+    });
+    (table.readAlso ?? []).forEach((entry, i) => {
+      if (toLegacy.has(entry.successor))
+        problem(
+          source.file,
+          `$.readAlso[${i}].successor`,
+          `successor value ${JSON.stringify(entry.successor)} is already in entries`,
+        );
+      else toLegacy.set(entry.successor, entry.legacy);
+    });
+    values.set(table.name, {
+      name: table.name,
+      toSuccessor,
+      toLegacy,
+      fallback: table.fallback,
+      legacyValues: [...toSuccessor.keys()],
+    });
+  }
+
+  const resources = new Map<string, CompiledResource>();
+  for (const source of sources.fields) {
+    const table = source.data;
+    const kind = kinds.get(table.kind);
+    if (!kind) {
+      problem(source.file, '$.kind', unknownKind(table.kind, kinds));
+      continue;
+    }
+    const other = resources.get(table.kind);
+    if (other) {
+      problem(source.file, '$.kind', `kind ${table.kind} already has a field table (${other.file})`);
+      continue;
+    }
+    const fields = new Map<string, CompiledField>();
+    for (const [name, field] of Object.entries(table.fields)) {
+      const at = `$.fields.${name}`;
+      if (name === '_id') {
+        problem(source.file, at, "_id is the entity's legacy ID (from ids.json), not a mapped field");
+        continue;
+      }
+      let valueTable: CompiledValues | undefined;
+      if (field.values !== undefined) {
+        valueTable = values.get(field.values);
+        if (!valueTable) {
+          problem(
+            source.file,
+            `${at}.values`,
+            `no value table named ${field.values} (known: ${[...values.keys()].join(', ') || 'none'})`,
+          );
+          continue;
+        }
+      }
+      let ref: CompiledKind | undefined;
+      if (field.ref !== undefined) {
+        ref = kinds.get(field.ref);
+        if (!ref) {
+          problem(source.file, `${at}.ref`, unknownKind(field.ref, kinds));
+          continue;
+        }
+      }
+      let contains: CompiledField['contains'];
+      if (field.contains) {
+        const template = compile(
+          source.file,
+          `${at}.contains.value`,
+          field.contains.value,
+          commonCheck(() => 'only {settings.…} is available here'),
+        );
+        if (!template) continue;
+        contains = {
+          key: splitPath(field.contains.key),
+          value: renderText(template, (path) => (path[0] === 'settings' ? settings[path[1] ?? ''] : '')),
+        };
+      }
+      fields.set(name, {
+        name,
+        attribute: splitPath(field.attribute),
+        readable: field.direction !== 'write',
+        writable: field.direction !== 'read',
+        format: field.format,
+        values: valueTable,
+        ref,
+        many: field.many ?? false,
+        contains,
+        default: field.default,
+      });
+    }
+    resources.set(table.kind, { resource: table.resource, kind, file: source.file, fields });
+  }
+
+  const operations = new Map<string, CompiledOperation>();
+  for (const source of sources.operations) {
+    for (const [id, table] of Object.entries(source.data.operations)) {
+      const at = `$.operations[${JSON.stringify(id)}]`;
+      const other = operations.get(id);
+      if (other) {
+        problem(source.file, at, `operation ${id} is already mapped in ${other.file}`);
+        continue;
+      }
+      const compiled = compileOperation(id, table, source.file, at, {
+        kinds,
+        resources,
+        problem,
+        compile,
+        commonCheck,
+      });
+      if (compiled) operations.set(id, compiled);
+    }
+  }
+
+  if (problems.length > 0) return { problems };
+  const profile = sources.profile.data;
+  return {
+    profile: {
+      name: profile.name,
+      dir,
+      settings,
+      attributesParam: profile.successor.attributesParam,
+      attributesSeparator: profile.successor.attributesSeparator,
+      cache: profile.cache,
+      kinds,
+      resources,
+      operations,
+      files: [
+        sources.profile.file,
+        ...[sources.entities, sources.ids, sources.values, sources.fields, sources.operations].flatMap(
+          (list) => list.map((s) => s.file),
+        ),
+      ],
+    },
+  };
+}
+
+function compileIdStrategy(strategy: IdStrategy): CompiledIdStrategy {
+  switch (strategy.strategy) {
+    case 'natural':
+      return { ...strategy, attribute: splitPath(strategy.attribute) };
+    case 'uuid':
+      return strategy;
+    case 'table':
+      return {
+        strategy: 'table',
+        assign:
+          strategy.assign.rule === 'attribute'
+            ? { ...strategy.assign, path: splitPath(strategy.assign.attribute) }
+            : strategy.assign,
+      };
+  }
+}
+
+function idAttributesOf(id: CompiledIdStrategy, uuidAttribute: string): string[] {
+  switch (id.strategy) {
+    case 'natural':
+      return [id.attribute.join('.')];
+    case 'uuid':
+      return [uuidAttribute];
+    case 'table':
+      return id.assign.rule === 'attribute' ? [uuidAttribute, id.assign.attribute] : [uuidAttribute];
+  }
+}
+
+function unknownKind(name: string, kinds: ReadonlyMap<string, CompiledKind>): string {
+  return `no entity kind ${name} (known: ${[...kinds.keys()].join(', ') || 'none'})`;
+}
+
+interface OperationContext {
+  kinds: ReadonlyMap<string, CompiledKind>;
+  resources: ReadonlyMap<string, CompiledResource>;
+  problem: (file: string, path: string, message: string) => void;
+  compile: (file: string, at: string, source: string, check: VariableCheck) => Template | undefined;
+  commonCheck: (allowed: (path: readonly string[]) => string | undefined) => VariableCheck;
+}
+
+function compileOperation(
+  id: string,
+  table: OperationTable,
+  file: string,
+  at: string,
+  ctx: OperationContext,
+): CompiledOperation | undefined {
+  const { problem } = ctx;
+  const before = { count: 0 };
+  const report = (path: string, message: string) => {
+    before.count++;
+    problem(file, path, message);
+  };
+  const kind = ctx.kinds.get(table.kind);
+  if (!kind) {
+    report(`${at}.kind`, unknownKind(table.kind, ctx.kinds));
+    return undefined;
+  }
+  let items: CompiledKind | undefined;
+  if (table.items) {
+    items = ctx.kinds.get(table.items.kind);
+    if (!items) report(`${at}.items.kind`, unknownKind(table.items.kind, ctx.kinds));
+  }
+  const resource = ctx.resources.get(kind.name);
+  const steps: CompiledStep[] = [];
+  let usesFields = false;
+  table.steps.forEach((step, index) => {
+    const stepAt = `${at}.steps[${index}]`;
+    const check = ctx.commonCheck((path) => stepVariable(path, { table, forEach: step.forEach === 'items' }));
+    const path = ctx.compile(file, `${stepAt}.path`, step.path, check);
+    const query: [string, Template][] = [];
+    for (const [param, value] of Object.entries(step.query ?? {})) {
+      const compiled = ctx.compile(file, `${stepAt}.query[${JSON.stringify(param)}]`, value, check);
+      if (compiled) query.push([param, compiled]);
+    }
+    let body: JsonTemplate | undefined;
+    if (step.body !== undefined) {
+      try {
+        body = compileJsonTemplate(step.body, check);
+      } catch (error) {
+        if (!(error instanceof TemplateError)) throw error;
+        report(
+          `${stepAt}.body${error.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}`,
+          error.message,
+        );
+      }
+    }
+    if (step.forEach && !table.items)
+      report(`${stepAt}.forEach`, 'forEach "items" needs "items" on the operation');
+    if (body && jsonUsesVariable(body, 'fields')) usesFields = true;
+    if (path && usesVariable(path, 'fields')) report(`${stepAt}.path`, '{fields} belongs in a body');
+    if (!path) return;
+    steps.push({
+      method: step.method,
+      path,
+      query,
+      body,
+      contentType: step.contentType ?? 'application/json',
+      forEach: step.forEach === 'items',
+      collection: step.collection ?? false,
+      returnsEntity: step.returns === 'entity',
+      tolerate: new Set(step.tolerate ?? []),
+      write: step.method !== 'GET',
+    });
+  });
+  const needsFields = usesFields || table.result.type === 'entity' || table.result.type === 'collection';
+  if (needsFields && !resource) {
+    report(
+      `${at}.kind`,
+      `kind ${kind.name} has no field table, which this operation needs to translate fields`,
+    );
+  }
+  if (table.result.type === 'collection' && !table.steps.some((s) => s.collection)) {
+    report(`${at}.result`, 'a collection result needs a step with "collection": true');
+  }
+  if (table.result.type === 'entity' && !table.subject && !table.steps.some((s) => s.returns === 'entity')) {
+    report(`${at}.result`, 'an entity result needs a subject or a step that "returns": "entity"');
+  }
+  if (before.count > 0 || (table.items && !items)) return undefined;
+  return {
+    id,
+    file,
+    kind,
+    resource,
+    subject: table.subject,
+    items,
+    steps,
+    result: table.result,
+    usesFields,
+  };
+}
+
+function stepVariable(
+  path: readonly string[],
+  ctx: { table: OperationTable; forEach: boolean },
+): string | undefined {
+  const [root, sub, ...rest] = path;
+  const refCheck = (what: string): string | undefined =>
+    sub !== undefined && REF_VARS.has(sub) && rest.length === 0
+      ? undefined
+      : `use {${what}.uuid}, {${what}.uuid58}, {${what}.iri} or {${what}.id}`;
+  switch (root) {
+    case 'entity':
+      return ctx.table.subject ? refCheck('entity') : '{entity.…} needs a "subject" on the operation';
+    case 'items':
+      return ctx.table.items ? refCheck('items') : '{items.…} needs "items" on the operation';
+    case 'item':
+      return ctx.forEach ? refCheck('item') : '{item.…} is only available in a "forEach" step';
+    case 'body':
+    case 'params':
+      return sub !== undefined && rest.length === 0 ? undefined : `use {${root}.<name>}`;
+    case 'fields':
+    case 'attributes':
+      return path.length === 1 ? undefined : `{${root}} has no sub-fields`;
+    default:
+      return `unknown variable; available: entity, items, item, body, params, fields, attributes, settings, apiBase`;
+  }
+}

@@ -1,0 +1,166 @@
+import { LegacyError, type LegacyErrorItem } from '../legacy/errors.js';
+import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
+import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
+import { readValue, WriteValueError, writeValue } from './formats.js';
+import type { Entity, IdResolver } from './ids.js';
+
+/** One entity rendered in legacy shape, with its own legacy ID. */
+export interface RenderedEntity {
+  id: string | null;
+  value: Record<string, unknown>;
+}
+
+/**
+ * Renders successor entities as legacy objects with exactly `fields` (legacy names, in that
+ * order; `_id` is the entity's legacy ID). References become legacy IDs, resolved per kind in one
+ * batch for all entities together, so a list of any length costs no extra successor call.
+ */
+export async function renderEntities(
+  resource: CompiledResource,
+  entities: readonly Entity[],
+  fields: readonly string[],
+  ids: IdResolver,
+): Promise<RenderedEntity[]> {
+  const plan = fields.map((name) => ({ name, field: resource.fields.get(name) }));
+  for (const { name, field } of plan) {
+    if (name !== LEGACY_ID_FIELD && !field?.readable) {
+      throw new LegacyError(
+        500,
+        `The mapping profile has no readable field "${name}" for ${resource.resource}; add it to ${resource.file}`,
+      );
+    }
+  }
+
+  // Phase 1: every reference of every entity, grouped by target kind.
+  const batches = new Map<CompiledKind, unknown[]>();
+  const enqueue = (kind: CompiledKind, ref: unknown): number => {
+    let list = batches.get(kind);
+    if (!list) {
+      list = [];
+      batches.set(kind, list);
+    }
+    list.push(ref);
+    return list.length - 1;
+  };
+  const ownSlots = entities.map((entity) => enqueue(resource.kind, entity));
+  const refSlots = entities.map((entity) =>
+    plan.map(({ field }) => {
+      if (!field?.ref) return undefined;
+      const raw = getPath(entity, field.attribute);
+      if (field.many)
+        return Array.isArray(raw) ? raw.map((ref) => enqueue(field.ref as CompiledKind, ref)) : undefined;
+      return raw === null || raw === undefined ? undefined : enqueue(field.ref, raw);
+    }),
+  );
+
+  // Phase 2: one translation per kind.
+  const resolved = new Map<CompiledKind, (string | null)[]>();
+  await Promise.all(
+    [...batches].map(async ([kind, refs]) => resolved.set(kind, await ids.toLegacy(kind, refs))),
+  );
+  const legacyAt = (kind: CompiledKind, slot: number) => resolved.get(kind)?.[slot] ?? null;
+
+  // Phase 3: the legacy objects.
+  return entities.map((entity, e) => {
+    const id = legacyAt(resource.kind, ownSlots[e] ?? -1);
+    const value: Record<string, unknown> = {};
+    plan.forEach(({ name, field }, f) => {
+      if (name === LEGACY_ID_FIELD || !field) {
+        value[name] = id;
+        return;
+      }
+      value[name] = readField(field, entity, refSlots[e]?.[f], legacyAt);
+    });
+    return { id, value };
+  });
+}
+
+function readField(
+  field: CompiledField,
+  entity: Entity,
+  slots: number | number[] | undefined,
+  legacyAt: (kind: CompiledKind, slot: number) => string | null,
+): unknown {
+  const raw = getPath(entity, field.attribute);
+  let value: unknown;
+  if (field.ref) {
+    if (field.many) {
+      value = Array.isArray(slots)
+        ? slots
+            .map((slot) => legacyAt(field.ref as CompiledKind, slot))
+            .filter((id): id is string => id !== null)
+        : undefined;
+    } else {
+      value = typeof slots === 'number' ? legacyAt(field.ref, slots) : null;
+    }
+  } else if (field.contains) {
+    const { key, value: wanted } = field.contains;
+    value = Array.isArray(raw) ? raw.some((item) => String(getPath(item, key) ?? '') === wanted) : false;
+  } else {
+    value = readValue(field, raw);
+  }
+  if ((value === undefined || value === null) && field.default !== undefined)
+    return structuredClone(field.default);
+  return value ?? null;
+}
+
+/**
+ * Translates a legacy request body into the successor's body through the field table: only
+ * writable fields, value tables and formats applied, references resolved (all IDs of a kind in
+ * one call) to IRIs. Every problem is reported at once as a legacy 400; nothing is sent before.
+ */
+export async function translateWrite(
+  resource: CompiledResource,
+  body: unknown,
+  ids: IdResolver,
+): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  if (body === undefined || body === null) return out;
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new LegacyError(400, 'The request body must be a JSON object', [
+      { path: 'body', message: 'expected an object' },
+    ]);
+  }
+  const errors: LegacyErrorItem[] = [];
+  const refs: { field: CompiledField; ids: string[]; at: string }[] = [];
+  for (const [name, value] of Object.entries(body)) {
+    const at = `body.${name}`;
+    const field = resource.fields.get(name);
+    if (!field?.writable) {
+      errors.push({ path: at, message: `${name} cannot be written` });
+      continue;
+    }
+    if (field.ref) {
+      const list = field.many ? value : value === null ? [] : [value];
+      if (!Array.isArray(list) || list.some((id) => typeof id !== 'string')) {
+        errors.push({ path: at, message: field.many ? 'must be a list of IDs' : 'must be an ID' });
+        continue;
+      }
+      refs.push({ field, ids: list as string[], at });
+      if (!field.many && value === null) setPath(out, field.attribute, null);
+      continue;
+    }
+    try {
+      setPath(out, field.attribute, writeValue(field, value));
+    } catch (error) {
+      if (!(error instanceof WriteValueError)) throw error;
+      errors.push({ path: at, message: error.message });
+    }
+  }
+  if (errors.length > 0) throw new LegacyError(400, 'Invalid request body', errors);
+  await Promise.all(
+    refs.map(async ({ field, ids: legacyIds, at }) => {
+      const kind = field.ref as CompiledKind;
+      const { found, missing } = await ids.resolveMany(kind, [...new Set(legacyIds)]);
+      for (const id of missing) errors.push({ path: at, message: `no ${kind.label} with ID "${id}"` });
+      const iris = legacyIds.flatMap((id) => {
+        const uuid = found.get(id);
+        return uuid === undefined ? [] : [ids.iri(kind, uuid)];
+      });
+      if (field.many) setPath(out, field.attribute, iris);
+      else if (iris[0] !== undefined) setPath(out, field.attribute, iris[0]);
+    }),
+  );
+  if (errors.length > 0) throw new LegacyError(400, 'Unknown IDs in the request body', errors);
+  return out;
+}

@@ -1,0 +1,372 @@
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log/logger.js';
+import type { IdMapRepository } from '../store/id-map.js';
+import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
+import { UpstreamError } from '../successor/errors.js';
+import { iriToUuid } from '../successor/ids.js';
+import { normalizeUuid, uuidToBase58 } from '../uuid.js';
+import { attributesValue, getPath, identityAttributes } from './attributes.js';
+import type { CompiledKind, CompiledProfile } from './compile.js';
+import { renderText } from './template.js';
+
+/** A successor entity as JSON. */
+export type Entity = Record<string, unknown>;
+
+/** A legacy ID resolved to its successor entity; `entity` is set when the resolution read it. */
+export interface Resolved {
+  uuid: string;
+  entity?: Entity;
+}
+
+/** What an ID resolver needs. */
+export interface IdResolverDeps {
+  profile: CompiledProfile;
+  successor: SuccessorClient;
+  idMap: IdMapRepository;
+  clock: Clock;
+  /** Path of the successor API on its host, e.g. `/iserv/idm/api/v1` (for IRIs). */
+  apiBase: string;
+  logger: Logger;
+}
+
+/**
+ * Legacy ID ↔ successor UUID for every kind, by its ID strategy (natural, uuid, table). Natural
+ * resolutions are cached (lru-cache, TTL from profile.json) and kept right by the proxy's own
+ * writes through `remember`/`forget`. Every resolution of many IDs is one successor call.
+ */
+export class IdResolver {
+  readonly #deps: IdResolverDeps;
+  readonly #cache: LRUCache<string, string> | undefined;
+
+  constructor(deps: IdResolverDeps) {
+    this.#deps = deps;
+    const { ttlSeconds, max } = deps.profile.cache;
+    this.#cache =
+      ttlSeconds > 0
+        ? new LRUCache<string, string>({ max, ttl: ttlSeconds * 1000, perf: { now: () => deps.clock.now() } })
+        : undefined;
+  }
+
+  /** The IRI of an entity, for request bodies. */
+  iri(kind: CompiledKind, uuid: string): string {
+    return renderText(kind.iri, (path) => this.#entityVariable(path[0], uuid));
+  }
+
+  /** The item path of an entity, relative to the successor base URL. */
+  itemPath(kind: CompiledKind, uuid: string): string {
+    return renderText(kind.item, (path) => this.#entityVariable(path[0], uuid), encodeURIComponent);
+  }
+
+  #entityVariable(name: string | undefined, uuid: string): string {
+    if (name === 'uuid') return uuid;
+    if (name === 'uuid58') return uuidToBase58(uuid);
+    if (name === 'apiBase') return this.#deps.apiBase;
+    return '';
+  }
+
+  /**
+   * Resolves the path entity. With `want` (successor attributes) the entity is read as well, in
+   * the same call where the strategy allows (a natural-ID filter query, or the item read by UUID).
+   * Undefined when no such entity exists.
+   */
+  async resolveOne(
+    kind: CompiledKind,
+    legacyId: string,
+    want?: readonly string[],
+  ): Promise<Resolved | undefined> {
+    const id = kind.id;
+    if (id.strategy === 'natural') {
+      const cached = this.#cache?.get(cacheKey(kind, legacyId));
+      if (cached !== undefined) {
+        if (!want) return { uuid: cached };
+        const entity = await this.read(kind, cached, want).catch(notFoundAsUndefined);
+        // A stale entry (renamed or purged behind the proxy's back) is dropped and resolved afresh.
+        if (entity && stringAt(entity, id.attribute) === legacyId) return { uuid: cached, entity };
+        this.forget(kind, legacyId);
+      }
+      const found = await this.#naturalQuery(kind, [legacyId], want ?? []);
+      const entity = found.get(legacyId);
+      return entity ? { uuid: this.#uuidOf(kind, entity), entity } : undefined;
+    }
+    let uuid: string | undefined;
+    if (id.strategy === 'uuid') uuid = normalizeUuid(legacyId);
+    else uuid = (await this.#deps.idMap.byLegacyIds(kind.name, [legacyId])).get(legacyId);
+    if (uuid === undefined) return undefined;
+    if (!want) return { uuid };
+    const entity = await this.read(kind, uuid, want).catch(notFoundAsUndefined);
+    return entity ? { uuid, entity } : undefined;
+  }
+
+  /**
+   * Resolves many legacy IDs (of a link body) with at most one successor call: a filter query
+   * with many values (natural), or a read by UUIDs that proves they exist (uuid, table).
+   */
+  async resolveMany(
+    kind: CompiledKind,
+    legacyIds: readonly string[],
+  ): Promise<{ found: Map<string, string>; missing: string[] }> {
+    const found = new Map<string, string>();
+    const id = kind.id;
+    if (legacyIds.length === 0) return { found, missing: [] };
+    if (id.strategy === 'natural') {
+      const misses: string[] = [];
+      for (const legacyId of legacyIds) {
+        const cached = this.#cache?.get(cacheKey(kind, legacyId));
+        if (cached === undefined) misses.push(legacyId);
+        else found.set(legacyId, cached);
+      }
+      if (misses.length > 0) {
+        const entities = await this.#naturalQuery(kind, misses, []);
+        for (const [legacyId, entity] of entities) found.set(legacyId, this.#uuidOf(kind, entity));
+      }
+    } else {
+      const candidates = new Map<string, string>();
+      if (id.strategy === 'uuid') {
+        for (const legacyId of legacyIds) {
+          const uuid = normalizeUuid(legacyId);
+          if (uuid !== undefined) candidates.set(legacyId, uuid);
+        }
+      } else {
+        for (const [legacyId, uuid] of await this.#deps.idMap.byLegacyIds(kind.name, legacyIds))
+          candidates.set(legacyId, uuid);
+      }
+      const existing = await this.#existingUuids(kind, [...new Set(candidates.values())]);
+      for (const [legacyId, uuid] of candidates) if (existing.has(uuid)) found.set(legacyId, uuid);
+    }
+    return { found, missing: legacyIds.filter((legacyId) => !found.has(legacyId)) };
+  }
+
+  /**
+   * Legacy IDs of references as the successor embeds them (objects with the sub-attributes
+   * `idAttributes` asked for, or bare IRIs/UUIDs); null where a reference cannot be resolved.
+   * At most one successor call (natural IDs given as IRIs) and one store query per call.
+   */
+  async toLegacy(kind: CompiledKind, refs: readonly unknown[]): Promise<(string | null)[]> {
+    const id = kind.id;
+    const out: (string | null)[] = refs.map(() => null);
+    const pending: { index: number; uuid: string; ref: unknown }[] = [];
+    refs.forEach((ref, index) => {
+      if (ref === null || ref === undefined) return;
+      if (id.strategy === 'natural' && typeof ref === 'object') {
+        out[index] = stringAt(ref, id.attribute) ?? null;
+        return;
+      }
+      const uuid = referenceUuid(kind, ref);
+      if (uuid === undefined) return;
+      if (id.strategy === 'uuid') out[index] = uuid;
+      else pending.push({ index, uuid, ref });
+    });
+    if (pending.length === 0) return out;
+    const uuids = [...new Set(pending.map((p) => p.uuid))];
+    if (id.strategy === 'natural') {
+      // The successor gave IRIs instead of embedded objects: one read of all of them by UUID.
+      const entities = await this.#readByUuids(kind, uuids, []);
+      for (const p of pending) {
+        const entity = entities.get(p.uuid);
+        out[p.index] = entity ? (stringAt(entity, id.attribute) ?? null) : null;
+      }
+      return out;
+    }
+    const mapped = await this.#deps.idMap.byUuids(kind.name, uuids);
+    for (const p of pending) {
+      let legacyId = mapped.get(p.uuid);
+      if (legacyId === undefined) {
+        legacyId = await this.assign(kind, p.uuid, typeof p.ref === 'object' ? p.ref : undefined);
+        mapped.set(p.uuid, legacyId);
+      }
+      out[p.index] = legacyId;
+    }
+    return out;
+  }
+
+  /** The legacy ID of a `table` kind entity that has none yet, by the kind's assignment rule (persisted). */
+  async assign(kind: CompiledKind, uuid: string, entity: unknown): Promise<string> {
+    const id = kind.id;
+    if (id.strategy !== 'table') return uuid;
+    const { idMap, clock } = this.#deps;
+    const tryInsert = async (legacyId: string) =>
+      idMap.insert({ kind: kind.name, legacyId, uuid, source: 'assigned' }, clock.now());
+    const existing = async () => (await idMap.byUuids(kind.name, [uuid])).get(uuid);
+    const rule = id.assign;
+    if (rule.rule === 'attribute' && rule.path) {
+      const value = stringAt(entity, rule.path);
+      if (value !== undefined && value !== '') {
+        const result = await tryInsert(value);
+        if (result === 'inserted') return value;
+        if (result === 'uuid-mapped') return (await existing()) ?? uuid;
+      }
+    }
+    if (rule.rule === 'sequence') {
+      let next = ((await idMap.maxSequence(kind.name, rule.prefix)) ?? rule.start - 1) + 1;
+      for (let attempt = 0; attempt < 20; attempt++, next++) {
+        const result = await tryInsert(`${rule.prefix}${next}`);
+        if (result === 'inserted') return `${rule.prefix}${next}`;
+        if (result === 'uuid-mapped') return (await existing()) ?? uuid;
+      }
+    }
+    const result = await tryInsert(uuid);
+    if (result === 'uuid-mapped') return (await existing()) ?? uuid;
+    return uuid;
+  }
+
+  /** Reads one entity by UUID with the given attributes (plus its identity); rejects like the client does. */
+  async read(kind: CompiledKind, uuid: string, want: readonly string[]): Promise<Entity> {
+    const response = await this.#deps.successor.request({
+      method: 'GET',
+      path: this.itemPath(kind, uuid),
+      query: { [this.#deps.profile.attributesParam]: this.#attributes(kind, want) },
+    });
+    return asEntity(response.body, `GET ${kind.label} ${uuid}`);
+  }
+
+  /** Notes a legacy ID → UUID pair seen in a successor answer (natural kinds; others need no cache). */
+  remember(kind: CompiledKind, entity: Entity): void {
+    if (kind.id.strategy !== 'natural' || !this.#cache) return;
+    const legacyId = stringAt(entity, kind.id.attribute);
+    const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
+    if (legacyId !== undefined && uuid !== undefined) this.#cache.set(cacheKey(kind, legacyId), uuid);
+  }
+
+  /** Drops a cached resolution (after a write that may have renamed, deleted or purged the entity). */
+  forget(kind: CompiledKind, legacyId: string): void {
+    this.#cache?.delete(cacheKey(kind, legacyId));
+  }
+
+  /** Drops every cached resolution. */
+  clear(): void {
+    this.#cache?.clear();
+  }
+
+  /** The entity's own legacy ID. */
+  async legacyIdOf(kind: CompiledKind, entity: Entity): Promise<string | null> {
+    const [legacyId] = await this.toLegacy(kind, [entity]);
+    return legacyId ?? null;
+  }
+
+  #attributes(kind: CompiledKind, want: readonly string[]): string {
+    return attributesValue(this.#deps.profile, [...new Set([...identityAttributes(kind), ...want])]);
+  }
+
+  #readQuery(kind: CompiledKind): SuccessorQuery {
+    const query: SuccessorQuery = {};
+    for (const [param, template] of kind.readQuery) {
+      query[param] = renderText(template, (path) =>
+        path[0] === 'apiBase' ? this.#deps.apiBase : this.#deps.profile.settings[path[1] ?? ''],
+      );
+    }
+    return query;
+  }
+
+  /** One filter query for natural IDs; answers the entities found, by legacy ID, and caches them. */
+  async #naturalQuery(
+    kind: CompiledKind,
+    legacyIds: readonly string[],
+    want: readonly string[],
+  ): Promise<Map<string, Entity>> {
+    const id = kind.id;
+    if (id.strategy !== 'natural') throw new TypeError('natural query on a non-natural kind');
+    const single = legacyIds.length === 1 ? legacyIds[0] : undefined;
+    const query: SuccessorQuery = {
+      ...this.#readQuery(kind),
+      ...(single === undefined ? { [id.filterMany]: [...legacyIds] } : { [id.filter]: single }),
+      [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
+    };
+    const items = await this.#deps.successor.readCollection(kind.collection, { query });
+    const wanted = new Set(legacyIds);
+    const out = new Map<string, Entity>();
+    const loose = new Map<string, Entity>();
+    for (const item of items) {
+      const value = stringAt(item, id.attribute);
+      if (value === undefined) continue;
+      if (wanted.has(value)) out.set(value, item);
+      else loose.set(value.toLowerCase(), item);
+    }
+    // A successor that matches case-insensitively may answer `Ada` for `ada`: accept it when unambiguous.
+    for (const legacyId of legacyIds) {
+      if (out.has(legacyId)) continue;
+      const match = loose.get(legacyId.toLowerCase());
+      if (match) out.set(legacyId, match);
+    }
+    for (const [legacyId, entity] of out) {
+      const uuid = this.#uuidOf(kind, entity);
+      this.#cache?.set(cacheKey(kind, legacyId), uuid);
+    }
+    return out;
+  }
+
+  /** Which of these UUIDs exist: one read filtered by UUIDs. */
+  async #existingUuids(kind: CompiledKind, uuids: readonly string[]): Promise<Set<string>> {
+    if (uuids.length === 0) return new Set();
+    return new Set((await this.#readByUuids(kind, uuids, [])).keys());
+  }
+
+  async #readByUuids(
+    kind: CompiledKind,
+    uuids: readonly string[],
+    want: readonly string[],
+  ): Promise<Map<string, Entity>> {
+    const query: SuccessorQuery = {
+      ...this.#readQuery(kind),
+      [kind.uuidFilter.param]: uuids.join(kind.uuidFilter.separator),
+      [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
+    };
+    const items = await this.#deps.successor.readCollection(kind.collection, { query });
+    const out = new Map<string, Entity>();
+    for (const item of items) {
+      const uuid = normalizeUuid(String(getPath(item, kind.uuidAttribute) ?? ''));
+      if (uuid !== undefined) out.set(uuid, item);
+    }
+    return out;
+  }
+
+  #uuidOf(kind: CompiledKind, entity: Entity): string {
+    const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
+    if (uuid === undefined) {
+      throw new UpstreamError(
+        'bad_response',
+        `a ${kind.label} in the successor's answer has no UUID in "${kind.uuidAttribute.join('.')}"; check uuidAttribute in entities.json`,
+      );
+    }
+    return uuid;
+  }
+}
+
+function cacheKey(kind: CompiledKind, legacyId: string): string {
+  return `${kind.name}\u0000${legacyId}`;
+}
+
+function stringAt(value: unknown, path: readonly string[]): string | undefined {
+  const found = getPath(value, path);
+  if (typeof found === 'string') return found;
+  if (typeof found === 'number') return String(found);
+  return undefined;
+}
+
+/** The dashed UUID of a reference: an embedded object (its uuidAttribute), an IRI or a bare UUID. */
+function referenceUuid(kind: CompiledKind, ref: unknown): string | undefined {
+  if (typeof ref === 'string') return iriToUuid(ref);
+  if (ref !== null && typeof ref === 'object') {
+    const direct = getPath(ref, kind.uuidAttribute);
+    if (typeof direct === 'string') return normalizeUuid(direct);
+    const iri = (ref as Record<string, unknown>)['@id'];
+    if (typeof iri === 'string') return iriToUuid(iri);
+  }
+  return undefined;
+}
+
+function notFoundAsUndefined(error: unknown): undefined {
+  if (error instanceof UpstreamError && error.code === 'not_found') return undefined;
+  throw error;
+}
+
+/** Checks that a successor answer is one JSON object. */
+export function asEntity(body: unknown, what: string): Entity {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new UpstreamError(
+      'bad_response',
+      `the successor answered ${what} with something that is not an entity object`,
+    );
+  }
+  return body as Entity;
+}

@@ -1,0 +1,146 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { type CompiledProfile, compileProfile, type ProfileSources, type SourceFile } from './compile.js';
+import { jsonPath, MappingError, type MappingProblem } from './errors.js';
+import { type MappingFile, mappingFileSchema } from './schema.js';
+
+/** The folder of a profile: `dir/profile`, resolved against the working directory. */
+export function profileDir(dir: string, profile: string): string {
+  return path.resolve(dir, profile);
+}
+
+/**
+ * Reads every `*.json` file below a profile folder, validates each with zod and the whole
+ * profile with its cross-references, and precompiles it. Throws a MappingError that lists every
+ * problem with file, JSON path and reason.
+ */
+export function loadProfile(folder: string): CompiledProfile {
+  const problems: MappingProblem[] = [];
+  const files = listJsonFiles(folder, problems);
+  const parsed: SourceFile<MappingFile>[] = [];
+  for (const file of files) {
+    const relative = path.relative(folder, file) || path.basename(file);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      problems.push({
+        file: relative,
+        path: '$',
+        message:
+          error instanceof SyntaxError
+            ? `not valid JSON: ${error.message}`
+            : `cannot read: ${errorCode(error)}`,
+      });
+      continue;
+    }
+    const result = mappingFileSchema.safeParse(raw);
+    if (!result.success) {
+      for (const issue of result.error.issues) {
+        problems.push({
+          file: relative,
+          path: jsonPath(issue.path.filter((p): p is string | number => typeof p !== 'symbol')),
+          message: issue.message,
+        });
+      }
+      continue;
+    }
+    parsed.push({ file: relative, data: result.data });
+  }
+  const sources = groupFiles(parsed, problems);
+  if (problems.length > 0 || !sources) throw new MappingError(folder, problems);
+  const compiled = compileProfile(folder, sources);
+  if ('problems' in compiled) throw new MappingError(folder, compiled.problems);
+  return compiled.profile;
+}
+
+function listJsonFiles(folder: string, problems: MappingProblem[]): string[] {
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(folder);
+  } catch (error) {
+    problems.push({
+      file: folder,
+      path: '$',
+      message: `cannot read the profile folder: ${errorCode(error)}`,
+    });
+    return [];
+  }
+  if (!stat.isDirectory()) {
+    problems.push({ file: folder, path: '$', message: 'not a folder' });
+    return [];
+  }
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.json') && !entry.name.endsWith('.schema.json'))
+        out.push(full);
+    }
+  };
+  walk(folder);
+  return out;
+}
+
+function groupFiles(
+  files: SourceFile<MappingFile>[],
+  problems: MappingProblem[],
+): ProfileSources | undefined {
+  const profiles: SourceFile<Extract<MappingFile, { table: 'profile' }>>[] = [];
+  const sources: Omit<ProfileSources, 'profile'> = {
+    entities: [],
+    ids: [],
+    values: [],
+    fields: [],
+    operations: [],
+  };
+  for (const { file, data } of files) {
+    switch (data.table) {
+      case 'profile':
+        profiles.push({ file, data });
+        break;
+      case 'entities':
+        sources.entities.push({ file, data });
+        break;
+      case 'ids':
+        sources.ids.push({ file, data });
+        break;
+      case 'values':
+        sources.values.push({ file, data });
+        break;
+      case 'fields':
+        sources.fields.push({ file, data });
+        break;
+      case 'operations':
+        sources.operations.push({ file, data });
+        break;
+    }
+  }
+  const [profile, ...extra] = profiles;
+  for (const other of extra) {
+    problems.push({
+      file: other.file,
+      path: '$.table',
+      message: `a profile has one profile file; ${profile?.file} is one already`,
+    });
+  }
+  if (!profile) {
+    if (problems.length === 0)
+      problems.push({
+        file: '(profile)',
+        path: '$',
+        message: 'no file with "table": "profile" (profile.json)',
+      });
+    return undefined;
+  }
+  return { profile, ...sources };
+}
+
+function errorCode(error: unknown): string {
+  return (
+    (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : 'error')
+  );
+}

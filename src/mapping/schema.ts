@@ -1,0 +1,310 @@
+import { z } from 'zod';
+
+/**
+ * The file formats of a mapping profile (`mappings/<profile>/**.json`). Every file names its
+ * table type in `table`, so one JSON Schema (`mappings/mapping.schema.json`) serves them all.
+ * Cross-references (kinds, value tables, template variables) are checked later, in compile.ts.
+ */
+
+const kindName = z
+  .string()
+  .regex(/^[a-z][A-Za-z0-9_-]*$/, 'an entity kind name: lower-case letter, then letters, digits, _ or -')
+  .describe('Entity kind, e.g. user, group, role, privilege, flag');
+
+const attributePath = z
+  .string()
+  .regex(
+    /^[A-Za-z_@$][A-Za-z0-9_@$-]*(\.[A-Za-z_@$][A-Za-z0-9_@$-]*)*$/,
+    'a successor attribute path: names separated by dots, e.g. "user" or "profile.class"',
+  )
+  .describe('Successor attribute (dot path for nested objects)');
+
+const template = z
+  .string()
+  .describe('Template: text with {placeholders}; a string that is one placeholder yields the raw value');
+
+const legacyName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a legacy field name');
+
+const queryTemplate = z
+  .record(z.string().min(1), template)
+  .describe('Query parameters: name → template (a template yielding a list sends name=a&name=b)');
+
+const schemaRef = z.string().optional().describe('Path of mapping.schema.json, for editors');
+
+/** `profile.json`: what the profile is, settings templates can use, successor conventions, the ID cache. */
+export const profileFileSchema = z.strictObject({
+  $schema: schemaRef,
+  table: z.literal('profile'),
+  name: z.string().min(1).describe('Profile name, shown in logs and by mappings check'),
+  description: z.string().optional(),
+  settings: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string())
+    .default({})
+    .describe('Named values templates can use as {settings.name}, e.g. adminRole'),
+  successor: z
+    .strictObject({
+      attributesParam: z
+        .string()
+        .min(1)
+        .describe('Query parameter that selects attributes, e.g. _attributes'),
+      attributesSeparator: z.string().min(1).describe('Separator of the attribute list, e.g. ","'),
+    })
+    .describe('Conventions of the successor API'),
+  cache: z
+    .strictObject({
+      ttlSeconds: z.int().min(0).describe('How long a resolved natural ID is trusted (0: no cache)'),
+      max: z.int().min(1).describe('Most resolutions kept'),
+    })
+    .describe('The cache of natural-ID resolutions'),
+});
+
+const entitySchema = z.strictObject({
+  label: z.string().min(1).describe('Name used in error messages, e.g. "user"'),
+  collection: z
+    .string()
+    .regex(/^\//, 'must start with "/"')
+    .describe('Collection path relative to the successor base URL, e.g. /users'),
+  item: template.describe('Item path template; variables {uuid}, {uuid58}'),
+  iri: template.describe(
+    'IRI template used in request bodies; variables {apiBase}, {uuid}, {uuid58}, e.g. {apiBase}/users/{uuid58}',
+  ),
+  uuidAttribute: attributePath.describe('Attribute holding the dashed (or base58) UUID, e.g. hexUuid'),
+  uuidFilter: z
+    .strictObject({
+      param: z.string().min(1).describe('Query parameter filtering by UUIDs, e.g. uuid'),
+      separator: z.string().min(1).describe('Separator of many UUIDs in one parameter, e.g. ","'),
+    })
+    .describe('How to read many entities by UUID in one call'),
+  readQuery: queryTemplate
+    .optional()
+    .describe('Extra query parameters of every resolution read (e.g. to include soft-deleted entities)'),
+});
+
+/** `entities.json`: per kind, where its entities live and how they are addressed. */
+export const entitiesFileSchema = z.strictObject({
+  $schema: schemaRef,
+  table: z.literal('entities'),
+  kinds: z.record(kindName, entitySchema),
+});
+
+const naturalIdSchema = z.strictObject({
+  strategy: z.literal('natural'),
+  attribute: attributePath.describe('Successor attribute that is the legacy ID, e.g. user'),
+  filter: z.string().min(1).describe('Query parameter to find one entity by that attribute, e.g. user'),
+  filterMany: z
+    .string()
+    .min(1)
+    .describe('Query parameter (repeated) to find many entities in one call, e.g. user[]'),
+});
+
+const assignRuleSchema = z
+  .discriminatedUnion('rule', [
+    z.strictObject({ rule: z.literal('uuid').describe('The legacy ID is the dashed UUID') }),
+    z.strictObject({
+      rule: z.literal('attribute'),
+      attribute: attributePath.describe('Copy this successor attribute (falls back to the UUID when taken)'),
+    }),
+    z.strictObject({
+      rule: z.literal('sequence'),
+      prefix: z.string().default('').describe('Text before the number'),
+      start: z.int().min(0).default(1).describe('First number when the table has none yet'),
+    }),
+  ])
+  .describe('How entities without a table row get their legacy ID (created through the proxy or first seen)');
+
+const tableIdSchema = z.strictObject({
+  strategy: z.literal('table'),
+  assign: assignRuleSchema,
+});
+
+/** One kind's ID strategy. */
+export const idStrategySchema = z.discriminatedUnion('strategy', [
+  naturalIdSchema,
+  z.strictObject({
+    strategy: z.literal('uuid').describe('The legacy ID is the dashed UUID (base58 accepted)'),
+  }),
+  tableIdSchema,
+]);
+
+/** `ids.json`: the ID mapping table of every kind. */
+export const idsFileSchema = z.strictObject({
+  $schema: schemaRef,
+  table: z.literal('ids'),
+  kinds: z.record(kindName, idStrategySchema),
+});
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+
+/** A value table file: legacy values ↔ successor values of one field. */
+export const valuesFileSchema = z.strictObject({
+  $schema: schemaRef,
+  table: z.literal('values'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_-]*$/)
+    .describe('Name fields refer to'),
+  description: z.string().optional(),
+  entries: z
+    .array(z.strictObject({ legacy: z.string(), successor: scalar }))
+    .min(1)
+    .describe('One-to-one pairs: written as listed, read back to the same legacy value'),
+  readAlso: z
+    .array(z.strictObject({ successor: scalar, legacy: z.string() }))
+    .optional()
+    .describe('Further successor values read as a legacy value (never written)'),
+  fallback: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe('Legacy value for a successor value the table does not know (default null)'),
+});
+
+const formatSchema = z
+  .enum(['string', 'date', 'date-time', 'boolean'])
+  .describe('Conversion: date → YYYY-MM-DD, date-time → ISO 8601 with offset, boolean, string');
+
+const fieldSchema = z
+  .strictObject({
+    attribute: attributePath,
+    direction: z.enum(['read', 'write', 'both']).describe('read: in responses; write: accepted in bodies'),
+    format: formatSchema.optional(),
+    values: z.string().optional().describe('Value table translating this field'),
+    ref: kindName.optional().describe('The attribute references entities of this kind: legacy IDs'),
+    many: z.boolean().optional().describe('With ref: a list of references'),
+    contains: z
+      .strictObject({
+        key: attributePath.describe('Sub-attribute of the related entities to compare'),
+        value: template.describe('Value to look for, e.g. {settings.adminRole}'),
+      })
+      .optional()
+      .describe('Derived boolean: whether the related list has an entry whose key equals value'),
+    default: z
+      .json()
+      .optional()
+      .describe('Legacy value used on read when the successor value is missing or null'),
+  })
+  .superRefine((field, ctx) => {
+    const problem = (message: string, path: string) =>
+      ctx.addIssue({ code: 'custom', message, path: [path] });
+    if (field.many !== undefined && field.ref === undefined) problem('"many" needs "ref"', 'many');
+    if (field.contains && field.ref) problem('"contains" and "ref" exclude each other', 'contains');
+    if (field.contains && field.direction !== 'read')
+      problem('a derived field can only be read', 'direction');
+    if (field.values && (field.ref || field.contains))
+      problem('"values" applies to plain fields only', 'values');
+    if (field.format && field.ref) problem('"format" does not apply to references', 'format');
+  });
+
+/** A field table: legacy fields of one legacy resource ↔ successor attributes of one kind. */
+export const fieldsFileSchema = z.strictObject({
+  $schema: schemaRef,
+  table: z.literal('fields'),
+  resource: z
+    .string()
+    .regex(/^[a-z][A-Za-z0-9_-]*$/)
+    .describe('Legacy resource, e.g. user'),
+  kind: kindName.describe('Entity kind the resource maps to'),
+  fields: z.record(legacyName, fieldSchema),
+});
+
+const upstreamCode = z.enum(['not_found', 'conflict', 'validation']);
+
+const stepSchema = z
+  .strictObject({
+    method: z.enum(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']),
+    path: template.describe('Path relative to the successor base URL, e.g. /users/{entity.uuid}/restore'),
+    query: queryTemplate.optional(),
+    body: z
+      .json()
+      .optional()
+      .describe('JSON body template, e.g. {"addedGroups": "{items.iri}"} or "{fields}"'),
+    contentType: z.enum(['application/json', 'application/merge-patch+json']).optional(),
+    forEach: z.literal('items').optional().describe('Run once per item of the request body ({item.…})'),
+    collection: z.boolean().optional().describe('GET every page of a collection (the result of a list)'),
+    returns: z
+      .literal('entity')
+      .optional()
+      .describe('The answer is the entity after this step, with the asked {attributes}'),
+    tolerate: z
+      .array(upstreamCode)
+      .optional()
+      .describe('Successor failures that count as success (e.g. not_found for idempotent unlinks)'),
+  })
+  .superRefine((step, ctx) => {
+    if (step.collection && step.method !== 'GET')
+      ctx.addIssue({ code: 'custom', message: 'only a GET can read a collection', path: ['collection'] });
+    if (step.collection && step.forEach)
+      ctx.addIssue({ code: 'custom', message: 'a collection read cannot run per item', path: ['forEach'] });
+    if (step.returns && step.forEach)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a per-item step cannot return the entity',
+        path: ['returns'],
+      });
+  });
+
+const resultSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none').describe('No content') }),
+  z.strictObject({ type: z.literal('entity').describe('The subject entity after the steps') }),
+  z.strictObject({ type: z.literal('collection').describe('The entities of the collection step') }),
+  z.strictObject({
+    type: z.literal('object'),
+    fields: z
+      .record(legacyName, attributePath)
+      .describe('Legacy key → attribute path in the last answer, e.g. {"password": "password"}'),
+  }),
+]);
+
+const operationSchema = z.strictObject({
+  description: z.string().optional(),
+  kind: kindName.describe('Entity kind the operation is about'),
+  subject: z
+    .strictObject({ param: z.string().min(1).describe('Path parameter holding the legacy ID, e.g. id') })
+    .optional()
+    .describe('The path entity: resolved first, unknown → 404'),
+  items: z
+    .strictObject({ kind: kindName })
+    .optional()
+    .describe('The request body is a list of legacy IDs of this kind: all resolved first, unknown → 400'),
+  steps: z.array(stepSchema).describe('Successor requests, in order'),
+  result: resultSchema,
+});
+
+/** An operation table: legacy operation id (e.g. user.link.groups.add) → how it runs on the successor. */
+export const operationsFileSchema = z.strictObject({
+  $schema: schemaRef,
+  table: z.literal('operations'),
+  operations: z.record(z.string().regex(/^[a-z][A-Za-z0-9_.-]*$/), operationSchema),
+});
+
+/** Any file of a profile, told apart by `table`. */
+export const mappingFileSchema = z.discriminatedUnion('table', [
+  profileFileSchema,
+  entitiesFileSchema,
+  idsFileSchema,
+  valuesFileSchema,
+  fieldsFileSchema,
+  operationsFileSchema,
+]);
+
+export type MappingFile = z.output<typeof mappingFileSchema>;
+export type ProfileFile = z.output<typeof profileFileSchema>;
+export type EntitiesFile = z.output<typeof entitiesFileSchema>;
+export type EntityTable = z.output<typeof entitySchema>;
+export type IdStrategy = z.output<typeof idStrategySchema>;
+export type AssignRule = z.output<typeof assignRuleSchema>;
+export type ValuesFile = z.output<typeof valuesFileSchema>;
+export type FieldsFile = z.output<typeof fieldsFileSchema>;
+export type FieldTable = z.output<typeof fieldSchema>;
+export type OperationTable = z.output<typeof operationSchema>;
+export type StepTable = z.output<typeof stepSchema>;
+export type UpstreamTolerance = z.output<typeof upstreamCode>;
+export type JsonValue = z.output<ReturnType<typeof z.json>>;
+
+/** The JSON Schema of every mapping file, for editors (`mappings/mapping.schema.json`). */
+export function mappingJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(mappingFileSchema, { io: 'input', target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
+}

@@ -1,0 +1,157 @@
+import type { JsonValue } from './schema.js';
+
+/** Checks a placeholder path at compile time; returns why it is not allowed, or undefined. */
+export type VariableCheck = (path: readonly string[]) => string | undefined;
+
+/** Looks a placeholder up at render time. */
+export type VariableLookup = (path: readonly string[]) => unknown;
+
+type Part = string | { path: readonly string[] };
+
+/** A precompiled string template: literal text and `{dotted.placeholders}`. */
+export interface Template {
+  readonly source: string;
+  readonly parts: readonly Part[];
+  /** Set when the whole string is one placeholder: rendering yields the raw value, not text. */
+  readonly whole: readonly string[] | undefined;
+}
+
+/** A precompiled JSON body template. */
+export type JsonTemplate =
+  | { type: 'literal'; value: JsonValue }
+  | { type: 'template'; template: Template }
+  | { type: 'array'; items: JsonTemplate[] }
+  | { type: 'object'; entries: [string, JsonTemplate][] };
+
+/** A template that cannot be compiled; `path` is the JSON path inside the template value. */
+export class TemplateError extends Error {
+  constructor(
+    message: string,
+    readonly path: readonly (string | number)[] = [],
+  ) {
+    super(message);
+  }
+}
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)\}/g;
+
+/** Compiles `text {a.b} more`; every placeholder is checked with `check`, stray braces are errors. */
+export function compileTemplate(source: string, check: VariableCheck): Template {
+  const parts: Part[] = [];
+  let last = 0;
+  for (const match of source.matchAll(PLACEHOLDER)) {
+    const index = match.index;
+    const name = match[1] ?? '';
+    const literal = source.slice(last, index);
+    if (/[{}]/.test(literal)) throw new TemplateError(`stray brace in ${JSON.stringify(source)}`);
+    if (literal !== '') parts.push(literal);
+    const path = name.split('.');
+    const problem = check(path);
+    if (problem !== undefined) throw new TemplateError(`{${name}}: ${problem}`);
+    parts.push({ path });
+    last = index + match[0].length;
+  }
+  const tail = source.slice(last);
+  if (/[{}]/.test(tail)) throw new TemplateError(`stray brace in ${JSON.stringify(source)}`);
+  if (tail !== '') parts.push(tail);
+  const only = parts.length === 1 ? parts[0] : undefined;
+  return { source, parts, whole: only !== undefined && typeof only !== 'string' ? only.path : undefined };
+}
+
+/** Whether a template uses a placeholder starting with `root` (e.g. `items`). */
+export function usesVariable(template: Template, root: string): boolean {
+  return template.parts.some((part) => typeof part !== 'string' && part.path[0] === root);
+}
+
+/**
+ * Renders a template: a whole-placeholder template yields the looked-up value as is; otherwise
+ * text, each value stringified (lists joined with commas) and passed through `encode`.
+ */
+export function renderTemplate(
+  template: Template,
+  lookup: VariableLookup,
+  encode: (text: string) => string = (text) => text,
+): unknown {
+  if (template.whole) return lookup(template.whole);
+  return renderText(template, lookup, encode);
+}
+
+/** Renders a template as text (a path or a query value). */
+export function renderText(
+  template: Template,
+  lookup: VariableLookup,
+  encode: (text: string) => string = (text) => text,
+): string {
+  let out = '';
+  for (const part of template.parts) {
+    if (typeof part === 'string') out += part;
+    else out += encode(stringify(lookup(part.path)));
+  }
+  return out;
+}
+
+function stringify(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(stringify).join(',');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** Compiles a JSON body template: every string inside it is a template. */
+export function compileJsonTemplate(
+  value: JsonValue,
+  check: VariableCheck,
+  path: (string | number)[] = [],
+): JsonTemplate {
+  if (typeof value === 'string') {
+    try {
+      return { type: 'template', template: compileTemplate(value, check) };
+    } catch (error) {
+      if (error instanceof TemplateError) throw new TemplateError(error.message, path);
+      throw error;
+    }
+  }
+  if (Array.isArray(value)) {
+    return { type: 'array', items: value.map((item, i) => compileJsonTemplate(item, check, [...path, i])) };
+  }
+  if (value !== null && typeof value === 'object') {
+    return {
+      type: 'object',
+      entries: Object.entries(value).map(([key, item]) => [
+        key,
+        compileJsonTemplate(item ?? null, check, [...path, key]),
+      ]),
+    };
+  }
+  return { type: 'literal', value };
+}
+
+/** Whether any string of a JSON template uses a placeholder starting with `root`. */
+export function jsonUsesVariable(template: JsonTemplate, root: string): boolean {
+  switch (template.type) {
+    case 'literal':
+      return false;
+    case 'template':
+      return usesVariable(template.template, root);
+    case 'array':
+      return template.items.some((item) => jsonUsesVariable(item, root));
+    case 'object':
+      return template.entries.some(([, item]) => jsonUsesVariable(item, root));
+  }
+}
+
+/** Renders a JSON body template. */
+export function renderJsonTemplate(template: JsonTemplate, lookup: VariableLookup): unknown {
+  switch (template.type) {
+    case 'literal':
+      return template.value;
+    case 'template':
+      return renderTemplate(template.template, lookup);
+    case 'array':
+      return template.items.map((item) => renderJsonTemplate(item, lookup));
+    case 'object':
+      return Object.fromEntries(
+        template.entries.map(([key, item]) => [key, renderJsonTemplate(item, lookup)]),
+      );
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The ID mapping table of the `table` ID strategy (SPEC 5): legacy ID ↔ successor UUID per
+ * entity kind. Storage-neutral; implementation: SQLite (`sqlite/id-map.ts`).
+ */
+
+/** Where a row came from: an `ids import`, or an assignment rule for an entity the proxy saw. */
+export type IdMapSource = 'import' | 'assigned';
+
+/** One row. UUIDs are dashed and lower case. */
+export interface IdMapRow {
+  kind: string;
+  legacyId: string;
+  uuid: string;
+  source: IdMapSource;
+  /** Milliseconds since the epoch. */
+  updatedAt: number;
+}
+
+/** What an import did. */
+export interface IdMapImportResult {
+  added: number;
+  changed: number;
+  unchanged: number;
+}
+
+/** Outcome of inserting one row without replacing anything. */
+export type IdMapInsertResult = 'inserted' | 'legacy-taken' | 'uuid-mapped';
+
+/** The ID mapping table. Every lookup of many IDs is one query. */
+export interface IdMapRepository {
+  /** UUIDs of the given legacy IDs of a kind; unknown IDs are absent from the map. */
+  byLegacyIds(kind: string, legacyIds: readonly string[]): Promise<Map<string, string>>;
+  /** Legacy IDs of the given UUIDs of a kind; unmapped UUIDs are absent from the map. */
+  byUuids(kind: string, uuids: readonly string[]): Promise<Map<string, string>>;
+  /** Adds one row unless the legacy ID or the UUID is already mapped. */
+  insert(row: Omit<IdMapRow, 'updatedAt'>, at: number): Promise<IdMapInsertResult>;
+  /**
+   * Adds or replaces rows in one transaction: a row whose legacy ID exists with another UUID is
+   * changed; a UUID mapped under another legacy ID moves to the new one. `onProgress` is called
+   * with the number of rows done.
+   */
+  upsert(
+    rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
+    at: number,
+    onProgress?: (done: number) => void,
+  ): Promise<IdMapImportResult>;
+  /** The highest number N among legacy IDs `prefix + N` of a kind, for the sequence rule. */
+  maxSequence(kind: string, prefix: string): Promise<number | undefined>;
+  /** Every row (of one kind, or all), ordered by kind then legacy ID. */
+  list(kind?: string): Promise<IdMapRow[]>;
+  /** Number of rows (of one kind, or all). */
+  count(kind?: string): Promise<number>;
+  /** Removes one row; false when there was none. */
+  remove(kind: string, legacyId: string): Promise<boolean>;
+}

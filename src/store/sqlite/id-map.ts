@@ -1,0 +1,147 @@
+import type {
+  IdMapImportResult,
+  IdMapInsertResult,
+  IdMapRepository,
+  IdMapRow,
+  IdMapSource,
+} from '../id-map.js';
+import type { Migration } from '../types.js';
+import type { SqliteDatabase } from './database.js';
+
+/** Schema of the ID mapping table: unique per kind in both directions. */
+export const ID_MAP_MIGRATION: Migration = {
+  id: 'mapping-001-id-map',
+  sql: `
+    CREATE TABLE id_map (
+      kind TEXT NOT NULL,
+      legacy_id TEXT NOT NULL,
+      uuid TEXT NOT NULL,
+      source TEXT NOT NULL CHECK (source IN ('import', 'assigned')),
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (kind, legacy_id)
+    ) WITHOUT ROWID;
+    CREATE UNIQUE INDEX id_map_uuid ON id_map (kind, uuid);
+  `,
+};
+
+interface Row {
+  kind: string;
+  legacy_id: string;
+  uuid: string;
+  source: IdMapSource;
+  updated_at: number;
+}
+
+const toRow = (row: Row): IdMapRow => ({
+  kind: row.kind,
+  legacyId: row.legacy_id,
+  uuid: row.uuid,
+  source: row.source,
+  updatedAt: row.updated_at,
+});
+
+/** The ID mapping table in SQLite; lists of IDs go to SQLite as one JSON array (json_each). */
+export class SqliteIdMapRepository implements IdMapRepository {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async byLegacyIds(kind: string, legacyIds: readonly string[]): Promise<Map<string, string>> {
+    if (legacyIds.length === 0) return new Map();
+    const rows = this.db
+      .prepare(
+        'SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND legacy_id IN (SELECT value FROM json_each(?))',
+      )
+      .all(kind, JSON.stringify(legacyIds)) as Pick<Row, 'legacy_id' | 'uuid'>[];
+    return new Map(rows.map((row) => [row.legacy_id, row.uuid]));
+  }
+
+  async byUuids(kind: string, uuids: readonly string[]): Promise<Map<string, string>> {
+    if (uuids.length === 0) return new Map();
+    const rows = this.db
+      .prepare(
+        'SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND uuid IN (SELECT value FROM json_each(?))',
+      )
+      .all(kind, JSON.stringify(uuids)) as Pick<Row, 'legacy_id' | 'uuid'>[];
+    return new Map(rows.map((row) => [row.uuid, row.legacy_id]));
+  }
+
+  async insert(row: Omit<IdMapRow, 'updatedAt'>, at: number): Promise<IdMapInsertResult> {
+    return this.db.transaction((): IdMapInsertResult => {
+      const taken = this.db
+        .prepare('SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND (legacy_id = ? OR uuid = ?)')
+        .all(row.kind, row.legacyId, row.uuid) as Pick<Row, 'legacy_id' | 'uuid'>[];
+      if (taken.some((t) => t.uuid === row.uuid)) return 'uuid-mapped';
+      if (taken.length > 0) return 'legacy-taken';
+      this.db
+        .prepare('INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)')
+        .run(row.kind, row.legacyId, row.uuid, row.source, at);
+      return 'inserted';
+    })();
+  }
+
+  async upsert(
+    rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
+    at: number,
+    onProgress?: (done: number) => void,
+  ): Promise<IdMapImportResult> {
+    const byLegacy = this.db.prepare('SELECT uuid FROM id_map WHERE kind = ? AND legacy_id = ?');
+    const dropUuid = this.db.prepare('DELETE FROM id_map WHERE kind = ? AND uuid = ? AND legacy_id <> ?');
+    const write = this.db.prepare(
+      `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, 'import', ?)
+       ON CONFLICT (kind, legacy_id) DO UPDATE SET uuid = excluded.uuid, source = 'import', updated_at = excluded.updated_at`,
+    );
+    const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+    const chunk = 500;
+    for (let start = 0; start < rows.length; start += chunk) {
+      this.db.transaction(() => {
+        for (const row of rows.slice(start, start + chunk)) {
+          const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
+          const moved = dropUuid.run(row.kind, row.uuid, row.legacyId).changes > 0;
+          if (existing?.uuid === row.uuid && !moved) {
+            result.unchanged++;
+            continue;
+          }
+          write.run(row.kind, row.legacyId, row.uuid, at);
+          if (existing === undefined && !moved) result.added++;
+          else result.changed++;
+        }
+      })();
+      onProgress?.(Math.min(rows.length, start + chunk));
+    }
+    return result;
+  }
+
+  async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
+    const row = this.db
+      .prepare(
+        `SELECT MAX(CAST(substr(legacy_id, length(@prefix) + 1) AS INTEGER)) AS n FROM id_map
+         WHERE kind = @kind AND substr(legacy_id, 1, length(@prefix)) = @prefix
+           AND length(legacy_id) > length(@prefix) AND substr(legacy_id, length(@prefix) + 1) NOT GLOB '*[^0-9]*'`,
+      )
+      .get({ prefix, kind }) as { n: number | null };
+    return row.n ?? undefined;
+  }
+
+  async list(kind?: string): Promise<IdMapRow[]> {
+    const rows = (
+      kind === undefined
+        ? this.db.prepare('SELECT * FROM id_map ORDER BY kind, legacy_id').all()
+        : this.db.prepare('SELECT * FROM id_map WHERE kind = ? ORDER BY legacy_id').all(kind)
+    ) as Row[];
+    return rows.map(toRow);
+  }
+
+  async count(kind?: string): Promise<number> {
+    const row = (
+      kind === undefined
+        ? this.db.prepare('SELECT COUNT(*) AS n FROM id_map').get()
+        : this.db.prepare('SELECT COUNT(*) AS n FROM id_map WHERE kind = ?').get(kind)
+    ) as { n: number };
+    return row.n;
+  }
+
+  async remove(kind: string, legacyId: string): Promise<boolean> {
+    return (
+      this.db.prepare('DELETE FROM id_map WHERE kind = ? AND legacy_id = ?').run(kind, legacyId).changes > 0
+    );
+  }
+}
