@@ -1,0 +1,168 @@
+// The same code on a second mapping profile (test/fixtures/mappings/alt-uuid) that maps
+// differently — users by UUID, groups by a persisted ID table (2,000 imported rows, new ones by
+// a sequence rule), auxInfo and importId swapped, another status value table — proves that the
+// behaviour follows the tables and not the code.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { z } from 'zod';
+import { userListItemSchema, userSchema } from '../src/legacy/user/schema.js';
+import { uuidToBase58 } from '../src/uuid.js';
+import { ALT_PROFILE, linksOf, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
+
+type ErrorBody = { code: number; message: string; errors?: { path: string; message: string }[] };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('a second mapping profile (alt-uuid)', () => {
+  let proxy: UserProxy;
+  let adminUuid: string;
+
+  before(async () => {
+    proxy = await startUserProxy({ profile: ALT_PROFILE });
+    adminUuid = sandboxUser(proxy, 'admin')?.id ?? '';
+    const lehrer = proxy.sandbox.data.groupByAccount('lehrer')?.id ?? '';
+    const klasse5a = proxy.sandbox.data.groupByAccount('klasse.5a')?.id ?? '';
+    // 2,000 rows: two real groups, the rest legacy IDs of groups the successor does not have.
+    const rows = [
+      { kind: 'group', legacyId: 'G-LEHRER', uuid: lehrer },
+      { kind: 'group', legacyId: 'G-5A', uuid: klasse5a },
+      ...Array.from({ length: 1998 }, (_, i) => ({
+        kind: 'group',
+        legacyId: `legacy-${String(i).padStart(4, '0')}`,
+        uuid: randomUUID(),
+      })),
+    ];
+    const result = await proxy.store.idMap.upsert(rows, Date.now());
+    assert.deepEqual(result, { added: 2000, changed: 0, unchanged: 0 });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('loads the other profile', () => {
+    assert.equal(proxy.mappings.current().profile.name, 'alt-uuid');
+  });
+
+  it('uses dashed UUIDs as user IDs, in _id and in references', async () => {
+    const answer = await proxy.call<{ _id: string; username: string; createdBy: string | null }[]>(
+      'GET',
+      '/Entity/User',
+    );
+    assert.equal(answer.status, 200, answer.text);
+    const list = z.array(userListItemSchema.strict()).parse(answer.body);
+    for (const user of list) assert.match(user._id, UUID);
+    const thomas = list.find((u) => u.username === 'thomas.becker');
+    assert.equal(thomas?._id, sandboxUser(proxy, 'thomas.becker')?.id);
+    assert.equal(thomas?.createdBy, adminUuid);
+  });
+
+  it('reads a user by dashed or base58 UUID with one successor call; account names are unknown IDs', async () => {
+    const uuid = sandboxUser(proxy, 'thomas.becker')?.id ?? '';
+    proxy.resetCounts();
+    const dashed = await proxy.call<Record<string, unknown>>('GET', `/Entity/User/${uuid}`);
+    assert.equal(dashed.status, 200, dashed.text);
+    userSchema.strict().parse(dashed.body);
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1 });
+    const base58 = await proxy.call('GET', `/Entity/User/${uuidToBase58(uuid)}`);
+    assert.deepEqual(base58.body, dashed.body);
+    assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 404);
+    assert.equal((await proxy.call('GET', `/Entity/User/${randomUUID()}`)).status, 404);
+  });
+
+  it('writes auxInfo and importId to the swapped attributes and reads them back', async () => {
+    const created = await proxy.call<{ _id: string; auxInfo: string; importId: string }>(
+      'POST',
+      '/Entity/User',
+      {
+        username: 'alt.user',
+        firstname: 'Alt',
+        lastname: 'User',
+        auxInfo: '7b',
+        importId: 'IMP-1',
+      },
+    );
+    assert.equal(created.status, 201, created.text);
+    assert.match(created.body._id, UUID);
+    assert.equal(created.headers.get('location'), `${proxy.core}/Entity/User/${created.body._id}`);
+    assert.equal(created.body.auxInfo, '7b');
+    assert.equal(created.body.importId, 'IMP-1');
+    const record = sandboxUser(proxy, 'alt.user');
+    assert.equal(record?.importId, '7b', 'legacy auxInfo lives in the successor importId');
+    assert.equal(record?.auxInfo, 'IMP-1');
+  });
+
+  it('translates status through its own value table, both ways', async () => {
+    const id = sandboxUser(proxy, 'alt.user')?.id ?? '';
+    for (const [legacy, successor] of [
+      ['r', 'inactive'],
+      ['i', 'registered'],
+      ['a', 'active'],
+    ] as const) {
+      const updated = await proxy.call<{ status: string }>('PUT', `/Entity/User/${id}`, { status: legacy });
+      assert.equal(updated.status, 200, updated.text);
+      assert.equal(updated.body.status, legacy);
+      assert.equal(sandboxUser(proxy, 'alt.user')?.status, successor);
+      const read = await proxy.call<{ status: string }>('GET', `/Entity/User/${id}`);
+      assert.equal(read.body.status, legacy);
+    }
+  });
+
+  describe('groups by an ID table', () => {
+    it('links groups by their table IDs with one batched existence check', async () => {
+      const id = sandboxUser(proxy, 'alt.user')?.id ?? '';
+      proxy.resetCounts();
+      const answer = await proxy.call<{ groups: string[] }>('POST', `/Entity/User/${id}/link/groups`, [
+        'G-LEHRER',
+        'G-5A',
+      ]);
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.body.groups.slice().sort(), ['G-5A', 'G-LEHRER']);
+      assert.deepEqual(linksOf(proxy, 'alt.user').groups, ['klasse.5a', 'lehrer']);
+      assert.deepEqual(proxy.apiCalls(), { 'GET /groups': 1, 'POST /users/{id}/groups': 1 });
+    });
+
+    it('rejects IDs missing from the table and table rows whose group the successor lacks', async () => {
+      const id = sandboxUser(proxy, 'alt.user')?.id ?? '';
+      const answer = await proxy.call<ErrorBody>('POST', `/Entity/User/${id}/link/groups`, [
+        'G-LEHRER',
+        'G-NOPE',
+        'legacy-0100',
+      ]);
+      assert.equal(answer.status, 400, answer.text);
+      assert.deepEqual(
+        answer.body.errors?.map((e) => e.path),
+        ['body.1', 'body.2'],
+      );
+      assert.deepEqual(linksOf(proxy, 'alt.user').groups, ['klasse.5a', 'lehrer']);
+    });
+
+    it('gives groups without a row IDs by the sequence rule, stable across reads', async () => {
+      const first = await proxy.call<{ groups: string[]; username: string }[]>(
+        'GET',
+        '/Entity/User?extended',
+      );
+      assert.equal(first.status, 200, first.text);
+      const admin = first.body.find((u) => u.username === 'admin');
+      const [assignedId] = admin?.groups ?? [];
+      assert.match(assignedId ?? '', /^G\d+$/, 'admins had no row: a number of the sequence');
+      const alt = first.body.find((u) => u.username === 'alt.user');
+      assert.deepEqual(alt?.groups.slice().sort(), ['G-5A', 'G-LEHRER']);
+      const assigned = await proxy.store.idMap.byUuids('group', [
+        proxy.sandbox.data.groupByAccount('admins')?.id ?? '',
+      ]);
+      assert.deepEqual([...assigned.values()], [assignedId]);
+      const second = await proxy.call<{ groups: string[]; username: string }[]>(
+        'GET',
+        '/Entity/User?extended',
+      );
+      assert.deepEqual(second.body, first.body);
+      const linked = await proxy.call<{ groups: string[] }>(
+        'POST',
+        `/Entity/User/${sandboxUser(proxy, 'alt.user')?.id}/link/groups`,
+        [assignedId],
+      );
+      assert.equal(linked.status, 200, linked.text);
+      assert.ok(linked.body.groups.includes(assignedId ?? ''));
+    });
+  });
+});

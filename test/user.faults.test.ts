@@ -1,0 +1,109 @@
+// Successor failures as the legacy caller sees them (SPEC 6), caused for real with the sandbox's
+// fault switches: failing API → 502, token endpoint down → 503, too slow → 504, each with a
+// message that says what is wrong; a failure in the middle of a multi-ID unlink says what was
+// applied and what was not.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { linksOf, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
+
+type ErrorBody = { code: number; message: string };
+
+describe('user operations when the successor fails', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy({ timeouts: { totalMs: 600 } });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('answers 502 when the successor API fails, for reads and writes, and changes nothing', async () => {
+    assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
+    proxy.sandbox.faults.set({ errorRate: 1, errorStatus: 500 });
+    try {
+      for (const [method, path, body] of [
+        ['GET', '/Entity/User', undefined],
+        ['GET', '/Entity/User/thomas.becker', undefined],
+        ['PUT', '/Entity/User/thomas.becker', { firstname: 'Changed' }],
+        ['POST', '/Entity/User/thomas.becker/link/groups', ['ag.robotik']],
+      ] as const) {
+        const answer = await proxy.call<ErrorBody>(method, path, body);
+        assert.equal(answer.status, 502, `${method} ${path}: ${answer.text}`);
+        assert.equal(answer.body.code, 502);
+        assert.match(answer.body.message, /successor is unreachable or failing.*500/i);
+        assert.doesNotMatch(answer.text, /secret|Bearer|at \w+ \(/);
+      }
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(sandboxUser(proxy, 'thomas.becker')?.firstname, 'Thomas');
+  });
+
+  it('answers 502 when the successor drops the connection', async () => {
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET *', status: 0 }] });
+    try {
+      const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/thomas.becker');
+      assert.equal(answer.status, 502, answer.text);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
+  it('answers 504 when the successor is slower than the client timeout', async () => {
+    assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200, 'token cached first');
+    proxy.sandbox.faults.set({ latencyMs: 1_500 });
+    try {
+      const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/thomas.becker');
+      assert.equal(answer.status, 504, answer.text);
+      assert.match(answer.body.message, /did not answer in time/i);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
+  it('says what was and was not applied when the successor fails in the middle of an unlink', async () => {
+    const linked = await proxy.call('POST', '/Entity/User/thomas.becker/link/groups', [
+      'ag.robotik',
+      'klasse.7b',
+    ]);
+    assert.equal(linked.status, 200, linked.text);
+    proxy.sandbox.faults.set({
+      rules: [{ match: 'DELETE /users/{id}/groups/{groupId}', skip: 1, times: 1, status: 500 }],
+    });
+    try {
+      const answer = await proxy.call<ErrorBody>('DELETE', '/Entity/User/thomas.becker/link/groups', [
+        'ag.robotik',
+        'klasse.7b',
+      ]);
+      assert.equal(answer.status, 502, answer.text);
+      assert.match(
+        answer.body.message,
+        /Partly applied: DELETE group "ag\.robotik"; not applied: DELETE group "klasse\.7b"/,
+      );
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    const groups = linksOf(proxy, 'thomas.becker').groups;
+    assert.ok(!groups.includes('ag.robotik') && groups.includes('klasse.7b'), groups.join(','));
+  });
+});
+
+describe('user operations when the token endpoint is down', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy({ sandbox: { faults: { tokenEndpointDown: true } } });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('answers 503 naming the token problem, and recovers when the endpoint is back', async () => {
+    const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/thomas.becker');
+    assert.equal(answer.status, 503, answer.text);
+    assert.match(answer.body.message, /no access token could be obtained/i);
+    proxy.sandbox.faults.reset();
+    assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
+  });
+});

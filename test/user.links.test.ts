@@ -1,0 +1,182 @@
+// Link and unlink groups, roles and privileges of a user through the proxy: bodies are JSON
+// arrays of legacy IDs, every ID is resolved before anything is written, both directions are
+// idempotent, and a link call costs one batched resolution plus the writes.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { USER_FIELDS, userSchema } from '../src/legacy/user/schema.js';
+import { linksOf, startUserProxy, type UserProxy } from './user-helpers.js';
+
+type ErrorBody = { code: number; message: string; errors?: { path: string; message: string }[] };
+type User = { groups: string[]; roles: string[]; privileges: string[]; admin: boolean };
+
+describe('user links', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy();
+    const created = await proxy.call('POST', '/Entity/User', {
+      username: 'lina.link',
+      firstname: 'Lina',
+      lastname: 'Link',
+    });
+    assert.equal(created.status, 201, created.text);
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('adds groups and answers the updated user (one resolution, one batched lookup, one write)', async () => {
+    proxy.mappings.current().ids.clear();
+    proxy.resetCounts();
+    const answer = await proxy.call<User>('POST', '/Entity/User/lina.link/link/groups', [
+      'lehrer',
+      'klasse.5a',
+      'ag.robotik',
+    ]);
+    assert.equal(answer.status, 200, answer.text);
+    userSchema.strict().parse(answer.body);
+    assert.deepEqual(Object.keys(answer.body), [...USER_FIELDS]);
+    assert.deepEqual(answer.body.groups.slice().sort(), ['ag.robotik', 'klasse.5a', 'lehrer']);
+    assert.deepEqual(linksOf(proxy, 'lina.link').groups, ['ag.robotik', 'klasse.5a', 'lehrer']);
+    assert.deepEqual(proxy.apiCalls(), {
+      'GET /users': 1,
+      'GET /groups': 1,
+      'POST /users/{id}/groups': 1,
+    });
+  });
+
+  it('is idempotent: adding what is linked already changes nothing and is not an error', async () => {
+    proxy.resetCounts();
+    const answer = await proxy.call<User>('POST', '/Entity/User/lina.link/link/groups', ['lehrer', 'lehrer']);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(linksOf(proxy, 'lina.link').groups, ['ag.robotik', 'klasse.5a', 'lehrer']);
+    assert.deepEqual(proxy.apiCalls(), { 'POST /users/{id}/groups': 1 }, 'warm cache: user and groups');
+  });
+
+  it('rejects a body with any unknown ID with 400, listing each, and writes nothing', async () => {
+    const before = linksOf(proxy, 'lina.link');
+    proxy.resetCounts();
+    const answer = await proxy.call<ErrorBody>('POST', '/Entity/User/lina.link/link/groups', [
+      'schueler',
+      'no.such.group',
+      'klasse.7b',
+      'other.missing',
+    ]);
+    assert.equal(answer.status, 400, answer.text);
+    assert.match(
+      answer.body.message,
+      /unknown group IDs: "no\.such\.group", "other\.missing"; nothing was changed/i,
+    );
+    assert.deepEqual(answer.body.errors, [
+      { path: 'body.1', message: 'no group with ID "no.such.group"' },
+      { path: 'body.3', message: 'no group with ID "other.missing"' },
+    ]);
+    assert.deepEqual(linksOf(proxy, 'lina.link'), before);
+    assert.ok(
+      Object.keys(proxy.apiCalls()).every((key) => key.startsWith('GET ')),
+      `no write was sent: ${JSON.stringify(proxy.apiCalls())}`,
+    );
+  });
+
+  it('removes groups given in a JSON array body, ignoring ones that are not linked', async () => {
+    proxy.mappings.current().ids.clear();
+    proxy.resetCounts();
+    const answer = await proxy.call<User>('DELETE', '/Entity/User/lina.link/link/groups', [
+      'ag.robotik',
+      'klasse.5a',
+      'schueler',
+    ]);
+    assert.equal(answer.status, 200, answer.text);
+    userSchema.strict().parse(answer.body);
+    assert.deepEqual(answer.body.groups, ['lehrer']);
+    assert.deepEqual(linksOf(proxy, 'lina.link').groups, ['lehrer']);
+    assert.deepEqual(proxy.apiCalls(), {
+      'GET /users': 1,
+      'GET /groups': 1,
+      'DELETE /users/{id}/groups/{groupId}': 3,
+      'GET /users/{id}': 1,
+    });
+    const again = await proxy.call<User>('DELETE', '/Entity/User/lina.link/link/groups', ['ag.robotik']);
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body.groups, ['lehrer']);
+  });
+
+  it('rejects an unlink body with an unknown ID and removes nothing', async () => {
+    const answer = await proxy.call<ErrorBody>('DELETE', '/Entity/User/lina.link/link/groups', [
+      'lehrer',
+      'gone',
+    ]);
+    assert.equal(answer.status, 400, answer.text);
+    assert.deepEqual(answer.body.errors, [{ path: 'body.1', message: 'no group with ID "gone"' }]);
+    assert.deepEqual(linksOf(proxy, 'lina.link').groups, ['lehrer']);
+  });
+
+  it('links roles: the admin role makes admin true, removing it makes it false', async () => {
+    const added = await proxy.call<User>('POST', '/Entity/User/lina.link/link/roles', [
+      'ROLE_TEACHER',
+      'ROLE_ADMIN',
+    ]);
+    assert.equal(added.status, 200, added.text);
+    assert.deepEqual(added.body.roles.slice().sort(), ['ROLE_ADMIN', 'ROLE_TEACHER']);
+    assert.equal(added.body.admin, true);
+    assert.deepEqual(linksOf(proxy, 'lina.link').roles, ['ROLE_ADMIN', 'ROLE_TEACHER']);
+    const removed = await proxy.call<User>('DELETE', '/Entity/User/lina.link/link/roles', ['ROLE_ADMIN']);
+    assert.equal(removed.status, 200, removed.text);
+    assert.deepEqual(removed.body.roles, ['ROLE_TEACHER']);
+    assert.equal(removed.body.admin, false);
+    const unknown = await proxy.call<ErrorBody>('POST', '/Entity/User/lina.link/link/roles', ['ROLE_NOPE']);
+    assert.equal(unknown.status, 400);
+    assert.deepEqual(linksOf(proxy, 'lina.link').roles, ['ROLE_TEACHER']);
+  });
+
+  it('links and unlinks privileges', async () => {
+    const added = await proxy.call<User>('POST', '/Entity/User/lina.link/link/privileges', [
+      'print_colour',
+      'mail_external',
+    ]);
+    assert.equal(added.status, 200, added.text);
+    assert.deepEqual(added.body.privileges.slice().sort(), ['mail_external', 'print_colour']);
+    assert.deepEqual(linksOf(proxy, 'lina.link').privileges, ['mail_external', 'print_colour']);
+    const removed = await proxy.call<User>('DELETE', '/Entity/User/lina.link/link/privileges', [
+      'print_colour',
+    ]);
+    assert.equal(removed.status, 200, removed.text);
+    assert.deepEqual(removed.body.privileges, ['mail_external']);
+    const unknown = await proxy.call<ErrorBody>('DELETE', '/Entity/User/lina.link/link/privileges', [
+      'mail_external',
+      'nope',
+    ]);
+    assert.equal(unknown.status, 400);
+    assert.deepEqual(linksOf(proxy, 'lina.link').privileges, ['mail_external']);
+  });
+
+  it('answers the user unchanged for an empty list, without writing', async () => {
+    proxy.resetCounts();
+    const answer = await proxy.call<User>('POST', '/Entity/User/lina.link/link/groups', []);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.body.groups, ['lehrer']);
+    assert.ok(Object.keys(proxy.apiCalls()).every((key) => key.startsWith('GET ')));
+  });
+
+  it('rejects bodies that are not arrays of ID strings', async () => {
+    const before = linksOf(proxy, 'lina.link');
+    for (const body of [{ groups: ['lehrer'] }, ['lehrer', 5], '"lehrer"', '[lehrer]', [''], '']) {
+      for (const method of ['POST', 'DELETE']) {
+        const answer = await proxy.call<ErrorBody>(method, '/Entity/User/lina.link/link/groups', body);
+        assert.equal(answer.status, 400, `${method} ${JSON.stringify(body)}: ${answer.text}`);
+        assert.equal(answer.body.code, 400);
+      }
+    }
+    assert.deepEqual(linksOf(proxy, 'lina.link'), before);
+  });
+
+  it('answers 404 for an unknown user, even when the body also has unknown IDs', async () => {
+    const answer = await proxy.call<ErrorBody>('POST', '/Entity/User/no.body/link/groups', [
+      'lehrer',
+      'gone',
+    ]);
+    assert.equal(answer.status, 404, answer.text);
+    const remove = await proxy.call<ErrorBody>('DELETE', '/Entity/User/no.body/link/roles', ['ROLE_ADMIN']);
+    assert.equal(remove.status, 404, remove.text);
+  });
+});
