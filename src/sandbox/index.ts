@@ -3,12 +3,12 @@ import type { Logger } from '../log/logger.js';
 import type { SandboxData } from './data.js';
 import type { FaultSettings } from './faults.js';
 import type { SandboxFixture } from './fixture.js';
-import type { SandboxClientConfig } from './oauth.js';
+import type { InteractiveLogin, SandboxClientConfig } from './oauth.js';
 
 export type { PasswordState, ResourceKind, SandboxData, UserStatus } from './data.js';
 export type { FaultRule, FaultSettings } from './faults.js';
 export { type SandboxFixture, sandboxUuid } from './fixture.js';
-export { READ_SCOPE, type SandboxClientConfig, WRITE_SCOPE } from './oauth.js';
+export { type InteractiveLogin, READ_SCOPE, type SandboxClientConfig, WRITE_SCOPE } from './oauth.js';
 export { API_BASE, iri } from './resources.js';
 export { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD } from './seed.js';
 export { startSandbox } from './server.js';
@@ -42,6 +42,12 @@ export interface SandboxOptions {
   hydraPrefix?: boolean;
   /** Fault switches in effect from the start. */
   faults?: Partial<FaultSettings>;
+  /**
+   * `auto-approve`: enable the authorization-code + PKCE flow (SSO) for clients with
+   * `redirectUris`; the authorization endpoint logs in the user named by `login_hint` (account
+   * or UUID) without a form and consents to the requested OIDC scopes.
+   */
+  interactiveLogin?: InteractiveLogin;
 }
 
 /** OAuth client credentials. */

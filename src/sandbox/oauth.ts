@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { type ClientMetadata, type Configuration, errors } from 'oidc-provider';
+import Provider, { type AccountClaims, type ClientMetadata, type Configuration, errors } from 'oidc-provider';
 import type { Logger } from '../log/logger.js';
 import { createOAuthStore } from './oauth-store.js';
 
@@ -24,7 +24,35 @@ export interface SandboxClientConfig {
   scopes: string[];
   /** Registered method; oidc-provider accepts both secret methods for a secret client either way. */
   authMethod?: ClientAuthMethod;
+  /**
+   * Redirect URIs for the authorization-code flow (with `interactiveLogin`); such a client also
+   * gets the scopes `openid profile email`.
+   */
+  redirectUris?: string[];
 }
+
+/** How the interactive (SSO) login treats the `login_hint` of an authorization request. */
+export type InteractiveLogin = 'auto-approve';
+
+/** The identity of a sandbox user, as ID tokens and userinfo carry it. */
+export interface LoginAccount {
+  /** Dashed UUID: the `sub`. */
+  id: string;
+  account: string;
+  firstname: string;
+  lastname: string;
+  email: string | null;
+}
+
+/** Where the interactive login finds users: by id (`sub`) and by `login_hint`. */
+export interface LoginAccounts {
+  find(id: string): LoginAccount | undefined;
+  /** The user a `login_hint` names (account or UUID), or why nobody may log in with it. */
+  byLoginHint(hint: string | undefined): LoginAccount | { error: string };
+}
+
+/** The OIDC scopes an SSO client may ask for. */
+export const SSO_SCOPES = ['openid', 'profile', 'email'] as const;
 
 /** The fixed, documented default clients. */
 export const DEFAULT_CLIENTS: readonly SandboxClientConfig[] = [
@@ -50,6 +78,10 @@ export interface OAuthServerOptions {
   clients: readonly SandboxClientConfig[];
   tokenTtlSeconds: number;
   logger: Logger;
+  /** Enables the authorization-code + PKCE flow, logging in the `login_hint` user without a form. */
+  interactiveLogin?: InteractiveLogin;
+  /** Required with `interactiveLogin`. */
+  accounts?: LoginAccounts;
 }
 
 /** The mounted authorization server and what the API needs to verify its tokens. */
@@ -76,15 +108,59 @@ async function signingKeys(): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
   };
 }
 
-function clientMetadata(client: SandboxClientConfig): ClientMetadata {
+function clientMetadata(client: SandboxClientConfig, interactive: boolean): ClientMetadata {
+  const sso = interactive && (client.redirectUris?.length ?? 0) > 0;
   return {
     client_id: client.clientId,
     client_secret: client.clientSecret,
-    grant_types: ['client_credentials'],
-    response_types: [],
-    redirect_uris: [],
-    scope: client.scopes.join(' '),
+    grant_types: sso ? ['client_credentials', 'authorization_code'] : ['client_credentials'],
+    response_types: sso ? ['code'] : [],
+    redirect_uris: sso ? [...(client.redirectUris ?? [])] : [],
+    scope: [...new Set([...client.scopes, ...(sso ? SSO_SCOPES : [])])].join(' '),
     token_endpoint_auth_method: client.authMethod ?? 'client_secret_post',
+  };
+}
+
+function accountClaims(account: LoginAccount): AccountClaims {
+  return {
+    sub: account.id,
+    preferred_username: account.account,
+    name: `${account.firstname} ${account.lastname}`,
+    given_name: account.firstname,
+    family_name: account.lastname,
+    ...(account.email ? { email: account.email } : {}),
+  };
+}
+
+/**
+ * The parts of the configuration for the authorization-code + PKCE flow with automatic
+ * approval: the interaction URL (served by `handle`), accounts from the sandbox data, consent
+ * granted for the requested OIDC scopes, PKCE required.
+ */
+function interactiveConfiguration(accounts: LoginAccounts | undefined): Partial<Configuration> {
+  return {
+    interactions: { url: (_ctx, interaction) => `${AUTH_PREFIX}/interaction/${interaction.uid}` },
+    pkce: { required: () => true },
+    // Claims of the granted scopes go into the ID token too, so an RP needs no userinfo call.
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, sub) => {
+      const account = accounts?.find(sub);
+      return account ? { accountId: account.id, claims: () => accountClaims(account) } : undefined;
+    },
+    loadExistingGrant: async (ctx) => {
+      const { oidc } = ctx;
+      const existing = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(oidc.client?.clientId ?? '');
+      if (existing) return oidc.provider.Grant.find(existing);
+      if (!oidc.session?.accountId || !oidc.client) return undefined;
+      // Auto-approval: every requested OIDC scope is consented to without asking.
+      const grant = new oidc.provider.Grant({
+        clientId: oidc.client.clientId,
+        accountId: oidc.session.accountId,
+      });
+      grant.addOIDCScope([...oidc.requestParamOIDCScopes].join(' '));
+      await grant.save();
+      return grant;
+    },
   };
 }
 
@@ -101,14 +177,18 @@ export function providerConfiguration(
   const ttl = options.tokenTtlSeconds;
   return {
     adapter: createOAuthStore(),
-    clients: options.clients.map(clientMetadata),
+    clients: options.clients.map((c) => clientMetadata(c, options.interactiveLogin !== undefined)),
     jwks: { keys: [privateJwk] },
     clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
     clientDefaults: { id_token_signed_response_alg: SIGNING_ALG },
     // Listing the API scopes here makes oidc-provider refuse them (invalid_scope) for a client
     // whose registered `scope` does not include them.
-    scopes: ['openid', ...allScopes],
-    claims: { openid: ['sub'] },
+    scopes: ['openid', 'profile', 'email', ...allScopes],
+    claims: {
+      openid: ['sub'],
+      profile: ['preferred_username', 'name', 'given_name', 'family_name'],
+      email: ['email'],
+    },
     routes: { token: TOKEN_ROUTE, jwks: '/public/jwks' },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     clientBasedCORS: () => false,
@@ -135,11 +215,16 @@ export function providerConfiguration(
       resourceIndicators: {
         enabled: true,
         defaultResource: (ctx, client) => {
+          const params = ctx.oidc.params;
+          // Authorization-code (SSO) tokens are for the OP itself (userinfo), not for the API.
+          if (params?.grant_type !== 'client_credentials') return undefined;
           // RFC 6749 3.3 lets the server apply a default when the client sends no scope: grant
           // everything the client is registered for, so `curl` users get a working token.
-          const params = ctx.oidc.params;
-          if (params && params.grant_type === 'client_credentials' && !params.scope && client.scope) {
-            params.scope = client.scope;
+          if (!params.scope && client.scope) {
+            params.scope = client.scope
+              .split(' ')
+              .filter((scope) => !(SSO_SCOPES as readonly string[]).includes(scope))
+              .join(' ');
           }
           return options.audience;
         },
@@ -158,17 +243,40 @@ export function providerConfiguration(
         },
       },
     },
+    ...(options.interactiveLogin ? interactiveConfiguration(options.accounts) : {}),
   };
 }
 
 /** Creates the authorization server: oidc-provider with fresh keys, mounted under AUTH_PREFIX. */
 export async function createOAuthServer(options: OAuthServerOptions): Promise<OAuthServer> {
+  if (options.interactiveLogin && !options.accounts) throw new TypeError('interactiveLogin needs accounts');
   const { privateJwk, publicJwk } = await signingKeys();
   const provider = new Provider(options.issuer, providerConfiguration(options, privateJwk));
   const log = options.logger.child({ component: 'sandbox-oauth' });
   provider.on('server_error', (_ctx, err) => log.error({ err }, 'authorization server error'));
   provider.on('grant.error', (_ctx, err) => log.debug({ error: err.message }, 'token request refused'));
   const callback = provider.callback();
+
+  /** The login "page": logs in the `login_hint` user at once, or ends the flow with access_denied. */
+  async function interact(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const details = await provider.interactionDetails(req, res);
+      const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined;
+      const found = options.accounts?.byLoginHint(hint) ?? { error: 'no accounts' };
+      const result =
+        'error' in found
+          ? { error: 'access_denied', error_description: found.error }
+          : { login: { accountId: found.id } };
+      await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+    } catch (error) {
+      log.debug({ error: error instanceof Error ? error.message : String(error) }, 'interaction failed');
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ error: 'invalid_request', error_description: 'unknown or expired interaction' }),
+      );
+    }
+  }
+
   return {
     provider,
     issuer: options.issuer,
@@ -182,6 +290,10 @@ export async function createOAuthServer(options: OAuthServerOptions): Promise<OA
       mounted.originalUrl = original;
       req.url = original.slice(AUTH_PREFIX.length) || '/';
       if (!req.url.startsWith('/')) req.url = `/${req.url}`;
+      if (options.interactiveLogin && req.url.startsWith('/interaction/') && req.method === 'GET') {
+        void interact(req, res);
+        return;
+      }
       void callback(req, res);
     },
   };

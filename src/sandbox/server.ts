@@ -6,7 +6,7 @@ import { silentLogger } from '../log/logger.js';
 import { createSandboxApp } from './app.js';
 import { createControlApp } from './control.js';
 import { Counters } from './counters.js';
-import { SandboxData } from './data.js';
+import { SandboxData, type UserRecord } from './data.js';
 import { Faults } from './faults.js';
 import { loadFixture } from './fixture.js';
 import type { ClientCredentials, RunningSandbox, SandboxOptions } from './index.js';
@@ -14,6 +14,8 @@ import {
   AUTH_PREFIX,
   createOAuthServer,
   DEFAULT_CLIENTS,
+  type LoginAccount,
+  type LoginAccounts,
   READ_SCOPE,
   type SandboxClientConfig,
   TOKEN_ROUTE,
@@ -70,6 +72,34 @@ function pick(clients: readonly SandboxClientConfig[], wantWrite: boolean): Clie
   return { clientId: found?.clientId ?? '', clientSecret: found?.clientSecret ?? '' };
 }
 
+function loginAccount(user: UserRecord): LoginAccount {
+  return {
+    id: user.id,
+    account: user.user,
+    firstname: user.firstname,
+    lastname: user.lastname,
+    email: user.emailAddress,
+  };
+}
+
+/** The users the interactive login may log in: by account or UUID, not deleted, not locked. */
+export function loginAccounts(data: SandboxData): LoginAccounts {
+  return {
+    find(id) {
+      const user = data.users.get(id);
+      return user && user.deleted === null ? loginAccount(user) : undefined;
+    },
+    byLoginHint(hint) {
+      if (!hint) return { error: 'login_hint is required' };
+      const user = data.userByAccount(hint) ?? data.find('users', hint);
+      if (!user) return { error: `unknown user "${hint}"` };
+      if (user.deleted !== null) return { error: `user "${user.user}" is deleted` };
+      if (user.locked) return { error: `user "${user.user}" is locked` };
+      return loginAccount(user);
+    },
+  };
+}
+
 /**
  * Starts a sandbox IDM: one loopback HTTP server carrying oidc-provider under `/iserv/auth` and
  * the IDM API v1 under `/iserv/idm/api/v1`, in-memory data seeded and/or loaded from a fixture.
@@ -108,7 +138,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const tokenEndpoint = `${issuer}${TOKEN_ROUTE}`;
 
   try {
-    const oauth = await createOAuthServer({ issuer, audience: apiBaseUrl, clients, tokenTtlSeconds, logger });
+    const oauth = await createOAuthServer({
+      issuer,
+      audience: apiBaseUrl,
+      clients,
+      tokenTtlSeconds,
+      logger,
+      ...(options.interactiveLogin
+        ? { interactiveLogin: options.interactiveLogin, accounts: loginAccounts(data) }
+        : {}),
+    });
     const guard = createTokenGuard({ issuer, audience: apiBaseUrl, jwks: oauth.publicJwks, apiKeys });
     const settings = { clock, pageSize, maxPageSize, hydraPrefix: options.hydraPrefix ?? true };
     const app = createSandboxApp({
