@@ -137,4 +137,12 @@ describe('throttling per user across addresses (default: 20 free failures)', () 
     assert.equal((await attempt(h, 'nobody-else', 'x', '203.0.113.2')).status, 401);
     assert.equal((await attempt(h, 'target', password, '203.0.113.1')).status, 200);
   });
+
+  it('counts IPv6 clients by /64, so rotating addresses within it does not escape', async () => {
+    for (let i = 1; i <= 11; i++) {
+      assert.equal((await attempt(h, `nobody${i}`, 'x', `2001:db8:1:2::${i.toString(16)}`)).status, 401);
+    }
+    assert.equal((await attempt(h, 'nobody-else', 'x', '2001:db8:1:2:ffff::1')).status, 429);
+    assert.equal((await attempt(h, 'nobody-else', 'x', '2001:db8:1:3::1')).status, 401);
+  });
 });

@@ -51,7 +51,9 @@ describe('interactive docs: OpenAPI document and assets', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     assert.match(document.openapi, /^3\.1\./);
     const validator = new Validator();
-    const result = await validator.validate(structuredClone(document) as unknown as object);
+    const result = await validator.validate(
+      structuredClone(document) as unknown as Parameters<Validator['validate']>[0],
+    );
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     assert.equal(validator.version, '3.1');
   });

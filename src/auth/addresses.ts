@@ -26,6 +26,17 @@ export function formatAddress(address: IpAddress): string {
 }
 
 /**
+ * The address as throttle counters see it: IPv4 as is, IPv6 as its /64 network (`2001:db8:1:2::/64`),
+ * because one host usually controls a whole /64 and could otherwise rotate addresses to escape.
+ */
+export function throttleSubject(address: IpAddress | undefined): string {
+  if (!address) return 'unknown';
+  return address.kind() === 'ipv6'
+    ? `${formatAddress(networkAddress(address, 64))}/64`
+    : formatAddress(address);
+}
+
+/**
  * Validates an API-user range and returns its canonical form: the network address with its prefix
  * (`10.1.2.3/8` → `10.0.0.0/8`); a bare address becomes a single-host range (`/32`, `/128`); an
  * IPv4-mapped IPv6 range becomes the IPv4 range it covers. Throws RangeError saying what is wrong.

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/types.js';
-import { type CompiledRanges, compileRanges, formatAddress, type IpAddress } from './addresses.js';
+import { type CompiledRanges, compileRanges, type IpAddress, throttleSubject } from './addresses.js';
 import { isValidApiUserName } from './names.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.js';
 import { blockedUntil, blockingUntil, type ThrottlePolicy, throttleKeys } from './throttle.js';
@@ -75,7 +75,7 @@ export class Authenticator {
     if (cached) return this.admit(cached, address);
 
     const now = clock.now();
-    const addressText = address ? formatAddress(address) : 'unknown';
+    const addressText = throttleSubject(address);
     const user = isValidApiUserName(name) ? await store.apiUsers.get(name) : undefined;
     const keys = throttleKeys(name, addressText, user !== undefined);
     const states = await store.loginThrottle.get(keys);
