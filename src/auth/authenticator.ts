@@ -15,6 +15,7 @@ export type AuthOutcome =
   | { kind: 'forbidden'; user: string }
   | { kind: 'throttled'; retryAfterSeconds: number };
 
+/** What the authenticator works with: the store, the clock, and the `auth` configuration. */
 export interface AuthenticatorOptions {
   store: Store;
   clock: Clock;
@@ -105,11 +106,6 @@ export class Authenticator {
     if (this.cache && version === this.cacheVersion) this.cache.set(key, verified);
     if (!this.lastLoginWritten.has(user.name)) this.lastLoginWritten.set(user.name, user.lastLoginAt ?? 0);
     return this.admit(verified, address);
-  }
-
-  /** Drops every cached credential (the store's credentials version does this by itself). */
-  clearCache(): void {
-    this.cache?.clear();
   }
 
   private admit(verified: VerifiedCredential, address: IpAddress | undefined): AuthOutcome {

@@ -5,6 +5,7 @@ import type { AppEnv, Services } from '../services.js';
 import { clientAddressResolver, formatAddress } from './addresses.js';
 import { Authenticator } from './authenticator.js';
 
+/** Options of `apiUserAuth`, validated and compiled once when the middleware is built. */
 export interface ApiUserAuthOptions {
   authenticator: Authenticator;
   /** `server.trustedProxies`: peers whose `X-Forwarded-For` is believed. */
