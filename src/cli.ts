@@ -10,8 +10,11 @@ import {
 } from './cli/command.js';
 import { configCheckCommand } from './cli/config-check.js';
 import { configSchemaCommand } from './cli/config-schema.js';
+import { idsExportCommand, idsImportCommand } from './cli/ids.js';
+import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { serveCommand } from './cli/serve.js';
 import { ConfigError } from './config/load.js';
+import { MappingError } from './mapping/errors.js';
 import { sandboxCommand } from './sandbox/command.js';
 
 /** Every command of the `idm-compat` binary. */
@@ -21,6 +24,9 @@ export const COMMANDS: readonly Command[] = [
   configCheckCommand,
   configSchemaCommand,
   ...API_USER_COMMANDS,
+  mappingsCheckCommand,
+  idsImportCommand,
+  idsExportCommand,
 ];
 
 function overview(): string {
@@ -54,7 +60,7 @@ export async function runCli(argv: string[], io: CommandIo = processIo): Promise
       io.err(`error: ${error.message}`);
       return error.exitCode;
     }
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof MappingError) {
       io.err(`error: ${error.message}`);
       return 2;
     }

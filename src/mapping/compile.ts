@@ -43,6 +43,9 @@ export interface ProfileSources {
 /** One entity kind, ready to use: where it lives, how it is addressed and its ID strategy. */
 export interface CompiledKind {
   name: string;
+  /** Files that define the kind (entities) and its ID strategy (ids), for messages. */
+  file: string;
+  idFile: string;
   label: string;
   collection: string;
   item: Template;
@@ -226,6 +229,8 @@ export function compileProfile(
       const uuidAttribute = splitPath(table.uuidAttribute);
       kinds.set(name, {
         name,
+        file: source.file,
+        idFile: idSource.file,
         label: table.label,
         collection: table.collection,
         item,

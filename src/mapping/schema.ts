@@ -15,7 +15,7 @@ const attributePath = z
   .string()
   .regex(
     /^[A-Za-z_@$][A-Za-z0-9_@$-]*(\.[A-Za-z_@$][A-Za-z0-9_@$-]*)*$/,
-    'a successor attribute path: names separated by dots, e.g. "user" or "profile.class"',
+    'a successor attribute path: names separated by dots, e.g. "firstname" or "profile.class"',
   )
   .describe('Successor attribute (dot path for nested objects)');
 
@@ -59,7 +59,7 @@ export const profileFileSchema = z.strictObject({
 });
 
 const entitySchema = z.strictObject({
-  label: z.string().min(1).describe('Name used in error messages, e.g. "user"'),
+  label: z.string().min(1).describe('Name used in error messages, e.g. "group flag"'),
   collection: z
     .string()
     .regex(/^\//, 'must start with "/"')
@@ -217,7 +217,7 @@ const stepSchema = z
     body: z
       .json()
       .optional()
-      .describe('JSON body template, e.g. {"addedGroups": "{items.iri}"} or "{fields}"'),
+      .describe('JSON body template, e.g. {"addedThings": "{items.iri}"} or "{fields}"'),
     contentType: z.enum(['application/json', 'application/merge-patch+json']).optional(),
     forEach: z.literal('items').optional().describe('Run once per item of the request body ({item.…})'),
     collection: z.boolean().optional().describe('GET every page of a collection (the result of a list)'),
@@ -251,7 +251,7 @@ const resultSchema = z.discriminatedUnion('type', [
     type: z.literal('object'),
     fields: z
       .record(legacyName, attributePath)
-      .describe('Legacy key → attribute path in the last answer, e.g. {"password": "password"}'),
+      .describe('Legacy key → attribute path in the last answer, e.g. {"<legacy key>": "<path>"}'),
   }),
 ]);
 

@@ -17,7 +17,7 @@ export const userListOperation = defineOperation({
   path: '/Core/Entity/User',
   summary: 'Lists users',
   description:
-    'One successor collection read, however many users: related IDs come embedded (`_attributes`), never one call per user.',
+    'One successor collection read, however many users: related IDs come embedded through the attribute selection, never one call per user.',
   tag: USER_TAG,
   query: userListQuery,
   responses: {

@@ -1,0 +1,112 @@
+import { loadConfig } from '../config/load.js';
+import { LEGACY_OPERATIONS } from '../legacy/operations.js';
+import { silentLogger } from '../log/logger.js';
+import { apiBasePath } from '../mapping/engine.js';
+import { MappingError, type MappingProblem } from '../mapping/errors.js';
+import { checkProfileLive } from '../mapping/live-check.js';
+import { loadProfile, profileDir } from '../mapping/load.js';
+import { createSuccessorClient } from '../successor/client.js';
+import { type Command, flag, stringOption } from './command.js';
+
+/** `idm-compat mappings check [--live]`: validates the mapping profile, optionally against the successor. */
+export const mappingsCheckCommand: Command = {
+  path: ['mappings', 'check'],
+  summary:
+    'Validate the mapping tables; with --live also against the successor (its OpenAPI document and sample reads).',
+  usage: '[--live] [--config FILE] [--json]',
+  help: `Checks every file of the configured profile (mappings.dir/mappings.profile) with its JSON
+Schema and cross-references, and that every legacy operation the proxy serves has an operation
+table entry. With --live it also reads the successor's OpenAPI document and checks that every
+mapped path, method, query parameter and attribute exists, and reads one entity of each kind with
+the mapped attributes. In sandbox mode (no config file) --live checks against a freshly started
+embedded sandbox. Each problem names the mapping file, the JSON path and what is wrong (or what
+the successor offers instead). Exit code 1 when there are problems.
+
+Options:
+  --live          also check against the successor
+  --config FILE   configuration file (default: env IDM_COMPAT_CONFIG, else the sandbox defaults)
+  --json          print {"profile", "ok", "problems": [{file, path, message}]}`,
+  options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
+  async run(args, io) {
+    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+    const folder = profileDir(config.mappings.dir, config.mappings.profile);
+    let problems: MappingProblem[] = [];
+    let name = config.mappings.profile;
+    try {
+      const profile = loadProfile(folder);
+      name = profile.name;
+      for (const operation of LEGACY_OPERATIONS) {
+        if (!profile.operations.has(operation.id)) {
+          problems.push({
+            file: '(operations)',
+            path: `$.operations[${JSON.stringify(operation.id)}]`,
+            message: `the proxy serves ${operation.method.toUpperCase()} ${operation.path}, which has no operation table entry`,
+          });
+        }
+      }
+      if (flag(args, 'live') && problems.length === 0) problems = await liveProblems(config, profile);
+    } catch (error) {
+      if (!(error instanceof MappingError)) throw error;
+      problems = error.problems;
+    }
+    if (flag(args, 'json')) {
+      io.out(
+        JSON.stringify({
+          profile: name,
+          folder,
+          live: flag(args, 'live'),
+          ok: problems.length === 0,
+          problems,
+        }),
+      );
+    } else if (problems.length === 0) {
+      io.out(
+        `mapping profile ${name} (${folder}) is valid${flag(args, 'live') ? ' and matches the successor' : ''}`,
+      );
+    } else {
+      io.err(
+        `mapping profile ${name} (${folder}): ${problems.length} problem${problems.length === 1 ? '' : 's'}`,
+      );
+      for (const problem of problems) io.err(`  ${problem.file} ${problem.path}: ${problem.message}`);
+    }
+    return problems.length === 0 ? 0 : 1;
+  },
+};
+
+async function liveProblems(
+  config: ReturnType<typeof loadConfig>,
+  profile: ReturnType<typeof loadProfile>,
+): Promise<MappingProblem[]> {
+  let closeSandbox: (() => Promise<void>) | undefined;
+  let successorConfig = config.successor;
+  if (config.mode === 'sandbox') {
+    // Imported lazily, as in server.ts: production never loads the sandbox.
+    const { startSandbox, READ_SCOPE, WRITE_SCOPE } = await import('../sandbox/index.js');
+    const sandbox = await startSandbox({ port: 0, seed: config.sandbox.seed, logger: silentLogger() });
+    closeSandbox = () => sandbox.close();
+    successorConfig = {
+      timeouts: { connectMs: 5_000, totalMs: 15_000 },
+      retries: { max: 1, baseDelayMs: 100 },
+      pool: { connections: 4, keepAliveMs: 1_000 },
+      pageSize: 100,
+      baseUrl: sandbox.apiBaseUrl,
+      auth: {
+        type: 'oauth2',
+        issuer: sandbox.issuer,
+        clientId: sandbox.clients.readWrite.clientId,
+        clientSecret: sandbox.clients.readWrite.clientSecret,
+        scopes: { read: [READ_SCOPE], write: [READ_SCOPE, WRITE_SCOPE] },
+        authMethod: 'auto',
+        refreshMarginSeconds: 60,
+      },
+    };
+  }
+  if (!successorConfig) return [{ file: '(config)', path: 'successor', message: 'no successor configured' }];
+  const successor = createSuccessorClient({ ...successorConfig, logger: silentLogger() });
+  try {
+    return await checkProfileLive(profile, successor, apiBasePath(successorConfig.baseUrl));
+  } finally {
+    await successor.close();
+    await closeSandbox?.();
+  }
+}

@@ -1,0 +1,131 @@
+import { parse } from 'csv-parse/sync';
+import type { IdMapImportResult, IdMapRepository, IdMapRow } from '../store/id-map.js';
+import { normalizeUuid } from '../uuid.js';
+import type { CompiledProfile } from './compile.js';
+
+/** A CSV row that was not imported, by its line number in the file. */
+export interface RejectedRow {
+  line: number;
+  reason: string;
+}
+
+/** What an import did: rows added, changed, unchanged, and the rejected ones with reasons. */
+export interface IdImportSummary extends IdMapImportResult {
+  rows: number;
+  rejected: RejectedRow[];
+  /** Kinds in the file whose ID strategy in the profile is not `table` (imported anyway). */
+  notTableKinds: string[];
+}
+
+const KIND_COLUMNS = ['kind'];
+const LEGACY_COLUMNS = ['legacy_id', 'legacyid', 'legacy', '_id', 'id'];
+const UUID_COLUMNS = ['uuid', 'hexuuid', 'successor_uuid'];
+
+/**
+ * Parses and checks an ID-table CSV (header `kind,legacy_id,uuid`; `kind` may come from
+ * `defaultKind` instead), then writes the good rows in one transaction per chunk. Rows with an
+ * unknown kind, an empty legacy ID, something that is not a UUID (dashed or base58), or a legacy
+ * ID or UUID already used earlier in the file are rejected with their line number.
+ */
+export async function importIdCsv(options: {
+  text: string;
+  profile: CompiledProfile;
+  idMap: IdMapRepository;
+  now: number;
+  defaultKind?: string | undefined;
+  onStart?: (rows: number) => void;
+  onProgress?: (done: number) => void;
+}): Promise<IdImportSummary> {
+  const { profile, defaultKind } = options;
+  if (defaultKind !== undefined && !profile.kinds.has(defaultKind)) {
+    throw new Error(`unknown kind ${defaultKind}; the profile has ${[...profile.kinds.keys()].join(', ')}`);
+  }
+  const records = parse(options.text, {
+    bom: true,
+    columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
+    skip_empty_lines: true,
+    trim: true,
+    relax_column_count: true,
+    info: true,
+  }) as { record: Record<string, string | undefined>; info: { lines: number } }[];
+  const first = records[0]?.record ?? {};
+  const column = (names: string[]) => names.find((name) => Object.hasOwn(first, name));
+  const kindColumn = column(KIND_COLUMNS);
+  const legacyColumn = column(LEGACY_COLUMNS);
+  const uuidColumn = column(UUID_COLUMNS);
+  if (records.length > 0 && (legacyColumn === undefined || uuidColumn === undefined)) {
+    throw new Error(
+      'the CSV needs a header with the columns legacy_id and uuid (and kind, unless --kind is given)',
+    );
+  }
+  if (records.length > 0 && kindColumn === undefined && defaultKind === undefined) {
+    throw new Error('the CSV has no kind column: add one or pass --kind');
+  }
+
+  const rejected: RejectedRow[] = [];
+  const rows: Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[] = [];
+  const seenLegacy = new Map<string, number>();
+  const seenUuid = new Map<string, number>();
+  const notTable = new Set<string>();
+  for (const { record, info } of records) {
+    const line = info.lines;
+    const kind = (kindColumn === undefined ? undefined : record[kindColumn]) || defaultKind;
+    const legacyId = legacyColumn === undefined ? undefined : record[legacyColumn];
+    const rawUuid = uuidColumn === undefined ? undefined : record[uuidColumn];
+    const reject = (reason: string) => rejected.push({ line, reason });
+    if (!kind) {
+      reject('no kind');
+      continue;
+    }
+    const compiled = profile.kinds.get(kind);
+    if (!compiled) {
+      reject(`unknown kind ${JSON.stringify(kind)}`);
+      continue;
+    }
+    if (!legacyId) {
+      reject('empty legacy ID');
+      continue;
+    }
+    const uuid = rawUuid ? normalizeUuid(rawUuid) : undefined;
+    if (uuid === undefined) {
+      reject(`not a UUID (dashed or base58): ${JSON.stringify(rawUuid ?? '')}`);
+      continue;
+    }
+    const legacyKey = `${kind}\u0000${legacyId}`;
+    const uuidKey = `${kind}\u0000${uuid}`;
+    const earlierLegacy = seenLegacy.get(legacyKey);
+    if (earlierLegacy !== undefined) {
+      reject(`legacy ID ${JSON.stringify(legacyId)} already given on line ${earlierLegacy}`);
+      continue;
+    }
+    const earlierUuid = seenUuid.get(uuidKey);
+    if (earlierUuid !== undefined) {
+      reject(`UUID ${uuid} already given on line ${earlierUuid}`);
+      continue;
+    }
+    seenLegacy.set(legacyKey, line);
+    seenUuid.set(uuidKey, line);
+    if (compiled.id.strategy !== 'table') notTable.add(kind);
+    rows.push({ kind, legacyId, uuid });
+  }
+  options.onStart?.(rows.length);
+  const result = await options.idMap.upsert(rows, options.now, options.onProgress);
+  return { ...result, rows: records.length, rejected, notTableKinds: [...notTable].sort() };
+}
+
+/** Renders rows of the ID table as CSV (`kind,legacy_id,uuid,source,updated_at`). */
+export function idRowsToCsv(rows: readonly IdMapRow[]): string {
+  const lines = ['kind,legacy_id,uuid,source,updated_at'];
+  for (const row of rows) {
+    lines.push(
+      [row.kind, row.legacyId, row.uuid, row.source, new Date(row.updatedAt).toISOString()]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function csvField(value: string): string {
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}

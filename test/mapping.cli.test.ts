@@ -1,0 +1,244 @@
+// The mapping CLI in-process (runCli with captured output): `mappings check [--live]` on the
+// shipped and on deliberately broken profiles, `ids import` of a generated 2,000-row CSV and of
+// bad rows, `ids export`, and `serve` refusing to start on a broken profile.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
+import { uuidToBase58 } from '../src/uuid.js';
+import { DEFAULT_PROFILE } from './user-helpers.js';
+
+type Json = Record<string, unknown>;
+
+async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CommandIo = { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`), env: {} };
+  const code = await runCli(argv, io);
+  return { code, out, err };
+}
+
+/** A config file: a store in `dir` and the profile folder given; the successor is `sandbox` or the embedded one. */
+function writeConfig(dir: string, profileFolder: string, sandbox?: RunningSandbox): string {
+  const file = path.join(dir, `config-${randomUUID()}.json`);
+  const successor = sandbox
+    ? {
+        successor: {
+          baseUrl: sandbox.apiBaseUrl,
+          auth: {
+            type: 'oauth2',
+            issuer: sandbox.issuer,
+            clientId: sandbox.clients.readWrite.clientId,
+            clientSecret: sandbox.clients.readWrite.clientSecret,
+          },
+        },
+      }
+    : { sandbox: { enabled: true } };
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...successor,
+      server: { port: 0 },
+      store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+      mappings: { dir: path.dirname(profileFolder), profile: path.basename(profileFolder) },
+    }),
+  );
+  return file;
+}
+
+function copyProfile(dir: string, name: string, change: (file: string, json: Json) => void): string {
+  const folder = path.join(dir, 'profiles', name);
+  cpSync(DEFAULT_PROFILE, folder, { recursive: true });
+  for (const file of ['entities.json', 'ids.json', 'fields/user.json', 'operations/user.json']) {
+    const full = path.join(folder, file);
+    const json = JSON.parse(readFileSync(full, 'utf8')) as Json;
+    change(file, json);
+    writeFileSync(full, JSON.stringify(json, null, 2));
+  }
+  return folder;
+}
+
+describe('idm-compat mappings check', () => {
+  let sandbox: RunningSandbox;
+  let dir: string;
+
+  before(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-'));
+  });
+  after(async () => {
+    await sandbox?.close();
+  });
+
+  it('accepts the shipped profile offline and against the successor', async () => {
+    const config = writeConfig(dir, DEFAULT_PROFILE, sandbox);
+    const offline = await cli(['mappings', 'check', '--config', config]);
+    assert.equal(offline.code, 0, offline.err);
+    assert.match(offline.out, /mapping profile iserv-idm-v1 .* is valid/);
+    const live = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+    assert.equal(live.code, 0, live.out + live.err);
+    const report = JSON.parse(live.out) as { ok: boolean; problems: unknown[] };
+    assert.deepEqual(report.problems, []);
+    assert.equal(report.ok, true);
+  });
+
+  it('reports an offline problem with file, JSON path and reason, exit 1', async () => {
+    const folder = copyProfile(dir, 'offline-broken', (file, json) => {
+      if (file === 'fields/user.json') ((json.fields as Json).status as Json).values = 'statuses';
+    });
+    const result = await cli(['mappings', 'check', '--config', writeConfig(dir, folder)]);
+    assert.equal(result.code, 1);
+    assert.match(result.err, /fields\/user\.json \$\.fields\.status\.values: no value table named statuses/);
+  });
+
+  it('--live catches mapped paths, parameters and attributes the successor does not have', async () => {
+    const folder = copyProfile(dir, 'live-broken', (file, json) => {
+      if (file === 'fields/user.json') ((json.fields as Json).lastlogin as Json).attribute = 'lastLoginAt';
+      if (file === 'ids.json') ((json.kinds as Json).user as Json).filter = 'account';
+      if (file === 'operations/user.json') {
+        const restore = (json.operations as Record<string, Json>)['user.restore'] as Json;
+        ((restore.steps as Json[])[0] as Json).path = '/users/{entity.uuid}/undelete';
+      }
+    });
+    const offline = await cli(['mappings', 'check', '--config', writeConfig(dir, folder, sandbox)]);
+    assert.equal(offline.code, 0, 'the broken profile is well-formed');
+    const live = await cli([
+      'mappings',
+      'check',
+      '--live',
+      '--config',
+      writeConfig(dir, folder, sandbox),
+      '--json',
+    ]);
+    assert.equal(live.code, 1, live.out);
+    const { problems } = JSON.parse(live.out) as {
+      problems: { file: string; path: string; message: string }[];
+    };
+    const find = (file: string, at: string) => problems.find((p) => p.file === file && p.path === at);
+    assert.match(
+      find(path.join('fields', 'user.json'), '$.fields.lastlogin.attribute')?.message ??
+        JSON.stringify(problems),
+      /no attribute lastLoginAt; closest: lastLogin/,
+    );
+    assert.match(
+      find('ids.json', '$.kinds.user.filter')?.message ?? JSON.stringify(problems),
+      /no query parameter account on \/users/,
+    );
+    assert.match(
+      find(path.join('operations', 'user.json'), '$.operations["user.restore"].steps[0].path')?.message ??
+        JSON.stringify(problems),
+      /no path like POST \/users\/\{entity\.uuid\}\/undelete; closest it offers: .*\/users\/\{id\}\/restore/,
+    );
+    assert.ok(
+      problems.some((p) => /sample read of \/users/.test(p.message)),
+      'the sample read with the wrong attribute fails too',
+    );
+  });
+});
+
+describe('idm-compat ids import / export', () => {
+  let dir: string;
+  let config: string;
+  const groupRows = Array.from({ length: 2000 }, (_, i) => ({
+    legacy: `GRP-${String(i).padStart(5, '0')}`,
+    uuid: randomUUID(),
+  }));
+
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ids-'));
+    config = writeConfig(dir, DEFAULT_PROFILE);
+  });
+
+  it('imports a generated 2,000-row CSV and reports what it did; a second run changes nothing', async () => {
+    const file = path.join(dir, 'groups.csv');
+    const lines = groupRows.map(
+      (row, i) => `group,${row.legacy},${i % 2 === 0 ? row.uuid : uuidToBase58(row.uuid)}`,
+    );
+    writeFileSync(file, `kind,legacy_id,uuid\n${lines.join('\n')}\n`);
+    const first = await cli(['ids', 'import', file, '--config', config]);
+    assert.equal(first.code, 0, first.err);
+    assert.match(first.out, /2000 added, 0 changed, 0 unchanged, 0 rejected \(2000 rows\)/);
+    assert.match(first.err, /kind group does not use the table ID strategy/);
+    const again = await cli(['ids', 'import', file, '--config', config, '--json']);
+    assert.equal(again.code, 0);
+    assert.deepEqual(
+      (({ added, changed, unchanged, rejected }) => ({ added, changed, unchanged, rejected }))(
+        JSON.parse(again.out),
+      ),
+      { added: 0, changed: 0, unchanged: 2000, rejected: 0 },
+    );
+    const store = openSqliteStore(path.join(dir, 'store.db'));
+    try {
+      assert.equal(await store.idMap.count('group'), 2000);
+      const map = await store.idMap.byLegacyIds('group', ['GRP-00001', 'GRP-01999']);
+      assert.equal(map.get('GRP-00001'), groupRows[1]?.uuid, 'base58 input is stored dashed');
+      assert.equal(map.get('GRP-01999'), groupRows[1999]?.uuid);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('changes moved rows, rejects bad ones with their line numbers, imports the rest (exit 1)', async () => {
+    const file = path.join(dir, 'mixed.csv');
+    const moved = randomUUID();
+    writeFileSync(
+      file,
+      [
+        'legacy_id,uuid',
+        `GRP-00000,${moved}`,
+        `GRP-NEW,${randomUUID()}`,
+        'GRP-BAD,not-a-uuid',
+        `,${randomUUID()}`,
+        `GRP-NEW,${randomUUID()}`,
+        `GRP-DUP,${moved}`,
+      ].join('\n'),
+    );
+    const result = await cli(['ids', 'import', file, '--kind', 'group', '--config', config]);
+    assert.equal(result.code, 1);
+    assert.match(result.out, /1 added, 1 changed, 0 unchanged, 4 rejected \(6 rows\)/);
+    assert.match(result.err, /line 4: not a UUID/);
+    assert.match(result.err, /line 5: empty legacy ID/);
+    assert.match(result.err, /line 6: legacy ID "GRP-NEW" already given on line 3/);
+    assert.match(result.err, /line 7: UUID .* already given on line 2/);
+    const unknownKind = await cli(['ids', 'import', file, '--kind', 'team', '--config', config]);
+    assert.equal(unknownKind.code, 2);
+    assert.match(unknownKind.err, /unknown kind team/);
+  });
+
+  it('exports the table as CSV that imports back unchanged, or as JSON', async () => {
+    const csv = await cli(['ids', 'export', '--kind', 'group', '--config', config]);
+    assert.equal(csv.code, 0);
+    const lines = csv.out.trim().split('\n');
+    assert.equal(lines[0], 'kind,legacy_id,uuid,source,updated_at');
+    assert.equal(lines.length, 2002);
+    const file = path.join(dir, 'export.csv');
+    writeFileSync(file, csv.out);
+    const reimport = await cli(['ids', 'import', file, '--config', config, '--json']);
+    assert.equal(JSON.parse(reimport.out).unchanged, 2001);
+    const json = await cli(['ids', 'export', '--json', '--config', config]);
+    const rows = JSON.parse(json.out) as { kind: string; legacyId: string; uuid: string }[];
+    assert.equal(rows.length, 2001);
+    assert.ok(rows.every((row) => row.kind === 'group'));
+  });
+});
+
+describe('idm-compat serve with a broken profile', () => {
+  it('does not start, and says which file, JSON path and why (exit 2)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-serve-'));
+    const folder = copyProfile(dir, 'serve-broken', (file, json) => {
+      if (file === 'entities.json') ((json.kinds as Json).user as Json).item = '/users/{id}';
+    });
+    const result = await cli(['serve', '--config', writeConfig(dir, folder)]);
+    assert.equal(result.code, 2);
+    assert.match(
+      result.err,
+      /entities\.json \$\.kinds\.user\.item: \{id\}: use \{uuid\}, \{uuid58\} or \{apiBase\}/,
+    );
+  });
+});

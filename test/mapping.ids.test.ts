@@ -1,0 +1,126 @@
+// ID strategies below the HTTP layer: the natural-ID cache (TTL on an injected clock,
+// invalidation by the proxy's own writes), and the ID table repository with its assignment rules.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../src/clock.js';
+import type { CompiledKind } from '../src/mapping/compile.js';
+import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
+import { startUserProxy, type UserProxy } from './user-helpers.js';
+
+describe('natural IDs: cache with TTL, invalidated by own writes', () => {
+  let proxy: UserProxy;
+  const clock = new ManualClock(Date.now());
+
+  before(async () => {
+    proxy = await startUserProxy({ clock });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('trusts a resolution for the profile TTL (60 s), then resolves again', async () => {
+    await proxy.call('GET', '/Entity/User/thomas.becker');
+    proxy.resetCounts();
+    await proxy.call('GET', '/Entity/User/thomas.becker');
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1 });
+    clock.advance(61_000);
+    proxy.resetCounts();
+    await proxy.call('GET', '/Entity/User/thomas.becker');
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users': 1 }, 'expired: the filter query again');
+  });
+
+  it('resolves many IDs of a link body in one filter query with the array form', async () => {
+    const ids = proxy.mappings.current().ids;
+    const kind = proxy.mappings.current().profile.kinds.get('group') as CompiledKind;
+    ids.clear();
+    proxy.resetCounts();
+    const { found, missing } = await ids.resolveMany(kind, ['lehrer', 'schueler', 'klasse.5a', 'nope']);
+    assert.deepEqual([...found.keys()].sort(), ['klasse.5a', 'lehrer', 'schueler']);
+    assert.deepEqual(missing, ['nope']);
+    assert.deepEqual(proxy.apiCalls(), { 'GET /groups': 1 });
+    assert.equal(found.get('lehrer'), proxy.sandbox.data.groupByAccount('lehrer')?.id);
+  });
+
+  it('remembers what a create answers, so a name re-created after a purge resolves to the new entity', async () => {
+    const created = await proxy.call('POST', '/Entity/User', {
+      username: 'cache.me',
+      firstname: 'C',
+      lastname: 'M',
+    });
+    assert.equal(created.status, 201);
+    const first = proxy.sandbox.data.userByAccount('cache.me')?.id;
+    assert.equal((await proxy.call('GET', '/Entity/User/cache.me')).status, 200);
+    // Purged behind the proxy's back, then created again: another UUID under the same name.
+    proxy.sandbox.data.purge('users', first ?? '');
+    const again = await proxy.call('POST', '/Entity/User', {
+      username: 'cache.me',
+      firstname: 'C',
+      lastname: 'M2',
+    });
+    assert.equal(again.status, 201, again.text);
+    const read = await proxy.call<{ lastname: string }>('GET', '/Entity/User/cache.me');
+    assert.equal(read.body.lastname, 'M2');
+  });
+});
+
+describe('the ID table repository', () => {
+  let store: SqliteStore;
+
+  before(() => {
+    store = openSqliteStore(path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-idmap-')), 'store.db'));
+  });
+  after(async () => {
+    await store?.close();
+  });
+
+  it('keeps legacy ID and UUID unique per kind in both directions', async () => {
+    const a = randomUUID();
+    const b = randomUUID();
+    assert.equal(
+      await store.idMap.insert({ kind: 'role', legacyId: 'R1', uuid: a, source: 'assigned' }, 1),
+      'inserted',
+    );
+    assert.equal(
+      await store.idMap.insert({ kind: 'role', legacyId: 'R1', uuid: b, source: 'assigned' }, 1),
+      'legacy-taken',
+    );
+    assert.equal(
+      await store.idMap.insert({ kind: 'role', legacyId: 'R2', uuid: a, source: 'assigned' }, 1),
+      'uuid-mapped',
+    );
+    assert.equal(
+      await store.idMap.insert({ kind: 'group', legacyId: 'R1', uuid: a, source: 'assigned' }, 1),
+      'inserted',
+    );
+    assert.deepEqual(await store.idMap.byUuids('role', [a, b]), new Map([[a, 'R1']]));
+  });
+
+  it('finds the highest number of a sequence, ignoring IDs that only look like one', async () => {
+    for (const legacyId of ['G1', 'G2', 'G10', 'G7x', 'Gx', 'H99']) {
+      await store.idMap.insert({ kind: 'seq', legacyId, uuid: randomUUID(), source: 'assigned' }, 1);
+    }
+    assert.equal(await store.idMap.maxSequence('seq', 'G'), 10);
+    assert.equal(await store.idMap.maxSequence('seq', ''), undefined);
+    assert.equal(await store.idMap.maxSequence('other', 'G'), undefined);
+  });
+
+  it('looks up thousands of IDs in one call', async () => {
+    const rows = Array.from({ length: 3000 }, (_, i) => ({
+      kind: 'bulk',
+      legacyId: `b${i}`,
+      uuid: randomUUID(),
+    }));
+    assert.deepEqual(await store.idMap.upsert(rows, 2), { added: 3000, changed: 0, unchanged: 0 });
+    const found = await store.idMap.byLegacyIds(
+      'bulk',
+      rows.map((r) => r.legacyId),
+    );
+    assert.equal(found.size, 3000);
+    assert.equal(await store.idMap.remove('bulk', 'b0'), true);
+    assert.equal(await store.idMap.count('bulk'), 2999);
+  });
+});

@@ -1,0 +1,93 @@
+// Reloading the mapping tables without a restart: a real SIGHUP to this process with the handler
+// `serve` installs. A broken file is refused and logged with file, JSON path and reason while the
+// old tables keep serving; a good change takes effect at once, with no code change.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { reloadOnSignal } from '../src/mapping/reload.js';
+import { startUserProxy, type UserProxy } from './user-helpers.js';
+
+type User = { firstname: string; lastname: string; admin: boolean };
+
+async function waitForLog(proxy: UserProxy, message: RegExp, from: number): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 100; i++) {
+    const line = proxy.logSink
+      .lines()
+      .slice(from)
+      .find((l) => typeof l.msg === 'string' && message.test(l.msg));
+    if (line) return line;
+    await sleep(20);
+  }
+  assert.fail(`no log line matching ${message}`);
+}
+
+describe('mapping reload on SIGHUP', () => {
+  let proxy: UserProxy;
+  let stop: () => void;
+  let fieldsFile: string;
+  let profileFile: string;
+  let original: { fields: string; profile: string };
+
+  before(async () => {
+    proxy = await startUserProxy({ copyProfile: true });
+    stop = reloadOnSignal(proxy.mappings, proxy.services.logger);
+    fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
+    profileFile = path.join(proxy.profileDir, 'profile.json');
+    original = { fields: readFileSync(fieldsFile, 'utf8'), profile: readFileSync(profileFile, 'utf8') };
+  });
+  after(async () => {
+    stop?.();
+    await proxy?.close();
+  });
+
+  it('keeps the old tables live when a file is broken, and logs file, JSON path and reason', async () => {
+    const before = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
+    assert.equal(before.status, 200);
+    const engine = proxy.mappings.current();
+    writeFileSync(fieldsFile, original.fields.replace('"direction": "both"', '"direction": "sideways"'));
+    const mark = proxy.logSink.lines().length;
+    process.kill(process.pid, 'SIGHUP');
+    const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
+    assert.equal(line.level, 50);
+    assert.deepEqual(line.problems, [
+      {
+        file: path.join('fields', 'user.json'),
+        path: '$.fields.username.direction',
+        message: 'Invalid option: expected one of "read"|"write"|"both"',
+      },
+    ]);
+    assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
+    const after = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
+    assert.equal(after.status, 200);
+    assert.deepEqual(after.body, before.body);
+  });
+
+  it('applies a good change at once: other attribute, other setting, no code change', async () => {
+    const fields = JSON.parse(original.fields);
+    fields.fields.lastname.attribute = 'firstname';
+    writeFileSync(fieldsFile, JSON.stringify(fields, null, 2));
+    const profile = JSON.parse(original.profile);
+    profile.settings.adminRole = 'ROLE_TEACHER';
+    writeFileSync(profileFile, JSON.stringify(profile, null, 2));
+    const mark = proxy.logSink.lines().length;
+    process.kill(process.pid, 'SIGHUP');
+    await waitForLog(proxy, /mapping profile reloaded/, mark);
+    const teacher = await proxy.call<User & { roles: string[] }>('GET', '/Entity/User/thomas.becker');
+    assert.equal(teacher.status, 200, teacher.text);
+    assert.equal(teacher.body.lastname, teacher.body.firstname);
+    assert.ok(teacher.body.roles.includes('ROLE_TEACHER'));
+    assert.equal(teacher.body.admin, true, 'admin now follows the configured role');
+  });
+
+  it('goes back when the files are restored', async () => {
+    writeFileSync(fieldsFile, original.fields);
+    writeFileSync(profileFile, original.profile);
+    const result = proxy.mappings.reload();
+    assert.deepEqual(result, { ok: true, profile: 'iserv-idm-v1', files: 6 });
+    const user = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
+    assert.equal(user.body.lastname, 'Becker');
+    assert.equal(user.body.admin, false);
+  });
+});

@@ -1,0 +1,320 @@
+// The mapping tables themselves: the shipped profile loads and covers the legacy operations, the
+// JSON Schema is up to date and accepts every shipped file, a broken profile is reported with
+// file, JSON path and reason, and no successor name of the default profile is written in code.
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
+import { MappingError } from '../src/mapping/errors.js';
+import { readThroughValues, toLegacyDate, toLegacyDateTime, writeValue } from '../src/mapping/formats.js';
+import { loadProfile } from '../src/mapping/load.js';
+import { mappingJsonSchema } from '../src/mapping/schema.js';
+import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
+import { ALT_PROFILE, DEFAULT_PROFILE } from './user-helpers.js';
+
+type Json = Record<string, unknown>;
+
+function jsonFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+    .map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+/** A temp copy of the default profile with one file changed; answers the MappingError it causes. */
+function brokenProfile(file: string, change: (json: Json) => Json | string | undefined): MappingError {
+  const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'broken');
+  cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+  const target = path.join(dir, file);
+  const changed = change(JSON.parse(readFileSync(target, 'utf8')) as Json);
+  if (changed === undefined) rmSync(target);
+  else writeFileSync(target, typeof changed === 'string' ? changed : JSON.stringify(changed, null, 2));
+  try {
+    loadProfile(dir);
+  } catch (error) {
+    assert.ok(error instanceof MappingError, String(error));
+    return error;
+  }
+  assert.fail('the broken profile loaded');
+}
+
+describe('the shipped mapping profile', () => {
+  it('loads and maps every legacy operation the proxy serves', () => {
+    const profile = loadProfile(DEFAULT_PROFILE);
+    assert.equal(profile.name, 'iserv-idm-v1');
+    assert.deepEqual([...profile.kinds.keys()].sort(), ['flag', 'group', 'privilege', 'role', 'user']);
+    for (const operation of LEGACY_OPERATIONS) {
+      assert.ok(profile.operations.has(operation.id), `no operation table entry for ${operation.id}`);
+    }
+    const users = LEGACY_OPERATIONS.filter((op) => op.id.startsWith('user.'));
+    assert.equal(users.length, 17);
+    assert.equal(profile.settings.adminRole, 'ROLE_ADMIN');
+  });
+
+  it('has an up-to-date JSON Schema (npx tsx scripts/write-schemas.ts) that accepts every shipped file', () => {
+    const written = JSON.parse(readFileSync('mappings/mapping.schema.json', 'utf8'));
+    assert.deepEqual(written, mappingJsonSchema(), 'mappings/mapping.schema.json is stale');
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    const validate = ajv.compile(written);
+    for (const file of [...jsonFiles(DEFAULT_PROFILE), ...jsonFiles(ALT_PROFILE)]) {
+      const ok = validate(JSON.parse(readFileSync(file, 'utf8')));
+      assert.ok(ok, `${file}: ${JSON.stringify(validate.errors)}`);
+    }
+    assert.equal(
+      validate({ table: 'values', name: 'x', entries: [] }),
+      false,
+      'an empty value table is refused',
+    );
+  });
+
+  it('writes no successor path, attribute, parameter, body key or value of the default profile in code', () => {
+    const names = new Set<string>();
+    const add = (value: unknown) => {
+      if (typeof value === 'string' && value !== '') names.add(value);
+    };
+    const walkKeys = (value: unknown) => {
+      if (Array.isArray(value)) value.forEach(walkKeys);
+      else if (value && typeof value === 'object')
+        for (const [key, item] of Object.entries(value)) {
+          add(key);
+          walkKeys(item);
+        }
+    };
+    for (const file of jsonFiles(DEFAULT_PROFILE)) {
+      const json = JSON.parse(readFileSync(file, 'utf8')) as Json;
+      switch (json.table) {
+        case 'profile':
+          add((json.successor as Json).attributesParam);
+          Object.values(json.settings as Json).forEach(add);
+          break;
+        case 'entities':
+          for (const kind of Object.values(json.kinds as Record<string, Json>)) {
+            [
+              kind.collection,
+              kind.item,
+              kind.iri,
+              kind.uuidAttribute,
+              (kind.uuidFilter as Json).param,
+            ].forEach(add);
+          }
+          break;
+        case 'ids':
+          for (const id of Object.values(json.kinds as Record<string, Json>))
+            [id.attribute, id.filter, id.filterMany].forEach(add);
+          break;
+        case 'values':
+          for (const entry of json.entries as Json[]) add(entry.successor);
+          break;
+        case 'fields':
+          for (const field of Object.values(json.fields as Record<string, Json>)) {
+            add(field.attribute);
+            add((field.contains as Json | undefined)?.key);
+          }
+          break;
+        case 'operations':
+          for (const op of Object.values(json.operations as Record<string, Json>)) {
+            for (const step of op.steps as Json[]) {
+              add(step.path);
+              Object.keys((step.query as Json | undefined) ?? {}).forEach(add);
+              walkKeys(step.body);
+            }
+          }
+          break;
+      }
+    }
+    // Names the legacy contract shares with the successor (firstname, status, …) and words of the
+    // mapping language itself may appear in code; everything else successor-specific may not.
+    const allowed = new Set(['uuid', 'type', 'password']);
+    for (const file of jsonFiles(DEFAULT_PROFILE)) {
+      const json = JSON.parse(readFileSync(file, 'utf8')) as Json;
+      if (json.table === 'fields') for (const name of Object.keys(json.fields as Json)) allowed.add(name);
+    }
+    for (const name of allowed) names.delete(name);
+    const sources = [
+      'src/mapping',
+      'src/legacy/user',
+      'src/legacy/translate.ts',
+      'src/legacy/responses.ts',
+    ].flatMap((entry) =>
+      entry.endsWith('.ts')
+        ? [entry]
+        : readdirSync(entry)
+            .filter((f) => f.endsWith('.ts'))
+            .map((f) => path.join(entry, f)),
+    );
+    const offenders: string[] = [];
+    for (const file of sources) {
+      const code = readFileSync(file, 'utf8');
+      for (const name of names) {
+        for (const quote of ["'", '"', '`']) {
+          if (code.includes(`${quote}${name}${quote}`)) offenders.push(`${file}: ${quote}${name}${quote}`);
+        }
+      }
+    }
+    assert.ok(names.size > 30, `collected ${names.size} successor names`);
+    assert.deepEqual(offenders, []);
+  });
+});
+
+describe('a broken profile', () => {
+  it('names the file and says why for JSON that does not parse', () => {
+    const error = brokenProfile('fields/user.json', () => '{"table": "fields",');
+    assert.equal(error.problems.length, 1);
+    assert.equal(error.problems[0]?.file, path.join('fields', 'user.json'));
+    assert.equal(error.problems[0]?.path, '$');
+    assert.match(error.problems[0]?.message ?? '', /not valid JSON/);
+    assert.match(error.message, /fields\/user\.json \$: not valid JSON/);
+  });
+
+  it('names the JSON path of a value the schema refuses', () => {
+    const error = brokenProfile('fields/user.json', (json) => {
+      ((json.fields as Json).username as Json).direction = 'sideways';
+      return json;
+    });
+    assert.deepEqual(
+      error.problems.map((p) => [p.file, p.path]),
+      [[path.join('fields', 'user.json'), '$.fields.username.direction']],
+    );
+  });
+
+  it('finds references to value tables, kinds and settings that do not exist', () => {
+    const values = brokenProfile('fields/user.json', (json) => {
+      ((json.fields as Json).status as Json).values = 'noSuchTable';
+      return json;
+    });
+    assert.equal(values.problems[0]?.path, '$.fields.status.values');
+    assert.match(values.problems[0]?.message ?? '', /no value table named noSuchTable \(known: userStatus\)/);
+    const kind = brokenProfile('fields/user.json', (json) => {
+      ((json.fields as Json).groups as Json).ref = 'team';
+      return json;
+    });
+    assert.match(kind.problems[0]?.message ?? '', /no entity kind team/);
+    const setting = brokenProfile('fields/user.json', (json) => {
+      (((json.fields as Json).admin as Json).contains as Json).value = '{settings.superRole}';
+      return json;
+    });
+    assert.equal(setting.problems[0]?.path, '$.fields.admin.contains.value');
+    assert.match(setting.problems[0]?.message ?? '', /no setting "superRole"/);
+  });
+
+  it('checks template variables of operation steps', () => {
+    const error = brokenProfile('operations/user.json', (json) => {
+      const ops = json.operations as Record<string, Json>;
+      ((ops['user.restore'] as Json).steps as Json[])[0] = {
+        method: 'POST',
+        path: '/users/{entity.name}/restore',
+      };
+      ((ops['user.create'] as Json).steps as Json[])[0] = {
+        method: 'POST',
+        path: '/users/{item.uuid}',
+        body: { nested: ['{fieldz}'] },
+        returns: 'entity',
+      };
+      return json;
+    });
+    const problems = error.problems.map((p) => `${p.path}: ${p.message}`);
+    assert.ok(
+      problems.some((p) => p.startsWith('$.operations["user.restore"].steps[0].path: {entity.name}')),
+      problems.join('\n'),
+    );
+    assert.ok(
+      problems.some((p) =>
+        /\$\.operations\["user\.create"\]\.steps\[0\]\.path: \{item\.uuid\}: .*forEach/.test(p),
+      ),
+      problems.join('\n'),
+    );
+    assert.ok(
+      problems.some((p) =>
+        p.startsWith('$.operations["user.create"].steps[0].body.nested[0]: {fieldz}: unknown variable'),
+      ),
+      problems.join('\n'),
+    );
+  });
+
+  it('refuses a value table that would not read back what it writes', () => {
+    const error = brokenProfile('values/user-status.json', (json) => {
+      (json.entries as Json[]).push({ legacy: 'x', successor: 'active' });
+      return json;
+    });
+    assert.equal(error.problems[0]?.path, '$.entries[3].successor');
+    assert.match(error.problems[0]?.message ?? '', /listed twice/);
+  });
+
+  it('needs a profile file and an ID strategy for every kind', () => {
+    const missing = brokenProfile('profile.json', () => undefined);
+    assert.match(missing.message, /no file with "table": "profile"/);
+    const noIds = brokenProfile('ids.json', (json) => {
+      delete (json.kinds as Json).role;
+      return json;
+    });
+    assert.equal(noIds.problems[0]?.file, 'entities.json');
+    assert.equal(noIds.problems[0]?.path, '$.kinds.role');
+    assert.match(noIds.problems[0]?.message ?? '', /no ID strategy/);
+  });
+
+  it('lists every problem at once, across files', () => {
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'many');
+    cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+    writeFileSync(path.join(dir, 'values', 'user-status.json'), '{"table": "values"}');
+    writeFileSync(path.join(dir, 'extra.json'), '{"table": "nonsense"}');
+    assert.throws(
+      () => loadProfile(dir),
+      (error: unknown) => {
+        assert.ok(error instanceof MappingError);
+        const files = new Set(error.problems.map((p) => p.file));
+        assert.deepEqual([...files].sort(), ['extra.json', path.join('values', 'user-status.json')]);
+        return true;
+      },
+    );
+  });
+});
+
+describe('templates, formats and value tables', () => {
+  const anyVariable = () => undefined;
+
+  it('renders whole placeholders raw and others as text; stray braces are errors', () => {
+    const lookup = (p: readonly string[]) => (p[0] === 'items' ? ['a', 'b'] : p.join('.'));
+    assert.deepEqual(renderTemplate(compileTemplate('{items.iri}', anyVariable), lookup), ['a', 'b']);
+    assert.equal(renderText(compileTemplate('/x/{entity.uuid}/y', anyVariable), lookup), '/x/entity.uuid/y');
+    assert.equal(
+      renderText(compileTemplate('/u/{params.id}', anyVariable), () => 'a/b c', encodeURIComponent),
+      '/u/a%2Fb%20c',
+    );
+    assert.throws(() => compileTemplate('/x/{entity.uuid', anyVariable), TemplateError);
+    assert.throws(() => compileTemplate('/x/{ bad }', anyVariable), TemplateError);
+    assert.throws(
+      () => compileTemplate('{nope}', (p) => (p[0] === 'nope' ? 'unknown' : undefined)),
+      /\{nope\}: unknown/,
+    );
+  });
+
+  it('formats dates as YYYY-MM-DD and date-times as ISO 8601 with a numeric offset', () => {
+    assert.equal(toLegacyDate('2026-03-04T23:30:00+01:00'), '2026-03-04', 'the date where it was written');
+    assert.equal(toLegacyDate(null), null);
+    assert.equal(toLegacyDateTime('2026-03-04T23:30:00Z'), '2026-03-04T23:30:00+00:00');
+    assert.equal(toLegacyDateTime('2026-03-04T23:30:00.123+0100'), '2026-03-04T23:30:00+01:00');
+    assert.equal(toLegacyDateTime('2026-03-04 23:30'), '2026-03-04T23:30:00+00:00');
+    assert.equal(toLegacyDateTime(undefined), null);
+  });
+
+  it('reads back every legacy value it writes, and unknown successor values become the fallback', () => {
+    for (const dir of [DEFAULT_PROFILE, ALT_PROFILE]) {
+      const profile = loadProfile(dir);
+      const status = profile.resources.get('user')?.fields.get('status');
+      assert.ok(status?.values);
+      for (const legacy of ['a', 'r', 'i']) {
+        assert.equal(
+          readThroughValues(status.values, writeValue(status, legacy)),
+          legacy,
+          `${dir} ${legacy}`,
+        );
+      }
+      assert.throws(() => writeValue(status, 'x'), /must be one of "a", "r", "i"/);
+    }
+    const alt = loadProfile(ALT_PROFILE).resources.get('user')?.fields.get('status')?.values;
+    assert.ok(alt);
+    assert.equal(readThroughValues(alt, 'suspended'), 'i');
+  });
+});
