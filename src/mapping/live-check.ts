@@ -184,7 +184,7 @@ function findRoute(
   problems: MappingProblem[],
   file: string,
   at: string,
-  /** The path as the table writes it (`/users/{entity.uuid}`), for messages and suggestions. */
+  /** The path as the table writes it, placeholders and all, for messages and suggestions. */
   shape?: string,
 ): Json | undefined {
   const clean = path.replace(/[?#].*$/, '');
