@@ -132,6 +132,7 @@ export interface CompiledProfile {
   settings: Readonly<Record<string, string>>;
   attributesParam: string;
   attributesSeparator: string;
+  maxIdsPerQuery: number;
   cache: { ttlSeconds: number; max: number };
   kinds: ReadonlyMap<string, CompiledKind>;
   /** Field tables by kind. */
@@ -389,6 +390,7 @@ export function compileProfile(
       settings,
       attributesParam: profile.successor.attributesParam,
       attributesSeparator: profile.successor.attributesSeparator,
+      maxIdsPerQuery: profile.successor.maxIdsPerQuery,
       cache: profile.cache,
       kinds,
       resources,

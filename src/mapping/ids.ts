@@ -266,13 +266,18 @@ export class IdResolver {
   ): Promise<Map<string, Entity>> {
     const id = kind.id;
     if (id.strategy !== 'natural') throw new TypeError('natural query on a non-natural kind');
-    const single = legacyIds.length === 1 ? legacyIds[0] : undefined;
-    const query: SuccessorQuery = {
-      ...this.#readQuery(kind),
-      ...(single === undefined ? { [id.filterMany]: [...legacyIds] } : { [id.filter]: single }),
-      [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
-    };
-    const items = await this.#deps.successor.readCollection(kind.collection, { query });
+    const items = await this.#chunked(
+      legacyIds,
+      (chunk) => {
+        const single = chunk.length === 1 ? chunk[0] : undefined;
+        return {
+          ...this.#readQuery(kind),
+          ...(single === undefined ? { [id.filterMany]: [...chunk] } : { [id.filter]: single }),
+          [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
+        };
+      },
+      kind,
+    );
     const wanted = new Set(legacyIds);
     const out = new Map<string, Entity>();
     const loose = new Map<string, Entity>();
@@ -306,18 +311,36 @@ export class IdResolver {
     uuids: readonly string[],
     want: readonly string[],
   ): Promise<Map<string, Entity>> {
-    const query: SuccessorQuery = {
-      ...this.#readQuery(kind),
-      [kind.uuidFilter.param]: uuids.join(kind.uuidFilter.separator),
-      [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
-    };
-    const items = await this.#deps.successor.readCollection(kind.collection, { query });
+    const items = await this.#chunked(
+      uuids,
+      (chunk) => ({
+        ...this.#readQuery(kind),
+        [kind.uuidFilter.param]: chunk.join(kind.uuidFilter.separator),
+        [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
+      }),
+      kind,
+    );
     const out = new Map<string, Entity>();
     for (const item of items) {
       const uuid = normalizeUuid(String(getPath(item, kind.uuidAttribute) ?? ''));
       if (uuid !== undefined) out.set(uuid, item);
     }
     return out;
+  }
+
+  /** One collection read per `maxIdsPerQuery` IDs (one read for any usual link body), run side by side. */
+  async #chunked(
+    ids: readonly string[],
+    query: (chunk: readonly string[]) => SuccessorQuery,
+    kind: CompiledKind,
+  ): Promise<Entity[]> {
+    const size = this.#deps.profile.maxIdsPerQuery;
+    const chunks: (readonly string[])[] = [];
+    for (let start = 0; start < ids.length; start += size) chunks.push(ids.slice(start, start + size));
+    const pages = await Promise.all(
+      chunks.map((chunk) => this.#deps.successor.readCollection(kind.collection, { query: query(chunk) })),
+    );
+    return pages.flat();
   }
 
   #uuidOf(kind: CompiledKind, entity: Entity): string {

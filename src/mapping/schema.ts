@@ -48,6 +48,12 @@ export const profileFileSchema = z.strictObject({
         .min(1)
         .describe('Query parameter that selects attributes, e.g. _attributes'),
       attributesSeparator: z.string().min(1).describe('Separator of the attribute list, e.g. ","'),
+      maxIdsPerQuery: z
+        .int()
+        .min(1)
+        .max(1000)
+        .default(100)
+        .describe('Most IDs one filter query carries (longer lists are split, keeping URLs short)'),
     })
     .describe('Conventions of the successor API'),
   cache: z
@@ -287,18 +293,31 @@ export const mappingFileSchema = z.discriminatedUnion('table', [
   operationsFileSchema,
 ]);
 
+/** Any parsed table file. */
 export type MappingFile = z.output<typeof mappingFileSchema>;
+/** A parsed profile.json. */
 export type ProfileFile = z.output<typeof profileFileSchema>;
+/** A parsed entities.json. */
 export type EntitiesFile = z.output<typeof entitiesFileSchema>;
+/** One kind in entities.json. */
 export type EntityTable = z.output<typeof entitySchema>;
+/** One kind in ids.json. */
 export type IdStrategy = z.output<typeof idStrategySchema>;
+/** How a `table` kind assigns legacy IDs to entities without a row. */
 export type AssignRule = z.output<typeof assignRuleSchema>;
+/** A parsed value table. */
 export type ValuesFile = z.output<typeof valuesFileSchema>;
+/** A parsed field table. */
 export type FieldsFile = z.output<typeof fieldsFileSchema>;
+/** One legacy field of a field table. */
 export type FieldTable = z.output<typeof fieldSchema>;
+/** One legacy operation of an operation table. */
 export type OperationTable = z.output<typeof operationSchema>;
+/** One successor request of an operation. */
 export type StepTable = z.output<typeof stepSchema>;
+/** A successor failure code a step may tolerate. */
 export type UpstreamTolerance = z.output<typeof upstreamCode>;
+/** Any JSON value (body templates, defaults). */
 export type JsonValue = z.output<ReturnType<typeof z.json>>;
 
 /** The JSON Schema of every mapping file, for editors (`mappings/mapping.schema.json`). */
