@@ -85,7 +85,8 @@ describe('mapping reload on SIGHUP', () => {
     writeFileSync(fieldsFile, original.fields);
     writeFileSync(profileFile, original.profile);
     const result = proxy.mappings.reload();
-    assert.deepEqual(result, { ok: true, profile: 'iserv-idm-v1', files: 6 });
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.equal(result.profile, 'iserv-idm-v1');
     const user = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
     assert.equal(user.body.lastname, 'Becker');
     assert.equal(user.body.admin, false);
