@@ -1,5 +1,6 @@
 import type { ApiUserRepository, LoginThrottleRepository } from './api-users.js';
 import type { IdMapRepository } from './id-map.js';
+import type { SsoTokenRepository } from './sso-tokens.js';
 
 /**
  * The store: everything idm-compat persists (API users, login throttling, ID mapping tables,
@@ -14,6 +15,8 @@ export interface Store {
   readonly loginThrottle: LoginThrottleRepository;
   /** ID mapping tables (legacy ID ↔ successor UUID) of the `table` ID strategy. */
   readonly idMap: IdMapRepository;
+  /** SSO tokens and the OIDC logins started with them (hashes only). */
+  readonly ssoTokens: SsoTokenRepository;
   /** Resolves when the store answers a trivial query; used by /readyz. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -2,9 +2,14 @@ import type { Migration, Store } from '../types.js';
 import { API_USERS_MIGRATION, SqliteApiUserRepository, SqliteLoginThrottleRepository } from './api-users.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
+import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';
 
 /** Every SQLite schema step, in order. Each area of the store appends its own. */
-export const SQLITE_MIGRATIONS: readonly Migration[] = [API_USERS_MIGRATION, ID_MAP_MIGRATION];
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  API_USERS_MIGRATION,
+  ID_MAP_MIGRATION,
+  SSO_TOKENS_MIGRATION,
+];
 
 /** The SQLite store (the default): one file, WAL mode. */
 export class SqliteStore implements Store {
@@ -13,11 +18,13 @@ export class SqliteStore implements Store {
   readonly apiUsers: SqliteApiUserRepository;
   readonly loginThrottle: SqliteLoginThrottleRepository;
   readonly idMap: SqliteIdMapRepository;
+  readonly ssoTokens: SqliteSsoTokenRepository;
 
   constructor(readonly db: SqliteDatabase) {
     this.apiUsers = new SqliteApiUserRepository(db);
     this.loginThrottle = new SqliteLoginThrottleRepository(db);
     this.idMap = new SqliteIdMapRepository(db);
+    this.ssoTokens = new SqliteSsoTokenRepository(db);
   }
 
   async ping(): Promise<void> {
