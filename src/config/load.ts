@@ -23,9 +23,15 @@ type ResolvedAuth =
 /** The successor block with its secrets resolved. */
 export type ResolvedSuccessorConfig = Omit<SuccessorConfig, 'auth'> & { auth: ResolvedAuth };
 
+/** The SSO block with the OIDC client secret resolved. */
+export type ResolvedSsoConfig = Omit<ConfigFile['sso'], 'oidc'> & {
+  oidc: (Omit<NonNullable<ConfigFile['sso']['oidc']>, 'clientSecret'> & { clientSecret: string }) | undefined;
+};
+
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso'> {
   successor: ResolvedSuccessorConfig | undefined;
+  sso: ResolvedSsoConfig;
   /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
   mode: 'sandbox' | 'production';
   /** The file the configuration came from; undefined for the embedded defaults. */
@@ -80,6 +86,11 @@ export function parseConfig(
           : { ...auth, key: secret(auth.key, 'successor.auth.key') },
     };
   }
+  const ssoOidc = parsed.sso.oidc;
+  const sso: ResolvedSsoConfig = {
+    ...parsed.sso,
+    oidc: ssoOidc && { ...ssoOidc, clientSecret: secret(ssoOidc.clientSecret, 'sso.oidc.clientSecret') },
+  };
   const port = context.env.PORT;
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
     problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
@@ -94,6 +105,7 @@ export function parseConfig(
     ...parsed,
     server,
     successor,
+    sso,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
   };

@@ -136,8 +136,62 @@ const sandboxSchema = z
     port: z.int().min(0).max(65535).default(0).describe('Loopback port of the sandbox (0: any free port)'),
     seed: z.boolean().default(true).describe('Load the demo data set'),
     fixture: z.string().min(1).optional().describe('JSON fixture file loaded into the sandbox'),
+    ssoLogin: z
+      .boolean()
+      .default(true)
+      .describe(
+        "SSO signs users in at the sandbox's OpenID Provider (as with sso.oidc) unless sso.oidc is set; false: plain redirect to sso.target",
+      ),
   })
   .prefault({});
+
+const ssoOidcSchema = z
+  .strictObject({
+    issuer: urlSchema.describe(
+      "OpenID Provider issuer (the portal's login); discovery at {issuer}/.well-known/openid-configuration",
+    ),
+    clientId: z.string().min(1).describe('Client id of the proxy at the provider'),
+    clientSecret: secretSchema.describe('Client secret of the proxy at the provider (a secret)'),
+    redirectUri: urlSchema
+      .optional()
+      .describe('Callback registered at the provider; default {publicUrl}/sso/callback'),
+    scopes: z
+      .array(z.string().min(1))
+      .min(1)
+      .default(['openid', 'profile'])
+      .refine((scopes) => scopes.includes('openid'), { message: 'must include "openid"' })
+      .describe('Scopes of the authorization request'),
+    usernameClaim: z
+      .string()
+      .min(1)
+      .default('preferred_username')
+      .describe("ID token claim holding the username; `sub` equal to the user's successor UUID matches too"),
+    loginTtlSeconds: z
+      .int()
+      .min(10)
+      .max(3600)
+      .default(300)
+      .describe('How long a started login (state, nonce, PKCE verifier) waits for the callback'),
+  })
+  .describe('Act as OIDC relying party: check at the provider that the browser is the user the token names');
+
+const ssoSchema = z
+  .strictObject({
+    ttlSeconds: z
+      .int()
+      .min(1)
+      .max(3600)
+      .default(60)
+      .describe('How long an SSO token from POST /Service/Sso/authenticate stays valid (single use)'),
+    target: urlSchema
+      .optional()
+      .describe(
+        'Portal login target /sso/continue redirects to (login_hint added); default {publicUrl}/sso/landing',
+      ),
+    oidc: ssoOidcSchema.optional(),
+  })
+  .prefault({})
+  .describe('Single sign-on (docs/sso.md)');
 
 const storeSchema = z
   .discriminatedUnion('type', [
@@ -230,6 +284,7 @@ export const configSchema = z
     store: storeSchema,
     auth: authSchema,
     mappings: mappingsSchema,
+    sso: ssoSchema,
     logging: loggingSchema,
   })
   .superRefine((config, ctx) => {
