@@ -23,6 +23,7 @@ export const faultPatchSchema = z
     errorStatus: z.int().min(400).max(599),
     tokenEndpointDown: z.boolean(),
     rules: z.array(ruleSchema),
+    ssoLoginAs: z.string().min(1).nullable(),
   })
   .strict()
   .partial();
@@ -45,6 +46,12 @@ export interface FaultSettings {
   /** The token endpoint answers 503. */
   tokenEndpointDown: boolean;
   rules: FaultRule[];
+  /**
+   * Interactive login only: log in this account (or UUID) instead of the `login_hint` user, once
+   * the hint itself passed its checks — an identity provider that signs in the wrong person.
+   * Absent when off; `null` in a patch turns it off.
+   */
+  ssoLoginAs?: string;
 }
 
 /** What a request gets from the fault injector. */
@@ -93,6 +100,8 @@ export class Faults {
     if (parsed.errorRate !== undefined) next.errorRate = parsed.errorRate;
     if (parsed.errorStatus !== undefined) next.errorStatus = parsed.errorStatus;
     if (parsed.tokenEndpointDown !== undefined) next.tokenEndpointDown = parsed.tokenEndpointDown;
+    if (parsed.ssoLoginAs === null) delete next.ssoLoginAs;
+    else if (parsed.ssoLoginAs !== undefined) next.ssoLoginAs = parsed.ssoLoginAs;
     if (parsed.rules !== undefined) {
       next.rules = parsed.rules.map((r) => ({ ...r }));
       this.ruleState = next.rules.map(() => ({ seen: 0, failed: 0 }));

@@ -29,6 +29,11 @@ export interface SandboxClientConfig {
    * gets the scopes `openid profile email`.
    */
   redirectUris?: string[];
+  /**
+   * `native` (RFC 8252): an http loopback redirect URI matches on any port, for a relying party
+   * whose port is only known once it listens. Default `web` (exact match).
+   */
+  applicationType?: 'web' | 'native';
 }
 
 /** How the interactive (SSO) login treats the `login_hint` of an authorization request. */
@@ -118,6 +123,7 @@ function clientMetadata(client: SandboxClientConfig, interactive: boolean): Clie
     redirect_uris: sso ? [...(client.redirectUris ?? [])] : [],
     scope: [...new Set([...client.scopes, ...(sso ? SSO_SCOPES : [])])].join(' '),
     token_endpoint_auth_method: client.authMethod ?? 'client_secret_post',
+    ...(client.applicationType === undefined ? {} : { application_type: client.applicationType }),
   };
 }
 
@@ -261,6 +267,24 @@ export async function createOAuthServer(options: OAuthServerOptions): Promise<OA
   async function interact(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const details = await provider.interactionDetails(req, res);
+      if (details.prompt.name === 'consent' && details.session?.accountId) {
+        // Native clients (RFC 8252) are always asked for consent; auto-approval gives it.
+        const grant =
+          (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ??
+          new provider.Grant({
+            accountId: details.session.accountId,
+            clientId: String(details.params.client_id),
+          });
+        grant.addOIDCScope(typeof details.params.scope === 'string' ? details.params.scope : 'openid');
+        const grantId = await grant.save();
+        await provider.interactionFinished(
+          req,
+          res,
+          { consent: { grantId } },
+          { mergeWithLastSubmission: true },
+        );
+        return;
+      }
       const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined;
       const found = options.accounts?.byLoginHint(hint) ?? { error: 'no accounts' };
       const result =

@@ -82,8 +82,14 @@ function loginAccount(user: UserRecord): LoginAccount {
   };
 }
 
-/** The users the interactive login may log in: by account or UUID, not deleted, not locked. */
-export function loginAccounts(data: SandboxData): LoginAccounts {
+/**
+ * The users the interactive login may log in: by account or UUID, not deleted, not locked.
+ * `loginAs` (the `ssoLoginAs` fault) names someone to log in instead of a valid hint.
+ */
+export function loginAccounts(
+  data: SandboxData,
+  loginAs: () => string | undefined = () => undefined,
+): LoginAccounts {
   return {
     find(id) {
       const user = data.users.get(id);
@@ -95,6 +101,12 @@ export function loginAccounts(data: SandboxData): LoginAccounts {
       if (!user) return { error: `unknown user "${hint}"` };
       if (user.deleted !== null) return { error: `user "${user.user}" is deleted` };
       if (user.locked) return { error: `user "${user.user}" is locked` };
+      const substitute = loginAs();
+      if (substitute !== undefined) {
+        const other = data.userByAccount(substitute) ?? data.find('users', substitute);
+        if (!other) return { error: `ssoLoginAs names an unknown user "${substitute}"` };
+        return loginAccount(other);
+      }
       return loginAccount(user);
     },
   };
@@ -145,7 +157,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       tokenTtlSeconds,
       logger,
       ...(options.interactiveLogin
-        ? { interactiveLogin: options.interactiveLogin, accounts: loginAccounts(data) }
+        ? {
+            interactiveLogin: options.interactiveLogin,
+            accounts: loginAccounts(data, () => faults.get().ssoLoginAs),
+          }
         : {}),
     });
     const guard = createTokenGuard({ issuer, audience: apiBaseUrl, jwks: oauth.publicJwks, apiKeys });
