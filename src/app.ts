@@ -9,12 +9,15 @@ import { LEGACY_OPERATIONS } from './legacy/operations.js';
 import { createLegacyRouter } from './legacy/router.js';
 import { registerHealth } from './ops/health.js';
 import type { AppEnv, Services } from './services.js';
+import { registerSso } from './sso/routes.js';
 
 /** Builds the Hono app from injected services. It never listens: server.ts and tests do that. */
 export function createApp(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', requestLog(services));
   registerHealth(app, services);
+  // SSO's browser pages live outside the base path: visitors follow return_to without API-user credentials.
+  registerSso(app, services);
   const { basePath, namespaces } = services.config.legacy;
   // Authentication first (docs and SSO included), then the body limit, so the body of an
   // unauthenticated request is never read.

@@ -61,18 +61,24 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
     let sandbox: RunningSandbox | undefined;
     let successorConfig = config.successor;
+    // Sandbox mode may point SSO at the sandbox's OpenID Provider (docs/sso.md).
+    let runConfig = config;
     if (config.mode === 'sandbox') {
       // Imported lazily: production deployments never load the sandbox or its OAuth2 server.
       const { startSandbox } = await import('./sandbox/index.js');
+      const { sandboxSso } = await import('./sso/sandbox.js');
+      const sso = sandboxSso(config);
       const started = await startSandbox({
         port: config.sandbox.port,
         seed: config.sandbox.seed,
         ...(config.sandbox.fixture === undefined ? {} : { fixture: config.sandbox.fixture }),
         logger: logger.child({ component: 'sandbox' }),
+        ...sso?.sandboxOptions,
       });
       sandbox = started;
       cleanups.push(() => started.close());
       successorConfig = sandboxSuccessorConfig(started, config.successor);
+      if (sso) runConfig = sso.configure(started);
     }
     if (!successorConfig) throw new Error('no successor configured');
 
@@ -94,9 +100,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       },
       profile,
     );
-    logger.info({ profile: profile.name, folder: mappingsFolder, files: profile.files.length }, 'mapping profile loaded');
+    logger.info(
+      { profile: profile.name, folder: mappingsFolder, files: profile.files.length },
+      'mapping profile loaded',
+    );
 
-    const services: Services = { config, logger, clock, store, successor, mappings };
+    const services: Services = { config: runConfig, logger, clock, store, successor, mappings };
     const app = createApp(services);
     const server = await listen(app.fetch, config);
     const address = server.address() as AddressInfo;
@@ -104,6 +113,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `${scheme}://${host}:${address.port}`;
     const publicUrl = config.legacy.publicUrl?.replace(/\/$/, '') ?? url;
+    services.publicUrl = publicUrl;
     logger.info({ url, mode: config.mode, successor: successorConfig.baseUrl }, 'idm-compat listening');
 
     let closing: Promise<void> | undefined;

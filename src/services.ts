@@ -14,6 +14,11 @@ export interface Services {
   successor: SuccessorClient;
   /** The live mapping tables (swapped as a whole on reload). */
   mappings: MappingHolder;
+  /**
+   * The URL clients reach the proxy at (legacy.publicUrl, else the listen URL), set by server.ts
+   * once it listens; without it, SSO links use legacy.publicUrl or the request's origin.
+   */
+  publicUrl?: string;
 }
 
 /** Hono environment of the app: per-request values set by middleware. */

@@ -135,6 +135,8 @@ describe('the shipped mapping profile', () => {
     const sources = [
       'src/mapping',
       'src/legacy/user',
+      'src/legacy/sso',
+      'src/sso',
       'src/legacy/translate.ts',
       'src/legacy/responses.ts',
     ].flatMap((entry) =>

@@ -1,5 +1,6 @@
 import type { LegacyOperation } from './operation.js';
+import { SSO_OPERATIONS } from './sso/index.js';
 import { USER_OPERATIONS } from './user/index.js';
 
 /** Every legacy v1.6.0 operation the proxy serves; each resource folder contributes its own. */
-export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [...USER_OPERATIONS];
+export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [...USER_OPERATIONS, ...SSO_OPERATIONS];

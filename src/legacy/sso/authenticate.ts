@@ -1,0 +1,86 @@
+import { continueUrl, hashSecret, issueSsoToken, publicUrlOf } from '../../sso/tokens.js';
+import { UpstreamError } from '../../successor/errors.js';
+import { normalizeUuid } from '../../uuid.js';
+import { LegacyError } from '../errors.js';
+import { defineOperation } from '../operation.js';
+import { errorResponses } from '../responses.js';
+import { mappedEntity } from '../translate.js';
+import { SSO_TAG, SSO_USER_FIELDS, ssoAuthenticateForm, ssoAuthenticationSchema } from './schema.js';
+
+/**
+ * POST /Service/Sso/authenticate: issues a single-use SSO token for an existing user that is
+ * neither deleted nor locked. The token is stored only as a hash; `return_to` is the proxy's
+ * `/sso/continue`, which consumes it and sends the browser on to the portal login.
+ */
+export const ssoAuthenticateOperation = defineOperation({
+  id: 'sso.authenticate',
+  method: 'post',
+  path: '/Sso/authenticate',
+  summary: 'Issues a single-sign-on token for a user',
+  description:
+    'Form data (`application/x-www-form-urlencoded` or `multipart/form-data`) with the field `username`. ' +
+    'The user must exist and be neither deleted nor locked. The token is valid once, for `sso.ttlSeconds` ' +
+    '(default 60); send the browser to `return_to`.',
+  tag: SSO_TAG,
+  body: {
+    kind: 'form',
+    schema: ssoAuthenticateForm,
+    required: true,
+    description: 'The user to authenticate',
+  },
+  responses: {
+    200: { description: 'The token and where to send the browser', schema: ssoAuthenticationSchema },
+    ...errorResponses(400),
+  },
+  async handler(c, { body }) {
+    const requested = body.username;
+    let found: Awaited<ReturnType<typeof mappedEntity>>;
+    try {
+      found = await mappedEntity(c, 'sso.authenticate', {
+        params: { username: requested },
+        fields: SSO_USER_FIELDS,
+      });
+    } catch (error) {
+      // The seed answers 400 for every SSO failure: an unknown user is not a missing path entity.
+      if (error instanceof LegacyError && error.status === 404) {
+        throw new LegacyError(400, `Unknown user "${requested}"`, [
+          { path: 'body.username', message: 'no such user' },
+        ]);
+      }
+      throw error;
+    }
+    const user = found.value;
+    const username = typeof user.username === 'string' && user.username !== '' ? user.username : requested;
+    if (user.deleted !== null && user.deleted !== undefined) {
+      throw new LegacyError(400, `User "${username}" is deleted`, [
+        { path: 'body.username', message: 'the user is deleted' },
+      ]);
+    }
+    if (user.locked === true) {
+      throw new LegacyError(400, `User "${username}" is locked`, [
+        { path: 'body.username', message: 'the user is locked' },
+      ]);
+    }
+    const userUuid = typeof user.uuid === 'string' ? normalizeUuid(user.uuid) : undefined;
+    if (!userUuid) {
+      throw new UpstreamError(
+        'bad_response',
+        `the successor's user "${username}" has no UUID where the field table of sso.authenticate says (field uuid)`,
+      );
+    }
+    const issued = await issueSsoToken(c.get('services'), {
+      username,
+      userUuid,
+      apiUser: c.get('apiUser') ?? '',
+    });
+    c.get('log').info(
+      { sso: { username, tokenId: hashSecret(issued.token).slice(0, 12) } },
+      'SSO token issued',
+    );
+    c.header('Cache-Control', 'no-store');
+    return c.json(
+      { username, token: issued.token, return_to: continueUrl(publicUrlOf(c), issued.token) },
+      200,
+    );
+  },
+});

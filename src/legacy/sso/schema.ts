@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * The legacy contract of single sign-on (seed 4.5): form field `username` in, `username`,
+ * `token`, `return_to` out. How the user is looked up lives in the mapping tables.
+ */
+
+/** The tag of the SSO operation in the interactive docs. */
+export const SSO_TAG = 'Single sign-on';
+
+/** The form of `POST /Service/Sso/authenticate`. */
+export const ssoAuthenticateForm = z
+  .strictObject({
+    username: z.string().min(1).max(255).describe('The user to authenticate (legacy username)'),
+  })
+  .describe('SsoAuthenticateForm');
+
+/** The answer of `POST /Service/Sso/authenticate`. */
+export const ssoAuthenticationSchema = z
+  .object({
+    username: z.string().describe('The authenticated username'),
+    token: z
+      .string()
+      .describe('Single-use authentication token (random, 256 bits, base64url) allowing automatic login'),
+    return_to: z
+      .string()
+      .describe('Target URL to redirect the user to; it carries the token and consumes it on first use'),
+  })
+  .describe('SsoAuthentication');
+
+/**
+ * Legacy fields of the user read that decides about SSO: the field table maps them (the last
+ * three exist for SSO only and appear in no legacy answer).
+ */
+export const SSO_USER_FIELDS = ['username', 'deleted', 'locked', 'uuid'] as const;

@@ -1,0 +1,200 @@
+import * as oidc from 'openid-client';
+import type { ResolvedSsoConfig } from '../config/load.js';
+import type { Logger } from '../log/logger.js';
+
+/** The `sso.oidc` block with its secret resolved. */
+export type SsoOidcSettings = NonNullable<ResolvedSsoConfig['oidc']>;
+
+/** What went wrong talking to the OpenID Provider, for the page the browser gets. */
+export type SsoOidcFailure =
+  /** The provider cannot be reached or failed (5xx, timeout): 502. */
+  | 'unavailable'
+  /** The provider refused (e.g. `invalid_grant` for a used or foreign code): 400. */
+  | 'refused'
+  /** The provider's answer failed a check (signature, issuer, audience, nonce, state, PKCE): 403. */
+  | 'invalid';
+
+/** A failure of the relying party; `message` is for the log and names no secret. */
+export class SsoOidcError extends Error {
+  override readonly name = 'SsoOidcError';
+  constructor(
+    readonly kind: SsoOidcFailure,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The server-side half of a started login: kept in the store, never sent to the browser. */
+export interface StartedLogin {
+  /** Where to send the browser (the provider's authorization endpoint with every parameter). */
+  url: URL;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+/** The ID token claims the proxy compares with the user an SSO token was issued for. */
+export interface VerifiedIdentity {
+  sub: string;
+  /** The configured username claim, when the ID token has it as a string. */
+  username: string | undefined;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/**
+ * The proxy as OpenID Connect relying party of the portal's provider (openid-client):
+ * authorization code with PKCE (S256), `state` and `nonce`, `login_hint` naming the user.
+ * Discovery runs on first use and is cached; a failed discovery is retried on the next use.
+ */
+export class SsoRelyingParty {
+  #configuration: Promise<oidc.Configuration> | undefined;
+
+  constructor(
+    private readonly settings: SsoOidcSettings,
+    private readonly options: { timeoutMs: number; logger: Logger },
+  ) {}
+
+  /** The issuer this party trusts. */
+  get issuer(): string {
+    return this.settings.issuer;
+  }
+
+  /** The redirect URI: configured, else `{publicUrl}/sso/callback`. */
+  redirectUri(publicUrl: string, callbackPath: string): string {
+    return this.settings.redirectUri ?? `${publicUrl}${callbackPath}`;
+  }
+
+  /** Runs discovery (cached), so a provider that is down fails before an SSO token is used up. */
+  async ready(): Promise<void> {
+    await this.#discover();
+  }
+
+  /** Starts a login for `loginHint`: fresh state, nonce and PKCE verifier, and the authorization URL. */
+  async start(loginHint: string, redirectUri: string): Promise<StartedLogin> {
+    const configuration = await this.#discover();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(configuration, {
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: this.settings.scopes.join(' '),
+      state,
+      nonce,
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      login_hint: loginHint,
+    });
+    return { url, state, nonce, codeVerifier };
+  }
+
+  /**
+   * Finishes a login: exchanges the code of the callback (its query, as received) at the token
+   * endpoint and validates the answer — `state`, `iss`, PKCE, the ID token's signature, issuer,
+   * audience, expiry and `nonce`. Throws SsoOidcError.
+   */
+  async finish(
+    callbackQuery: string,
+    redirectUri: string,
+    login: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<VerifiedIdentity> {
+    const configuration = await this.#discover();
+    // The callback URL as registered (not as this request saw it, which a reverse proxy may
+    // have rewritten): openid-client sends it as redirect_uri.
+    const current = new URL(redirectUri);
+    current.search = callbackQuery;
+    let claims: oidc.IDToken | undefined;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(configuration, current, {
+        pkceCodeVerifier: login.codeVerifier,
+        expectedState: login.state,
+        expectedNonce: login.nonce,
+        idTokenExpected: true,
+      });
+      claims = tokens.claims();
+    } catch (error) {
+      throw this.#failure(error, 'the code exchange');
+    }
+    if (!claims) throw new SsoOidcError('invalid', 'the token endpoint answered without an ID token');
+    const username = claims[this.settings.usernameClaim];
+    return { sub: claims.sub, username: typeof username === 'string' ? username : undefined };
+  }
+
+  #discover(): Promise<oidc.Configuration> {
+    this.#configuration ??= this.#runDiscovery().catch((error: unknown) => {
+      this.#configuration = undefined;
+      throw error;
+    });
+    return this.#configuration;
+  }
+
+  async #runDiscovery(): Promise<oidc.Configuration> {
+    const { issuer, clientId, clientSecret } = this.settings;
+    const server = new URL(issuer);
+    const insecure = server.protocol === 'http:';
+    if (insecure && !isLoopback(server.hostname)) {
+      this.options.logger.warn(
+        { sso: { issuer } },
+        'the SSO issuer is plain http: codes and tokens travel unencrypted',
+      );
+    }
+    const timeout = this.options.timeoutMs / 1000;
+    let discovered: oidc.Configuration;
+    try {
+      discovered = await oidc.discovery(server, clientId, undefined, undefined, {
+        timeout,
+        execute: insecure ? [oidc.allowInsecureRequests] : [],
+      });
+    } catch (error) {
+      throw this.#failure(error, `discovery of ${issuer}`);
+    }
+    const metadata = discovered.serverMetadata();
+    const supported = metadata.token_endpoint_auth_methods_supported;
+    // RFC 8414: an absent list means client_secret_basic; post only when basic is not offered.
+    const auth =
+      supported === undefined || supported.includes('client_secret_basic')
+        ? oidc.ClientSecretBasic(clientSecret)
+        : oidc.ClientSecretPost(clientSecret);
+    const configuration = new oidc.Configuration(metadata, clientId, undefined, auth);
+    configuration.timeout = timeout;
+    if (insecure) oidc.allowInsecureRequests(configuration);
+    this.options.logger.debug(
+      { sso: { issuer, authorizationEndpoint: metadata.authorization_endpoint } },
+      'SSO discovery done',
+    );
+    return configuration;
+  }
+
+  /** Sorts openid-client's errors into what the browser is told; messages carry no secret. */
+  #failure(error: unknown, what: string): SsoOidcError {
+    if (error instanceof SsoOidcError) return error;
+    if (error instanceof oidc.ResponseBodyError) {
+      const said = `${error.error}${error.error_description ? `: ${error.error_description}` : ''}`;
+      return new SsoOidcError(
+        error.status >= 500 ? 'unavailable' : 'refused',
+        `${what} failed with ${error.status} (${said})`,
+        { cause: error },
+      );
+    }
+    if (error instanceof oidc.AuthorizationResponseError) {
+      return new SsoOidcError('refused', `${what}: the provider answered ${error.error}`, { cause: error });
+    }
+    if (error instanceof oidc.ClientError) {
+      if (error.code === 'OAUTH_TIMEOUT' || error.code === undefined || error.cause instanceof TypeError) {
+        return new SsoOidcError('unavailable', `${what} failed: ${error.message}`, { cause: error });
+      }
+      const status: unknown = error.cause instanceof Response ? error.cause.status : undefined;
+      if (typeof status === 'number' && status >= 500) {
+        return new SsoOidcError('unavailable', `${what} failed with ${status}`, { cause: error });
+      }
+      return new SsoOidcError('invalid', `${what}: ${error.message} (${error.code})`, { cause: error });
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    return new SsoOidcError('unavailable', `${what} failed: ${reason}`, { cause: error });
+  }
+}

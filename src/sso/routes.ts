@@ -1,0 +1,241 @@
+import type { Context, Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { AppEnv, Services } from '../services.js';
+import { normalizeUuid } from '../uuid.js';
+import { SsoOidcError, type SsoOidcFailure, SsoRelyingParty } from './oidc.js';
+import { securityHeaders, ssoPage } from './pages.js';
+import { hashSecret, publicUrlOf, randomSecret, SSO_PATHS, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
+
+/** Prefix of the cookie that binds a started OIDC login to the browser that started it. */
+const BINDING_COOKIE = 'idm_compat_sso_';
+
+const FAILURE_STATUS: Record<SsoOidcFailure, 400 | 403 | 502> = {
+  unavailable: 502,
+  refused: 400,
+  invalid: 403,
+};
+
+/** The cookie of one login: named after (a prefix of) the hash of its state, so parallel tabs do not clash. */
+function bindingCookieName(stateHash: string): string {
+  return `${BINDING_COOKIE}${stateHash.slice(0, 16)}`;
+}
+
+/**
+ * The browser side of SSO, outside the legacy base path (no API-user credentials: the visitor
+ * is a person following `return_to`):
+ * - `GET /sso/continue?token=…` consumes the token once; without `sso.oidc` it redirects to
+ *   `sso.target` with `login_hint`, with it to the provider's authorization endpoint;
+ * - `GET /sso/callback` (with `sso.oidc`) finishes the OIDC login and redirects to `sso.target`
+ *   only when the ID token names the user the token was issued for;
+ * - `GET /sso/landing` is the default `sso.target`: a page saying who arrived.
+ * Failures are small HTML pages; the token, code and state never appear in a page or a log line.
+ */
+export function registerSso(app: Hono<AppEnv>, services: Services): void {
+  const { config, logger } = services;
+  const oidcSettings = config.sso.oidc;
+  const party = oidcSettings
+    ? new SsoRelyingParty(oidcSettings, {
+        timeoutMs: config.successor?.timeouts.totalMs ?? 15_000,
+        logger: logger.child({ component: 'sso' }),
+      })
+    : undefined;
+  if (config.mode === 'production' && config.sso.target === undefined) {
+    logger.warn(
+      `sso.target is not set: SSO visitors land on the built-in page ${SSO_PATHS.landing}; set it to the portal's login URL`,
+    );
+  }
+
+  const redirect = (c: Context<AppEnv>, location: string): Response => {
+    for (const [name, value] of Object.entries(securityHeaders())) c.header(name, value);
+    return c.redirect(location, 302);
+  };
+
+  app.get(SSO_PATHS.continue, async (c) => {
+    const token = c.req.query('token') ?? '';
+    if (!SSO_TOKEN_PATTERN.test(token)) return unknownLink(c);
+    if (party) {
+      // Discovery first: when the provider is down, the token is not used up.
+      try {
+        await party.ready();
+      } catch (error) {
+        return oidcFailurePage(c, error);
+      }
+    }
+    const tokenHash = hashSecret(token);
+    const now = services.clock.now();
+    const outcome = await services.store.ssoTokens.consume(tokenHash, now);
+    const log = c.get('log');
+    if (outcome.status === 'unknown') return unknownLink(c);
+    if (outcome.status !== 'consumed') {
+      log.info(
+        {
+          sso: { username: outcome.token.username, tokenId: tokenHash.slice(0, 12), outcome: outcome.status },
+        },
+        'SSO link refused',
+      );
+      return ssoPage(c, 410, {
+        title:
+          outcome.status === 'used' ? 'This sign-in link was already used' : 'This sign-in link has expired',
+        message:
+          'Sign-in links work once and only for a short time. Go back to the application you came from and start the sign-in again.',
+      });
+    }
+    const { username } = outcome.token;
+    log.info({ sso: { username, tokenId: tokenHash.slice(0, 12) } }, 'SSO token used');
+    if (!party || !oidcSettings) return redirect(c, targetUrl(c, username));
+
+    const publicUrl = publicUrlOf(c);
+    let started: Awaited<ReturnType<SsoRelyingParty['start']>>;
+    try {
+      started = await party.start(username, party.redirectUri(publicUrl, SSO_PATHS.callback));
+    } catch (error) {
+      return oidcFailurePage(c, error);
+    }
+    const binding = randomSecret();
+    const stateHash = hashSecret(started.state);
+    await services.store.ssoTokens.beginLogin(stateHash, {
+      tokenHash,
+      nonce: started.nonce,
+      codeVerifier: started.codeVerifier,
+      browserHash: hashSecret(binding),
+      createdAt: now,
+      expiresAt: now + oidcSettings.loginTtlSeconds * 1000,
+    });
+    setCookie(c, bindingCookieName(stateHash), binding, {
+      path: '/sso',
+      httpOnly: true,
+      // Lax: the cookie comes along on the provider's top-level redirect back to the callback.
+      sameSite: 'Lax',
+      secure: publicUrl.startsWith('https:'),
+      maxAge: oidcSettings.loginTtlSeconds,
+    });
+    return redirect(c, started.url.href);
+  });
+
+  app.get(SSO_PATHS.callback, async (c) => {
+    if (!party || !oidcSettings) {
+      return ssoPage(c, 400, {
+        title: 'Single sign-on is not set up for this',
+        message: 'This address only answers sign-ins through an identity provider, which is not configured.',
+      });
+    }
+    const state = c.req.query('state');
+    if (!state) return unknownLink(c);
+    const stateHash = hashSecret(state);
+    const cookieName = bindingCookieName(stateHash);
+    const binding = getCookie(c, cookieName) ?? '';
+    const now = services.clock.now();
+    const outcome = await services.store.ssoTokens.finishLogin(stateHash, hashSecret(binding), now);
+    const log = c.get('log');
+    switch (outcome.status) {
+      case 'unknown':
+        return unknownLink(c);
+      case 'used':
+      case 'expired':
+        return ssoPage(c, 410, {
+          title:
+            outcome.status === 'used' ? 'This sign-in was already completed' : 'This sign-in took too long',
+          message: 'Go back to the application you came from and start the sign-in again.',
+        });
+      case 'other-browser':
+        log.warn(
+          { sso: { outcome: 'other-browser' } },
+          'SSO callback from a browser that did not start the login',
+        );
+        return ssoPage(c, 400, {
+          title: 'This sign-in was started in another browser',
+          message: 'Finish the sign-in in the browser where it started, or start it again here.',
+        });
+      case 'finished':
+        break;
+    }
+    deleteCookie(c, cookieName, { path: '/sso' });
+    const { token, login } = outcome;
+    const providerError = c.req.query('error');
+    if (providerError !== undefined) {
+      const description = c.req.query('error_description');
+      log.warn(
+        { sso: { username: token.username, error: providerError, errorDescription: description } },
+        'SSO login refused by the identity provider',
+      );
+      return ssoPage(c, 400, {
+        title: 'The sign-in was refused',
+        message: `The identity provider did not sign in ${token.username}.`,
+        detail: `${providerError}${description ? `: ${description}` : ''}`,
+      });
+    }
+
+    let identity: Awaited<ReturnType<SsoRelyingParty['finish']>>;
+    try {
+      identity = await party.finish(
+        new URL(c.req.url).search,
+        party.redirectUri(publicUrlOf(c), SSO_PATHS.callback),
+        { state, nonce: login.nonce, codeVerifier: login.codeVerifier },
+      );
+    } catch (error) {
+      return oidcFailurePage(c, error, token.username);
+    }
+    const sameUser =
+      (identity.username !== undefined && identity.username === token.username) ||
+      normalizeUuid(identity.sub) === token.userUuid;
+    if (!sameUser) {
+      log.warn(
+        {
+          sso: {
+            expected: { username: token.username, uuid: token.userUuid },
+            received: { username: identity.username, sub: identity.sub },
+            issuer: party.issuer,
+          },
+        },
+        'SSO identity mismatch: the identity provider signed in someone else than the user the token was issued for',
+      );
+      return ssoPage(c, 403, {
+        title: 'Signed in as someone else',
+        message: `This sign-in link was issued for ${token.username}, but the identity provider signed in a different user. Sign out at the identity provider and start again.`,
+      });
+    }
+    log.info({ sso: { username: token.username } }, 'SSO login verified');
+    return redirect(c, targetUrl(c, token.username));
+  });
+
+  app.get(SSO_PATHS.landing, (c) => {
+    const hint = c.req.query('login_hint') ?? '';
+    // Only a plausible username is shown back, so the page cannot be made to say arbitrary things.
+    const who = /^[\p{L}\p{N}._@-]{1,100}$/u.test(hint) ? hint : undefined;
+    return ssoPage(c, 200, {
+      title: who ? `Welcome, ${who}` : 'Single sign-on',
+      message: who
+        ? `Single sign-on brought ${who} here (login_hint=${who}).`
+        : 'Single sign-on brought you here, without a username.',
+      detail:
+        'This page of idm-compat stands in for the portal login (sso.target). Configure sso.target to send visitors to the real portal.',
+    });
+  });
+}
+
+function unknownLink(c: Context<AppEnv>): Response {
+  return ssoPage(c, 400, {
+    title: 'This sign-in link is not valid',
+    message:
+      'The link is incomplete or unknown. Go back to the application you came from and start the sign-in again.',
+  });
+}
+
+function oidcFailurePage(c: Context<AppEnv>, error: unknown, username?: string): Response {
+  const failure =
+    error instanceof SsoOidcError
+      ? error
+      : new SsoOidcError('unavailable', error instanceof Error ? error.message : String(error));
+  c.get('log').warn(
+    { sso: { username, failure: failure.kind, reason: failure.message } },
+    'SSO login failed at the identity provider',
+  );
+  const status = FAILURE_STATUS[failure.kind];
+  return ssoPage(c, status, {
+    title: status === 502 ? 'The identity provider is not reachable' : 'The sign-in could not be verified',
+    message:
+      status === 502
+        ? 'Please try again in a moment; if it keeps failing, tell the administrator.'
+        : 'The answer of the identity provider did not pass the checks. Start the sign-in again.',
+  });
+}

@@ -1,0 +1,73 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Context } from 'hono';
+import type { AppEnv, Services } from '../services.js';
+
+/** Random bytes of an SSO token: 256 bits, twice the 128 the specification asks for. */
+export const SSO_TOKEN_BYTES = 32;
+
+/** What an SSO token looks like on the wire: 43 base64url characters (32 bytes). */
+export const SSO_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Where SSO lives on the proxy (outside the legacy base path: browsers, not API users, come here). */
+export const SSO_PATHS = {
+  continue: '/sso/continue',
+  callback: '/sso/callback',
+  landing: '/sso/landing',
+} as const;
+
+/** Consumed and expired tokens are kept this long, so a late second use still gets 410 rather than 400. */
+const KEEP_USED_MS = 24 * 3600 * 1000;
+
+/** The SHA-256 of a secret (SSO token, OIDC state, browser binding), hex: what the store keeps. */
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+/** A fresh random secret, base64url (no padding). */
+export function randomSecret(bytes = SSO_TOKEN_BYTES): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/**
+ * The URL browsers reach the proxy at: the listening server's public URL (legacy.publicUrl or
+ * the listen URL), else `legacy.publicUrl`, else the origin of the current request.
+ */
+export function publicUrlOf(c: Context<AppEnv>): string {
+  const services = c.get('services');
+  const configured = services.publicUrl ?? services.config.legacy.publicUrl;
+  return (configured ?? new URL(c.req.url).origin).replace(/\/+$/, '');
+}
+
+/** An issued SSO token: the plain value goes to the caller once and is never stored. */
+export interface IssuedSsoToken {
+  token: string;
+  expiresAt: number;
+}
+
+/** Issues a single-use SSO token for a user, valid `sso.ttlSeconds`; only its hash is stored. */
+export async function issueSsoToken(
+  services: Services,
+  user: { username: string; userUuid: string; apiUser: string },
+): Promise<IssuedSsoToken> {
+  const now = services.clock.now();
+  const token = randomSecret();
+  const expiresAt = now + services.config.sso.ttlSeconds * 1000;
+  await services.store.ssoTokens.purge(now - KEEP_USED_MS);
+  await services.store.ssoTokens.issue(hashSecret(token), { ...user, createdAt: now, expiresAt });
+  return { token, expiresAt };
+}
+
+/** The `return_to` of a token: `{publicUrl}/sso/continue?token=…`. */
+export function continueUrl(publicUrl: string, token: string): string {
+  const url = new URL(`${publicUrl}${SSO_PATHS.continue}`);
+  url.searchParams.set('token', token);
+  return url.href;
+}
+
+/** The portal login target (`sso.target`, default the built-in landing page) with `login_hint`. */
+export function targetUrl(c: Context<AppEnv>, username: string): string {
+  const configured = c.get('services').config.sso.target;
+  const url = new URL(configured ?? `${publicUrlOf(c)}${SSO_PATHS.landing}`);
+  url.searchParams.set('login_hint', username);
+  return url.href;
+}
