@@ -1,0 +1,190 @@
+// POST /Service/Sso/authenticate over real HTTP: the real server in sandbox mode (embedded sandbox
+// IDM with demo data), a real SQLite file, an API user from the store.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { type SsoAnswer, type SsoProxy, startSsoProxy } from './sso-helpers.js';
+
+interface ErrorBody {
+  code: number;
+  message: string;
+  errors?: { path: string; message: string }[];
+}
+
+function tokenRows(
+  proxy: SsoProxy,
+): { token_hash: string; username: string; user_uuid: string; api_user: string }[] {
+  const db = new Database(proxy.dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT * FROM sso_tokens').all() as {
+      token_hash: string;
+      username: string;
+      user_uuid: string;
+      api_user: string;
+    }[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('POST /Service/Sso/authenticate', () => {
+  let proxy: SsoProxy;
+  before(async () => {
+    proxy = await startSsoProxy({ config: { sandbox: { ssoLogin: false } } });
+  });
+  after(() => proxy?.close());
+
+  it('answers username, a random 256-bit base64url token and return_to on the proxy', async () => {
+    const answer = await proxy.authenticate({ username: 'lena.mueller' });
+    assert.equal(answer.status, 200, answer.text);
+    assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(answer.headers.get('cache-control'), 'no-store');
+    const body = answer.body as SsoAnswer;
+    assert.deepEqual(Object.keys(body), ['username', 'token', 'return_to']);
+    assert.equal(body.username, 'lena.mueller');
+    assert.match(body.token, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(Buffer.from(body.token, 'base64url').length, 32, '256 bits, at least the 128 required');
+    assert.equal(body.return_to, `${proxy.server.publicUrl}/sso/continue?token=${body.token}`);
+    const again = await proxy.token('lena.mueller');
+    assert.notEqual(again.token, body.token);
+  });
+
+  it('stores only a SHA-256 hash of the token, with the user, its UUID and the API user', async () => {
+    const { token } = await proxy.token('thomas.becker');
+    const hash = createHash('sha256').update(token).digest('hex');
+    const rows = tokenRows(proxy);
+    const row = rows.find((r) => r.token_hash === hash);
+    assert.ok(row, 'a row keyed by the hash');
+    assert.equal(row.username, 'thomas.becker');
+    assert.equal(row.user_uuid, proxy.sandbox.data.userByAccount('thomas.becker')?.id);
+    assert.equal(row.api_user, 'portal-app');
+    assert.ok(!JSON.stringify(rows).includes(token), 'the plain token is in no row');
+    for (const file of [proxy.dbPath, `${proxy.dbPath}-wal`]) {
+      if (!existsSync(file)) continue;
+      const bytes = readFileSync(file);
+      assert.equal(bytes.indexOf(token), -1, `the plain token is not in ${file}`);
+      assert.equal(bytes.indexOf(Buffer.from(token, 'base64url')), -1, `nor its raw bytes in ${file}`);
+    }
+  });
+
+  it('accepts multipart/form-data as well', async () => {
+    const form = new FormData();
+    form.set('username', 'mia.fischer');
+    const answer = await proxy.authenticate(undefined, { body: form });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal((answer.body as SsoAnswer).username, 'mia.fischer');
+  });
+
+  it('refuses unknown, soft-deleted and locked users with 400 and stores nothing', async () => {
+    const before = tokenRows(proxy).length;
+    for (const [username, message] of [
+      ['nobody.here', /^Unknown user "nobody\.here"$/],
+      ['ben.krause', /^User "ben\.krause" is deleted$/],
+      ['leon.weber', /^User "leon\.weber" is locked$/],
+    ] as const) {
+      const answer = await proxy.authenticate({ username });
+      assert.equal(answer.status, 400, `${username}: ${answer.text}`);
+      assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+      const body = answer.body as ErrorBody;
+      assert.equal(body.code, 400);
+      assert.match(body.message, message);
+      assert.equal(body.errors?.[0]?.path, 'body.username');
+    }
+    assert.equal(tokenRows(proxy).length, before);
+  });
+
+  it('refuses a JSON body, a missing or empty username and unknown fields with 400', async () => {
+    const json = await proxy.authenticate(undefined, {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'lena.mueller' }),
+    });
+    assert.equal(json.status, 400);
+    assert.match((json.body as ErrorBody).message, /Expected form data/);
+
+    const missing = await proxy.authenticate({});
+    assert.equal(missing.status, 400);
+    assert.equal((missing.body as ErrorBody).errors?.[0]?.path, 'body.username');
+
+    const empty = await proxy.authenticate({ username: '' });
+    assert.equal(empty.status, 400);
+
+    const none = await proxy.authenticate(undefined);
+    assert.equal(none.status, 400);
+
+    const extra = await proxy.authenticate({ username: 'lena.mueller', password: 'x' });
+    assert.equal(extra.status, 400);
+    assert.ok((extra.body as ErrorBody).errors?.some((e) => e.path === 'body'));
+  });
+
+  it('needs API-user credentials (401) and answers 405 to GET', async () => {
+    const url = `${proxy.url}/iserv/api/Service/Sso/authenticate`;
+    const anonymous = await fetch(url, {
+      method: 'POST',
+      body: new URLSearchParams({ username: 'lena.mueller' }),
+    });
+    assert.equal(anonymous.status, 401);
+    assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+    const wrong = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('portal-app:wrong').toString('base64')}` },
+      body: new URLSearchParams({ username: 'lena.mueller' }),
+    });
+    assert.equal(wrong.status, 401);
+    const get = await fetch(url, { headers: { authorization: proxy.authorization } });
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get('allow'), 'POST');
+  });
+
+  it('never writes the token to the log', async () => {
+    const { token } = await proxy.token('paul.wagner');
+    await fetch(`${proxy.url}/sso/continue?token=${token}`, { redirect: 'manual' });
+    assert.ok(proxy.logSink.text.includes('SSO token issued'));
+    assert.ok(!proxy.logSink.text.includes(token));
+  });
+
+  it('is documented with its form body in the interactive docs', async () => {
+    const response = await fetch(`${proxy.url}/iserv/api/docs/openapi.json`, {
+      headers: { authorization: proxy.authorization },
+    });
+    const document = (await response.json()) as {
+      paths: Record<string, Record<string, { operationId: string; requestBody?: { content: object } }>>;
+    };
+    const operation = document.paths['/Sso/authenticate']?.post;
+    assert.equal(operation?.operationId, 'sso.authenticate');
+    assert.deepEqual(Object.keys(operation?.requestBody?.content ?? {}), [
+      'application/x-www-form-urlencoded',
+    ]);
+  });
+});
+
+describe('POST /Service/Sso/authenticate with the successor down', () => {
+  let proxy: SsoProxy;
+  before(async () => {
+    proxy = await startSsoProxy({ config: { sandbox: { ssoLogin: false } } });
+  });
+  after(() => proxy?.close());
+
+  it('answers 503 when no successor token can be had, 502 when the API fails, and issues nothing', async () => {
+    proxy.sandbox.faults.set({ tokenEndpointDown: true });
+    const noToken = await proxy.authenticate({ username: 'lena.mueller' });
+    assert.equal(noToken.status, 503, noToken.text);
+    assert.match(noToken.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal((noToken.body as ErrorBody).code, 503);
+
+    proxy.sandbox.faults.reset();
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', status: 503 }] });
+    const failing = await proxy.authenticate({ username: 'lena.mueller' });
+    assert.equal(failing.status, 502, failing.text);
+    assert.equal((failing.body as ErrorBody).code, 502);
+
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', status: 0 }] });
+    const dropped = await proxy.authenticate({ username: 'lena.mueller' });
+    assert.equal(dropped.status, 502, dropped.text);
+
+    assert.equal(tokenRows(proxy).length, 0);
+    proxy.sandbox.faults.reset();
+    assert.equal((await proxy.authenticate({ username: 'lena.mueller' })).status, 200);
+  });
+});

@@ -1,0 +1,266 @@
+// The proxy as OIDC relying party: the full round trip against the sandbox's real oidc-provider
+// (authorization code + PKCE, auto-approved login for login_hint), followed by hand like a
+// browser with cookies; a provider that signs in someone else (sandbox fault ssoLoginAs) is
+// refused with 403; provider errors, replays, other browsers and slow logins get their pages.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../src/clock.js';
+import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
+import { SANDBOX_SSO_CLIENT_ID } from '../src/sso/sandbox.js';
+import { Browser, type SsoProxy, startSsoProxy } from './sso-helpers.js';
+
+function assertPage(hop: { status: number; headers: Headers; text: string }, status: number) {
+  assert.equal(hop.status, status, hop.text);
+  assert.match(hop.headers.get('content-type') ?? '', /^text\/html/);
+  assert.equal(hop.headers.get('cache-control'), 'no-store');
+}
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 9;
+}
+
+describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
+  const clock = new ManualClock(Date.now());
+  let proxy: SsoProxy;
+  let callback: string;
+  before(async () => {
+    proxy = await startSsoProxy({ clock });
+    callback = `${proxy.server.publicUrl}/sso/callback`;
+  });
+  after(() => proxy?.close());
+
+  /** Follows return_to up to (not into) the proxy's callback. */
+  async function toCallback(browser: Browser, returnTo: string): Promise<URL> {
+    const { next, last } = await browser.follow(returnTo, (url) => url.href.startsWith(callback));
+    assert.ok(next, `stopped at ${last.url.href}: ${last.status} ${last.text}`);
+    return next;
+  }
+
+  it('runs the round trip: continue → provider (PKCE, state, nonce, login_hint) → callback → sso.target', async () => {
+    const { return_to } = await proxy.token('lena.mueller');
+    const browser = new Browser();
+    const first = await browser.get(return_to);
+    assert.equal(first.status, 302);
+    const authorize = first.location;
+    assert.ok(authorize);
+    assert.equal(`${authorize.origin}${authorize.pathname}`, `${proxy.sandbox.issuer}/auth`);
+    const params = authorize.searchParams;
+    assert.equal(params.get('client_id'), SANDBOX_SSO_CLIENT_ID);
+    assert.equal(params.get('response_type'), 'code');
+    assert.equal(params.get('redirect_uri'), callback);
+    assert.equal(params.get('login_hint'), 'lena.mueller');
+    assert.equal(params.get('code_challenge_method'), 'S256');
+    assert.match(params.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.ok(params.get('state'));
+    assert.ok(params.get('nonce'));
+    assert.deepEqual(params.get('scope')?.split(' '), ['openid', 'profile']);
+    const binding = [...browser.cookies.keys()].filter((name) => name.startsWith('idm_compat_sso_'));
+    assert.equal(binding.length, 1, 'the login is bound to this browser');
+
+    const { last } = await browser.follow(authorize);
+    const back = browser.hops.find((hop) => hop.url.href.startsWith(callback));
+    assert.ok(back, 'the provider sent the browser to the callback');
+    assert.ok(back.url.searchParams.get('code'));
+    assert.equal(back.status, 302);
+    assert.equal(back.location?.href, `${proxy.server.publicUrl}/sso/landing?login_hint=lena.mueller`);
+    assertPage(last, 200);
+    assert.match(last.text, /Welcome, lena\.mueller/);
+    assert.ok(proxy.logSink.lines().some((l) => l.msg === 'SSO login verified'));
+
+    // The callback is single-use: a replay (even with the binding cookie) is refused.
+    const replay = await new Browser().get(back.url);
+    assertPage(replay, 410);
+  });
+
+  it('refuses (403) an ID token for someone other than the user the token was issued for', async () => {
+    proxy.sandbox.faults.set({ ssoLoginAs: 'mia.fischer' });
+    try {
+      const { return_to } = await proxy.token('lena.mueller');
+      const browser = new Browser();
+      const { last } = await browser.follow(return_to);
+      assert.ok(last.url.href.startsWith(callback), last.url.href);
+      assertPage(last, 403);
+      assert.match(last.text, /issued for lena\.mueller/);
+      assert.ok(!browser.hops.some((hop) => hop.location?.pathname === '/sso/landing'), 'never sent on');
+      const warning = proxy.logSink
+        .lines()
+        .find((l) => l.msg?.toString().startsWith('SSO identity mismatch'));
+      assert.ok(warning, 'a warning in the log');
+      assert.equal(warning.level, 40);
+      const sso = warning.sso as { expected: { username: string }; received: { username: string } };
+      assert.equal(sso.expected.username, 'lena.mueller');
+      assert.equal(sso.received.username, 'mia.fischer');
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
+  it('shows a 400 page when the provider refuses the login (user locked after the token was issued)', async () => {
+    const { return_to } = await proxy.token('finn.koch');
+    const finn = proxy.sandbox.data.userByAccount('finn.koch');
+    assert.ok(finn);
+    const patch = await fetch(`${proxy.sandbox.apiBaseUrl}/users/${finn.id}`, {
+      method: 'PATCH',
+      headers: {
+        'x-iserv-authentication': proxy.sandbox.apiKey,
+        'content-type': 'application/merge-patch+json',
+      },
+      body: JSON.stringify({ locked: true }),
+    });
+    assert.equal(patch.status, 200, await patch.text());
+    const browser = new Browser();
+    const { last } = await browser.follow(return_to);
+    assert.ok(last.url.href.startsWith(callback));
+    assert.equal(last.url.searchParams.get('error'), 'access_denied');
+    assertPage(last, 400);
+    assert.match(last.text, /refused/);
+  });
+
+  it('finishes a login only in the browser that started it', async () => {
+    const { return_to } = await proxy.token('luca.richter');
+    const browser = new Browser();
+    const back = await toCallback(browser, return_to);
+    const stranger = await new Browser().get(back);
+    assertPage(stranger, 400);
+    assert.match(stranger.text, /another browser/);
+    const owner = await browser.get(back);
+    assert.equal(owner.status, 302, owner.text);
+    assert.equal(owner.location?.searchParams.get('login_hint'), 'luca.richter');
+    assert.ok(
+      ![...browser.cookies.keys()].some((name) => name.startsWith('idm_compat_sso_')),
+      'the binding cookie is cleared',
+    );
+  });
+
+  it('gives a started login loginTtlSeconds (300) to come back', async () => {
+    const { return_to } = await proxy.token('marie.klein');
+    const browser = new Browser();
+    const back = await toCallback(browser, return_to);
+    clock.advance(300_000);
+    const hop = await browser.get(back);
+    assertPage(hop, 410);
+  });
+
+  it('answers unknown or missing state with 400', async () => {
+    for (const query of ['?code=x&state=unknown', '?code=x', '']) {
+      const hop = await new Browser().get(`${callback}${query}`);
+      assertPage(hop, 400);
+    }
+  });
+
+  it('uses the SSO token up at /sso/continue (a second use is 410, not a second login)', async () => {
+    const { return_to } = await proxy.token('lea.braun');
+    assert.equal((await new Browser().get(return_to)).status, 302);
+    assertPage(await new Browser().get(return_to), 410);
+  });
+});
+
+describe('SSO with sso.oidc configured (production mode, external provider)', () => {
+  let sandbox: RunningSandbox;
+  let proxy: SsoProxy;
+  before(async () => {
+    sandbox = await startSandbox({
+      interactiveLogin: 'auto-approve',
+      clients: [
+        {
+          clientId: 'idm-compat',
+          clientSecret: 'sandbox-secret',
+          scopes: ['iserv:idm:api-read', 'iserv:idm:api-write'],
+        },
+        {
+          clientId: 'legacy-sso',
+          clientSecret: 'legacy-sso-secret',
+          scopes: [],
+          redirectUris: ['http://127.0.0.1/sso/callback'],
+          applicationType: 'native',
+        },
+      ],
+    });
+    proxy = await startSsoProxy({
+      sandbox,
+      env: { SSO_SECRET: 'legacy-sso-secret' },
+      config: {
+        sso: {
+          target: 'https://portal.example/login',
+          oidc: {
+            issuer: sandbox.issuer,
+            clientId: 'legacy-sso',
+            clientSecret: { env: 'SSO_SECRET' },
+            scopes: ['openid', 'profile', 'email'],
+          },
+        },
+      },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await sandbox?.close();
+  });
+
+  it('signs the user in at the configured provider and sends the browser to sso.target', async () => {
+    const { return_to } = await proxy.token('thomas.becker');
+    const { last, next } = await new Browser().follow(
+      return_to,
+      (url) => url.origin === 'https://portal.example',
+    );
+    assert.equal(last.status, 302);
+    assert.ok(last.url.pathname === '/sso/callback', last.url.href);
+    assert.equal(next?.href, 'https://portal.example/login?login_hint=thomas.becker');
+  });
+
+  it('accepts the identity by sub (the successor UUID) when the username claim is not in the ID token', async () => {
+    const other = await startSsoProxy({
+      sandbox,
+      config: {
+        sso: {
+          target: 'https://portal.example/login',
+          oidc: {
+            issuer: sandbox.issuer,
+            clientId: 'legacy-sso',
+            clientSecret: 'legacy-sso-secret',
+            usernameClaim: 'nickname',
+          },
+        },
+      },
+    });
+    try {
+      const { return_to } = await other.token('sabine.krueger');
+      const { next } = await new Browser().follow(
+        return_to,
+        (url) => url.origin === 'https://portal.example',
+      );
+      assert.equal(next?.searchParams.get('login_hint'), 'sabine.krueger');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('answers 502 when the provider is unreachable, without using the token up', async () => {
+    const port = await closedPort();
+    const down = await startSsoProxy({
+      sandbox,
+      config: {
+        sso: {
+          oidc: { issuer: `http://127.0.0.1:${port}/auth`, clientId: 'x', clientSecret: 'y' },
+        },
+      },
+    });
+    try {
+      const { return_to } = await down.token('lena.mueller');
+      const first = await new Browser().get(return_to);
+      assertPage(first, 502);
+      const again = await new Browser().get(return_to);
+      assertPage(again, 502);
+      assert.ok(!again.text.includes('already used'), 'the token is still unused');
+      assert.ok(down.logSink.lines().some((l) => l.msg === 'SSO login failed at the identity provider'));
+    } finally {
+      await down.close();
+    }
+  });
+});
