@@ -69,6 +69,23 @@ describe('POST /Service/Sso/authenticate', () => {
     }
   });
 
+  it('costs one successor read (the resolution of the username answers the entity)', async () => {
+    const calls = () =>
+      Object.fromEntries(
+        Object.entries(proxy.sandbox.counters.snapshot()).filter(([key]) => !key.includes('/token')),
+      );
+    proxy.sandbox.counters.reset();
+    await proxy.token('noah.hartmann');
+    assert.deepEqual(calls(), { 'GET /users': 1 });
+    proxy.sandbox.counters.reset();
+    await proxy.token('noah.hartmann');
+    assert.equal(
+      Object.values(calls()).reduce((sum, n) => sum + n, 0),
+      1,
+      JSON.stringify(calls()),
+    );
+  });
+
   it('accepts multipart/form-data as well', async () => {
     const form = new FormData();
     form.set('username', 'mia.fischer');
