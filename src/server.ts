@@ -6,7 +6,7 @@ import { getRequestListener } from '@hono/node-server';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import { type Clock, systemClock } from './clock.js';
-import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import type { AppConfig } from './config/load.js';
 import type { Logger } from './log/logger.js';
 import { apiBasePath, createMappingHolder } from './mapping/engine.js';
 import { loadProfile, profileDir } from './mapping/load.js';
@@ -65,7 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     let runConfig = config;
     if (config.mode === 'sandbox') {
       // Imported lazily: production deployments never load the sandbox or its OAuth2 server.
-      const { startSandbox } = await import('./sandbox/index.js');
+      const { startSandbox, sandboxSuccessorConfig } = await import('./sandbox/index.js');
       const { sandboxSso } = await import('./sso/sandbox.js');
       const sso = sandboxSso(config);
       const started = await startSandbox({
@@ -130,29 +130,6 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     await cleanup();
     throw error;
   }
-}
-
-/** The successor block for the embedded sandbox: its URLs and its read-write demo client. */
-function sandboxSuccessorConfig(
-  sandbox: RunningSandbox,
-  configured: ResolvedSuccessorConfig | undefined,
-): ResolvedSuccessorConfig {
-  return {
-    timeouts: configured?.timeouts ?? { connectMs: 5_000, totalMs: 15_000 },
-    retries: configured?.retries ?? { max: 2, baseDelayMs: 100 },
-    pool: configured?.pool ?? { connections: 32, keepAliveMs: 30_000 },
-    pageSize: configured?.pageSize ?? 100,
-    baseUrl: sandbox.apiBaseUrl,
-    auth: {
-      type: 'oauth2',
-      issuer: sandbox.issuer,
-      clientId: sandbox.clients.readWrite.clientId,
-      clientSecret: sandbox.clients.readWrite.clientSecret,
-      scopes: { read: ['iserv:idm:api-read'], write: ['iserv:idm:api-read', 'iserv:idm:api-write'] },
-      authMethod: 'auto',
-      refreshMarginSeconds: 60,
-    },
-  };
 }
 
 async function listen(

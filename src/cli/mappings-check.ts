@@ -81,25 +81,10 @@ async function liveProblems(
   let successorConfig = config.successor;
   if (config.mode === 'sandbox') {
     // Imported lazily, as in server.ts: production never loads the sandbox.
-    const { startSandbox, READ_SCOPE, WRITE_SCOPE } = await import('../sandbox/index.js');
+    const { startSandbox, sandboxSuccessorConfig } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ port: 0, seed: config.sandbox.seed, logger: silentLogger() });
     closeSandbox = () => sandbox.close();
-    successorConfig = {
-      timeouts: { connectMs: 5_000, totalMs: 15_000 },
-      retries: { max: 1, baseDelayMs: 100 },
-      pool: { connections: 4, keepAliveMs: 1_000 },
-      pageSize: 100,
-      baseUrl: sandbox.apiBaseUrl,
-      auth: {
-        type: 'oauth2',
-        issuer: sandbox.issuer,
-        clientId: sandbox.clients.readWrite.clientId,
-        clientSecret: sandbox.clients.readWrite.clientSecret,
-        scopes: { read: [READ_SCOPE], write: [READ_SCOPE, WRITE_SCOPE] },
-        authMethod: 'auto',
-        refreshMarginSeconds: 60,
-      },
-    };
+    successorConfig = sandboxSuccessorConfig(sandbox);
   }
   if (!successorConfig) return [{ file: '(config)', path: 'successor', message: 'no successor configured' }];
   const successor = createSuccessorClient({ ...successorConfig, logger: silentLogger() });

@@ -12,6 +12,7 @@ export { type InteractiveLogin, READ_SCOPE, type SandboxClientConfig, WRITE_SCOP
 export { API_BASE, iri } from './resources.js';
 export { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD } from './seed.js';
 export { startSandbox } from './server.js';
+export { sandboxSuccessorConfig } from './successor-config.js';
 
 /** How to start a sandbox IDM. Every field is optional. */
 export interface SandboxOptions {
