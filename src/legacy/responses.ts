@@ -1,4 +1,5 @@
-import { z } from 'zod';
+// zod-openapi's `z`, so the schema carries its component name and is documented once as a $ref.
+import { z } from '@hono/zod-openapi';
 import type { OperationResponses } from './operation.js';
 
 /** The legacy error body (SPEC 3), for the documented error responses of operations. */
@@ -11,7 +12,8 @@ export const legacyErrorSchema = z
       .optional()
       .describe('Every problem found in the request'),
   })
-  .describe('Error');
+  .describe('Every error response of the legacy API')
+  .openapi('Error');
 
 const ERRORS = {
   400: 'Invalid request: malformed JSON, wrong types, unknown fields, unknown IDs in the body',

@@ -1,24 +1,12 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { z } from 'zod';
 import { type LegacyOperation, openApiRoute } from '../operation.js';
+import { legacyErrorSchema } from '../responses.js';
 
 /** Where the legacy API is mounted, as the documentation describes it. */
 export interface LegacyDocsOptions {
   basePath: string;
   namespaces: readonly string[];
 }
-
-/** The legacy error body (SPEC 3), documented once as a component. */
-const errorSchema = z
-  .object({
-    code: z.int().describe('The HTTP status code'),
-    message: z.string().describe('What went wrong, for a person'),
-    errors: z
-      .array(z.object({ path: z.string(), message: z.string() }))
-      .optional()
-      .describe('Every problem found in the request, when there were several'),
-  })
-  .describe('Every error response of the legacy API');
 
 /** Answers the authentication layer gives on every operation (SPEC 4). */
 const AUTH_RESPONSES: Record<number, string> = {
@@ -43,13 +31,13 @@ export function buildOpenApiDocument(
     scheme: 'basic',
     description: 'API-user name and password, created on the server with `idm-compat apiuser add`',
   });
-  const error = registry.register('Error', errorSchema);
   for (const operation of operations) {
     const route = openApiRoute(operation);
     const responses = { ...route.responses };
     for (const [status, description] of Object.entries(AUTH_RESPONSES)) {
       const declared = responses[status];
-      if (!declared) responses[status] = { description, content: { 'application/json': { schema: error } } };
+      if (!declared)
+        responses[status] = { description, content: { 'application/json': { schema: legacyErrorSchema } } };
       else if ('description' in declared) {
         responses[status] = { ...declared, description: `${declared.description}; or: ${description}` };
       }
