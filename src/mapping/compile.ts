@@ -9,6 +9,7 @@ import type {
   OperationTable,
   ProfileFile,
   StepTable,
+  UndoTable,
   UpstreamTolerance,
   ValuesFile,
 } from './schema.js';
@@ -97,18 +98,27 @@ export interface CompiledResource {
   fields: ReadonlyMap<string, CompiledField>;
 }
 
-/** One successor request of an operation. */
-export interface CompiledStep {
+/** One successor request: a step, or the undo of a step. */
+export interface CompiledRequest {
   method: StepTable['method'];
   path: Template;
   query: readonly [string, Template][];
   body: JsonTemplate | undefined;
   contentType: NonNullable<StepTable['contentType']>;
+  /** A step: once per item of the body; an undo: once per item its step changed. */
   forEach: boolean;
-  collection: boolean;
-  returnsEntity: boolean;
   tolerate: ReadonlySet<UpstreamTolerance>;
   write: boolean;
+}
+
+/** One successor request of an operation. */
+export interface CompiledStep extends CompiledRequest {
+  collection: boolean;
+  returnsEntity: boolean;
+  /** The step runs only when this yields a value that is not missing, null, "" or []. */
+  when: Template | undefined;
+  /** How to reverse the step when a later write of the same call fails. */
+  undo: CompiledRequest | undefined;
 }
 
 /** A legacy operation's translation. */
@@ -123,6 +133,8 @@ export interface CompiledOperation {
   result: OperationTable['result'];
   /** Whether a step body uses `{fields}`: the legacy body is translated through the field table. */
   usesFields: boolean;
+  /** The subject's attribute listing the linked items, read before writing when a rollback may need it. */
+  relation: { attribute: readonly string[]; change: 'add' | 'remove' } | undefined;
 }
 
 /** A whole profile, validated and precompiled: no request parses a table. */
@@ -468,46 +480,94 @@ function compileOperation(
     items = ctx.kinds.get(table.items.kind);
     if (!items) report(`${at}.items.kind`, unknownKind(table.items.kind, ctx.kinds));
   }
+  if (table.relation && !table.items)
+    report(`${at}.relation`, '"relation" needs "items": it names where the linked items are listed');
   const resource = ctx.resources.get(kind.name);
   const steps: CompiledStep[] = [];
   let usesFields = false;
-  table.steps.forEach((step, index) => {
-    const stepAt = `${at}.steps[${index}]`;
-    const check = ctx.commonCheck((path) => stepVariable(path, { table, forEach: step.forEach === 'items' }));
-    const path = ctx.compile(file, `${stepAt}.path`, step.path, check);
+  const compileRequest = (
+    request: StepTable | UndoTable,
+    requestAt: string,
+    check: VariableCheck,
+  ): CompiledRequest | undefined => {
+    const path = ctx.compile(file, `${requestAt}.path`, request.path, check);
     const query: [string, Template][] = [];
-    for (const [param, value] of Object.entries(step.query ?? {})) {
-      const compiled = ctx.compile(file, `${stepAt}.query[${JSON.stringify(param)}]`, value, check);
+    for (const [param, value] of Object.entries(request.query ?? {})) {
+      const compiled = ctx.compile(file, `${requestAt}.query[${JSON.stringify(param)}]`, value, check);
       if (compiled) query.push([param, compiled]);
     }
     let body: JsonTemplate | undefined;
-    if (step.body !== undefined) {
+    if (request.body !== undefined) {
       try {
-        body = compileJsonTemplate(step.body, check);
+        body = compileJsonTemplate(request.body, check);
       } catch (error) {
         if (!(error instanceof TemplateError)) throw error;
         report(
-          `${stepAt}.body${error.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}`,
+          `${requestAt}.body${error.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}`,
           error.message,
         );
       }
     }
-    if (step.forEach && !table.items)
-      report(`${stepAt}.forEach`, 'forEach "items" needs "items" on the operation');
     if (body && jsonUsesVariable(body, 'fields')) usesFields = true;
-    if (path && usesVariable(path, 'fields')) report(`${stepAt}.path`, '{fields} belongs in a body');
-    if (!path) return;
-    steps.push({
-      method: step.method,
+    if (path && usesVariable(path, 'fields')) report(`${requestAt}.path`, '{fields} belongs in a body');
+    if (!path) return undefined;
+    return {
+      method: request.method,
       path,
       query,
       body,
-      contentType: step.contentType ?? 'application/json',
-      forEach: step.forEach === 'items',
+      contentType: request.contentType ?? 'application/json',
+      forEach: request.forEach !== undefined,
+      tolerate: new Set(request.tolerate ?? []),
+      write: request.method !== 'GET',
+    };
+  };
+  table.steps.forEach((step, index) => {
+    const stepAt = `${at}.steps[${index}]`;
+    // {entity.…}: the path entity, or the entity an earlier step created and returned.
+    const created = table.steps.slice(0, index).some((s) => s.returns === 'entity');
+    const check = ctx.commonCheck((path) =>
+      stepVariable(path, {
+        table,
+        forEach: step.forEach === 'items',
+        entity: table.subject !== undefined || created,
+        applied: false,
+      }),
+    );
+    const request = compileRequest(step, stepAt, check);
+    if (step.forEach && !table.items)
+      report(`${stepAt}.forEach`, 'forEach "items" needs "items" on the operation');
+    const when = step.when === undefined ? undefined : ctx.compile(file, `${stepAt}.when`, step.when, check);
+    let undo: CompiledRequest | undefined;
+    if (step.undo) {
+      const undoAt = `${stepAt}.undo`;
+      if (step.undo.forEach && !table.items)
+        report(`${undoAt}.forEach`, 'forEach "applied" needs "items" on the operation');
+      if (step.forEach && !table.relation)
+        report(
+          undoAt,
+          'a per-item step with "undo" needs "relation" on the operation, so that a rollback undoes only what the call changed',
+        );
+      undo = compileRequest(
+        step.undo,
+        undoAt,
+        ctx.commonCheck((path) =>
+          stepVariable(path, {
+            table,
+            forEach: step.undo?.forEach === 'applied',
+            entity: table.subject !== undefined || created || step.returns === 'entity',
+            applied: true,
+          }),
+        ),
+      );
+    }
+    if (!request) return;
+    steps.push({
+      ...request,
       collection: step.collection ?? false,
       returnsEntity: step.returns === 'entity',
-      tolerate: new Set(step.tolerate ?? []),
-      write: step.method !== 'GET',
+      when,
+      undo,
     });
   });
   const needsFields = usesFields || table.result.type === 'entity' || table.result.type === 'collection';
@@ -534,12 +594,15 @@ function compileOperation(
     steps,
     result: table.result,
     usesFields,
+    relation: table.relation
+      ? { attribute: splitPath(table.relation.attribute), change: table.relation.change }
+      : undefined,
   };
 }
 
 function stepVariable(
   path: readonly string[],
-  ctx: { table: OperationTable; forEach: boolean },
+  ctx: { table: OperationTable; forEach: boolean; entity: boolean; applied: boolean },
 ): string | undefined {
   const [root, sub, ...rest] = path;
   const refCheck = (what: string): string | undefined =>
@@ -548,18 +611,24 @@ function stepVariable(
       : `use {${what}.uuid}, {${what}.uuid58}, {${what}.iri} or {${what}.id}`;
   switch (root) {
     case 'entity':
-      return ctx.table.subject ? refCheck('entity') : '{entity.…} needs a "subject" on the operation';
+      return ctx.entity
+        ? refCheck('entity')
+        : '{entity.…} needs a "subject" on the operation or an earlier step that "returns": "entity"';
     case 'items':
       return ctx.table.items ? refCheck('items') : '{items.…} needs "items" on the operation';
     case 'item':
       return ctx.forEach ? refCheck('item') : '{item.…} is only available in a "forEach" step';
+    case 'applied':
+      if (!ctx.applied) return '{applied.…} is only available in an "undo"';
+      return ctx.table.items ? refCheck('applied') : '{applied.…} needs "items" on the operation';
     case 'body':
     case 'params':
       return sub !== undefined && rest.length === 0 ? undefined : `use {${root}.<name>}`;
     case 'fields':
+      return undefined;
     case 'attributes':
       return path.length === 1 ? undefined : `{${root}} has no sub-fields`;
     default:
-      return `unknown variable; available: entity, items, item, body, params, fields, attributes, settings, apiBase`;
+      return `unknown variable; available: entity, items, item, applied, body, params, fields, attributes, settings, apiBase`;
   }
 }

@@ -2,11 +2,17 @@ import { upstreamToLegacy } from '../http/errors.js';
 import { LegacyError } from '../legacy/errors.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
 import { UpstreamError } from '../successor/errors.js';
-import { uuidToBase58 } from '../uuid.js';
+import { normalizeUuid, uuidToBase58 } from '../uuid.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
-import type { CompiledKind, CompiledOperation, CompiledProfile, CompiledStep } from './compile.js';
+import type {
+  CompiledKind,
+  CompiledOperation,
+  CompiledProfile,
+  CompiledRequest,
+  CompiledStep,
+} from './compile.js';
 import { renderEntities, translateWrite } from './fields.js';
-import { asEntity, type Entity, type IdResolver } from './ids.js';
+import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
 
 /** What a legacy handler hands to an operation: its validated input and the legacy fields it answers with. */
@@ -30,6 +36,29 @@ interface Ref {
   uuid: string;
   id: string;
 }
+
+/** A write step that went through (for forEach steps: the items it was applied for). */
+interface DoneStep {
+  step: CompiledStep;
+  items: Ref[];
+}
+
+/** What the calls of one operation did before a successor failure, for the error and the rollback. */
+interface PartialRun {
+  op: CompiledOperation;
+  steps: readonly CompiledStep[];
+  skipped: ReadonlySet<CompiledStep>;
+  items: readonly Ref[];
+  itemIds: readonly string[];
+  done: readonly DoneStep[];
+  applied: readonly string[];
+  pending: readonly string[];
+  failedItem: Ref | undefined;
+  linkedBefore: ReadonlySet<string> | undefined;
+  lookup: VariableLookup;
+}
+
+type ItemState = 'not applied' | 'failed' | 'applied' | 'unchanged' | 'rolled back' | 'kept';
 
 /**
  * Runs legacy operations as their operation tables say: resolve the path entity (404) and the
@@ -70,10 +99,19 @@ export class OperationExecutor {
       );
     }
     const itemIds = op.items ? itemList(input.body) : [];
+    // A link operation that may roll back reads which items are linked before it writes, in the
+    // resolution read of the path entity, so that a rollback undoes exactly what this call changed.
+    const relation = op.relation && op.items && op.steps.some((step) => step.undo) ? op.relation : undefined;
+    const subjectWant = [
+      ...(wantEntity ? renderAttributes : []),
+      ...(relation && op.items
+        ? [`${relation.attribute.join('.')}.${op.items.uuidAttribute.join('.')}`]
+        : []),
+    ];
     // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400).
     const [subjectOutcome, itemsOutcome] = await Promise.allSettled([
       op.subject && legacyId !== undefined
-        ? this.ids.resolveOne(op.kind, legacyId, wantEntity ? renderAttributes : undefined)
+        ? this.ids.resolveOne(op.kind, legacyId, subjectWant.length > 0 ? subjectWant : undefined)
         : undefined,
       op.items ? this.#resolveItems(op.items, itemIds) : [],
     ]);
@@ -84,14 +122,18 @@ export class OperationExecutor {
     }
     if (itemsOutcome.status === 'rejected') throw itemsOutcome.reason;
     const items = itemsOutcome.value;
-    const subjectRef: Ref | undefined =
-      subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined;
+    const state: { subject: Ref | undefined } = {
+      subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
+    };
+    const linkedBefore =
+      relation && op.items && subject?.entity
+        ? linkedUuids(op.items, getPath(subject.entity, relation.attribute))
+        : undefined;
 
     let entity: Entity | undefined = wantEntity ? subject?.entity : undefined;
     let last: unknown;
     let collection: Entity[] | undefined;
-    const lookupBase = this.#lookup(op, {
-      subject: subjectRef,
+    const lookupBase = this.#lookup(op, state, {
       items,
       body: input.body,
       params: input.params ?? {},
@@ -102,28 +144,58 @@ export class OperationExecutor {
     const steps = op.items && items.length === 0 ? [] : op.steps;
     const applied: string[] = [];
     const pending: string[] = [];
+    const done: DoneStep[] = [];
+    const skipped = new Set<CompiledStep>();
+    let failedItem: Ref | undefined;
     try {
       for (const step of steps) {
+        if (step.when && isEmpty(renderTemplate(step.when, lookupBase))) {
+          skipped.add(step);
+          continue;
+        }
+        const record: DoneStep = { step, items: [] };
         for (const item of step.forEach ? items : [undefined]) {
           const what = describeWrite(step, item, op.items);
           pending.push(what);
+          failedItem = item;
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
           const outcome = await this.#send(step, lookup);
           pending.pop();
-          if (step.write) applied.push(what);
+          failedItem = undefined;
+          if (step.write) {
+            applied.push(what);
+            if (!done.includes(record)) done.push(record);
+            if (item) record.items.push(item);
+          }
           if (outcome.collection) collection = outcome.collection;
           if (outcome.tolerated) continue;
           last = outcome.body;
-          if (step.returnsEntity) entity = asEntity(outcome.body, `${step.method} ${step.path.source}`);
-          else if (step.write) entity = undefined;
+          if (step.returnsEntity) {
+            entity = asEntity(outcome.body, `${step.method} ${step.path.source}`);
+            // An entity created by this call is {entity.…} for the later steps (and their undo).
+            state.subject ??= await this.#refOf(op.kind, entity);
+          } else if (step.write) entity = undefined;
         }
       }
     } catch (error) {
       if (error instanceof UpstreamError && error.code === 'not_found' && legacyId !== undefined)
         this.ids.forget(op.kind, legacyId);
-      if (error instanceof UpstreamError && applied.length > 0)
-        throw partialFailure(error, applied, pending, steps, items, op.items);
+      if (error instanceof UpstreamError && applied.length > 0) {
+        throw await this.#partialFailure(error, {
+          op,
+          steps,
+          skipped,
+          items,
+          itemIds,
+          done,
+          applied,
+          pending,
+          failedItem,
+          linkedBefore,
+          lookup: lookupBase,
+        });
+      }
       throw error;
     } finally {
       // Own writes may rename, delete or purge the subject: its cached resolution is not trusted any more.
@@ -152,8 +224,10 @@ export class OperationExecutor {
       case 'entity': {
         const resource = this.#resource(op);
         if (!entity) {
-          if (!subject) throw new LegacyError(500, `Operation ${op.id} has no entity to answer with`);
-          entity = await this.ids.read(op.kind, subject.uuid, renderAttributes);
+          const uuid = state.subject?.uuid;
+          if (uuid === undefined)
+            throw new LegacyError(500, `Operation ${op.id} has no entity to answer with`);
+          entity = await this.ids.read(op.kind, uuid, renderAttributes);
         }
         this.ids.remember(op.kind, entity);
         const [rendered] = await renderEntities(resource, [entity], fields, this.ids);
@@ -185,8 +259,138 @@ export class OperationExecutor {
     return unique.map((id) => ({ id, uuid: found.get(id) ?? '' }));
   }
 
+  /** The UUID and legacy ID of an entity a step returned (the one the operation created). */
+  async #refOf(kind: CompiledKind, entity: Entity): Promise<Ref | undefined> {
+    const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
+    if (uuid === undefined) return undefined;
+    return { uuid, id: (await this.ids.legacyIdOf(kind, entity)) ?? uuid };
+  }
+
+  /**
+   * The legacy error for a successor failure after some writes of the call went through: it says
+   * which writes (and body IDs) were applied and which not, and undoes the applied ones where
+   * the operation table says how (`undo`), reporting whether that worked.
+   */
+  async #partialFailure(error: UpstreamError, run: PartialRun): Promise<LegacyError> {
+    const legacy = upstreamToLegacy(error);
+    const { op, items } = run;
+    const notRun = run.steps.flatMap((step) =>
+      step.write && !run.skipped.has(step)
+        ? step.forEach
+          ? items.map((item) => describeWrite(step, item, op.items))
+          : [describeWrite(step, undefined, op.items)]
+        : [],
+    );
+    const notApplied = [
+      ...new Set([...run.pending, ...notRun.filter((what) => !run.applied.includes(what))]),
+    ];
+
+    const states = new Map<string, ItemState>(items.map((item) => [item.id, 'not applied']));
+    for (const { step, items: done } of run.done)
+      for (const item of step.forEach ? done : items) states.set(item.id, 'applied');
+    if (run.failedItem) states.set(run.failedItem.id, 'failed');
+
+    const rollback = await this.#rollback(run, states);
+    let outcome: string;
+    if (rollback.failed !== undefined) {
+      outcome = `Rollback failed (${rollback.failed}): still applied: ${rollback.kept.join(', ')}${
+        rollback.undone.length > 0 ? `; undone: ${rollback.undone.join(', ')}` : ''
+      }`;
+    } else if (rollback.kept.length > 0) {
+      outcome = `Not rolled back (the mapping has no undo for it): still applied: ${rollback.kept.join(', ')}${
+        rollback.undone.length > 0 ? `; undone: ${rollback.undone.join(', ')}` : ''
+      }`;
+    } else if (rollback.undone.length > 0) {
+      outcome = `Rolled back (${rollback.undone.join(', ')}): the state is as before the call`;
+    } else {
+      outcome = 'Nothing to roll back: the applied writes changed nothing, the state is as before the call';
+    }
+
+    const itemErrors = op.items
+      ? run.itemIds.map((id, index) => ({
+          path: `body.${index}`,
+          message: ITEM_STATE_MESSAGES[states.get(id) ?? 'not applied'],
+        }))
+      : [];
+    return new LegacyError(
+      legacy.status,
+      `${legacy.message.replace(/[.\s]+$/, '')}. Partly applied: ${run.applied.join(', ')}; not applied: ${notApplied.join(', ') || 'nothing'}. ${outcome}.`,
+      [...itemErrors, ...(legacy.errors ?? [])],
+      legacy.headers,
+    );
+  }
+
+  /**
+   * Undoes the applied writes of a failed call, last first, as their `undo` requests say. Only
+   * what the call changed is undone (with `relation`: items that were not linked before an add,
+   * or were linked before a removal). Stops at the first undo that fails.
+   */
+  async #rollback(
+    run: PartialRun,
+    states: Map<string, ItemState>,
+  ): Promise<{ undone: string[]; kept: string[]; failed?: string }> {
+    const { op, items, linkedBefore } = run;
+    const undone: string[] = [];
+    const kept: string[] = [];
+    let failed: string | undefined;
+    for (const { step, items: stepItems } of [...run.done].reverse()) {
+      const candidates = step.forEach ? stepItems : items;
+      const changed =
+        op.relation && linkedBefore
+          ? candidates.filter((item) => linkedBefore.has(item.uuid) === (op.relation?.change === 'remove'))
+          : candidates;
+      for (const item of candidates) if (!changed.includes(item)) states.set(item.id, 'unchanged');
+      if (op.items && changed.length === 0) continue;
+      const keep = () => {
+        if (op.items) {
+          for (const item of changed) states.set(item.id, 'kept');
+          kept.push(...changed.map((item) => describeWrite(step, item, op.items)));
+        } else kept.push(describeWrite(step, undefined, op.items));
+      };
+      const undo = step.undo;
+      if (!undo || failed !== undefined) {
+        keep();
+        continue;
+      }
+      const lookup: VariableLookup = (path) =>
+        path[0] === 'applied'
+          ? changed.map((item) => this.#refVariable(op.items, item, path[1]))
+          : run.lookup(path);
+      const pendingItems = [...changed];
+      try {
+        if (undo.forEach) {
+          for (const item of changed) {
+            await this.#send(undo, (path) =>
+              path[0] === 'item' ? this.#refVariable(op.items, item, path[1]) : lookup(path),
+            );
+            pendingItems.shift();
+            states.set(item.id, 'rolled back');
+            undone.push(describeWrite(undo, item, op.items));
+          }
+        } else {
+          await this.#send(undo, lookup);
+          for (const item of changed) states.set(item.id, 'rolled back');
+          pendingItems.length = 0;
+          undone.push(
+            op.items
+              ? `${undo.method} ${op.items.label} ${changed.map((item) => JSON.stringify(item.id)).join(', ')}`
+              : describeWrite(undo, undefined, op.items),
+          );
+        }
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        failed = upstreamToLegacy(error).message;
+        if (op.items) {
+          for (const item of pendingItems) states.set(item.id, 'kept');
+          kept.push(...pendingItems.map((item) => describeWrite(step, item, op.items)));
+        } else kept.push(describeWrite(step, undefined, op.items));
+      }
+    }
+    return failed === undefined ? { undone, kept } : { undone, kept, failed };
+  }
+
   async #send(
-    step: CompiledStep,
+    step: CompiledRequest & { collection?: boolean },
     lookup: VariableLookup,
   ): Promise<{ body?: unknown; collection?: Entity[]; tolerated?: boolean }> {
     const path = renderText(step.path, lookup, encodeURIComponent);
@@ -221,8 +425,8 @@ export class OperationExecutor {
 
   #lookup(
     op: CompiledOperation,
+    state: { readonly subject: Ref | undefined },
     vars: {
-      subject: Ref | undefined;
       items: Ref[];
       body: unknown;
       params: Readonly<Record<string, string>>;
@@ -238,7 +442,7 @@ export class OperationExecutor {
         case 'settings':
           return this.profile.settings[sub ?? ''];
         case 'entity':
-          return vars.subject ? this.#refVariable(op.kind, vars.subject, sub) : undefined;
+          return state.subject ? this.#refVariable(op.kind, state.subject, sub) : undefined;
         case 'items':
           return vars.items.map((item) => this.#refVariable(op.items, item, sub));
         case 'body':
@@ -246,7 +450,7 @@ export class OperationExecutor {
         case 'params':
           return vars.params[sub ?? ''];
         case 'fields':
-          return vars.fields ?? {};
+          return path.length === 1 ? (vars.fields ?? {}) : getPath(vars.fields ?? {}, path.slice(1));
         case 'attributes':
           return vars.attributes;
         default:
@@ -280,36 +484,37 @@ function itemList(body: unknown): string[] {
   return body as string[];
 }
 
-function describeWrite(step: CompiledStep, item: Ref | undefined, kind: CompiledKind | undefined): string {
+function describeWrite(step: CompiledRequest, item: Ref | undefined, kind: CompiledKind | undefined): string {
   return item ? `${step.method} ${kind?.label ?? 'item'} "${item.id}"` : `${step.method} ${step.path.source}`;
 }
 
-/**
- * A successor failure after some writes went through: the legacy error says which writes were
- * applied and which were not, so nothing is silently half-done.
- */
-function partialFailure(
-  error: UpstreamError,
-  applied: readonly string[],
-  failed: readonly string[],
-  steps: readonly CompiledStep[],
-  items: readonly Ref[],
-  kind: CompiledKind | undefined,
-): LegacyError {
-  const legacy = upstreamToLegacy(error);
-  const notRun = steps.flatMap((step) =>
-    step.write
-      ? step.forEach
-        ? items.map((item) => describeWrite(step, item, kind))
-        : [describeWrite(step, undefined, kind)]
-      : [],
-  );
-  const notApplied = notRun.filter((what) => !applied.includes(what));
-  const failedFirst = [...new Set([...failed, ...notApplied])];
-  return new LegacyError(
-    legacy.status,
-    `${legacy.message}. Partly applied: ${applied.join(', ')}; not applied: ${failedFirst.join(', ') || 'nothing'}`,
-    legacy.errors,
-    legacy.headers,
+/** Whether a `when` condition says "nothing": missing, null, "" or an empty list. */
+function isEmpty(value: unknown): boolean {
+  return (
+    value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0)
   );
 }
+
+/**
+ * The UUIDs of the references in a relation attribute (embedded objects, IRIs or UUIDs);
+ * undefined when the successor did not send the attribute (a rollback then undoes every applied item).
+ */
+function linkedUuids(kind: CompiledKind, value: unknown): Set<string> | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const out = new Set<string>();
+  for (const ref of value) {
+    const uuid = referenceUuid(kind, ref);
+    if (uuid !== undefined) out.add(uuid);
+  }
+  return out;
+}
+
+/** What the `errors` of a partly applied link call say about each body ID. */
+const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
+  'not applied': 'not applied',
+  failed: 'not applied: the successor failed on this one',
+  applied: 'applied',
+  unchanged: 'applied without a change (it already was as asked): nothing to roll back',
+  'rolled back': 'applied, then rolled back',
+  kept: 'applied and not rolled back: still in effect',
+};

@@ -152,7 +152,14 @@ export async function translateWrite(
     refs.map(async ({ field, ids: legacyIds, at }) => {
       const kind = field.ref as CompiledKind;
       const { found, missing } = await ids.resolveMany(kind, [...new Set(legacyIds)]);
-      for (const id of missing) errors.push({ path: at, message: `no ${kind.label} with ID "${id}"` });
+      const unknown = new Set(missing);
+      legacyIds.forEach((id, index) => {
+        if (unknown.has(id))
+          errors.push({
+            path: field.many ? `${at}.${index}` : at,
+            message: `no ${kind.label} with ID "${id}"`,
+          });
+      });
       const iris = legacyIds.flatMap((id) => {
         const uuid = found.get(id);
         return uuid === undefined ? [] : [ids.iri(kind, uuid)];
@@ -161,6 +168,7 @@ export async function translateWrite(
       else if (iris[0] !== undefined) setPath(out, field.attribute, iris[0]);
     }),
   );
-  if (errors.length > 0) throw new LegacyError(400, 'Unknown IDs in the request body', errors);
+  if (errors.length > 0)
+    throw new LegacyError(400, 'Unknown IDs in the request body; nothing was changed', errors);
   return out;
 }

@@ -367,7 +367,7 @@ function stringAt(value: unknown, path: readonly string[]): string | undefined {
 }
 
 /** The dashed UUID of a reference: an embedded object (its uuidAttribute), an IRI or a bare UUID. */
-function referenceUuid(kind: CompiledKind, ref: unknown): string | undefined {
+export function referenceUuid(kind: CompiledKind, ref: unknown): string | undefined {
   if (typeof ref === 'string') return iriToUuid(ref);
   if (ref !== null && typeof ref === 'object') {
     const direct = getPath(ref, kind.uuidAttribute);

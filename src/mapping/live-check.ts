@@ -111,7 +111,30 @@ export async function checkProfileLive(
         const params = queryParams(route);
         for (const [name] of step.query) checkParam(params, name, path, problems, op.file, `${at}.query`);
       }
+      if (step.undo) {
+        const undoPath = renderText(step.undo.path, sampleVars);
+        findRoute(
+          api,
+          step.undo.method,
+          undoPath,
+          problems,
+          op.file,
+          `${at}.undo.path`,
+          step.undo.path.source,
+        );
+      }
     });
+    const schema = kindSchema.get(op.kind);
+    if (op.relation && schema) {
+      checkAttribute(
+        schema,
+        op.relation.attribute,
+        problems,
+        op.file,
+        `$.operations[${JSON.stringify(op.id)}].relation.attribute`,
+        op.kind.label,
+      );
+    }
   }
 
   // One real read per kind with every attribute the profile asks for.

@@ -215,26 +215,45 @@ export const fieldsFileSchema = z.strictObject({
 
 const upstreamCode = z.enum(['not_found', 'conflict', 'validation']);
 
+const requestShape = {
+  method: z.enum(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']),
+  path: template.describe('Path relative to the successor base URL, e.g. /users/{entity.uuid}/restore'),
+  query: queryTemplate.optional(),
+  body: z.json().optional().describe('JSON body template, e.g. {"addedThings": "{items.iri}"} or "{fields}"'),
+  contentType: z.enum(['application/json', 'application/merge-patch+json']).optional(),
+  tolerate: z
+    .array(upstreamCode)
+    .optional()
+    .describe('Successor failures that count as success (e.g. not_found for idempotent unlinks)'),
+};
+
+const undoSchema = z
+  .strictObject({
+    ...requestShape,
+    forEach: z
+      .literal('applied')
+      .optional()
+      .describe('Run once per item this step changed ({item.…}); without it, once with {applied.…} lists'),
+  })
+  .describe(
+    'How to reverse this write when a later write of the same call fails: {applied.…} are the items this step changed',
+  );
+
 const stepSchema = z
   .strictObject({
-    method: z.enum(['GET', 'POST', 'PATCH', 'PUT', 'DELETE']),
-    path: template.describe('Path relative to the successor base URL, e.g. /users/{entity.uuid}/restore'),
-    query: queryTemplate.optional(),
-    body: z
-      .json()
-      .optional()
-      .describe('JSON body template, e.g. {"addedThings": "{items.iri}"} or "{fields}"'),
-    contentType: z.enum(['application/json', 'application/merge-patch+json']).optional(),
+    ...requestShape,
     forEach: z.literal('items').optional().describe('Run once per item of the request body ({item.…})'),
     collection: z.boolean().optional().describe('GET every page of a collection (the result of a list)'),
     returns: z
       .literal('entity')
       .optional()
-      .describe('The answer is the entity after this step, with the asked {attributes}'),
-    tolerate: z
-      .array(upstreamCode)
+      .describe(
+        'The answer is the entity after this step, with the asked {attributes}; without a subject it becomes {entity.…} for later steps',
+      ),
+    when: template
       .optional()
-      .describe('Successor failures that count as success (e.g. not_found for idempotent unlinks)'),
+      .describe('Run the step only when this template yields a value that is not missing, null, "" or []'),
+    undo: undoSchema.optional(),
   })
   .superRefine((step, ctx) => {
     if (step.collection && step.method !== 'GET')
@@ -247,6 +266,8 @@ const stepSchema = z
         message: 'a per-item step cannot return the entity',
         path: ['returns'],
       });
+    if (step.undo && step.method === 'GET')
+      ctx.addIssue({ code: 'custom', message: 'a read changes nothing: it needs no undo', path: ['undo'] });
   });
 
 const resultSchema = z.discriminatedUnion('type', [
@@ -272,6 +293,17 @@ const operationSchema = z.strictObject({
     .strictObject({ kind: kindName })
     .optional()
     .describe('The request body is a list of legacy IDs of this kind: all resolved first, unknown → 400'),
+  relation: z
+    .strictObject({
+      attribute: attributePath.describe("The subject's attribute listing the linked items, e.g. members"),
+      change: z
+        .enum(['add', 'remove'])
+        .describe('Whether the operation links (add) or unlinks (remove) the items'),
+    })
+    .optional()
+    .describe(
+      'The relation a link operation changes: read before writing, so that a rollback undoes exactly what the call changed',
+    ),
   steps: z.array(stepSchema).describe('Successor requests, in order'),
   result: resultSchema,
 });
@@ -315,6 +347,8 @@ export type FieldTable = z.output<typeof fieldSchema>;
 export type OperationTable = z.output<typeof operationSchema>;
 /** One successor request of an operation. */
 export type StepTable = z.output<typeof stepSchema>;
+/** The request that reverses a step. */
+export type UndoTable = z.output<typeof undoSchema>;
 /** A successor failure code a step may tolerate. */
 export type UpstreamTolerance = z.output<typeof upstreamCode>;
 /** Any JSON value (body templates, defaults). */

@@ -6,14 +6,55 @@ export type VariableCheck = (path: readonly string[]) => string | undefined;
 /** Looks a placeholder up at render time. */
 export type VariableLookup = (path: readonly string[]) => unknown;
 
-type Part = string | { path: readonly string[] };
+const TRANSLITERATION: Record<string, string> = {
+  ä: 'ae',
+  ö: 'oe',
+  ü: 'ue',
+  Ä: 'Ae',
+  Ö: 'Oe',
+  Ü: 'Ue',
+  ß: 'ss',
+};
 
-/** A precompiled string template: literal text and `{dotted.placeholders}`. */
+/**
+ * Filters a placeholder may pipe its value through, in order: `{fields.name|ascii|upper|underscore}`.
+ * They derive values the successor needs from what the legacy caller sent (e.g. a technical key
+ * from a display name); a list value is filtered element by element.
+ */
+export const TEMPLATE_FILTERS = {
+  /** German umlauts and ß transliterated (ä → ae, ß → ss), other accents dropped, other non-ASCII removed. */
+  ascii: (text: string) =>
+    text
+      .replace(/[äöüÄÖÜß]/g, (c) => TRANSLITERATION[c] ?? c)
+      .normalize('NFKD')
+      .replace(/\p{M}/gu, '')
+      .replace(/[^\x20-\x7e]/g, ''),
+  upper: (text: string) => text.toUpperCase(),
+  lower: (text: string) => text.toLowerCase(),
+  /** Every run of characters other than ASCII letters and digits becomes one `_`; none at the ends. */
+  underscore: (text: string) => text.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, ''),
+  /** Every run of characters other than ASCII letters, digits, `.`, `_`, `-` becomes one `.`; none at the ends. */
+  dots: (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '.').replace(/^\.+|\.+$/g, ''),
+  trim: (text: string) => text.trim(),
+} as const satisfies Record<string, (text: string) => string>;
+
+/** The name of a template filter. */
+export type TemplateFilter = keyof typeof TEMPLATE_FILTERS;
+
+/** One placeholder: the variable path and the filters its value goes through. */
+export interface Placeholder {
+  readonly path: readonly string[];
+  readonly filters: readonly TemplateFilter[];
+}
+
+type Part = string | Placeholder;
+
+/** A precompiled string template: literal text and `{dotted.placeholders|filters}`. */
 export interface Template {
   readonly source: string;
   readonly parts: readonly Part[];
   /** Set when the whole string is one placeholder: rendering yields the raw value, not text. */
-  readonly whole: readonly string[] | undefined;
+  readonly whole: Placeholder | undefined;
 }
 
 /** A precompiled JSON body template. */
@@ -33,9 +74,16 @@ export class TemplateError extends Error {
   }
 }
 
-const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)\}/g;
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)((?:\|[A-Za-z]+)*)\}/g;
 
-/** Compiles `text {a.b} more`; every placeholder is checked with `check`, stray braces are errors. */
+function isFilter(name: string): name is TemplateFilter {
+  return Object.hasOwn(TEMPLATE_FILTERS, name);
+}
+
+/**
+ * Compiles `text {a.b} more {c|upper}`; every placeholder is checked with `check`, filters must
+ * exist, stray braces are errors.
+ */
 export function compileTemplate(source: string, check: VariableCheck): Template {
   const parts: Part[] = [];
   let last = 0;
@@ -48,14 +96,36 @@ export function compileTemplate(source: string, check: VariableCheck): Template 
     const path = name.split('.');
     const problem = check(path);
     if (problem !== undefined) throw new TemplateError(`{${name}}: ${problem}`);
-    parts.push({ path });
+    const filters: TemplateFilter[] = [];
+    for (const filter of (match[2] ?? '').split('|').slice(1)) {
+      if (!isFilter(filter)) {
+        throw new TemplateError(
+          `{${name}${match[2] ?? ''}}: no filter "${filter}" (known: ${Object.keys(TEMPLATE_FILTERS).join(', ')})`,
+        );
+      }
+      filters.push(filter);
+    }
+    parts.push({ path, filters });
     last = index + match[0].length;
   }
   const tail = source.slice(last);
   if (/[{}]/.test(tail)) throw new TemplateError(`stray brace in ${JSON.stringify(source)}`);
   if (tail !== '') parts.push(tail);
   const only = parts.length === 1 ? parts[0] : undefined;
-  return { source, parts, whole: only !== undefined && typeof only !== 'string' ? only.path : undefined };
+  return { source, parts, whole: only !== undefined && typeof only !== 'string' ? only : undefined };
+}
+
+/** Looks a placeholder up and pipes the value through its filters (lists element by element). */
+function resolvePlaceholder(placeholder: Placeholder, lookup: VariableLookup): unknown {
+  const value = lookup(placeholder.path);
+  if (placeholder.filters.length === 0) return value;
+  const filter = (item: unknown): unknown => {
+    if (item === null || item === undefined) return item;
+    let text = stringify(item);
+    for (const name of placeholder.filters) text = TEMPLATE_FILTERS[name](text);
+    return text;
+  };
+  return Array.isArray(value) ? value.map(filter) : filter(value);
 }
 
 /** Whether a template uses a placeholder starting with `root` (e.g. `items`). */
@@ -72,7 +142,7 @@ export function renderTemplate(
   lookup: VariableLookup,
   encode: (text: string) => string = (text) => text,
 ): unknown {
-  if (template.whole) return lookup(template.whole);
+  if (template.whole) return resolvePlaceholder(template.whole, lookup);
   return renderText(template, lookup, encode);
 }
 
@@ -85,7 +155,7 @@ export function renderText(
   let out = '';
   for (const part of template.parts) {
     if (typeof part === 'string') out += part;
-    else out += encode(stringify(lookup(part.path)));
+    else out += encode(stringify(resolvePlaceholder(part, lookup)));
   }
   return out;
 }
