@@ -50,6 +50,17 @@ describe('the shipped mapping profile', () => {
     }
     const users = LEGACY_OPERATIONS.filter((op) => op.id.startsWith('user.'));
     assert.equal(users.length, 17);
+    for (const [resource, count] of [
+      ['group', 11],
+      ['role', 6],
+      ['privilege', 6],
+    ] as const) {
+      assert.equal(
+        LEGACY_OPERATIONS.filter((op) => op.id.startsWith(`${resource}.`)).length,
+        count,
+        resource,
+      );
+    }
     assert.equal(profile.settings.adminRole, 'ROLE_ADMIN');
   });
 
@@ -135,6 +146,10 @@ describe('the shipped mapping profile', () => {
     const sources = [
       'src/mapping',
       'src/legacy/user',
+      'src/legacy/group',
+      'src/legacy/role',
+      'src/legacy/privilege',
+      'src/legacy/link.ts',
       'src/legacy/sso',
       'src/sso',
       'src/legacy/translate.ts',

@@ -1,6 +1,15 @@
+import { GROUP_OPERATIONS } from './group/index.js';
 import type { LegacyOperation } from './operation.js';
+import { PRIVILEGE_OPERATIONS } from './privilege/index.js';
+import { ROLE_OPERATIONS } from './role/index.js';
 import { SSO_OPERATIONS } from './sso/index.js';
 import { USER_OPERATIONS } from './user/index.js';
 
 /** Every legacy v1.6.0 operation the proxy serves; each resource folder contributes its own. */
-export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [...USER_OPERATIONS, ...SSO_OPERATIONS];
+export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
+  ...USER_OPERATIONS,
+  ...GROUP_OPERATIONS,
+  ...ROLE_OPERATIONS,
+  ...PRIVILEGE_OPERATIONS,
+  ...SSO_OPERATIONS,
+];

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { defineOperation, hasExtended } from '../operation.js';
+import { errorResponses } from '../responses.js';
+import { mappedList } from '../translate.js';
+import {
+  GROUP_EXTENDED_FIELDS,
+  GROUP_LIST_FIELDS,
+  GROUP_TAG,
+  groupListItemSchema,
+  groupListQuery,
+} from './schema.js';
+
+/** GET /Core/Entity/Group: every group as a list item; `extended` adds users, privileges, flags. */
+export const groupListOperation = defineOperation({
+  id: 'group.list',
+  method: 'get',
+  path: '/Core/Entity/Group',
+  summary: 'Lists groups',
+  description:
+    'One successor collection read per page, however many groups: related IDs come embedded through the attribute selection, never one call per group. Deleted groups are left out.',
+  tag: GROUP_TAG,
+  query: groupListQuery,
+  responses: {
+    200: { description: 'The groups', schema: z.array(groupListItemSchema) },
+    ...errorResponses(400),
+  },
+  async handler(c) {
+    const fields = hasExtended(c) ? [...GROUP_LIST_FIELDS, ...GROUP_EXTENDED_FIELDS] : GROUP_LIST_FIELDS;
+    return c.json(await mappedList(c, 'group.list', { fields }), 200);
+  },
+});

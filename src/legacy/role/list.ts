@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { defineOperation, hasExtended } from '../operation.js';
+import { errorResponses } from '../responses.js';
+import { mappedList } from '../translate.js';
+import {
+  ROLE_EXTENDED_FIELDS,
+  ROLE_LIST_FIELDS,
+  ROLE_TAG,
+  roleListItemSchema,
+  roleListQuery,
+} from './schema.js';
+
+/** GET /Core/Entity/Role: every role as a list item; `extended` adds privileges. */
+export const roleListOperation = defineOperation({
+  id: 'role.list',
+  method: 'get',
+  path: '/Core/Entity/Role',
+  summary: 'Lists roles',
+  description: 'One successor collection read per page, privilege IDs embedded: never one call per role.',
+  tag: ROLE_TAG,
+  query: roleListQuery,
+  responses: {
+    200: { description: 'The roles', schema: z.array(roleListItemSchema) },
+    ...errorResponses(400),
+  },
+  async handler(c) {
+    const fields = hasExtended(c) ? [...ROLE_LIST_FIELDS, ...ROLE_EXTENDED_FIELDS] : ROLE_LIST_FIELDS;
+    return c.json(await mappedList(c, 'role.list', { fields }), 200);
+  },
+});

@@ -1,0 +1,159 @@
+// Engine features the group, role and privilege tables use: template filters (derived values
+// such as a role's technical key), `{fields.<attribute>}`, `when`, `undo` with `{applied.…}`,
+// `relation`, and `{entity.…}` after a step that created the entity — each checked when the
+// profile loads, with file, JSON path and reason for a table that misuses them.
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { MappingError } from '../src/mapping/errors.js';
+import { loadProfile } from '../src/mapping/load.js';
+import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
+import { ALT_PROFILE, DEFAULT_PROFILE } from './user-helpers.js';
+
+type Json = Record<string, unknown>;
+
+const anyVariable = () => undefined;
+
+/** Loads a copy of the default profile with one operation changed; answers the problems. */
+function problemsWith(file: string, operation: string, change: (op: Json) => void): string[] {
+  const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-engine-')), 'profile');
+  cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+  const target = path.join(dir, file);
+  const json = JSON.parse(readFileSync(target, 'utf8')) as { operations: Record<string, Json> };
+  const op = json.operations[operation];
+  assert.ok(op, `${operation} in ${file}`);
+  change(op);
+  writeFileSync(target, JSON.stringify(json, null, 2));
+  try {
+    loadProfile(dir);
+  } catch (error) {
+    assert.ok(error instanceof MappingError, String(error));
+    return error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`);
+  }
+  return [];
+}
+
+describe('template filters', () => {
+  const render = (source: string, value: unknown) =>
+    renderTemplate(compileTemplate(source, anyVariable), () => value);
+
+  it('derive a technical key from a display name', () => {
+    const key = 'ROLE_{fields.name|ascii|upper|underscore}';
+    assert.equal(render(key, 'Fachschaft Mathe'), 'ROLE_FACHSCHAFT_MATHE');
+    assert.equal(render(key, 'Übungsleitung Sport-Halle'), 'ROLE_UEBUNGSLEITUNG_SPORT_HALLE');
+    assert.equal(render(key, '  Groß & Klein!  '), 'ROLE_GROSS_KLEIN');
+    assert.equal(render(key, 'Élève à l’école'), 'ROLE_ELEVE_A_LECOLE');
+    assert.equal(render('{x|ascii|lower|dots}', 'Klasse 9 Übung'), 'klasse.9.uebung');
+    assert.equal(render('{x|trim}', '  a b '), 'a b');
+  });
+
+  it('yield the filtered value for a whole placeholder, element by element for lists, null as null', () => {
+    assert.deepEqual(render('{x|upper}', ['a', 'b']), ['A', 'B']);
+    assert.equal(render('{x|upper}', null), null);
+    assert.equal(render('{x|upper}', undefined), undefined);
+    assert.equal(
+      renderText(compileTemplate('k-{x|upper}', anyVariable), () => undefined),
+      'k-',
+    );
+  });
+
+  it('are checked at compile time', () => {
+    assert.throws(
+      () => compileTemplate('{x|shout}', anyVariable),
+      (error: unknown) => {
+        assert.ok(error instanceof TemplateError);
+        assert.match(
+          error.message,
+          /\{x\|shout\}: no filter "shout" \(known: ascii, upper, lower, underscore, dots, trim\)/,
+        );
+        return true;
+      },
+    );
+    assert.throws(() => compileTemplate('{x|}', anyVariable), TemplateError);
+  });
+});
+
+describe('operation tables with rollback, conditions and created entities', () => {
+  it('the shipped profiles use them and load', () => {
+    for (const dir of [DEFAULT_PROFILE, ALT_PROFILE]) {
+      const profile = loadProfile(dir);
+      const unlink = profile.operations.get('group.link.users.remove');
+      assert.deepEqual(unlink?.relation, { attribute: ['members'], change: 'remove' });
+      assert.equal(unlink?.steps[0]?.undo?.method, 'POST');
+      const create = profile.operations.get('role.create');
+      assert.equal(create?.steps[1]?.when?.source, '{fields.privileges}');
+      assert.equal(create?.steps[0]?.undo?.path.source, '/roles/{entity.uuid}');
+      const privilege = profile.operations.get('privilege.link.roles.add');
+      assert.equal(privilege?.steps[0]?.undo?.forEach, true);
+    }
+  });
+
+  it('refuses an undo of a per-item step without "relation"', () => {
+    const problems = problemsWith('operations/group.json', 'group.link.users.remove', (op) => {
+      delete op.relation;
+    });
+    assert.deepEqual(problems, [
+      'operations/group.json $.operations["group.link.users.remove"].steps[0].undo: a per-item step with "undo" needs "relation" on the operation, so that a rollback undoes only what the call changed',
+    ]);
+  });
+
+  it('allows {applied.…} only in an undo, and {item.…} in an undo only per applied item', () => {
+    const problems = problemsWith('operations/group.json', 'group.link.users.remove', (op) => {
+      const [step] = op.steps as Json[];
+      assert.ok(step);
+      step.path = '/groups/{entity.uuid}/members/{applied.uuid}';
+      (step.undo as Json).path = '/groups/{entity.uuid}/members/{item.uuid}';
+    });
+    assert.ok(
+      problems.some((p) =>
+        /steps\[0\]\.path: \{applied\.uuid\}: \{applied\.…\} is only available in an "undo"/.test(p),
+      ),
+      problems.join('\n'),
+    );
+    assert.ok(
+      problems.some((p) => /steps\[0\]\.undo\.path: \{item\.uuid\}: .*forEach/.test(p)),
+      problems.join('\n'),
+    );
+  });
+
+  it('allows {entity.…} without a subject only after a step that returns the entity', () => {
+    const problems = problemsWith('operations/role.json', 'role.create', (op) => {
+      const steps = op.steps as Json[];
+      steps.reverse();
+    });
+    assert.ok(
+      problems.some((p) =>
+        /role\.create"\]\.steps\[0\]\.path: \{entity\.uuid\}: \{entity\.…\} needs a "subject" on the operation or an earlier step/.test(
+          p,
+        ),
+      ),
+      problems.join('\n'),
+    );
+  });
+
+  it('refuses an undo on a read, "relation" without items, and an unknown filter, with JSON paths', () => {
+    const read = problemsWith('operations/group.json', 'group.list', (op) => {
+      const [step] = op.steps as Json[];
+      assert.ok(step);
+      step.undo = { method: 'DELETE', path: '/groups' };
+    });
+    assert.deepEqual(read, [
+      'operations/group.json $.operations["group.list"].steps[0].undo: a read changes nothing: it needs no undo',
+    ]);
+    const relation = problemsWith('operations/group.json', 'group.delete', (op) => {
+      op.relation = { attribute: 'members', change: 'remove' };
+    });
+    assert.deepEqual(relation, [
+      'operations/group.json $.operations["group.delete"].relation: "relation" needs "items": it names where the linked items are listed',
+    ]);
+    const filter = problemsWith('operations/role.json', 'role.create', (op) => {
+      const [step] = op.steps as Json[];
+      assert.ok(step);
+      (step.body as Json).role = 'ROLE_{fields.name|slug}';
+    });
+    assert.equal(filter.length, 1);
+    assert.match(filter[0] ?? '', /steps\[0\]\.body\.role: \{fields\.name\|slug\}: no filter "slug"/);
+  });
+});
