@@ -1,0 +1,108 @@
+// Groups, roles and privileges on the second mapping profile (test/fixtures/mappings/alt-uuid):
+// groups by a persisted ID table (imported rows, new groups by the sequence rule G1, G2, …),
+// users by UUID. The same legacy code answers with those IDs, in paths, bodies and references,
+// because the tables say so — and a rollback re-adds by UUID just the same.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { groupSchema } from '../src/legacy/group/schema.js';
+import { type ErrorBody, groupLinks, privilegeLinks, snapshot } from './relation-helpers.js';
+import { ALT_PROFILE, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
+
+type Group = {
+  users: string[];
+  privileges: string[];
+  flags: string[];
+  owner: string | null;
+  _id: string;
+} & Record<string, unknown>;
+
+describe('groups on the alt-uuid profile (ID table, users by UUID)', () => {
+  let proxy: UserProxy;
+  let thomas: string;
+  let lena: string;
+
+  before(async () => {
+    proxy = await startUserProxy({ profile: ALT_PROFILE });
+    thomas = sandboxUser(proxy, 'thomas.becker')?.id ?? '';
+    lena = sandboxUser(proxy, 'lena.mueller')?.id ?? '';
+    const lehrer = proxy.sandbox.data.groupByAccount('lehrer')?.id ?? '';
+    await proxy.store.idMap.upsert([{ kind: 'group', legacyId: 'G-LEHRER', uuid: lehrer }], Date.now());
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('reads an imported group by its table ID, with members and owner as user UUIDs', async () => {
+    const answer = await proxy.call<Group>('GET', '/Entity/Group/G-LEHRER');
+    assert.equal(answer.status, 200, answer.text);
+    groupSchema.strict().parse(answer.body);
+    assert.equal(answer.body._id, 'G-LEHRER');
+    assert.equal(answer.body.account, 'lehrer');
+    assert.equal(answer.body.owner, sandboxUser(proxy, 'admin')?.id);
+    assert.ok(answer.body.users.includes(thomas));
+    assert.equal(
+      (await proxy.call('GET', '/Entity/Group/lehrer')).status,
+      404,
+      'account names are not IDs here',
+    );
+  });
+
+  it('gives every other group an ID by the sequence rule at first sight, stable across reads', async () => {
+    const first = await proxy.call<Group[]>('GET', '/Entity/Group?extended=1');
+    assert.equal(first.status, 200, first.text);
+    const ids = first.body.map((g) => g._id);
+    assert.ok(ids.includes('G-LEHRER'));
+    assert.ok(ids.filter((id) => /^G\d+$/.test(id)).length >= 5, ids.join(','));
+    const again = await proxy.call<Group[]>('GET', '/Entity/Group');
+    assert.deepEqual(
+      again.body.map((g) => g._id),
+      ids,
+    );
+  });
+
+  it('creates a group with the next sequence ID and its Location', async () => {
+    const answer = await proxy.call<Group>('POST', '/Entity/Group', { name: 'Imkerei' });
+    assert.equal(answer.status, 201, answer.text);
+    assert.match(answer.body._id, /^G\d+$/);
+    assert.equal(answer.body.account, 'imkerei');
+    assert.ok(answer.headers.get('location')?.endsWith(`/Entity/Group/${answer.body._id}`));
+    const read = await proxy.call<Group>('GET', `/Entity/Group/${answer.body._id}`);
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.body.name, 'Imkerei');
+  });
+
+  it('links users by UUID and privileges by key; a failed unlink rolls back by UUID', async () => {
+    const created = await proxy.call<Group>('POST', '/Entity/Group', { name: 'Garten' });
+    const id = created.body._id;
+    const linked = await proxy.call<Group>('POST', `/Entity/Group/${id}/link/users`, [thomas, lena]);
+    assert.equal(linked.status, 200, linked.text);
+    assert.deepEqual([...linked.body.users].sort(), [lena, thomas].sort());
+    assert.deepEqual(groupLinks(proxy, 'garten').users, ['lena.mueller', 'thomas.becker']);
+
+    const unknown = await proxy.call<ErrorBody>('POST', `/Entity/Group/${id}/link/users`, ['thomas.becker']);
+    assert.equal(unknown.status, 400, 'account names are unknown user IDs here');
+
+    const granted = await proxy.call<{ groups: string[] }>(
+      'POST',
+      '/Entity/Privilege/print_colour/link/groups',
+      [id],
+    );
+    assert.equal(granted.status, 200, granted.text);
+    assert.ok(granted.body.groups.includes(id));
+    assert.ok(privilegeLinks(proxy, 'print_colour').groups.includes('garten'));
+
+    const before = snapshot(proxy);
+    proxy.sandbox.faults.set({
+      rules: [{ match: 'DELETE /groups/{id}/members/{userId}', skip: 1, times: 1, status: 503 }],
+    });
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('DELETE', `/Entity/Group/${id}/link/users`, [thomas, lena]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(answer.body.message, new RegExp(`Rolled back \\(POST user "${thomas}"\\)`));
+    assert.equal(snapshot(proxy), before);
+  });
+});

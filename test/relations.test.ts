@@ -1,0 +1,398 @@
+// Relations are one truth: a link made from either side is visible from the other (user ↔ group,
+// group ↔ privilege, role ↔ privilege, user ↔ role), a link call checks all its IDs with one
+// batched read before writing, and a successor failure between the writes of one call is an
+// error that says which IDs were applied and which not — and the applied part is rolled back
+// (exactly what the call changed), with the rollback's outcome in the message.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type ErrorBody, groupLinks, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
+import { linksOf, startUserProxy, type UserProxy } from './user-helpers.js';
+
+type Lists = Record<string, string[]>;
+
+describe('relations seen from both sides', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy();
+    assert.equal((await proxy.call('POST', '/Entity/Group', { name: 'Umwelt AG' })).status, 201);
+    assert.equal((await proxy.call('POST', '/Entity/Role', { name: 'Umwelt', module: 'Core' })).status, 201);
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  const get = async (path: string): Promise<Lists> => {
+    const answer = await proxy.call<Lists>('GET', path);
+    assert.equal(answer.status, 200, `${path}: ${answer.text}`);
+    return answer.body;
+  };
+
+  it('user ↔ group: linked from the user, seen on the group (GET and list); and the other way round', async () => {
+    assert.equal(
+      (await proxy.call('POST', '/Entity/User/mia.fischer/link/groups', ['umwelt.ag'])).status,
+      200,
+    );
+    assert.ok((await get('/Entity/Group/umwelt.ag')).users?.includes('mia.fischer'));
+    const list = await proxy.call<(Lists & { _id: string })[]>('GET', '/Entity/Group?extended=1');
+    assert.ok(list.body.find((g) => g._id === 'umwelt.ag')?.users?.includes('mia.fischer'));
+
+    assert.equal(
+      (await proxy.call('POST', '/Entity/Group/umwelt.ag/link/users', ['paul.wagner'])).status,
+      200,
+    );
+    assert.ok((await get('/Entity/User/paul.wagner')).groups?.includes('umwelt.ag'));
+    const users = await proxy.call<(Lists & { _id: string })[]>('GET', '/Entity/User?extended=1');
+    assert.ok(users.body.find((u) => u._id === 'paul.wagner')?.groups?.includes('umwelt.ag'));
+
+    assert.equal(
+      (await proxy.call('DELETE', '/Entity/Group/umwelt.ag/link/users', ['mia.fischer'])).status,
+      200,
+    );
+    assert.ok(!(await get('/Entity/User/mia.fischer')).groups?.includes('umwelt.ag'));
+    assert.equal(
+      (await proxy.call('DELETE', '/Entity/User/paul.wagner/link/groups', ['umwelt.ag'])).status,
+      200,
+    );
+    assert.deepEqual((await get('/Entity/Group/umwelt.ag')).users, []);
+  });
+
+  it('group ↔ privilege: granted on the group, seen on the privilege; and the other way round', async () => {
+    const grant = await proxy.call('POST', '/Entity/Group/umwelt.ag/link/assignedPrivileges', [
+      'print_colour',
+    ]);
+    assert.equal(grant.status, 200);
+    assert.ok((await get('/Entity/Privilege/print_colour')).groups?.includes('umwelt.ag'));
+    const list = await proxy.call<(Lists & { _id: string })[]>('GET', '/Entity/Privilege');
+    assert.ok(list.body.find((p) => p._id === 'print_colour')?.groups?.includes('umwelt.ag'));
+
+    const other = await proxy.call('POST', '/Entity/Privilege/mail_external/link/groups', ['umwelt.ag']);
+    assert.equal(other.status, 200);
+    assert.deepEqual((await get('/Entity/Group/umwelt.ag')).privileges?.slice().sort(), [
+      'mail_external',
+      'print_colour',
+    ]);
+
+    assert.equal(
+      (await proxy.call('DELETE', '/Entity/Privilege/print_colour/link/groups', ['umwelt.ag'])).status,
+      200,
+    );
+    assert.deepEqual((await get('/Entity/Group/umwelt.ag')).privileges, ['mail_external']);
+    const take = await proxy.call('DELETE', '/Entity/Group/umwelt.ag/link/assignedPrivileges', [
+      'mail_external',
+    ]);
+    assert.equal(take.status, 200);
+    assert.ok(!(await get('/Entity/Privilege/mail_external')).groups?.includes('umwelt.ag'));
+  });
+
+  it('role ↔ privilege: granted on the role, seen on the privilege; and the other way round', async () => {
+    assert.equal(
+      (await proxy.call('POST', '/Entity/Role/ROLE_UMWELT/link/privileges', ['print_colour'])).status,
+      200,
+    );
+    assert.ok((await get('/Entity/Privilege/print_colour')).roles?.includes('ROLE_UMWELT'));
+
+    assert.equal(
+      (await proxy.call('POST', '/Entity/Privilege/mail_external/link/roles', ['ROLE_UMWELT'])).status,
+      200,
+    );
+    assert.deepEqual((await get('/Entity/Role/ROLE_UMWELT')).privileges?.slice().sort(), [
+      'mail_external',
+      'print_colour',
+    ]);
+    const roles = await proxy.call<(Lists & { _id: string })[]>('GET', '/Entity/Role?extended=1');
+    assert.deepEqual(
+      roles.body
+        .find((r) => r._id === 'ROLE_UMWELT')
+        ?.privileges?.slice()
+        .sort(),
+      ['mail_external', 'print_colour'],
+    );
+
+    assert.equal(
+      (await proxy.call('DELETE', '/Entity/Privilege/print_colour/link/roles', ['ROLE_UMWELT'])).status,
+      200,
+    );
+    assert.deepEqual((await get('/Entity/Role/ROLE_UMWELT')).privileges, ['mail_external']);
+    assert.equal(
+      (await proxy.call('DELETE', '/Entity/Role/ROLE_UMWELT/link/privileges', ['mail_external'])).status,
+      200,
+    );
+    assert.ok(!(await get('/Entity/Privilege/mail_external')).roles?.includes('ROLE_UMWELT'));
+  });
+
+  it('user ↔ role: linked from the user, held in the successor, gone from the user when the role goes', async () => {
+    assert.equal(
+      (await proxy.call('POST', '/Entity/User/mia.fischer/link/roles', ['ROLE_UMWELT'])).status,
+      200,
+    );
+    assert.ok((await get('/Entity/User/mia.fischer')).roles?.includes('ROLE_UMWELT'));
+    const role = proxy.sandbox.data.roleByName('ROLE_UMWELT');
+    assert.ok(role);
+    assert.ok(proxy.sandbox.data.usersWithRole(role.id).some((u) => u.user === 'mia.fischer'));
+    assert.equal((await proxy.call('DELETE', '/Entity/Role/ROLE_UMWELT')).status, 204);
+    assert.ok(!(await get('/Entity/User/mia.fischer')).roles?.includes('ROLE_UMWELT'));
+    assert.ok(!linksOf(proxy, 'mia.fischer').roles.includes('ROLE_UMWELT'));
+  });
+
+  it('group flags appear in group bodies from both the item and the list', async () => {
+    assert.equal(
+      (await proxy.call('POST', '/Entity/Group/umwelt.ag/link/assignedFlags', ['mail_list'])).status,
+      200,
+    );
+    assert.deepEqual((await get('/Entity/Group/umwelt.ag')).flags, ['mail_list']);
+    const list = await proxy.call<(Lists & { _id: string })[]>('GET', '/Entity/Group?extended');
+    assert.deepEqual(list.body.find((g) => g._id === 'umwelt.ag')?.flags, ['mail_list']);
+  });
+
+  it('checks k IDs with one batched read before the first write', async () => {
+    proxy.mappings.current().ids.clear();
+    proxy.resetCounts();
+    const ids = ['lena.mueller', 'jonas.schmidt', 'mia.fischer', 'leon.weber', 'emma.meyer', 'paul.wagner'];
+    const answer = await proxy.call('POST', '/Entity/Group/umwelt.ag/link/users', ids);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(proxy.apiCalls()['GET /users'], 1, JSON.stringify(proxy.apiCalls()));
+    proxy.resetCounts();
+    const refused = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/umwelt.ag/link/users', [
+      ...ids,
+      'x.y',
+    ]);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(
+      proxy.apiCalls(),
+      { 'GET /groups/{id}': 1, 'GET /users': 1 },
+      'the group with its current links; one read for all 7 IDs; no write',
+    );
+    assert.deepEqual(groupLinks(proxy, 'umwelt.ag').users, [...ids].sort());
+  });
+});
+
+describe('a successor failure in the middle of a link call', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy();
+    assert.equal((await proxy.call('POST', '/Entity/Group', { name: 'Band' })).status, 201);
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  const fail = (match: string, skip: number, status = 503, times = 1) =>
+    proxy.sandbox.faults.set({ rules: [{ match, skip, times, status }] });
+
+  it('unlink fails at item 2: the error names every ID, and item 1 is re-added with one add call', async () => {
+    const linked = await proxy.call('POST', '/Entity/Group/band/link/users', [
+      'lena.mueller',
+      'jonas.schmidt',
+      'mia.fischer',
+    ]);
+    assert.equal(linked.status, 200, linked.text);
+    const before = snapshot(proxy);
+    fail('DELETE /groups/{id}/members/{userId}', 1);
+    proxy.resetCounts();
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
+        'lena.mueller',
+        'jonas.schmidt',
+        'mia.fischer',
+        'paul.wagner',
+      ]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.equal(answer.body.code, 502);
+    assert.match(answer.body.message, /^The successor is unreachable or failing: .*503/);
+    assert.match(
+      answer.body.message,
+      /Partly applied: DELETE user "lena\.mueller"; not applied: DELETE user "jonas\.schmidt", DELETE user "mia\.fischer", DELETE user "paul\.wagner"\. Rolled back \(POST user "lena\.mueller"\): the state is as before the call\.$/,
+    );
+    assert.deepEqual(answer.body.errors, [
+      { path: 'body.0', message: 'applied, then rolled back' },
+      { path: 'body.1', message: 'not applied: the successor failed on this one' },
+      { path: 'body.2', message: 'not applied' },
+      { path: 'body.3', message: 'not applied' },
+    ]);
+    assert.deepEqual(proxy.apiCalls(), {
+      'GET /groups/{id}': 1,
+      'GET /users': 1,
+      'DELETE /groups/{id}/members/{userId}': 2,
+      'POST /groups/{id}/members': 1,
+    });
+    assert.equal(snapshot(proxy), before, 'the rollback restored the state');
+    assert.deepEqual(groupLinks(proxy, 'band').users, ['jonas.schmidt', 'lena.mueller', 'mia.fischer']);
+  });
+
+  it('rolls back exactly what the call changed: an ID that was not linked is not linked by the rollback', async () => {
+    const before = snapshot(proxy);
+    fail('DELETE /groups/{id}/members/{userId}', 2);
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
+        'paul.wagner',
+        'lena.mueller',
+        'jonas.schmidt',
+      ]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(
+      answer.body.message,
+      /Rolled back \(POST user "lena\.mueller"\): the state is as before the call/,
+    );
+    assert.deepEqual(answer.body.errors, [
+      {
+        path: 'body.0',
+        message: 'applied without a change (it already was as asked): nothing to roll back',
+      },
+      { path: 'body.1', message: 'applied, then rolled back' },
+      { path: 'body.2', message: 'not applied: the successor failed on this one' },
+    ]);
+    assert.ok(!groupLinks(proxy, 'band').users.includes('paul.wagner'));
+    assert.equal(snapshot(proxy), before);
+  });
+
+  it('says so when the rollback fails too, naming what stays applied', async () => {
+    const before = groupLinks(proxy, 'band').users;
+    proxy.sandbox.faults.set({
+      rules: [
+        { match: 'DELETE /groups/{id}/members/{userId}', skip: 1, times: 1, status: 503 },
+        { match: 'POST /groups/{id}/members', times: 1, status: 500 },
+      ],
+    });
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
+        'mia.fischer',
+        'lena.mueller',
+      ]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(
+      answer.body.message,
+      /Partly applied: DELETE user "mia\.fischer"; not applied: DELETE user "lena\.mueller"\. Rollback failed \(The successor is unreachable or failing: .*500.*\): still applied: DELETE user "mia\.fischer"\.$/,
+    );
+    assert.deepEqual(answer.body.errors, [
+      { path: 'body.0', message: 'applied and not rolled back: still in effect' },
+      { path: 'body.1', message: 'not applied: the successor failed on this one' },
+    ]);
+    assert.deepEqual(
+      groupLinks(proxy, 'band').users,
+      before.filter((u) => u !== 'mia.fischer'),
+      'exactly what the error says',
+    );
+  });
+
+  it('a privilege unlinked from roles one by one is re-linked role by role', async () => {
+    assert.equal(
+      (
+        await proxy.call('POST', '/Entity/Privilege/calendar_public_edit/link/roles', [
+          'ROLE_STAFF',
+          'ROLE_STUDENT',
+        ])
+      ).status,
+      200,
+    );
+    const before = snapshot(proxy);
+    assert.deepEqual(privilegeLinks(proxy, 'calendar_public_edit').roles, [
+      'ROLE_STAFF',
+      'ROLE_STUDENT',
+      'ROLE_TEACHER',
+    ]);
+    fail('DELETE /roles/{id}/privileges/{privilegeId}', 2, 504);
+    proxy.resetCounts();
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Privilege/calendar_public_edit/link/roles', [
+        'ROLE_STAFF',
+        'ROLE_STUDENT',
+        'ROLE_TEACHER',
+      ]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(
+      answer.body.message,
+      /Partly applied: DELETE role "ROLE_STAFF", DELETE role "ROLE_STUDENT"; not applied: DELETE role "ROLE_TEACHER"\. Rolled back \(POST role "ROLE_STAFF", POST role "ROLE_STUDENT"\): the state is as before the call\.$/,
+    );
+    assert.equal(proxy.apiCalls()['POST /roles/{id}/privileges'], 2);
+    assert.equal(snapshot(proxy), before);
+  });
+
+  it('a privilege granted to roles one by one is taken back from the ones this call added only', async () => {
+    const before = snapshot(proxy);
+    assert.ok(rolePrivileges(proxy, 'ROLE_ADMIN').includes('print_colour'));
+    fail('POST /roles/{id}/privileges', 2);
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('POST', '/Entity/Privilege/print_colour/link/roles', [
+        'ROLE_ADMIN',
+        'ROLE_STUDENT',
+        'ROLE_TEACHER',
+      ]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(
+      answer.body.message,
+      /Rolled back \(DELETE role "ROLE_STUDENT"\): the state is as before the call/,
+    );
+    assert.deepEqual(
+      answer.body.errors?.map((e) => e.message),
+      [
+        'applied without a change (it already was as asked): nothing to roll back',
+        'applied, then rolled back',
+        'not applied: the successor failed on this one',
+      ],
+    );
+    assert.ok(rolePrivileges(proxy, 'ROLE_ADMIN').includes('print_colour'), 'ROLE_ADMIN keeps what it had');
+    assert.equal(snapshot(proxy), before);
+  });
+
+  it('a role whose privileges cannot be granted is removed again', async () => {
+    const before = snapshot(proxy);
+    fail('POST /roles/{id}/privileges', 0);
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+        name: 'Halbfertig',
+        module: 'Core',
+        privileges: ['print_colour'],
+      });
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(
+      answer.body.message,
+      /Partly applied: POST \/roles; not applied: POST \/roles\/\{entity\.uuid\}\/privileges\. Rolled back \(DELETE \/roles\/\{entity\.uuid\}\): the state is as before the call\.$/,
+    );
+    assert.equal(proxy.sandbox.data.roleByName('ROLE_HALBFERTIG'), undefined);
+    assert.equal((await proxy.call('GET', '/Entity/Role/ROLE_HALBFERTIG')).status, 404);
+    assert.equal(snapshot(proxy), before);
+  });
+
+  it('a failure of the one write of an add call changes nothing and is a plain 502', async () => {
+    const before = snapshot(proxy);
+    fail('POST /groups/{id}/members', 0);
+    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
+    try {
+      answer = await proxy.call<ErrorBody>('POST', '/Entity/Group/band/link/users', [
+        'emma.meyer',
+        'finn.koch',
+      ]);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+    assert.equal(answer.status, 502, answer.text);
+    assert.doesNotMatch(answer.body.message, /Partly applied/);
+    assert.equal(snapshot(proxy), before);
+  });
+});
