@@ -192,22 +192,36 @@ describe('privileges', () => {
 
   describe('group links', () => {
     it('grants the privilege to groups, visible on the groups', async () => {
+      proxy.mappings.current().ids.clear();
+      proxy.resetCounts();
       const answer = await proxy.call<Privilege>('POST', '/Entity/Privilege/internet_blocked/link/groups', [
         'klasse.5a',
         'klasse.7b',
       ]);
       assert.equal(answer.status, 200, answer.text);
       assert.deepEqual(sorted(answer.body.groups), ['klasse.5a', 'klasse.7b']);
+      assert.deepEqual(proxy.apiCalls(), {
+        'GET /privileges': 1,
+        'GET /groups': 1,
+        'POST /groups/{id}/privileges': 2,
+        'GET /privileges/{id}': 1,
+      });
       assert.ok(groupLinks(proxy, 'klasse.5a').privileges.includes('internet_blocked'));
       const group = await proxy.call<{ privileges: string[] }>('GET', '/Entity/Group/klasse.7b');
       assert.ok(group.body.privileges.includes('internet_blocked'), group.text);
     });
 
     it('takes the privilege from groups', async () => {
+      proxy.resetCounts();
       const answer = await proxy.call<Privilege>('DELETE', '/Entity/Privilege/internet_blocked/link/groups', [
         'klasse.7b',
       ]);
       assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(
+        proxy.apiCalls(),
+        { 'GET /privileges/{id}': 2, 'DELETE /groups/{id}/privileges/{privilegeId}': 1 },
+        'warm cache: the privilege with its groups, the write, the read-back',
+      );
       assert.deepEqual(answer.body.groups, ['klasse.5a']);
       const group = await proxy.call<{ privileges: string[] }>('GET', '/Entity/Group/klasse.7b');
       assert.ok(!group.body.privileges.includes('internet_blocked'), group.text);

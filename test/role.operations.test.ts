@@ -290,6 +290,7 @@ describe('roles', () => {
     });
 
     it('takes privileges from a role, ignoring ones it does not hold', async () => {
+      proxy.mappings.current().ids.clear();
       proxy.resetCounts();
       const answer = await proxy.call<Role>('DELETE', '/Entity/Role/ROLE_STUDENT/link/privileges', [
         'print_colour',
@@ -299,7 +300,12 @@ describe('roles', () => {
       assert.deepEqual(answer.body.privileges, ['calendar_public_edit']);
       assert.deepEqual(rolePrivileges(proxy, 'ROLE_STUDENT'), ['calendar_public_edit']);
       assert.ok(!privilegeLinks(proxy, 'print_colour').roles.includes('ROLE_STUDENT'));
-      assert.equal(proxy.apiCalls()['DELETE /roles/{id}/privileges/{privilegeId}'], 2);
+      assert.deepEqual(proxy.apiCalls(), {
+        'GET /roles': 1,
+        'GET /privileges': 1,
+        'DELETE /roles/{id}/privileges/{privilegeId}': 2,
+        'GET /roles/{id}': 1,
+      });
     });
   });
 });
