@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { z } from 'zod';
 import type { Logger } from '../log/logger.js';
+import { isLoopbackHost } from '../oauth/discovery.js';
 import { type Format, negotiate } from './collections.js';
 import type { Counters } from './counters.js';
 import type { SandboxData } from './data.js';
@@ -83,11 +84,6 @@ async function readBody<T>(c: RouteContext<unknown>['c'], spec: BodySpec<T>): Pr
   return parsed.data;
 }
 
-function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
-}
-
 /**
  * Builds the sandbox's Hono app (it never listens): every API route wrapped so that it is
  * counted, then subjected to faults, then authorised (scope by method), then handled; 405 with
@@ -102,7 +98,8 @@ export function createSandboxApp(services: SandboxAppServices): Hono<SandboxEnv>
     const control = services.control;
     app.use('/__sandbox/*', async (c, next) => {
       // The control endpoints are unauthenticated: only loopback peers may use them.
-      if (!isLoopback(c.env.incoming?.socket.remoteAddress)) {
+      const peer = c.env.incoming?.socket.remoteAddress;
+      if (peer === undefined || !isLoopbackHost(peer)) {
         return problemResponse(403, 'The sandbox control endpoints answer loopback clients only.');
       }
       return next();

@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import type { ResolvedSsoConfig } from '../config/load.js';
 import type { Logger } from '../log/logger.js';
+import { discoverIssuer } from '../oauth/discovery.js';
 
 /** The `sso.oidc` block with its secret resolved. */
 export type SsoOidcSettings = NonNullable<ResolvedSsoConfig['oidc']>;
@@ -40,10 +41,6 @@ export interface VerifiedIdentity {
   sub: string;
   /** The configured username claim, when the ID token has it as a string. */
   username: string | undefined;
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 /**
@@ -135,39 +132,22 @@ export class SsoRelyingParty {
 
   async #runDiscovery(): Promise<oidc.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
-    const server = new URL(issuer);
-    const insecure = server.protocol === 'http:';
-    if (insecure && !isLoopback(server.hostname)) {
-      this.options.logger.warn(
-        { sso: { issuer } },
-        'the SSO issuer is plain http: codes and tokens travel unencrypted',
-      );
-    }
-    const timeout = this.options.timeoutMs / 1000;
-    let discovered: oidc.Configuration;
     try {
-      discovered = await oidc.discovery(server, clientId, undefined, undefined, {
-        timeout,
-        execute: insecure ? [oidc.allowInsecureRequests] : [],
+      const discovered = await discoverIssuer({
+        issuer,
+        clientId,
+        clientSecret,
+        authMethod: 'auto',
+        prefer: 'client_secret_basic',
+        timeoutMs: this.options.timeoutMs,
+        logger: this.options.logger,
+        logKey: 'sso',
+        exposes: 'every authorization code and token',
       });
+      return discovered.configuration;
     } catch (error) {
       throw this.#failure(error, `discovery of ${issuer}`);
     }
-    const metadata = discovered.serverMetadata();
-    const supported = metadata.token_endpoint_auth_methods_supported;
-    // RFC 8414: an absent list means client_secret_basic; post only when basic is not offered.
-    const auth =
-      supported === undefined || supported.includes('client_secret_basic')
-        ? oidc.ClientSecretBasic(clientSecret)
-        : oidc.ClientSecretPost(clientSecret);
-    const configuration = new oidc.Configuration(metadata, clientId, undefined, auth);
-    configuration.timeout = timeout;
-    if (insecure) oidc.allowInsecureRequests(configuration);
-    this.options.logger.debug(
-      { sso: { issuer, authorizationEndpoint: metadata.authorization_endpoint } },
-      'SSO discovery done',
-    );
-    return configuration;
   }
 
   /** Sorts openid-client's errors into what the browser is told; messages carry no secret. */

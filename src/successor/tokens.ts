@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
+import { discoverIssuer } from '../oauth/discovery.js';
 import { UpstreamError } from './errors.js';
 
 /** Which token a call needs: the read scopes or the write scopes. */
@@ -163,55 +164,25 @@ export class TokenSource {
   }
 
   async #runDiscovery(): Promise<oidc.Configuration> {
-    const { issuer, clientId, clientSecret, timeoutMs, logger } = this.#settings;
-    const server = new URL(issuer);
-    const insecure = server.protocol === 'http:';
-    if (insecure && !isLoopback(server.hostname)) {
-      logger.warn(
-        { successor: { issuer } },
-        'the OAuth2 issuer is plain http: the client secret travels unencrypted',
-      );
-    }
-    let discovered: oidc.Configuration;
+    const { issuer, clientId, clientSecret, timeoutMs, logger, authMethod } = this.#settings;
     try {
-      discovered = await oidc.discovery(server, clientId, undefined, oidc.ClientSecretPost(clientSecret), {
-        [oidc.customFetch]: this.#settings.fetch,
-        timeout: timeoutMs / 1000,
-        execute: insecure ? [oidc.allowInsecureRequests] : [],
+      const discovered = await discoverIssuer({
+        issuer,
+        clientId,
+        clientSecret,
+        // Post is preferred when both are offered, as the IServ token endpoint documents it.
+        authMethod,
+        prefer: 'client_secret_post',
+        timeoutMs,
+        fetch: this.#settings.fetch,
+        logger,
+        logKey: 'successor',
+        exposes: 'the client secret',
       });
+      return discovered.configuration;
     } catch (error) {
       throw this.#tokenError(error, 'discovery', '', 'read');
     }
-    const metadata = discovered.serverMetadata();
-    const method = this.#authMethod(metadata.token_endpoint_auth_methods_supported);
-    const auth =
-      method === 'client_secret_basic'
-        ? oidc.ClientSecretBasic(clientSecret)
-        : oidc.ClientSecretPost(clientSecret);
-    const configuration = new oidc.Configuration(metadata, clientId, undefined, auth);
-    configuration[oidc.customFetch] = this.#settings.fetch;
-    configuration.timeout = timeoutMs / 1000;
-    if (insecure) oidc.allowInsecureRequests(configuration);
-    logger.debug(
-      { successor: { issuer, tokenEndpoint: metadata.token_endpoint, authMethod: method } },
-      'successor discovery done',
-    );
-    return configuration;
-  }
-
-  #authMethod(supported: string[] | undefined): 'client_secret_post' | 'client_secret_basic' {
-    const configured = this.#settings.authMethod;
-    if (configured !== 'auto') return configured;
-    // RFC 8414: an absent list means client_secret_basic. Post is preferred when both are
-    // offered, as the IServ token endpoint documents it.
-    if (supported === undefined) return 'client_secret_basic';
-    if (supported.includes('client_secret_post')) return 'client_secret_post';
-    if (supported.includes('client_secret_basic')) return 'client_secret_basic';
-    this.#settings.logger.warn(
-      { successor: { issuer: this.#settings.issuer, supported } },
-      'the issuer advertises neither client_secret_post nor client_secret_basic; trying client_secret_post',
-    );
-    return 'client_secret_post';
   }
 
   /**
@@ -346,10 +317,6 @@ function responseLike(value: unknown): { status: number } | undefined {
   if (Object.prototype.toString.call(value) !== '[object Response]') return undefined;
   const status: unknown = Reflect.get(value, 'status');
   return typeof status === 'number' ? { status } : undefined;
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 /** Waits for a shared promise, but lets one caller stop waiting when its own signal fires. */
