@@ -6,7 +6,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
 import { addApiUser } from '../src/auth/admin.js';
@@ -16,21 +15,7 @@ import { createLogger } from '../src/log/logger.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { startServer } from '../src/server.js';
 import type { Services } from '../src/services.js';
-
-/** Collects pino's output so tests can read what reached the log. */
-export class LogSink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): Record<string, unknown>[] {
-    return this.text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
-}
+import { LogSink } from './log-sink.js';
 
 let sandbox: Promise<RunningSandbox> | undefined;
 

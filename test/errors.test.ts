@@ -8,10 +8,10 @@ import {
   basic,
   call,
   closeSharedSandbox,
-  LogSink,
   PROTECTED,
   startHarness,
 } from './auth-helpers.js';
+import { LogSink } from './log-sink.js';
 
 interface ErrorBody {
   code: number;

@@ -3,27 +3,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/log/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
-
-/** Collects pino's output lines so tests can read what reached the log. */
-class LogSink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): Record<string, unknown>[] {
-    return this.text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
-}
+import { LogSink } from './log-sink.js';
 
 function sandboxConfig(dir: string) {
   return parseConfig(

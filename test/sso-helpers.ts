@@ -11,7 +11,7 @@ import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/log/logger.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type RunningServer, startServer } from '../src/server.js';
-import { LogSink } from './user-helpers.js';
+import { LogSink } from './log-sink.js';
 
 /** The answer of POST /Service/Sso/authenticate. */
 export interface SsoAnswer {

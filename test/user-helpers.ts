@@ -7,7 +7,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
 import { addApiUser } from '../src/auth/admin.js';
@@ -19,26 +18,12 @@ import { type RunningSandbox, type SandboxOptions, startSandbox } from '../src/s
 import type { Services } from '../src/services.js';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
 import { createSuccessorClient, type SuccessorClient } from '../src/successor/client.js';
+import { LogSink } from './log-sink.js';
 
 /** The default profile shipped in mappings/. */
 export const DEFAULT_PROFILE = path.resolve('mappings/iserv-idm-v1');
 /** The test profile that maps differently (users by uuid, auxInfo elsewhere, other status values). */
 export const ALT_PROFILE = path.resolve('test/fixtures/mappings/alt-uuid');
-
-/** Collects pino's output so tests can read what reached the log. */
-export class LogSink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-  lines(): Record<string, unknown>[] {
-    return this.text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  }
-}
 
 export interface ProxyOptions {
   /** Profile folder (default: the shipped profile). */
