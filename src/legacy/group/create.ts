@@ -6,7 +6,8 @@ import { GROUP_CREATE_FIELDS, GROUP_FIELDS, GROUP_TAG, groupCreateSchema, groupS
 /**
  * POST /Core/Entity/Group: creates a group from its name (the account is derived); 201 with the
  * group and its Location. As the seed says, the new group is answered with `account` set, the
- * lists empty and the other fields null (`name` as sent); GET shows the stored values.
+ * lists empty and every other field null, `name` included (a legacy quirk kept on purpose: the
+ * seed and SPEC 3 are explicit); GET shows the stored values.
  */
 export const groupCreateOperation = defineOperation({
   id: 'group.create',

@@ -34,7 +34,7 @@ export const GROUP_FIELDS = [
  * The fields a created group is answered with (seed 2: `account` set, the lists empty, the
  * other fields null); `name` is kept as sent, `_id` names the new group. The rest is null.
  */
-export const GROUP_CREATE_FIELDS = ['name', 'account', 'flags', 'users', 'privileges', '_id'] as const;
+export const GROUP_CREATE_FIELDS = ['account', 'flags', 'users', 'privileges', '_id'] as const;
 
 /** The writable fields of PUT, which it answers with. */
 export const GROUP_WRITABLE_FIELDS = ['name', 'account'] as const;
