@@ -103,6 +103,22 @@ describe('legacy error model', () => {
     }
   });
 
+  it('404, not a self-contradicting 405, for a known path with a trailing slash', async () => {
+    const response = await call(`${h.url}/iserv/api/Service/Core/Entity/User/`, auth());
+    assert.match(assertLegacyError(response, 404).message, /No such path/);
+  });
+
+  it('400, not 500, for form data that cannot be parsed', async () => {
+    const response = await call(`${h.url}/iserv/api/Service/Sso/authenticate`, {
+      ...auth(),
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=----nope' },
+      body: '------broken\r\nContent-Disposition: form-data; name="username"\r\n\r\nx',
+    });
+    const body = assertLegacyError(response, 400);
+    assert.match(body.message, /Malformed form data/);
+  });
+
   it('405 on the docs for methods other than GET/HEAD', async () => {
     const response = await call(`${h.url}${PROTECTED}`, { ...auth(), method: 'POST', body: '{}' });
     assertLegacyError(response, 405);

@@ -125,7 +125,14 @@ export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): 
         'Expected form data (application/x-www-form-urlencoded or multipart/form-data)',
       );
     }
-    const form = await c.req.parseBody();
+    let form: Record<string, unknown>;
+    try {
+      form = await c.req.parseBody();
+    } catch {
+      throw new LegacyError(400, 'Malformed form data in request body', [
+        { path: 'body', message: 'cannot be parsed' },
+      ]);
+    }
     return Object.fromEntries(Object.entries(form).filter(([, v]) => typeof v === 'string'));
   }
   const text = await c.req.text();

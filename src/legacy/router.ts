@@ -31,9 +31,7 @@ export function createLegacyRouter(
     }
   }
   router.all('*', (c) => {
-    const allowed = [
-      ...new Set(known.filter((k) => k.pattern.test(c.req.path.replace(/\/$/, ''))).map((k) => k.method)),
-    ];
+    const allowed = [...new Set(known.filter((k) => k.pattern.test(c.req.path)).map((k) => k.method))];
     if (allowed.length === 0) throw new LegacyError(404, `No such path: ${c.req.path}`);
     throw new LegacyError(
       405,
