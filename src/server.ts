@@ -72,6 +72,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         port: config.sandbox.port,
         seed: config.sandbox.seed,
         ...(config.sandbox.fixture === undefined ? {} : { fixture: config.sandbox.fixture }),
+        hydraPrefix: config.sandbox.hydraPrefix,
+        pageSize: config.sandbox.pageSize,
+        maxPageSize: config.sandbox.maxPageSize,
+        retentionSeconds: config.sandbox.retentionSeconds,
+        faults: config.sandbox.faults,
         logger: logger.child({ component: 'sandbox' }),
         ...sso?.sandboxOptions,
       });

@@ -261,6 +261,75 @@ describe('idm-compat sandbox command', () => {
     }
   });
 
+  it('parses the Hydra prefix, page sizes and retention, and refuses bad values naming the flag', () => {
+    const parse = (argv: string[]) => sandboxOptionsFromArgs(parseCommandArgs(sandboxCommand, argv), io());
+    const options = parse([
+      '--no-hydra-prefix',
+      '--page-size',
+      '10',
+      '--max-page-size',
+      '50',
+      '--retention',
+      '3600',
+    ]);
+    assert.equal(options.hydraPrefix, false);
+    assert.equal(options.pageSize, 10);
+    assert.equal(options.maxPageSize, 50);
+    assert.equal(options.retentionSeconds, 3600);
+    assert.equal(parse(['--retention', '0']).retentionSeconds, 0);
+    const defaults = parse([]);
+    for (const key of ['hydraPrefix', 'pageSize', 'maxPageSize', 'retentionSeconds'] as const) {
+      assert.equal(defaults[key], undefined, `${key} is left to the sandbox's default`);
+    }
+    const refused: [string[], RegExp][] = [
+      [['--page-size', '0'], /^--page-size must be a whole number of at least 1, got "0"$/],
+      [['--page-size', '2.5'], /^--page-size must be/],
+      [['--page-size', 'ten'], /^--page-size must be/],
+      [['--max-page-size=-3'], /^--max-page-size must be a whole number of at least 1, got "-3"$/],
+      [['--max-page-size', ''], /^--max-page-size must be/],
+      [['--retention=-1'], /^--retention must be a whole number of seconds \(0 or more\), got "-1"$/],
+      [['--retention', '1h'], /^--retention must be/],
+      [
+        ['--page-size', '501'],
+        /^--page-size 501 is larger than the largest page size 500; raise it with --max-page-size$/,
+      ],
+      [
+        ['--page-size', '60', '--max-page-size', '50'],
+        /^--page-size 60 is larger than the largest page size 50/,
+      ],
+    ];
+    for (const [argv, message] of refused) {
+      assert.throws(
+        () => parse(argv),
+        (error: unknown) => error instanceof CommandError && message.test(error.message),
+        argv.join(' '),
+      );
+    }
+  });
+
+  it('serves what the flags chose: unprefixed Hydra keys and the page size', async () => {
+    const out = io();
+    let stop = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    const args = parseCommandArgs(sandboxCommand, ['--json', '--no-hydra-prefix', '--page-size', '7']);
+    const running = runSandbox(args, out, stopped);
+    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const printed = obj(JSON.parse(out.lines[0] ?? '{}'));
+    const response = await fetch(`${String(printed.apiBaseUrl)}/users`, {
+      headers: { 'x-iserv-authentication': String(printed.apiKey), accept: 'application/ld+json' },
+    });
+    const body = obj(await response.json());
+    stop();
+    assert.equal(await running, 0);
+    assert.equal(body['@type'], 'Collection');
+    assert.equal(body['hydra:member'], undefined);
+    assert.ok(Array.isArray(body.member));
+    assert.equal(body.member.length, 7);
+    assert.equal(body.totalItems, 25);
+  });
+
   it('prints URLs and credentials as JSON, serves until stopped, then closes', async () => {
     const out = io();
     let stop = () => {};

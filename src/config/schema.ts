@@ -142,6 +142,45 @@ const sandboxSchema = z
       .describe(
         "SSO signs users in at the sandbox's OpenID Provider (as with sso.oidc) unless sso.oidc is set; false: plain redirect to sso.target",
       ),
+    hydraPrefix: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Hydra collections with the hydra: prefix (true) or without it, as API Platform 4 writes them',
+      ),
+    pageSize: z
+      .int()
+      .min(1)
+      .default(30)
+      .describe('Items per page of the sandbox when a request names no itemsPerPage'),
+    maxPageSize: z
+      .int()
+      .min(1)
+      .default(500)
+      .describe('Largest itemsPerPage of the sandbox; larger requests are clamped'),
+    retentionSeconds: z
+      .int()
+      .min(0)
+      .default(30 * 24 * 3600)
+      .describe('Soft-deleted users and groups are purged this long after deletion (0: at the next request)'),
+    faults: z
+      .strictObject({
+        latencyMs: z.int().min(0).max(600_000).default(0).describe('Added to every API and token request'),
+        errorRate: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(0)
+          .describe('Share (0..1) of API requests answered with errorStatus'),
+        errorStatus: z.int().min(400).max(599).default(503).describe('Status of the random failures'),
+        tokenEndpointDown: z.boolean().default(false).describe('The token endpoint answers 503'),
+      })
+      .prefault({})
+      .describe('Fault switches in effect from the start (changeable at run time, docs/sandbox.md)'),
+  })
+  .refine((sandbox) => sandbox.pageSize <= sandbox.maxPageSize, {
+    path: ['pageSize'],
+    message: 'must not be larger than sandbox.maxPageSize',
   })
   .prefault({});
 

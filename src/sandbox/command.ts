@@ -11,6 +11,9 @@ import { createLogger } from '../log/logger.js';
 import type { RunningSandbox, SandboxOptions } from './index.js';
 import { startSandbox } from './server.js';
 
+/** The sandbox's default largest page size (server.ts; not imported, to keep the sandbox unloaded). */
+const DEFAULT_MAX_PAGE_SIZE = 500;
+
 function numberOption(args: CommandArgs, name: string, check: (n: number) => boolean, expected: string) {
   const raw = stringOption(args, name);
   if (raw === undefined) return undefined;
@@ -36,6 +39,21 @@ export function sandboxOptionsFromArgs(args: CommandArgs, io: CommandIo): Sandbo
     'a whole number of milliseconds',
   );
   const errorRate = numberOption(args, 'error-rate', (n) => n >= 0 && n <= 1, 'a number from 0 to 1');
+  const positive = (n: number) => Number.isInteger(n) && n >= 1;
+  const pageSize = numberOption(args, 'page-size', positive, 'a whole number of at least 1');
+  const maxPageSize = numberOption(args, 'max-page-size', positive, 'a whole number of at least 1');
+  const largest = maxPageSize ?? DEFAULT_MAX_PAGE_SIZE;
+  if (pageSize !== undefined && pageSize > largest) {
+    throw new CommandError(
+      `--page-size ${pageSize} is larger than the largest page size ${largest}; ${maxPageSize === undefined ? 'raise it with --max-page-size' : 'lower --page-size or raise --max-page-size'}`,
+    );
+  }
+  const retentionSeconds = numberOption(
+    args,
+    'retention',
+    (n) => Number.isInteger(n) && n >= 0,
+    'a whole number of seconds (0 or more)',
+  );
   const host = stringOption(args, 'host');
   const fixture = stringOption(args, 'fixture');
   const options: SandboxOptions = {
@@ -51,6 +69,10 @@ export function sandboxOptionsFromArgs(args: CommandArgs, io: CommandIo): Sandbo
   if (port !== undefined) options.port = port;
   if (host !== undefined) options.host = host;
   if (fixture !== undefined) options.fixture = fixture;
+  if (flag(args, 'no-hydra-prefix')) options.hydraPrefix = false;
+  if (pageSize !== undefined) options.pageSize = pageSize;
+  if (maxPageSize !== undefined) options.maxPageSize = maxPageSize;
+  if (retentionSeconds !== undefined) options.retentionSeconds = retentionSeconds;
   return options;
 }
 
@@ -119,12 +141,18 @@ export const sandboxCommand: Command = {
   path: ['sandbox'],
   summary: 'Run only the embedded sandbox IDM (OAuth2 server + IDM API v1) until SIGINT/SIGTERM.',
   usage:
-    '[--port N] [--host H] [--fixture FILE] [--no-seed] [--latency MS] [--error-rate R] [--token-down] [--json]',
+    '[--port N] [--host H] [--fixture FILE] [--no-seed] [--no-hydra-prefix] [--page-size N] [--max-page-size N] [--retention SECONDS] [--latency MS] [--error-rate R] [--token-down] [--json]',
   help: `Options:
   --port N          port to listen on (default: a random free port)
   --host H          address to listen on (default 127.0.0.1)
   --fixture FILE    JSON fixture loaded after the demo data (see docs/sandbox.md)
   --no-seed         start without the demo data
+  --no-hydra-prefix Hydra collections without the hydra: prefix (member, totalItems, view)
+  --page-size N     items per page when a request names no itemsPerPage (default 30)
+  --max-page-size N largest itemsPerPage; larger requests are clamped (default 500)
+  --retention SECONDS
+                    purge soft-deleted users and groups this long after deletion
+                    (default 2592000 = 30 days; 0: at the next API request)
   --latency MS      add MS milliseconds to every API and token request
   --error-rate R    answer that share (0..1) of API requests with 503
   --token-down      the token endpoint answers 503
@@ -137,6 +165,10 @@ Example: idm-compat sandbox --port 9311`,
     host: { type: 'string' },
     fixture: { type: 'string' },
     'no-seed': { type: 'boolean' },
+    'no-hydra-prefix': { type: 'boolean' },
+    'page-size': { type: 'string' },
+    'max-page-size': { type: 'string' },
+    retention: { type: 'string' },
     latency: { type: 'string' },
     'error-rate': { type: 'string' },
     'token-down': { type: 'boolean' },
