@@ -206,6 +206,8 @@ describe('user writes', () => {
     it('soft-deletes (204, empty body): GET shows deleted/deletedBy, the list leaves the user out', async () => {
       const answer = await proxy.call('DELETE', '/Entity/User/status.i');
       assert.equal(answer.status, 204);
+      // The seed: every operation responds with application/json, the empty 204s included.
+      assert.equal(answer.headers.get('content-type'), 'application/json');
       assert.equal(answer.text, '');
       const read = await proxy.call<{ deleted: string | null; deletedBy: string | null }>(
         'GET',
