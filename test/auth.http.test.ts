@@ -201,3 +201,53 @@ describe('trusted proxies', () => {
     assert.match((response.body as ErrorBody).message, /::1/);
   });
 });
+
+describe('a trusted proxy connecting over IPv6', () => {
+  let h: AuthHarness;
+  let password = '';
+
+  before(async () => {
+    // Only the IPv6 loopback is a trusted proxy; 127.0.0.1 is an ordinary client.
+    h = await startHarness({
+      hosts: ['127.0.0.1', '::1'],
+      config: { server: { trustedProxies: ['::1/128'] } },
+    });
+    password = await h.addUser('v6proxied', ['198.51.100.0/24', '2001:db8:7::/48']);
+  });
+  after(() => h?.close());
+
+  const through = (xff: string, host: '127.0.0.1' | '::1' = '::1') =>
+    call(`${h.urls[host]}${PROTECTED}`, {
+      user: 'v6proxied',
+      password,
+      headers: { 'x-forwarded-for': xff },
+    });
+
+  it('takes IPv4, ip:port, IPv4-mapped and [v6]:port clients from its X-Forwarded-For', async () => {
+    for (const xff of [
+      '198.51.100.7',
+      '198.51.100.7:5040',
+      '::ffff:198.51.100.7',
+      '[2001:db8:7::1]:443',
+      '2001:db8:7::1, ::1',
+    ]) {
+      const response = await through(xff);
+      assert.equal(response.status, 200, `${xff}: ${response.text}`);
+    }
+  });
+
+  it('uses the rightmost untrusted entry and names it in the 403', async () => {
+    const response = await through('198.51.100.7, [2001:db8:9::1]:443');
+    assert.match(assertError(response, 403).message, /may not call from 2001:db8:9::1$/);
+  });
+
+  it('fails closed on a garbage entry where the client should be', async () => {
+    const response = await through('198.51.100.7, [198.51.100.8]:443');
+    assert.match(assertError(response, 403).message, /unknown address/);
+  });
+
+  it('ignores X-Forwarded-For from 127.0.0.1, which is not trusted here', async () => {
+    const response = await through('198.51.100.7', '127.0.0.1');
+    assert.match(assertError(response, 403).message, /may not call from 127\.0\.0\.1$/);
+  });
+});

@@ -7,17 +7,28 @@ type Cidr = [IpAddress, number];
 
 /**
  * Parses one address strictly: IPv4 only in four-part decimal (no `127.1`, no hex), IPv6 with an
- * optional zone. Accepts `[v6]`, `[v6]:port` and `v4:port` as some proxies write them. IPv4-mapped
- * IPv6 (`::ffff:10.0.0.1`) becomes IPv4 so it matches IPv4 ranges. Undefined when not an address.
+ * optional zone. Accepts `[v6]`, `[v6]:port` and `v4:port` (port 0..65535) as some proxies write
+ * them; brackets only around IPv6. An unbracketed IPv6 is never split into address and port.
+ * IPv4-mapped IPv6 (`::ffff:10.0.0.1`) becomes IPv4 so it matches IPv4 ranges. Undefined when not
+ * an address.
  */
 export function parseAddress(text: string): IpAddress | undefined {
-  let value = text.trim();
-  const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
-  if (bracketed?.[1] !== undefined) value = bracketed[1];
-  else if (/^\d{1,3}(\.\d{1,3}){3}:\d{1,5}$/.test(value)) value = value.slice(0, value.lastIndexOf(':'));
-  if (ipaddr.IPv4.isValidFourPartDecimal(value)) return ipaddr.IPv4.parse(value);
-  if (ipaddr.IPv6.isValid(value)) return unmap(ipaddr.IPv6.parse(value));
+  const value = text.trim();
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);
+  if (bracketed) {
+    const [, inner = '', port] = bracketed;
+    if (!validPort(port) || !ipaddr.IPv6.isValid(inner)) return undefined;
+    return unmap(ipaddr.IPv6.parse(inner));
+  }
+  const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(value);
+  const bare = withPort ? (validPort(withPort[2]) ? (withPort[1] ?? '') : '') : value;
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare);
+  if (ipaddr.IPv6.isValid(bare)) return unmap(ipaddr.IPv6.parse(bare));
   return undefined;
+}
+
+function validPort(port: string | undefined): boolean {
+  return port === undefined || Number(port) <= 65535;
 }
 
 /** The text form used in logs, throttle keys and messages (RFC 5952 for IPv6). */
