@@ -186,13 +186,26 @@ describe('group links', () => {
       assert.equal(snapshot(proxy), before);
     });
 
-    it('takes privileges from a group, visible on the privilege', async () => {
+    it('takes privileges from a group (one DELETE per ID, held or not), visible on the privilege', async () => {
+      proxy.mappings.current().ids.clear();
+      proxy.resetCounts();
       const answer = await proxy.call<Group>('DELETE', '/Entity/Group/schach.ag/link/assignedPrivileges', [
         'print_colour',
         'mail_external',
       ]);
       assert.equal(answer.status, 200, answer.text);
       assert.deepEqual(answer.body.privileges, ['calendar_public_edit']);
+      assert.deepEqual(
+        proxy.apiCalls(),
+        {
+          'GET /groups': 1,
+          'GET /privileges': 1,
+          'DELETE /groups/{id}/privileges/{privilegeId}': 2,
+          'GET /groups/{id}': 1,
+        },
+        'cold cache: the group with its privileges, one batched lookup, the writes, the read-back',
+      );
+      assert.deepEqual(groupLinks(proxy, 'schach.ag').privileges, ['calendar_public_edit']);
       assert.ok(!privilegeLinks(proxy, 'print_colour').groups.includes('schach.ag'));
       const privilege = await proxy.call<{ groups: string[] }>('GET', '/Entity/Privilege/print_colour');
       assert.ok(!privilege.body.groups.includes('schach.ag'), privilege.text);
@@ -234,12 +247,24 @@ describe('group links', () => {
       assert.equal(snapshot(proxy), before);
     });
 
-    it('clears group flags', async () => {
+    it('clears group flags (one DELETE per ID, set or not)', async () => {
+      proxy.mappings.current().ids.clear();
+      proxy.resetCounts();
       const answer = await proxy.call<Group>('DELETE', '/Entity/Group/schach.ag/link/assignedFlags', [
         'hidden',
         'mail_list',
       ]);
       assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(
+        proxy.apiCalls(),
+        {
+          'GET /groups': 1,
+          'GET /group_flags': 1,
+          'DELETE /groups/{id}/group_flags/{flagId}': 2,
+          'GET /groups/{id}': 1,
+        },
+        'cold cache: the group with its flags, one batched lookup, the writes, the read-back',
+      );
       assert.deepEqual(answer.body.flags, ['has_home']);
       assert.deepEqual(groupLinks(proxy, 'schach.ag').flags, ['has_home']);
     });

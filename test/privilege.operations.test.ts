@@ -152,6 +152,7 @@ describe('privileges', () => {
     });
 
     it('takes the privilege from roles, ignoring ones that do not hold it', async () => {
+      proxy.mappings.current().ids.clear();
       proxy.resetCounts();
       const answer = await proxy.call<Privilege>(
         'DELETE',
@@ -161,7 +162,16 @@ describe('privileges', () => {
       assert.equal(answer.status, 200, answer.text);
       assert.deepEqual(sorted(answer.body.roles), ['ROLE_STAFF', 'ROLE_TEACHER']);
       assert.deepEqual(rolePrivileges(proxy, 'ROLE_STUDENT'), []);
-      assert.equal(proxy.apiCalls()['DELETE /roles/{id}/privileges/{privilegeId}'], 2);
+      assert.deepEqual(
+        proxy.apiCalls(),
+        {
+          'GET /privileges': 1,
+          'GET /roles': 1,
+          'DELETE /roles/{id}/privileges/{privilegeId}': 2,
+          'GET /privileges/{id}': 1,
+        },
+        'cold cache: the privilege with its roles, one batched lookup, one DELETE per role, the read-back',
+      );
       const role = await proxy.call<{ privileges: string[] }>('GET', '/Entity/Role/ROLE_STUDENT');
       assert.deepEqual(role.body.privileges, []);
     });
@@ -243,6 +253,26 @@ describe('privileges', () => {
           body,
         );
         assert.equal(bad.status, 400, bad.text);
+      }
+      assert.equal(snapshot(proxy), before);
+    });
+
+    it('answers 404 for an unknown privilege, even with unknown group IDs in the body; nothing changes', async () => {
+      const before = snapshot(proxy);
+      for (const method of ['POST', 'DELETE']) {
+        for (const body of [['klasse.5a'], ['no.such.group']]) {
+          proxy.mappings.current().ids.clear();
+          proxy.resetCounts();
+          const answer = await proxy.call<ErrorBody>(method, '/Entity/Privilege/no_such/link/groups', body);
+          assert.equal(answer.status, 404, `${method} ${JSON.stringify(body)}: ${answer.text}`);
+          assert.equal(answer.body.code, 404);
+          assert.match(answer.body.message, /No privilege with ID "no_such"/);
+          assert.deepEqual(
+            proxy.apiCalls(),
+            { 'GET /privileges': 1, 'GET /groups': 1 },
+            'the path entity and the body IDs are resolved side by side; no write',
+          );
+        }
       }
       assert.equal(snapshot(proxy), before);
     });
