@@ -17,25 +17,47 @@ Environment: HOST and PORT override server.host and server.port.`,
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
     const logger = createLogger({ level: config.logging.level });
-    const running = await startServer({ config, logger });
-    io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
-    if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
+    // Listen for the stop signals before starting: one that arrives during start-up, or right after
+    // the "listening" line, still shuts down gracefully instead of killing the process.
+    const stopSignal = nextStopSignal();
+    let running: RunningServer;
+    try {
+      running = await startServer({ config, logger });
+    } catch (error) {
+      stopSignal.cancel();
+      throw error;
+    }
     // SIGHUP reloads the mapping tables; a broken file is logged and the old tables stay live.
     const stopReloading = reloadOnSignal(running.services.mappings, logger);
-    await new Promise<void>((resolve) => {
-      const stop = (signal: NodeJS.Signals) => {
-        io.err(`${signal}: finishing in-flight requests…`);
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        stopReloading();
-        running.close().then(resolve, resolve);
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
+    if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
+    const signal = await stopSignal.received;
+    stopReloading();
+    // close() stops the listener at once; the line below is printed when new connections are refused.
+    const closed = running.close();
+    io.err(`${signal}: finishing in-flight requests…`);
+    await closed.catch(() => undefined);
     return 0;
   },
 };
+
+/** The first SIGINT or SIGTERM from now on; the handlers go once it arrives (a second one kills at once). */
+function nextStopSignal(): { received: Promise<NodeJS.Signals>; cancel: () => void } {
+  let cancel = () => {};
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      cancel();
+      resolve(signal);
+    };
+    cancel = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  return { received, cancel };
+}
 
 /** What sandbox mode prints about the API user `demo`: its password and a curl line once, later how to reset it. */
 function demoUserNotice(running: RunningServer, legacy: AppConfig['legacy']): string {

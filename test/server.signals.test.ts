@@ -1,0 +1,109 @@
+// Graceful shutdown of a real `idm-compat serve` process on SIGTERM/SIGINT: the in-flight request
+// finishes, new connections are refused, the process exits 0 and logs "idm-compat stopped".
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type CliProcess, spawnCli } from './cli-helpers.js';
+
+const running: CliProcess[] = [];
+after(async () => {
+  await Promise.all(running.map((p) => p.stop('SIGKILL')));
+});
+
+/** Starts `serve` in sandbox mode on a temp store and free ports; logs (JSON) go to stdout. */
+function startServe(): { cli: CliProcess; storeFile: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-signals-'));
+  const storeFile = path.join(dir, 'data', 'store.db');
+  const configFile = path.join(dir, 'config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      sandbox: { enabled: true, port: 0 },
+      server: { shutdownTimeoutMs: 10_000 },
+      store: { type: 'sqlite', path: storeFile },
+      mappings: { dir: path.resolve('mappings') },
+      logging: { level: 'info' },
+    }),
+  );
+  const cli = spawnCli(['serve', '--config', configFile], { env: { HOST: '127.0.0.1', PORT: '0' } });
+  running.push(cli);
+  return { cli, storeFile };
+}
+
+/** The pino lines the process wrote to stdout. */
+function logLines(cli: CliProcess): Record<string, unknown>[] {
+  return cli
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Resolves with the error code of a TCP connection attempt, or `connected`. */
+function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+describe('serve on SIGTERM', () => {
+  it('finishes the in-flight request, refuses new connections, exits 0 and logs "idm-compat stopped"', async () => {
+    const { cli } = startServe();
+    const [, url = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
+    const port = Number(new URL(url).port);
+    const sandboxUrl = logLines(cli).find((line) => line.msg === 'sandbox IDM listening')?.url;
+    assert.equal(typeof sandboxUrl, 'string', cli.stdout());
+
+    // Warm the successor token, so the slow request below is slow only by the injected latency.
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+    const faults = await fetch(`${sandboxUrl}/__sandbox/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ latencyMs: 1500 }),
+    });
+    assert.equal(faults.status, 200, await faults.text());
+
+    const inFlight = fetch(`${url}/readyz`, { headers: { 'x-request-id': 'in-flight-1' } }).then(
+      async (response) => ({ status: response.status, body: await response.json(), at: Date.now() }),
+    );
+    await sleep(300);
+    cli.child.kill('SIGTERM');
+    await cli.waitFor('stderr', /SIGTERM: finishing in-flight requests/);
+    assert.equal(await tryConnect(port), 'ECONNREFUSED', 'new connections are refused while draining');
+    const refusedAt = Date.now();
+
+    const answer = await inFlight;
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.ok(answer.at > refusedAt, 'the request was still in flight while new connections were refused');
+
+    assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr());
+    const lines = logLines(cli);
+    const completed = lines.findIndex((l) => l.reqId === 'in-flight-1' && l.msg === 'request completed');
+    const stopped = lines.findIndex((l) => l.msg === 'idm-compat stopped');
+    assert.ok(completed >= 0, 'the in-flight request was logged');
+    assert.equal(lines[completed]?.status, 200);
+    assert.ok(stopped > completed, '"idm-compat stopped" comes after the in-flight request');
+    assert.equal(await tryConnect(port), 'ECONNREFUSED');
+  });
+
+  it('a signal during start-up still stops gracefully once started (exit 0, not killed)', async () => {
+    const { cli, storeFile } = startServe();
+    // The store is opened first in start-up; the demo user, the sandbox and the listener follow.
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(storeFile) && Date.now() < deadline && cli.child.exitCode === null) await sleep(5);
+    assert.ok(existsSync(storeFile), cli.stderr());
+    cli.child.kill('SIGINT');
+    assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr());
+    assert.match(cli.stderr(), /SIGINT: finishing in-flight requests/);
+    assert.ok(logLines(cli).some((l) => l.msg === 'idm-compat stopped'));
+  });
+});
