@@ -9,7 +9,6 @@ import {
 } from '../cli/command.js';
 import { createLogger } from '../log/logger.js';
 import type { RunningSandbox, SandboxOptions } from './index.js';
-import { startSandbox } from './server.js';
 
 /** The sandbox's default largest page size (server.ts; not imported, to keep the sandbox unloaded). */
 const DEFAULT_MAX_PAGE_SIZE = 500;
@@ -112,6 +111,9 @@ function textSummary(sandbox: RunningSandbox): string {
 /** Runs the sandbox until `stop` resolves, printing its URLs and credentials first. */
 export async function runSandbox(args: CommandArgs, io: CommandIo, stop: Promise<unknown>): Promise<number> {
   const options = sandboxOptionsFromArgs(args, io);
+  // Imported here, not at the top: the CLI loads this file for every command, and only this one
+  // may load the sandbox and its OAuth2 server (oidc-provider).
+  const { startSandbox } = await import('./server.js');
   let sandbox: RunningSandbox;
   try {
     sandbox = await startSandbox(options);
