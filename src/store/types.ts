@@ -8,7 +8,8 @@ import type { SsoTokenRepository } from './sso-tokens.js';
  * (PostgreSQL, for several replicas) can stand behind the same interface as SQLite.
  */
 export interface Store {
-  readonly kind: 'sqlite';
+  /** Which implementation this is; `postgres` is reserved for the networked one to come. */
+  readonly kind: 'sqlite' | 'postgres';
   /** API users (SPEC 4). */
   readonly apiUsers: ApiUserRepository;
   /** Failed-login counters of the API-user authentication. */

@@ -1,0 +1,168 @@
+// The SQLite store on real files: creation with its folder, WAL mode, versioned migrations applied
+// once each and recorded, reopening, and two connections on one file (the server and a CLI command).
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { migrate, openSqliteDatabase } from '../src/store/sqlite/database.js';
+import { openSqliteStore, SQLITE_MIGRATIONS, type SqliteStore } from '../src/store/sqlite/index.js';
+import type { Migration } from '../src/store/types.js';
+
+const UUID = '0b6f5c1e-8a4e-4c3b-9a57-3f1d2e4c5b6a';
+const open: SqliteStore[] = [];
+after(async () => {
+  await Promise.all(open.map((store) => store.close()));
+});
+
+/** A store file in a folder that does not exist yet. */
+function freshFile(): string {
+  return path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-store-')), 'nested', 'deeper', 'store.db');
+}
+
+function openStore(file: string): SqliteStore {
+  const store = openSqliteStore(file);
+  open.push(store);
+  return store;
+}
+
+function appliedMigrations(store: SqliteStore): { id: string; applied_at: string }[] {
+  return store.db.prepare('SELECT id, applied_at FROM schema_migrations ORDER BY rowid').all() as {
+    id: string;
+    applied_at: string;
+  }[];
+}
+
+const user = (name: string) => ({
+  name,
+  passwordHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA',
+  ranges: ['127.0.0.1/32'],
+  createdAt: 1_700_000_000_000,
+});
+
+describe('SQLite store', () => {
+  it('creates the file and its folder', async () => {
+    const file = freshFile();
+    assert.equal(existsSync(path.dirname(file)), false);
+    const store = openStore(file);
+    assert.ok(existsSync(file));
+    await store.ping();
+  });
+
+  it('runs in WAL mode, which stays set in the file', async () => {
+    const file = freshFile();
+    const store = openStore(file);
+    assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.ok(await store.apiUsers.create(user('wal')));
+    assert.ok(existsSync(`${file}-wal`), 'writes go to the write-ahead log');
+    // A plain connection that sets nothing sees WAL too: the mode is recorded in the file.
+    const plain = new Database(file, { readonly: true });
+    try {
+      assert.equal(plain.pragma('journal_mode', { simple: true }), 'wal');
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('applies every migration once, in order, and records each in schema_migrations', () => {
+    const store = openStore(freshFile());
+    const applied = appliedMigrations(store);
+    assert.deepEqual(
+      applied.map((row) => row.id),
+      SQLITE_MIGRATIONS.map((m) => m.id),
+    );
+    assert.equal(new Set(applied.map((row) => row.id)).size, SQLITE_MIGRATIONS.length);
+    for (const row of applied) assert.ok(!Number.isNaN(Date.parse(row.applied_at)), row.applied_at);
+    const tables = store.db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((row) => (row as { name: string }).name);
+    for (const table of ['schema_migrations', 'api_users', 'id_map'])
+      assert.ok(tables.includes(table), table);
+  });
+
+  it('applies nothing again on reopening and keeps the data', async () => {
+    const file = freshFile();
+    const first = openStore(file);
+    const before = appliedMigrations(first);
+    assert.ok(await first.apiUsers.create(user('kept')));
+    assert.equal(
+      await first.idMap.insert({ kind: 'user', legacyId: '42', uuid: UUID, source: 'import' }, 1),
+      'inserted',
+    );
+    await first.close();
+
+    const second = openStore(file);
+    assert.deepEqual(appliedMigrations(second), before, 'same rows, same applied_at');
+    assert.deepEqual((await second.apiUsers.get('kept'))?.ranges, ['127.0.0.1/32']);
+    assert.equal((await second.idMap.byLegacyIds('user', ['42'])).get('42'), UUID);
+  });
+
+  it('runs a migration once even when migrate is called again, and records a new one', () => {
+    const db = openSqliteDatabase(freshFile(), SQLITE_MIGRATIONS);
+    try {
+      // Not idempotent on purpose: running it twice would count 2 (or fail on the CREATE TABLE).
+      const counting: Migration = {
+        id: '9999-test-counting',
+        sql: 'CREATE TABLE test_runs (n INTEGER NOT NULL); INSERT INTO test_runs (n) VALUES (1);',
+      };
+      migrate(db, [...SQLITE_MIGRATIONS, counting]);
+      migrate(db, [...SQLITE_MIGRATIONS, counting]);
+      assert.deepEqual(db.prepare('SELECT count(*) AS runs FROM test_runs').get(), { runs: 1 });
+      const ids = db
+        .prepare('SELECT id FROM schema_migrations ORDER BY rowid')
+        .all()
+        .map((row) => (row as { id: string }).id);
+      assert.deepEqual(ids, [...SQLITE_MIGRATIONS.map((m) => m.id), counting.id]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('rolls a failing migration back completely and does not record it', () => {
+    const db = openSqliteDatabase(freshFile(), SQLITE_MIGRATIONS);
+    try {
+      const broken: Migration = {
+        id: '9999-test-broken',
+        sql: 'CREATE TABLE half_done (n INTEGER); INSERT INTO no_such_table VALUES (1);',
+      };
+      assert.throws(() => migrate(db, [...SQLITE_MIGRATIONS, broken]), /no_such_table/);
+      const halfDone = db.prepare("SELECT name FROM sqlite_master WHERE name = 'half_done'").get();
+      assert.equal(halfDone, undefined);
+      const recorded = db.prepare('SELECT id FROM schema_migrations WHERE id = ?').get(broken.id);
+      assert.equal(recorded, undefined);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('two connections on one file (server and CLI) see each other’s writes', async () => {
+    const file = freshFile();
+    const server = openStore(file);
+    const cli = openStore(file);
+    const version = await server.apiUsers.credentialsVersion();
+
+    assert.ok(await cli.apiUsers.create(user('from-cli')));
+    assert.equal((await server.apiUsers.get('from-cli'))?.name, 'from-cli');
+    assert.notEqual(await server.apiUsers.credentialsVersion(), version, 'the server notices the change');
+
+    assert.equal(
+      await server.idMap.insert({ kind: 'group', legacyId: '7', uuid: UUID, source: 'assigned' }, 2),
+      'inserted',
+    );
+    assert.equal((await cli.idMap.byUuids('group', [UUID])).get(UUID), '7');
+
+    assert.ok(await server.apiUsers.setRanges('from-cli', ['10.0.0.0/8']));
+    assert.deepEqual((await cli.apiUsers.get('from-cli'))?.ranges, ['10.0.0.0/8']);
+    assert.ok(await cli.apiUsers.remove('from-cli'));
+    assert.equal(await server.apiUsers.get('from-cli'), undefined);
+  });
+
+  it('is unusable after close, and close is idempotent', async () => {
+    const store = openSqliteStore(freshFile());
+    await store.close();
+    await store.close();
+    await assert.rejects(store.ping());
+  });
+});
