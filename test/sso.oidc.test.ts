@@ -1,13 +1,17 @@
 // The proxy as OIDC relying party: the full round trip against the sandbox's real oidc-provider
 // (authorization code + PKCE, auto-approved login for login_hint), followed by hand like a
 // browser with cookies; a provider that signs in someone else (sandbox fault ssoLoginAs) is
-// refused with 403; provider errors, replays, other browsers and slow logins get their pages.
+// refused with 403; provider errors, replays, other browsers and slow logins get their pages;
+// tampered callbacks (wrong state, another login's state, a replayed or made-up code, a nonce
+// that is not the login's) are refused and never reach sso.target.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { ManualClock } from '../src/clock.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { SANDBOX_SSO_CLIENT_ID } from '../src/sso/sandbox.js';
+import { hashSecret } from '../src/sso/tokens.js';
 import { Browser, type SsoProxy, startSsoProxy } from './sso-helpers.js';
 
 function assertPage(hop: { status: number; headers: Headers; text: string }, status: number) {
@@ -152,6 +156,116 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
       const hop = await new Browser().get(`${callback}${query}`);
       assertPage(hop, 400);
     }
+  });
+
+  describe('a tampered callback is refused and never sends the browser to sso.target', () => {
+    const landing = () => `${proxy.server.publicUrl}/sso/landing`;
+
+    /** No hop of the browser went to, or was sent to, sso.target. */
+    function assertNeverSentOn(browser: Browser): void {
+      for (const hop of browser.hops) {
+        assert.ok(!hop.url.href.startsWith(landing()), `visited ${hop.url.href}`);
+        assert.ok(!hop.location?.href.startsWith(landing()), `${hop.url.href} sent the browser on`);
+      }
+    }
+
+    /** The callback URL with `change` applied to its query. */
+    function tampered(back: URL, change: (query: URLSearchParams) => void): URL {
+      const url = new URL(back);
+      change(url.searchParams);
+      return url;
+    }
+
+    it('refuses a wrong state (400); the login stays open for the real callback', async () => {
+      const { return_to } = await proxy.token('lena.mueller');
+      const browser = new Browser();
+      const back = await toCallback(browser, return_to);
+      const state = back.searchParams.get('state') ?? '';
+      assert.ok(state);
+      const flipped = `${state.slice(0, -1)}${state.endsWith('A') ? 'B' : 'A'}`;
+      for (const wrong of [flipped, `${state}x`, 'x', '']) {
+        const hop = await browser.get(tampered(back, (q) => q.set('state', wrong)));
+        assertPage(hop, 400);
+        assert.equal(hop.location, undefined);
+        assert.ok(!hop.text.includes(state), 'no state in the page');
+      }
+      const noState = await browser.get(tampered(back, (q) => q.delete('state')));
+      assertPage(noState, 400);
+      assertNeverSentOn(browser);
+      const real = await browser.get(back);
+      assert.equal(real.status, 302, real.text);
+      assert.equal(real.location?.href, `${landing()}?login_hint=lena.mueller`);
+    });
+
+    it("refuses the state of another open login with this login's code (PKCE fails: 400)", async () => {
+      const browser = new Browser();
+      const first = await toCallback(browser, (await proxy.token('thomas.becker')).return_to);
+      const second = await toCallback(browser, (await proxy.token('thomas.becker')).return_to);
+      const otherState = second.searchParams.get('state') ?? '';
+      assert.notEqual(first.searchParams.get('state'), otherState);
+      const hop = await browser.get(tampered(first, (q) => q.set('state', otherState)));
+      assertPage(hop, 400);
+      assert.equal(hop.location, undefined);
+      assertNeverSentOn(browser);
+      // That login is used up by the attempt: its real callback does not sign anyone in either.
+      const after = await browser.get(second);
+      assertPage(after, 410);
+      assertNeverSentOn(browser);
+      assert.ok(proxy.logSink.lines().some((l) => l.msg === 'SSO login failed at the identity provider'));
+    });
+
+    it('refuses a replayed code: a code already exchanged, presented with a new login (400)', async () => {
+      const browser = new Browser();
+      const done = await toCallback(browser, (await proxy.token('mia.fischer')).return_to);
+      const finished = await browser.get(done);
+      assert.equal(finished.status, 302, finished.text);
+      assert.equal(finished.location?.href, `${landing()}?login_hint=mia.fischer`);
+      const usedCode = done.searchParams.get('code') ?? '';
+      assert.ok(usedCode);
+
+      const attacker = new Browser();
+      const fresh = await toCallback(attacker, (await proxy.token('mia.fischer')).return_to);
+      assert.notEqual(fresh.searchParams.get('code'), usedCode);
+      const replay = await attacker.get(tampered(fresh, (q) => q.set('code', usedCode)));
+      assertPage(replay, 400);
+      assert.equal(replay.location, undefined);
+      assertNeverSentOn(attacker);
+    });
+
+    it('refuses a made-up code (400)', async () => {
+      const browser = new Browser();
+      const back = await toCallback(browser, (await proxy.token('mia.fischer')).return_to);
+      const hop = await browser.get(tampered(back, (q) => q.set('code', 'not-a-code-the-provider-issued')));
+      assertPage(hop, 400);
+      assertNeverSentOn(browser);
+    });
+
+    it('refuses an ID token whose nonce is not the one of the login (403)', async () => {
+      const browser = new Browser();
+      const back = await toCallback(browser, (await proxy.token('lena.mueller')).return_to);
+      // The login expects another nonce than the provider put into the ID token, as if the code
+      // had been obtained for a different login: the one thing PKCE and state cannot catch.
+      const db = new Database(proxy.dbPath);
+      try {
+        const changed = db
+          .prepare('UPDATE sso_logins SET nonce = ? WHERE state_hash = ? AND consumed_at IS NULL')
+          .run('a-different-nonce', hashSecret(back.searchParams.get('state') ?? ''));
+        assert.equal(changed.changes, 1);
+      } finally {
+        db.close();
+      }
+      const hop = await browser.get(back);
+      assertPage(hop, 403);
+      assert.equal(hop.location, undefined);
+      assertNeverSentOn(browser);
+      const warning = proxy.logSink
+        .lines()
+        .filter((l) => l.msg === 'SSO login failed at the identity provider')
+        .at(-1);
+      const sso = warning?.sso as { failure?: string; reason?: string } | undefined;
+      assert.equal(sso?.failure, 'invalid');
+      assert.match(sso?.reason ?? '', /JWT claim value .*OAUTH_JWT_CLAIM_COMPARISON_FAILED/);
+    });
   });
 
   it('uses the SSO token up at /sso/continue (a second use is 410, not a second login)', async () => {
