@@ -1,16 +1,52 @@
 // The same code on a second mapping profile (test/fixtures/mappings/alt-uuid) that maps
-// differently — users by UUID, groups by a persisted ID table (2,000 imported rows, new ones by
-// a sequence rule), auxInfo and importId swapped, another status value table — proves that the
+// differently — users by UUID, groups by a persisted ID table (2,000 rows imported from a CSV
+// file by `idm-compat ids import`, new ones by a sequence rule), auxInfo and importId swapped, another status value table — proves that the
 // behaviour follows the tables and not the code.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
 import { userListItemSchema, userSchema } from '../src/legacy/user/schema.js';
 import { uuidToBase58 } from '../src/uuid.js';
 import { ALT_PROFILE, linksOf, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type ErrorBody = { code: number; message: string; errors?: { path: string; message: string }[] };
+
+/** Runs the CLI in-process with captured output. */
+async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CommandIo = { out: (text) => (out += `${text}\n`), err: (text) => (err += `${text}\n`), env: {} };
+  const code = await runCli(argv, io);
+  return { code, out, err };
+}
+
+/** A config file for the CLI naming the proxy's own store, its profile and its successor (the sandbox). */
+function writeConfig(proxy: UserProxy): string {
+  const file = path.join(proxy.dir, `config-${randomUUID()}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { port: 0 },
+      successor: {
+        baseUrl: proxy.sandbox.apiBaseUrl,
+        auth: {
+          type: 'oauth2',
+          issuer: proxy.sandbox.issuer,
+          clientId: proxy.sandbox.clients.readWrite.clientId,
+          clientSecret: proxy.sandbox.clients.readWrite.clientSecret,
+        },
+      },
+      store: { type: 'sqlite', path: path.join(proxy.dir, 'store.db') },
+      mappings: { dir: path.dirname(proxy.profileDir), profile: path.basename(proxy.profileDir) },
+    }),
+  );
+  return file;
+}
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('a second mapping profile (alt-uuid)', () => {
@@ -22,18 +58,30 @@ describe('a second mapping profile (alt-uuid)', () => {
     adminUuid = sandboxUser(proxy, 'admin')?.id ?? '';
     const lehrer = proxy.sandbox.data.groupByAccount('lehrer')?.id ?? '';
     const klasse5a = proxy.sandbox.data.groupByAccount('klasse.5a')?.id ?? '';
-    // 2,000 rows: two real groups, the rest legacy IDs of groups the successor does not have.
-    const rows = [
-      { kind: 'group', legacyId: 'G-LEHRER', uuid: lehrer },
-      { kind: 'group', legacyId: 'G-5A', uuid: klasse5a },
-      ...Array.from({ length: 1998 }, (_, i) => ({
-        kind: 'group',
-        legacyId: `legacy-${String(i).padStart(4, '0')}`,
-        uuid: randomUUID(),
-      })),
+    // A 2,000-row CSV, imported the way an operator does it (`idm-compat ids import FILE.csv`)
+    // into the proxy's store: two real groups (one UUID base58), the rest legacy IDs of groups
+    // the successor does not have.
+    const csv = [
+      'kind,legacy_id,uuid',
+      `group,G-LEHRER,${lehrer}`,
+      `group,G-5A,${uuidToBase58(klasse5a)}`,
+      ...Array.from({ length: 1998 }, (_, i) => `group,legacy-${String(i).padStart(4, '0')},${randomUUID()}`),
     ];
-    const result = await proxy.store.idMap.upsert(rows, Date.now());
-    assert.deepEqual(result, { added: 2000, changed: 0, unchanged: 0 });
+    const file = path.join(proxy.dir, 'groups.csv');
+    writeFileSync(file, `${csv.join('\n')}\n`);
+    const imported = await cli(['ids', 'import', file, '--config', writeConfig(proxy), '--json']);
+    assert.equal(imported.code, 0, imported.out + imported.err);
+    assert.deepEqual(JSON.parse(imported.out), {
+      file,
+      rows: 2000,
+      added: 2000,
+      changed: 0,
+      unchanged: 0,
+      rejected: 0,
+      rejections: [],
+      notTableKinds: [],
+    });
+    assert.equal((await proxy.store.idMap.list('group')).length, 2000);
   });
   after(async () => {
     await proxy?.close();
@@ -119,6 +167,29 @@ describe('a second mapping profile (alt-uuid)', () => {
       assert.deepEqual(answer.body.groups.slice().sort(), ['G-5A', 'G-LEHRER']);
       assert.deepEqual(linksOf(proxy, 'alt.user').groups, ['klasse.5a', 'lehrer']);
       assert.deepEqual(proxy.apiCalls(), { 'GET /groups': 1, 'POST /users/{id}/groups': 1 });
+    });
+
+    it('reads a group by its imported ID and links users to it from the group side', async () => {
+      const thomas = sandboxUser(proxy, 'thomas.becker')?.id ?? '';
+      assert.ok(!linksOf(proxy, 'thomas.becker').groups.includes('klasse.5a'), 'not a member before');
+      const group = await proxy.call<{ _id: string; account: string }>('GET', '/Entity/Group/G-5A');
+      assert.equal(group.status, 200, group.text);
+      assert.equal(group.body._id, 'G-5A');
+      assert.equal(group.body.account, 'klasse.5a');
+      const linked = await proxy.call<{ _id: string; users: string[] }>(
+        'POST',
+        '/Entity/Group/G-5A/link/users',
+        [thomas],
+      );
+      assert.equal(linked.status, 200, linked.text);
+      assert.equal(linked.body._id, 'G-5A');
+      assert.ok(linked.body.users.includes(thomas), linked.text);
+      assert.ok(linksOf(proxy, 'thomas.becker').groups.includes('klasse.5a'));
+      assert.equal(
+        (await proxy.call('GET', '/Entity/Group/legacy-0100')).status,
+        404,
+        'a row without a group',
+      );
     });
 
     it('rejects IDs missing from the table and table rows whose group the successor lacks', async () => {
