@@ -146,3 +146,106 @@ describe('throttling per user across addresses (default: 20 free failures)', () 
     assert.equal((await attempt(h, 'nobody-else', 'x', '2001:db8:1:3::1')).status, 401);
   });
 });
+
+describe('an attacker spreading failures over many addresses does not lock out the integration', () => {
+  const clock = new ManualClock();
+  let h: AuthHarness;
+  let password = '';
+  /** The integration calls through the (trusted) loopback proxy from its own address. */
+  const INTEGRATION = '10.20.0.5';
+  const legit = () => attempt(h, 'sis', password, INTEGRATION);
+
+  before(async () => {
+    h = await startHarness({ clock, config: { server: { trustedProxies: ['127.0.0.0/8'] } } });
+    password = await h.addUser('sis', ['10.20.0.0/24']);
+  });
+  after(() => h?.close());
+
+  it('keeps answering the integration from the address it succeeded from while the user is blocked', async () => {
+    // The integration works normally: its address becomes a known-good one.
+    assert.equal((await legit()).status, 200);
+
+    // 20 wrong passwords spread over 4 addresses: no (user, address) pair is past its 5 free
+    // failures, but the user's counter is at its 20 free ones …
+    for (let host = 1; host <= 4; host++) await failTimes(h, 5, 'sis', `192.0.2.${host}`);
+    // … and one more failure, from ever new addresses, each time the user's block ends (1 s, 2 s,
+    // 4 s, …) escalates it past the 60 s the integration's credential stays in the cache.
+    let elapsed = 0;
+    for (let round = 0; ; round++) {
+      assert.equal((await attempt(h, 'sis', `wrong-${round}`, `198.51.100.${round}`)).status, 401);
+      const probe = await attempt(h, 'sis', 'guess', '203.0.113.1');
+      assert.equal(probe.status, 429, `round ${round}`);
+      if (elapsed > 61_000) break;
+      const wait = Number(probe.headers.get('retry-after')) * 1000;
+      clock.advance(wait);
+      elapsed += wait;
+    }
+    const [summary] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'sis');
+    assert.equal(summary?.recentFailures, 27);
+    assert.equal(summary?.throttled, true);
+
+    // The credential has left the cache; the integration is verified again and let in …
+    const integration = await legit();
+    assert.equal(integration.status, 200, integration.text);
+    // … while the attacker stays throttled, from new and old addresses: the integration's success
+    // did not reset the user's counter.
+    const fresh = await attempt(h, 'sis', 'guess', '203.0.113.50');
+    assert.equal(fresh.status, 429);
+    assert.equal(fresh.headers.get('retry-after'), '64');
+    assert.equal((await attempt(h, 'sis', 'guess', '192.0.2.1')).status, 429);
+    const [after] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'sis');
+    assert.equal(after?.recentFailures, 27);
+  });
+
+  it('does not exempt an address the user never succeeded from', async () => {
+    // Past the cache TTL, the user's block (64 s from the last failure) still running: right
+    // password, inside the user's ranges, but never seen succeeding there — the user's block applies.
+    clock.advance(61_000);
+    const newcomer = await attempt(h, 'sis', password, '10.20.0.6');
+    assert.equal(newcomer.status, 429);
+    assert.equal(newcomer.headers.get('retry-after'), '3');
+  });
+
+  it('still applies the known address its own (user, address) counter', async () => {
+    await failTimes(h, 6, 'sis', INTEGRATION);
+    const throttled = await legit();
+    assert.equal(throttled.status, 429);
+    assert.equal(throttled.headers.get('retry-after'), '1');
+    clock.advance(1_000);
+    assert.equal((await legit()).status, 200);
+  });
+});
+
+describe('known addresses expire 30 days after their last success', () => {
+  const clock = new ManualClock();
+  let h: AuthHarness;
+  let password = '';
+  const DAY = 24 * 60 * 60 * 1000;
+  const legit = () => attempt(h, 'sync', password, '10.30.0.5');
+
+  /** 21 failures over 5 addresses: the user's counter is one past its free ones (1 s block). */
+  async function blockUser(): Promise<void> {
+    for (let host = 1; host <= 4; host++) await failTimes(h, 5, 'sync', `192.0.2.${host}`);
+    await failTimes(h, 1, 'sync', '192.0.2.5');
+    assert.equal((await attempt(h, 'sync', 'guess', '192.0.2.6')).status, 429);
+  }
+
+  before(async () => {
+    h = await startHarness({ clock, config: { server: { trustedProxies: ['127.0.0.0/8'] } } });
+    password = await h.addUser('sync', ['10.30.0.0/24']);
+  });
+  after(() => h?.close());
+
+  it('exempts an address whose last success is 29 days old, not one 30 days old', async () => {
+    assert.equal((await legit()).status, 200);
+    clock.advance(29 * DAY);
+    await blockUser();
+    assert.equal((await legit()).status, 200, 'a success 29 days ago still counts');
+    // That success renewed the address; 30 days (and a second) after it, it is forgotten.
+    clock.advance(30 * DAY + 1_000);
+    await blockUser();
+    const forgotten = await legit();
+    assert.equal(forgotten.status, 429);
+    assert.equal(forgotten.headers.get('retry-after'), '1');
+  });
+});

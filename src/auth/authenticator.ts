@@ -2,11 +2,20 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
+import type { ApiUserRecord } from '../store/api-users.js';
 import type { Store } from '../store/types.js';
 import { type CompiledRanges, compileRanges, type IpAddress, throttleSubject } from './addresses.js';
 import { isValidApiUserName } from './names.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.js';
-import { blockedUntil, blockingUntil, type ThrottlePolicy, throttleKeys } from './throttle.js';
+import {
+  blockedUntil,
+  blockingUntil,
+  KNOWN_ADDRESS_SECONDS,
+  KNOWN_ADDRESSES_PER_USER,
+  type ThrottlePolicy,
+  throttleKeys,
+  userCounterBlocks,
+} from './throttle.js';
 
 /** What an authentication attempt comes to; the middleware turns it into 200/401/403/429. */
 export type AuthOutcome =
@@ -36,19 +45,26 @@ interface VerifiedCredential {
 const LAST_LOGIN_INTERVAL_MS = 60_000;
 /** Expired throttle counters are deleted at most this often. */
 const PRUNE_INTERVAL_MS = 10 * 60_000;
+/** A known address's last success is written at most this often per (user, address). */
+const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
 
 /**
  * Checks API-user credentials (SPEC 4): throttle state first (a throttled attempt costs no KDF
  * and reveals nothing), then the scrypt hash, then the source address (only after the password
- * checked out, so ranges cannot be probed). Verified credentials are cached under an HMAC of
- * (name, password) with a process-random key; the whole cache is dropped as soon as the store's
- * credentials version moves, which a CLI command in another process also causes.
+ * checked out, so ranges cannot be probed). While the user's own counter blocks, a known address
+ * (one the user logged in from within the last 30 days, inside its current ranges) is judged by
+ * its (user, address) counter only, so failures spread over other addresses cannot lock out the
+ * integration; such a success does not reset the user's counter. Verified credentials are cached
+ * under an HMAC of (name, password) with a process-random key; the whole cache is dropped as soon
+ * as the store's credentials version moves, which a CLI command in another process also causes.
  */
 export class Authenticator {
   private readonly cache: LRUCache<string, VerifiedCredential> | undefined;
   private readonly cacheKeySecret = randomBytes(32);
   private readonly inFlight = new Map<string, Promise<boolean>>();
   private readonly lastLoginWritten = new Map<string, number>();
+  /** When this process last wrote each known (user, address) pair, so busy pairs write once an hour. */
+  private readonly knownAddressWritten = new LRUCache<string, number>({ max: 10_000 });
   private cacheVersion: number | undefined;
   private dummyHash: Promise<string> | undefined;
   private lastPrune = 0;
@@ -80,7 +96,11 @@ export class Authenticator {
     const user = isValidApiUserName(name) ? await store.apiUsers.get(name) : undefined;
     const keys = throttleKeys(name, addressText, user !== undefined);
     const states = await store.loginThrottle.get(keys);
-    const until = blockingUntil(states, now);
+    // The known-address exemption matters (and costs a look-up) only while the user's counter blocks.
+    const exempt =
+      user !== undefined && userCounterBlocks(states, now) && (await this.isKnownAddress(user, address, now));
+    const judged = exempt ? states.filter((state) => state.scope !== 'user') : states;
+    const until = blockingUntil(judged, now);
     if (until !== undefined) {
       return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) };
     }
@@ -100,7 +120,12 @@ export class Authenticator {
       return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };
     }
 
-    if (states.length > 0) await store.loginThrottle.reset(keys);
+    // A success resets its counters, but not a user counter it got past only as a known address:
+    // those failures came from elsewhere, and wiping them would hand the attacker fresh free ones.
+    if (states.length > 0)
+      await store.loginThrottle.reset(
+        exempt ? keys.filter((throttleKey) => throttleKey.scope !== 'user') : keys,
+      );
     const verified: VerifiedCredential = { name: user.name, ranges: compileRanges(user.ranges) };
     // A credential change while the KDF ran must not leave the old answer in the cache.
     if (this.cache && version === this.cacheVersion) this.cache.set(key, verified);
@@ -113,7 +138,34 @@ export class Authenticator {
       return { kind: 'forbidden', user: verified.name };
     }
     this.recordLogin(verified.name);
+    if (address) this.rememberAddress(verified.name, throttleSubject(address));
     return { kind: 'ok', user: verified.name };
+  }
+
+  /** Whether `address` is a known address of `user`: successful within 30 days, inside its ranges. */
+  private async isKnownAddress(
+    user: ApiUserRecord,
+    address: IpAddress | undefined,
+    now: number,
+  ): Promise<boolean> {
+    if (!address || !compileRanges(user.ranges).contains(address)) return false;
+    const at = await this.options.store.loginThrottle.lastSuccess(user.name, throttleSubject(address));
+    return at !== undefined && at > now - KNOWN_ADDRESS_SECONDS * 1000;
+  }
+
+  /** Write-behind: records a known address, at most once an hour per (user, address) and process. */
+  private rememberAddress(name: string, subject: string): void {
+    const now = this.options.clock.now();
+    const key = `${name}\0${subject}`;
+    const written = this.knownAddressWritten.get(key);
+    if (written !== undefined && now - written < KNOWN_ADDRESS_REFRESH_MS) return;
+    this.knownAddressWritten.set(key, now);
+    this.options.store.loginThrottle
+      .recordSuccess(name, subject, now, now - KNOWN_ADDRESS_SECONDS * 1000, KNOWN_ADDRESSES_PER_USER)
+      .catch((error: unknown) => {
+        this.knownAddressWritten.delete(key);
+        this.options.logger.warn({ err: error, apiUser: name }, 'could not record a known address');
+      });
   }
 
   /** Write-behind: at most one last-login write per user and minute, not awaited by the request. */
@@ -131,6 +183,7 @@ export class Authenticator {
     if (version !== this.cacheVersion) {
       this.cache?.clear();
       this.lastLoginWritten.clear();
+      this.knownAddressWritten.clear();
       this.cacheVersion = version;
     }
     return version;

@@ -25,6 +25,15 @@ export const DEFAULT_THROTTLE_POLICY: ThrottlePolicy = {
 };
 
 /**
+ * A (user, address) pair that logged in successfully within this time (30 days) is a known
+ * address: while the user's counter blocks, it is judged by its own (user, address) counter only.
+ */
+export const KNOWN_ADDRESS_SECONDS = 30 * 24 * 60 * 60;
+
+/** Known addresses kept per user (the most recently successful ones). */
+export const KNOWN_ADDRESSES_PER_USER = 32;
+
+/**
  * Which counters an attempt is judged by and counted in. An existing user is judged only by its
  * own counters (per user, per user and address), so a misconfigured integration failing with
  * another name at the same address never locks it out; the per-address counter catches name
@@ -63,6 +72,11 @@ export function blockedUntil(policy: ThrottlePolicy, key: ThrottleKey, failures:
     policy.baseDelaySeconds * 2 ** Math.min(over - 1, 40),
   );
   return at + delaySeconds * 1000;
+}
+
+/** Whether the user's own counter (scope `user`) is among `states` and blocks at `now`. */
+export function userCounterBlocks(states: readonly ThrottleState[], now: number): boolean {
+  return states.some((state) => state.scope === 'user' && state.blockedUntil > now);
 }
 
 /** The latest block end among the states still blocking at `now`, or undefined when none blocks. */

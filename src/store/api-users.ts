@@ -21,7 +21,7 @@ export interface ApiUserRepository {
   list(): Promise<ApiUserRecord[]>;
   /** Inserts a new user; false (and nothing written) when the name is taken. */
   create(user: Omit<ApiUserRecord, 'lastLoginAt'>): Promise<boolean>;
-  /** Deletes a user and its throttle state; false when there was no such user. */
+  /** Deletes a user, its throttle state and its known addresses; false when there was no such user. */
   remove(name: string): Promise<boolean>;
   /** Replaces the password hash; false when there is no such user. */
   setPasswordHash(name: string, passwordHash: string): Promise<boolean>;
@@ -77,4 +77,17 @@ export interface LoginThrottleRepository {
   forUser(userName: string): Promise<ThrottleState[]>;
   /** Deletes counters whose last failure is older than `before` and that block nothing any more. */
   prune(before: number, now: number): Promise<number>;
+  /**
+   * Remembers a successful login of `userName` from `address` (a throttle subject) at `at`, and
+   * forgets this user's addresses last successful before `forgetBefore` or beyond the newest `keep`.
+   */
+  recordSuccess(
+    userName: string,
+    address: string,
+    at: number,
+    forgetBefore: number,
+    keep: number,
+  ): Promise<void>;
+  /** When `userName` last logged in successfully from `address` (a throttle subject); undefined: never. */
+  lastSuccess(userName: string, address: string): Promise<number | undefined>;
 }

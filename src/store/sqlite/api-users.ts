@@ -39,6 +39,22 @@ export const API_USERS_MIGRATION: Migration = {
   `,
 };
 
+/**
+ * Known addresses: where each API user last logged in successfully (throttle subjects: IPv4, or
+ * the IPv6 /64). Such a (user, address) pair is judged by its own counter only (docs/auth.md).
+ */
+export const KNOWN_ADDRESSES_MIGRATION: Migration = {
+  id: 'auth-002-known-addresses',
+  sql: `
+    CREATE TABLE auth_known_addresses (
+      user_name TEXT NOT NULL,
+      address TEXT NOT NULL,
+      last_success_at INTEGER NOT NULL,
+      PRIMARY KEY (user_name, address)
+    );
+  `,
+};
+
 interface ApiUserRow {
   name: string;
   password_hash: string;
@@ -96,6 +112,7 @@ export class SqliteApiUserRepository implements ApiUserRepository {
       deleteThrottle: db.prepare(
         "DELETE FROM auth_throttle WHERE user_name = ? AND scope IN ('user', 'pair')",
       ),
+      deleteKnown: db.prepare('DELETE FROM auth_known_addresses WHERE user_name = ?'),
       setHash: db.prepare('UPDATE api_users SET password_hash = ? WHERE name = ?'),
       setRanges: db.prepare('UPDATE api_users SET ranges = ? WHERE name = ?'),
       login: db.prepare(
@@ -129,7 +146,10 @@ export class SqliteApiUserRepository implements ApiUserRepository {
   async remove(name: string): Promise<boolean> {
     return this.change(() => {
       const removed = this.statements.delete.run(name).changes === 1;
-      if (removed) this.statements.deleteThrottle.run(name);
+      if (removed) {
+        this.statements.deleteThrottle.run(name);
+        this.statements.deleteKnown.run(name);
+      }
       return removed;
     });
   }
@@ -193,6 +213,21 @@ export class SqliteLoginThrottleRepository implements LoginThrottleRepository {
         "SELECT * FROM auth_throttle WHERE user_name = ? AND scope IN ('user', 'pair') ORDER BY scope, address",
       ),
       prune: db.prepare('DELETE FROM auth_throttle WHERE last_failure_at < ? AND blocked_until <= ?'),
+      upsertKnown: db.prepare(
+        `INSERT INTO auth_known_addresses (user_name, address, last_success_at) VALUES (?, ?, ?)
+         ON CONFLICT (user_name, address) DO UPDATE SET
+           last_success_at = max(last_success_at, excluded.last_success_at)`,
+      ),
+      trimKnown: db.prepare(
+        `DELETE FROM auth_known_addresses WHERE user_name = @user AND (last_success_at < @before OR address IN (
+           SELECT address FROM auth_known_addresses WHERE user_name = @user
+           ORDER BY last_success_at DESC, address LIMIT -1 OFFSET @keep))`,
+      ),
+      lastSuccess: db
+        .prepare<[string, string], number>(
+          'SELECT last_success_at FROM auth_known_addresses WHERE user_name = ? AND address = ?',
+        )
+        .pluck(),
     };
   }
 
@@ -245,5 +280,22 @@ export class SqliteLoginThrottleRepository implements LoginThrottleRepository {
 
   async prune(before: number, now: number): Promise<number> {
     return this.statements.prune.run(before, now).changes;
+  }
+
+  async recordSuccess(
+    userName: string,
+    address: string,
+    at: number,
+    forgetBefore: number,
+    keep: number,
+  ): Promise<void> {
+    this.db.transaction(() => {
+      this.statements.upsertKnown.run(userName, address, at);
+      this.statements.trimKnown.run({ user: userName, before: forgetBefore, keep });
+    })();
+  }
+
+  async lastSuccess(userName: string, address: string): Promise<number | undefined> {
+    return this.statements.lastSuccess.get(userName, address);
   }
 }

@@ -1,5 +1,10 @@
 import type { Migration, Store } from '../types.js';
-import { API_USERS_MIGRATION, SqliteApiUserRepository, SqliteLoginThrottleRepository } from './api-users.js';
+import {
+  API_USERS_MIGRATION,
+  KNOWN_ADDRESSES_MIGRATION,
+  SqliteApiUserRepository,
+  SqliteLoginThrottleRepository,
+} from './api-users.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
 import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';
@@ -9,6 +14,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   API_USERS_MIGRATION,
   ID_MAP_MIGRATION,
   SSO_TOKENS_MIGRATION,
+  KNOWN_ADDRESSES_MIGRATION,
 ];
 
 /** The SQLite store (the default): one file, WAL mode. */
