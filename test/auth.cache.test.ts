@@ -1,9 +1,11 @@
-// The credential cache: scrypt does not run per request, and a password reset, a removal or new
-// ranges take effect at once — also when done by the CLI in another process while the server runs.
+// The credential cache: scrypt runs once per credential and TTL (counted, not timed); a new user, a
+// password reset, a removal or new ranges take effect at once — also when the CLI makes the change
+// in another process while the server runs.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { hashPassword, verifyPassword } from '../src/auth/password.js';
+import { setApiUserRanges } from '../src/auth/admin.js';
+import { kdfRunCount } from '../src/auth/password.js';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { ManualClock } from '../src/clock.js';
@@ -72,25 +74,42 @@ describe('credential cache', () => {
 
   const get = (pw: string) => call(`${h.url}${PROTECTED}`, { user: 'cached', password: pw });
 
-  it('answers repeated requests without running scrypt each time', async () => {
-    const hash = await hashPassword('x');
-    const started = performance.now();
-    for (let i = 0; i < 5; i++) await verifyPassword('x', hash);
-    const kdfMs = (performance.now() - started) / 5;
-
-    assert.equal((await get(password)).status, 200);
-    const t0 = performance.now();
-    for (let i = 0; i < 30; i++) assert.equal((await get(password)).status, 200);
-    const perRequestMs = (performance.now() - t0) / 30;
-    assert.ok(
-      perRequestMs < kdfMs / 2,
-      `cached requests take ${perRequestMs.toFixed(1)} ms each; one scrypt takes ${kdfMs.toFixed(1)} ms`,
+  /** `count` requests with the same credentials at once; every one must be a 200. */
+  async function concurrently(pw: string, count: number): Promise<void> {
+    const responses = await Promise.all(Array.from({ length: count }, () => get(pw)));
+    assert.deepEqual(
+      responses.map((response) => response.status),
+      responses.map(() => 200),
     );
+  }
+
+  it('runs the KDF once for many requests with the same credentials', async () => {
+    const before = kdfRunCount();
+    assert.equal((await get(password)).status, 200);
+    for (let i = 0; i < 30; i++) assert.equal((await get(password)).status, 200);
+    await concurrently(password, 10);
+    assert.equal(kdfRunCount() - before, 1, 'one scrypt run for 41 requests');
+  });
+
+  it('runs it once more after an invalidation, shared by concurrent requests', async () => {
+    // New ranges (the same ones) bump the credentials version, which drops the cache.
+    await setApiUserRanges(h.services.store, 'cached', ['127.0.0.0/8']);
+    const before = kdfRunCount();
+    await concurrently(password, 10);
+    for (let i = 0; i < 10; i++) assert.equal((await get(password)).status, 200);
+    assert.equal(kdfRunCount() - before, 1, 'one scrypt run for 20 requests after the invalidation');
   });
 
   it('re-verifies after the TTL (default 60 s) and keeps working', async () => {
-    clock.advance(61_000);
+    clock.advance(59_000);
+    let before = kdfRunCount();
     assert.equal((await get(password)).status, 200);
+    assert.equal(kdfRunCount() - before, 0, 'still cached after 59 s');
+    clock.advance(2_000);
+    before = kdfRunCount();
+    assert.equal((await get(password)).status, 200);
+    assert.equal((await get(password)).status, 200);
+    assert.equal(kdfRunCount() - before, 1, 'verified again after 61 s, then cached');
   });
 
   it('drops a reset password at once when the CLI runs in-process on its own connection', async () => {
@@ -121,6 +140,30 @@ describe('credential cache', () => {
     assert.equal((await get(password)).status, 401);
     assert.equal((await get(fresh)).status, 200);
     password = fresh;
+  });
+
+  it('lets a user added by another process log in at once', async () => {
+    let created = { name: '', password: 'not-yet', ranges: [] as string[] };
+    const spawned = () => call(`${h.url}${PROTECTED}`, { user: 'spawned', password: created.password });
+    assert.equal((await spawned()).status, 401, 'no such user yet');
+    const result = await spawnCli([
+      'apiuser',
+      'add',
+      'spawned',
+      '--range',
+      '127.0.0.1/32',
+      '--config',
+      h.configFile,
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    created = JSON.parse(result.stdout) as typeof created;
+    assert.equal(created.name, 'spawned');
+    assert.deepEqual(created.ranges, ['127.0.0.1/32']);
+    assert.match(created.password, /^[A-Za-z0-9_-]{32}$/);
+    const response = await spawned();
+    assert.equal(response.status, 200, response.text);
+    assert.equal((await call(`${h.url}${PROTECTED}`, { user: 'spawned', password: 'wrong' })).status, 401);
   });
 
   it('applies new ranges at once when another process sets them', async () => {
