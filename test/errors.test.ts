@@ -1,8 +1,13 @@
 // The legacy error model over real HTTP: every error is JSON {"code","message","errors"?};
 // 401/403/404/405/413/429 and malformed JSON; no stack traces; no secret in the logs.
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { getRequestListener } from '@hono/node-server';
+import { createApp } from '../src/app.js';
 import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
+import type { Store } from '../src/store/types.js';
 import {
   type AuthHarness,
   basic,
@@ -206,5 +211,105 @@ describe('legacy error model', () => {
       const headers = (line.req as { headers?: Record<string, unknown> } | undefined)?.headers;
       if (headers?.authorization !== undefined) assert.equal(headers.authorization, '[redacted]');
     }
+  });
+});
+
+/** `target` whose `method` rejects with `error` while `when()` holds; every other member is the real one. */
+function failing<T extends object>(target: T, method: keyof T, error: Error, when: () => boolean): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value: unknown = Reflect.get(object, property, object);
+      if (property === method && when()) return () => Promise.reject(error);
+      return typeof value === 'function' ? value.bind(object) : value;
+    },
+  });
+}
+
+describe('unexpected exceptions', () => {
+  const sink = new LogSink();
+  let h: AuthHarness;
+  let server: Server | undefined;
+  let url = '';
+  let password = '';
+  /** Which store method throws right now. */
+  let broken: 'auth' | 'sso' = 'auth';
+  const GENERIC = { code: 500, message: 'Internal error; the request id in the log has the details' };
+  // What a real driver error might carry: a file path and the SQL; neither may reach the caller.
+  const storeError = new Error(
+    'SQLITE_IOERR: disk I/O error in /srv/secret-volume/store.db (SELECT * FROM api_users)',
+  );
+  const tokenError = new Error('SQLITE_FULL: database or disk is full at /srv/secret-volume/store.db');
+
+  before(async () => {
+    h = await startHarness({ logSink: sink });
+    password = await h.addUser('broken', ['127.0.0.0/8']);
+    // The same services, but a store whose methods throw: once in authentication, once in a handler.
+    const real = h.services.store;
+    const store: Store = {
+      kind: real.kind,
+      apiUsers: failing(real.apiUsers, 'get', storeError, () => broken === 'auth'),
+      loginThrottle: real.loginThrottle,
+      idMap: real.idMap,
+      ssoTokens: failing(real.ssoTokens, 'issue', tokenError, () => broken === 'sso'),
+      ping: () => real.ping(),
+      close: () => real.close(),
+    };
+    server = createServer(getRequestListener(createApp({ ...h.services, store }).fetch));
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await h?.close();
+  });
+
+  function assertHidden(
+    response: { status: number; headers: Headers; body: unknown; text: string },
+    id: string,
+  ) {
+    assertLegacyError(response, 500);
+    assert.deepEqual(response.body, GENERIC);
+    assert.equal(response.headers.get('x-request-id'), id);
+    for (const detail of ['SQLITE', 'secret-volume', 'api_users', 'disk', 'Error', 'stack'])
+      assert.ok(!response.text.includes(detail), `the body leaks ${detail}: ${response.text}`);
+  }
+
+  function assertLoggedOnce(id: string, error: Error) {
+    const lines = sink.lines().filter((line) => line.reqId === id);
+    const withError = lines.filter((line) => line.err !== undefined);
+    assert.equal(withError.length, 1, `one log line with the error: ${JSON.stringify(lines)}`);
+    const [logged] = withError;
+    assert.equal(logged?.msg, 'request failed');
+    assert.equal(logged?.level, 50);
+    const err = logged?.err as { message?: string; stack?: string } | undefined;
+    assert.equal(err?.message, error.message);
+    assert.match(err?.stack ?? '', /\n\s+at /, 'the log has the stack');
+    const completed = lines.filter((line) => line.msg === 'request completed');
+    assert.equal(completed.length, 1);
+    assert.equal(completed[0]?.status, 500);
+  }
+
+  it('answers a bare 500 when the store fails during authentication, and logs it once with the request id', async () => {
+    const response = await call(`${url}${PROTECTED}`, {
+      user: 'broken',
+      password,
+      headers: { 'x-request-id': 'unexpected-auth-1' },
+    });
+    assertHidden(response, 'unexpected-auth-1');
+    assertLoggedOnce('unexpected-auth-1', storeError);
+  });
+
+  it('answers a bare 500 when the store fails inside a handler, and logs it once with the request id', async () => {
+    broken = 'sso';
+    const response = await call(`${url}/iserv/api/Service/Sso/authenticate`, {
+      user: 'broken',
+      password,
+      method: 'POST',
+      headers: { 'x-request-id': 'unexpected-sso-1', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=lena.mueller',
+    });
+    assertHidden(response, 'unexpected-sso-1');
+    assertLoggedOnce('unexpected-sso-1', tokenError);
   });
 });
