@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
@@ -146,6 +147,7 @@ async function listen(
   const server: Server = tls
     ? createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, listener)
     : createHttpServer(listener);
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => {
@@ -154,6 +156,30 @@ async function listen(
     });
   });
   return server;
+}
+
+/** Requests Node's HTTP parser refuses never reach the app: status, reason phrase and message. */
+type ClientErrorAnswer = [status: number, reason: string, message: string];
+const CLIENT_ERRORS: Record<string, ClientErrorAnswer> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'Request header fields too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'The request did not arrive in time'],
+};
+const MALFORMED: ClientErrorAnswer = [400, 'Bad Request', 'Malformed request'];
+
+/**
+ * Answers what Node's parser refuses (oversized headers: 431, else 400) with the legacy JSON body
+ * instead of Node's bare one; like Node, only while no response of the connection has started.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const response = (socket as Duplex & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  const body = JSON.stringify({ code: status, message });
+  const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  socket.end(head + body, () => socket.destroy());
 }
 
 /** Stops accepting connections, lets in-flight requests finish, and cuts what is left after the timeout. */

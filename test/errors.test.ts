@@ -1,8 +1,9 @@
 // The legacy error model over real HTTP: every error is JSON {"code","message","errors"?};
-// 401/403/404/405/413/429 and malformed JSON; no stack traces; no secret in the logs.
+// 401/403/404/405/413/429, malformed JSON, unexpected exceptions (500), and what Node's parser
+// refuses (431 oversized headers, 400); no stack traces; no secret in bodies or logs.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
@@ -311,5 +312,73 @@ describe('unexpected exceptions', () => {
     });
     assertHidden(response, 'unexpected-sso-1');
     assertLoggedOnce('unexpected-sso-1', tokenError);
+  });
+});
+
+/** Sends raw bytes to host:port and reads until the server closes the connection. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
+/** Status line, headers (lower-case names) and body of a raw HTTP/1.1 answer. */
+function parseRaw(answer: string): { statusLine: string; headers: Map<string, string>; body: string } {
+  const [head = '', body = ''] = answer.split('\r\n\r\n', 2);
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = new Map(
+    lines.map((line) => [
+      line.slice(0, line.indexOf(':')).toLowerCase(),
+      line.slice(line.indexOf(':') + 1).trim(),
+    ]),
+  );
+  return { statusLine, headers, body };
+}
+
+describe('requests Node refuses before the app sees them', () => {
+  let h: AuthHarness;
+
+  before(async () => {
+    h = await startHarness();
+  });
+  after(() => h?.close());
+
+  it('431 with the legacy JSON body for oversized headers (fetch)', async () => {
+    const response = await call(`${h.url}${PROTECTED}`, { headers: { 'x-oversized': 'a'.repeat(20_000) } });
+    const body = assertLegacyError(response, 431);
+    assert.deepEqual(body, { code: 431, message: 'Request header fields too large' });
+  });
+
+  it('431 with the legacy JSON body for oversized headers (raw socket: exact bytes)', async () => {
+    const answer = await rawExchange(
+      h.url,
+      `GET ${PROTECTED} HTTP/1.1\r\nHost: localhost\r\nX-Oversized: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    const { statusLine, headers, body } = parseRaw(answer);
+    assert.equal(statusLine, 'HTTP/1.1 431 Request Header Fields Too Large');
+    assert.equal(headers.get('content-type'), 'application/json');
+    assert.equal(headers.get('content-length'), String(Buffer.byteLength(body)));
+    assert.equal(headers.get('connection'), 'close');
+    assert.deepEqual(JSON.parse(body), { code: 431, message: 'Request header fields too large' });
+  });
+
+  it('400 with the legacy JSON body for a request the parser cannot read', async () => {
+    const answer = await rawExchange(h.url, 'GET / HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n');
+    const { statusLine, headers, body } = parseRaw(answer);
+    assert.equal(statusLine, 'HTTP/1.1 400 Bad Request');
+    assert.equal(headers.get('content-type'), 'application/json');
+    assert.deepEqual(JSON.parse(body), { code: 400, message: 'Malformed request' });
+  });
+
+  it('keeps serving afterwards', async () => {
+    assert.equal((await call(`${h.url}/healthz`)).status, 200);
   });
 });
