@@ -1,8 +1,9 @@
 // Failed-login throttling over real HTTP with an injected clock: back-off, 429 + Retry-After,
-// reset on success, isolation of a second integration at the same address, state across restarts.
+// reset on success, isolation of a second integration at the same address, state across restarts,
+// and known addresses: an attacker escalating the per-user block does not lock out the integration.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listApiUsers } from '../src/auth/admin.js';
+import { listApiUsers, removeApiUser } from '../src/auth/admin.js';
 import { ManualClock } from '../src/clock.js';
 import { type AuthHarness, call, closeSharedSandbox, PROTECTED, startHarness } from './auth-helpers.js';
 
@@ -247,5 +248,12 @@ describe('known addresses expire 30 days after their last success', () => {
     const forgotten = await legit();
     assert.equal(forgotten.status, 429);
     assert.equal(forgotten.headers.get('retry-after'), '1');
+  });
+
+  it("forgets a user's known addresses when the user is removed", async () => {
+    const { loginThrottle } = h.services.store;
+    assert.equal(typeof (await loginThrottle.lastSuccess('sync', '10.30.0.5')), 'number');
+    await removeApiUser(h.services.store, 'sync');
+    assert.equal(await loginThrottle.lastSuccess('sync', '10.30.0.5'), undefined);
   });
 });
