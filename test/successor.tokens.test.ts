@@ -19,6 +19,7 @@ import {
   type SuccessorClientOptions,
 } from '../src/successor/client.js';
 import { UpstreamError } from '../src/successor/errors.js';
+import { LogSink } from './log-sink.js';
 
 const TOKEN = 'POST /token';
 const USERS = 'GET /users';
@@ -168,6 +169,34 @@ describe('tokens', () => {
     assert.equal((await readUsers(basic)).status, 200);
     assert.equal((await readUsers(post)).status, 200);
   });
+
+  for (const [advertised, other] of [
+    ['client_secret_basic', 'client_secret_post'],
+    ['client_secret_post', 'client_secret_basic'],
+  ] as const) {
+    test(`auto uses ${advertised} when the issuer advertises only that; a fixed ${other} is refused there`, async () => {
+      const sb = await sandbox({ clientAuthMethods: [advertised] });
+      const sink = new LogSink();
+      const auto = client(sb, {
+        auth: { authMethod: 'auto' },
+        logger: createLogger({ level: 'debug', destination: sink }),
+      });
+      assert.equal((await readUsers(auto)).status, 200);
+      const discovered = sink.lines().find((line) => line.msg === 'issuer discovered');
+      assert.equal((discovered?.successor as { authMethod?: unknown } | undefined)?.authMethod, advertised);
+      assert.equal(sb.counters.get(TOKEN), 1);
+
+      // The sandbox really refuses the method it does not advertise, so auto had to pick right.
+      const fixed = client(sb, { auth: { authMethod: other } });
+      await assert.rejects(
+        readUsers(fixed),
+        upstream('unauthorized', (error) => {
+          assert.equal(error.source, 'token');
+          assert.match(error.message, /invalid_client/);
+        }),
+      );
+    });
+  }
 });
 
 describe('scopes', () => {

@@ -3,12 +3,19 @@ import type { Logger } from '../log/logger.js';
 import type { SandboxData } from './data.js';
 import type { FaultSettings } from './faults.js';
 import type { SandboxFixture } from './fixture.js';
-import type { InteractiveLogin, SandboxClientConfig } from './oauth.js';
+import type { ClientAuthMethod, InteractiveLogin, SandboxClientConfig } from './oauth.js';
 
 export type { PasswordState, ResourceKind, SandboxData, UserStatus } from './data.js';
 export type { FaultRule, FaultSettings } from './faults.js';
 export { type SandboxFixture, sandboxUuid } from './fixture.js';
-export { type InteractiveLogin, READ_SCOPE, type SandboxClientConfig, WRITE_SCOPE } from './oauth.js';
+export {
+  CLIENT_AUTH_METHODS,
+  type ClientAuthMethod,
+  type InteractiveLogin,
+  READ_SCOPE,
+  type SandboxClientConfig,
+  WRITE_SCOPE,
+} from './oauth.js';
 export { API_BASE, iri } from './resources.js';
 export { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD } from './seed.js';
 export { startSandbox } from './server.js';
@@ -29,6 +36,12 @@ export interface SandboxOptions {
   fixture?: string | SandboxFixture;
   /** OAuth clients; default: `idm-compat` (read+write) and `idm-compat-readonly` (read). */
   clients?: SandboxClientConfig[];
+  /**
+   * Token endpoint authentication methods advertised in discovery and accepted; default both
+   * (`client_secret_basic`, `client_secret_post`). A token request using another one gets 401
+   * `invalid_client`; a client registering another one is a start-up error.
+   */
+  clientAuthMethods?: ClientAuthMethod[];
   /** Accepted `X-IServ-Authentication` keys (read+write); default `['sandbox-api-key']`. */
   apiKeys?: string[];
   /** Access token lifetime, default 3600. */

@@ -15,14 +15,21 @@ export const AUTH_PREFIX = '/iserv/auth';
 /** The token endpoint below the issuer, as on the real server (`/iserv/auth/public/token`). */
 export const TOKEN_ROUTE = '/public/token';
 
+/** How a client authenticates at the token endpoint. */
 export type ClientAuthMethod = 'client_secret_post' | 'client_secret_basic';
+
+/** The token endpoint authentication methods the sandbox offers by default (both). */
+export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
 
 /** One OAuth client the sandbox's authorization server knows. */
 export interface SandboxClientConfig {
   clientId: string;
   clientSecret: string;
   scopes: string[];
-  /** Registered method; oidc-provider accepts both secret methods for a secret client either way. */
+  /**
+   * Registered method (default `client_secret_post`, or the only one advertised); oidc-provider
+   * accepts every advertised secret method for a secret client either way.
+   */
   authMethod?: ClientAuthMethod;
   /**
    * Redirect URIs for the authorization-code flow (with `interactiveLogin`); such a client also
@@ -65,13 +72,11 @@ export const DEFAULT_CLIENTS: readonly SandboxClientConfig[] = [
     clientId: 'idm-compat',
     clientSecret: 'sandbox-secret',
     scopes: [READ_SCOPE, WRITE_SCOPE],
-    authMethod: 'client_secret_post',
   },
   {
     clientId: 'idm-compat-readonly',
     clientSecret: 'sandbox-readonly-secret',
     scopes: [READ_SCOPE],
-    authMethod: 'client_secret_post',
   },
 ];
 
@@ -81,6 +86,11 @@ export interface OAuthServerOptions {
   /** The API's resource indicator and the `aud` of every access token. */
   audience: string;
   clients: readonly SandboxClientConfig[];
+  /**
+   * Token endpoint authentication methods advertised in discovery and accepted (default both);
+   * a request using another one is refused with `invalid_client`.
+   */
+  clientAuthMethods?: readonly ClientAuthMethod[];
   tokenTtlSeconds: number;
   logger: Logger;
   /** Enables the authorization-code + PKCE flow, logging in the `login_hint` user without a form. */
@@ -113,8 +123,36 @@ async function signingKeys(): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
   };
 }
 
-function clientMetadata(client: SandboxClientConfig, interactive: boolean): ClientMetadata {
+/** Checks the advertised methods and that every client's registered method is among them. */
+function authMethods(options: Pick<OAuthServerOptions, 'clientAuthMethods' | 'clients'>): ClientAuthMethod[] {
+  const methods = [...new Set(options.clientAuthMethods ?? CLIENT_AUTH_METHODS)];
+  if (methods.length === 0) throw new TypeError('sandbox option clientAuthMethods must not be empty');
+  for (const method of methods) {
+    if (!CLIENT_AUTH_METHODS.includes(method)) {
+      throw new TypeError(
+        `sandbox option clientAuthMethods: unknown method ${JSON.stringify(method)} (client_secret_post or client_secret_basic)`,
+      );
+    }
+  }
+  for (const client of options.clients) {
+    if (client.authMethod !== undefined && !methods.includes(client.authMethod)) {
+      throw new TypeError(
+        `sandbox client ${client.clientId} registers ${client.authMethod}, which clientAuthMethods (${methods.join(', ')}) leaves out`,
+      );
+    }
+  }
+  return methods;
+}
+
+function clientMetadata(
+  client: SandboxClientConfig,
+  interactive: boolean,
+  methods: readonly ClientAuthMethod[],
+): ClientMetadata {
   const sso = interactive && (client.redirectUris?.length ?? 0) > 0;
+  const fallback: ClientAuthMethod = methods.includes('client_secret_post')
+    ? 'client_secret_post'
+    : 'client_secret_basic';
   return {
     client_id: client.clientId,
     client_secret: client.clientSecret,
@@ -122,7 +160,7 @@ function clientMetadata(client: SandboxClientConfig, interactive: boolean): Clie
     response_types: sso ? ['code'] : [],
     redirect_uris: sso ? [...(client.redirectUris ?? [])] : [],
     scope: [...new Set([...client.scopes, ...(sso ? SSO_SCOPES : [])])].join(' '),
-    token_endpoint_auth_method: client.authMethod ?? 'client_secret_post',
+    token_endpoint_auth_method: client.authMethod ?? fallback,
     ...(client.applicationType === undefined ? {} : { application_type: client.applicationType }),
   };
 }
@@ -181,11 +219,13 @@ export function providerConfiguration(
   const apiScopes = [READ_SCOPE, WRITE_SCOPE];
   const allScopes = new Set<string>([...apiScopes, ...options.clients.flatMap((c) => c.scopes)]);
   const ttl = options.tokenTtlSeconds;
+  const methods = authMethods(options);
   return {
     adapter: createOAuthStore(),
-    clients: options.clients.map((c) => clientMetadata(c, options.interactiveLogin !== undefined)),
+    clients: options.clients.map((c) => clientMetadata(c, options.interactiveLogin !== undefined, methods)),
     jwks: { keys: [privateJwk] },
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
+    // Advertised in discovery (token_endpoint_auth_methods_supported); a method left out is refused.
+    clientAuthMethods: methods,
     clientDefaults: { id_token_signed_response_alg: SIGNING_ALG },
     // Listing the API scopes here makes oidc-provider refuse them (invalid_scope) for a client
     // whose registered `scope` does not include them.
@@ -256,6 +296,7 @@ export function providerConfiguration(
 /** Creates the authorization server: oidc-provider with fresh keys, mounted under AUTH_PREFIX. */
 export async function createOAuthServer(options: OAuthServerOptions): Promise<OAuthServer> {
   if (options.interactiveLogin && !options.accounts) throw new TypeError('interactiveLogin needs accounts');
+  const basicAllowed = authMethods(options).includes('client_secret_basic');
   const { privateJwk, publicJwk } = await signingKeys();
   const provider = new Provider(options.issuer, providerConfiguration(options, privateJwk));
   const log = options.logger.child({ component: 'sandbox-oauth' });
@@ -314,6 +355,27 @@ export async function createOAuthServer(options: OAuthServerOptions): Promise<OA
       mounted.originalUrl = original;
       req.url = original.slice(AUTH_PREFIX.length) || '/';
       if (!req.url.startsWith('/')) req.url = `/${req.url}`;
+      if (
+        !basicAllowed &&
+        req.method === 'POST' &&
+        req.url.split('?')[0] === TOKEN_ROUTE &&
+        /^\s*basic\s/i.test(req.headers.authorization ?? '')
+      ) {
+        // oidc-provider lets a client registered for client_secret_post use Basic as well; a
+        // server that does not advertise client_secret_basic refuses it, as a strict one would.
+        res.writeHead(401, {
+          'content-type': 'application/json',
+          'cache-control': 'no-store',
+          'www-authenticate': `Basic realm="${options.issuer}", error="invalid_client"`,
+        });
+        res.end(
+          JSON.stringify({
+            error: 'invalid_client',
+            error_description: 'client_secret_basic is not supported here; use client_secret_post',
+          }),
+        );
+        return;
+      }
       if (options.interactiveLogin && req.url.startsWith('/interaction/') && req.method === 'GET') {
         void interact(req, res);
         return;

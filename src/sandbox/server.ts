@@ -154,6 +154,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       issuer,
       audience: apiBaseUrl,
       clients,
+      ...(options.clientAuthMethods === undefined ? {} : { clientAuthMethods: options.clientAuthMethods }),
       tokenTtlSeconds,
       logger,
       ...(options.interactiveLogin
