@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 
 /** A request a loopback test server saw. */
 export interface SeenRequest {
@@ -13,6 +15,8 @@ export interface SeenRequest {
 export interface LoopbackServer {
   url: string;
   requests: SeenRequest[];
+  /** TCP connections accepted so far (to see keep-alive reuse). */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -38,11 +42,18 @@ export async function startLoopback(handler: Handler): Promise<LoopbackServer> {
       });
     });
   });
+  let connections = 0;
+  server.on('connection', () => {
+    connections++;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
@@ -68,4 +79,69 @@ export function fakeItems(count: number, offset = 0): Record<string, unknown>[] 
     '@id': `/iserv/idm/api/v1/users/${String(offset + i).padStart(12, '0')}`,
     user: `user${offset + i}`,
   }));
+}
+
+/** A loopback port that takes no more connections: a connect there hangs until the caller gives up. */
+export interface FullListener {
+  url: string;
+  /** False when the system still completed every connection (then nothing hangs). */
+  full: boolean;
+  close(): Promise<void>;
+}
+
+// Listens with a backlog of 1 and then blocks its event loop, so it never accepts: the kernel
+// completes two handshakes into the accept queue and drops every further SYN unanswered.
+const FULL_LISTENER = `
+const server = require('node:net').createServer();
+server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+  process.stdout.write(server.address().port + '\\n', () => {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000);
+    process.exit(0);
+  });
+});
+`;
+
+/**
+ * Starts a loopback listener in a child process and fills its accept queue, so that further
+ * connections to it hang in the TCP handshake (for connect timeouts without leaving loopback).
+ */
+export async function startFullListener(): Promise<FullListener> {
+  const child = spawn(process.execPath, ['-e', FULL_LISTENER], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the listener process exited (${code})`)));
+  });
+  const fillers: Socket[] = [];
+  const connected = await Promise.all(
+    Array.from(
+      { length: 4 },
+      () =>
+        new Promise<boolean>((resolve) => {
+          const socket = connect(port, '127.0.0.1');
+          fillers.push(socket);
+          const timer = setTimeout(() => resolve(false), 300);
+          socket.once('connect', () => {
+            clearTimeout(timer);
+            resolve(true);
+          });
+          socket.on('error', () => {
+            clearTimeout(timer);
+            resolve(false);
+          });
+        }),
+    ),
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    full: connected.includes(false),
+    async close() {
+      for (const socket of fillers) socket.destroy();
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
 }

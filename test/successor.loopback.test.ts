@@ -2,10 +2,18 @@
 // that ignore `page`, broken bodies, dropped connections), against small loopback servers.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { createLogger } from '../src/log/logger.js';
 import { currentCallStats, withCallStats } from '../src/successor/call-stats.js';
 import { createSuccessorClient, type SuccessorClientOptions } from '../src/successor/client.js';
 import { UpstreamError } from '../src/successor/errors.js';
-import { fakeItems, type LoopbackServer, sendJson, startLoopback } from './successor-helpers.js';
+import { LogSink } from './log-sink.js';
+import {
+  fakeItems,
+  type LoopbackServer,
+  sendJson,
+  startFullListener,
+  startLoopback,
+} from './successor-helpers.js';
 
 const API = '/iserv/idm/api/v1';
 const servers: LoopbackServer[] = [];
@@ -78,6 +86,49 @@ describe('collections against loopback servers', () => {
     );
     await client.close();
   });
+
+  for (const prefix of ['hydra:', ''] as const) {
+    test(`Hydra ${prefix === '' ? 'without' : 'with'} the prefix and no totalItems: 95 items by next links, one page after the other`, async () => {
+      const all = fakeItems(95);
+      let inFlight = 0;
+      let maxInFlight = 0;
+      const server = await loopback(async (req, res) => {
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        inFlight--;
+        const size = Number(req.url.searchParams.get('itemsPerPage'));
+        const page = Number(req.url.searchParams.get('page') ?? '1');
+        const body: Record<string, unknown> = {
+          '@type': `${prefix}Collection`,
+          [`${prefix}member`]: all.slice((page - 1) * size, page * size),
+        };
+        const view: Record<string, unknown> = { '@id': `${API}/users?itemsPerPage=${size}&page=${page}` };
+        if (page * size < all.length)
+          view[`${prefix}next`] = `${API}/users?itemsPerPage=${size}&page=${page + 1}`;
+        body[`${prefix}view`] = view;
+        sendJson(res, 200, body, 'application/ld+json');
+      });
+      const client = clientFor(server, { pageSize: 30, pageConcurrency: 4 });
+      const items = await client.readCollection('/users');
+      assert.deepEqual(
+        items.map((item) => item['@id']),
+        all.map((item) => item['@id']),
+        'all 95, in order, none twice',
+      );
+      assert.deepEqual(
+        server.requests.map((r) => `${r.url.pathname}${r.url.search}`),
+        [
+          `${API}/users?itemsPerPage=30`,
+          `${API}/users?itemsPerPage=30&page=2`,
+          `${API}/users?itemsPerPage=30&page=3`,
+          `${API}/users?itemsPerPage=30&page=4`,
+        ],
+      );
+      assert.equal(maxInFlight, 1, 'without a total the pages are read one after the other');
+      await client.close();
+    });
+  }
 
   test('a next link back to a page already read stops with bad_response', async () => {
     const server = await loopback((req, res) => {
@@ -260,6 +311,72 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test('keep-alive: sequential calls share one connection, concurrent ones stay within the pool and are reused', async () => {
+    const server = await loopback(async (_req, res) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      sendJson(res, 200, []);
+    });
+    const client = clientFor(server, { pool: { connections: 4, keepAliveMs: 30_000 } });
+    const get = () => client.request({ method: 'GET', path: '/users' });
+    const tick = () => new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 10; i++) {
+      await get();
+      await tick();
+    }
+    assert.equal(server.connections, 1, '10 sequential calls: one connection');
+    await client.request({ method: 'POST', path: '/groups', body: { name: 'x' } });
+    await tick();
+    assert.equal(server.connections, 1, 'writes use the same pool');
+    // Back to back, undici sees the connection free only a tick after the body was read, so it
+    // may open one more and then alternate between the two.
+    for (let i = 0; i < 10; i++) await get();
+    assert.ok(
+      server.connections <= 2,
+      `10 back-to-back calls: at most 2 connections, saw ${server.connections}`,
+    );
+
+    await Promise.all(Array.from({ length: 12 }, get));
+    const afterBurst = server.connections;
+    assert.ok(afterBurst > 2, 'concurrent calls are spread over more connections');
+    assert.ok(afterBurst <= 4, `never more than pool.connections (4), saw ${afterBurst}`);
+    await Promise.all(Array.from({ length: 12 }, get));
+    for (let i = 0; i < 5; i++) await get();
+    assert.equal(server.connections, afterBurst, 'later calls reuse the pooled connections');
+    assert.equal(server.requests.length, 10 + 1 + 10 + 12 + 12 + 5);
+    await client.close();
+  });
+
+  test('409 is conflict with the successor detail, and a GET meeting it is not retried', async () => {
+    const server = await loopback((_req, res) =>
+      sendJson(
+        res,
+        409,
+        { title: 'Conflict', detail: 'The group "5a" was changed by another request.' },
+        'application/problem+json',
+      ),
+    );
+    const client = clientFor(server);
+    for (const method of ['PATCH', 'GET'] as const) {
+      await assert.rejects(
+        client.request({ method, path: '/groups/5a', ...(method === 'GET' ? {} : { body: { name: 'y' } }) }),
+        (error: unknown) => {
+          isUpstream('conflict')(error);
+          const upstream = error as UpstreamError;
+          assert.equal(upstream.details.status, 409);
+          assert.equal(upstream.details.method, method);
+          assert.equal(upstream.details.path, `${API}/groups/5a`);
+          assert.equal(
+            upstream.message,
+            `the successor refused ${method} ${API}/groups/5a with a conflict (409): The group "5a" was changed by another request.`,
+          );
+          return true;
+        },
+      );
+    }
+    assert.equal(server.requests.length, 2);
+    await client.close();
+  });
+
   test('call statistics count the successor calls made inside withCallStats', async () => {
     const server = await loopback((_req, res) => sendJson(res, 200, []));
     const client = clientFor(server);
@@ -273,6 +390,53 @@ describe('requests against loopback servers', () => {
     assert.ok((stats?.durationMs ?? 0) > 0);
     assert.equal(currentCallStats(), undefined);
     await client.close();
+  });
+});
+
+describe('connect timeout', () => {
+  test('a listener that never completes the handshake is a connect timeout; a GET is retried once, a POST never', async (t) => {
+    const listener = await startFullListener();
+    t.after(() => listener.close());
+    if (!listener.full) {
+      t.skip('this system completed every connection to the listener, so no connect can hang here');
+      return;
+    }
+    const sink = new LogSink();
+    const client = createSuccessorClient({
+      baseUrl: `${listener.url}${API}`,
+      auth: { type: 'apiKey', key: 'loopback-key' },
+      timeouts: { connectMs: 200, totalMs: 10_000 },
+      retries: { max: 1, baseDelayMs: 1 },
+      logger: createLogger({ level: 'debug', destination: sink }),
+    });
+    t.after(() => client.close());
+    const attempts = (method: string) =>
+      sink
+        .lines()
+        .map((line) => line.successor as { method?: string; attempt?: number } | undefined)
+        .filter((call) => call?.method === method)
+        .map((call) => call?.attempt);
+    const connectTimeout = (error: unknown) => {
+      isUpstream('timeout')(error);
+      const upstream = error as UpstreamError;
+      assert.match(
+        upstream.message,
+        /^could not connect to the successor at http:\/\/127\.0\.0\.1:\d+ within 200 ms \((GET|POST) \/iserv\/idm\/api\/v1\/users; successor\.timeouts\.connectMs\)/,
+      );
+      assert.equal(upstream.details.retryable, true);
+      return true;
+    };
+    const started = performance.now();
+    await assert.rejects(client.request({ method: 'GET', path: '/users' }), connectTimeout);
+    // undici checks connect timeouts on a coarse timer (up to about a second late), still far
+    // below the total timeout.
+    assert.ok(performance.now() - started < 6_000, 'gave up on the connect timeout, not the total one');
+    assert.deepEqual(attempts('GET'), [1, 2]);
+    await assert.rejects(
+      client.request({ method: 'POST', path: '/users', body: { user: 'x' } }),
+      connectTimeout,
+    );
+    assert.deepEqual(attempts('POST'), [1]);
   });
 });
 

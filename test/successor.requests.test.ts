@@ -200,6 +200,11 @@ describe('responses and errors', () => {
       upstream('not_found', (error) => {
         assert.equal(error.details.status, 404);
         assert.equal(error.details.path, '/iserv/idm/api/v1/users/00000000-0000-4000-8000-000000000000');
+        // The sandbox's problem detail, word for word, after what the proxy says itself.
+        assert.equal(
+          error.message,
+          'the successor has no /iserv/idm/api/v1/users/00000000-0000-4000-8000-000000000000 (GET /iserv/idm/api/v1/users/00000000-0000-4000-8000-000000000000 → 404): User "00000000-0000-4000-8000-000000000000" not found.',
+        );
       }),
     );
   });
