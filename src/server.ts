@@ -9,7 +9,7 @@ import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import { type Clock, systemClock } from './clock.js';
 import type { AppConfig } from './config/load.js';
 import type { Logger } from './log/logger.js';
-import { apiBasePath, createMappingHolder } from './mapping/engine.js';
+import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
 import { loadProfile, profileDir } from './mapping/load.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import type { Services } from './services.js';
@@ -90,12 +90,16 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
     const successor = createSuccessorClient({
       ...successorConfig,
+      // Paging and the readiness read are successor conventions of the mapping profile; the
+      // readiness path is asked at every check, so a reloaded profile applies.
+      paging: profile.paging,
+      checkPath: () => mappings.current().profile.readinessPath,
       clock,
       logger: logger.child({ component: 'successor' }),
     });
     cleanups.push(() => successor.close());
 
-    const mappings = createMappingHolder(
+    const mappings: MappingHolder = createMappingHolder(
       mappingsFolder,
       {
         successor,

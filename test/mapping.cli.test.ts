@@ -128,7 +128,7 @@ describe('idm-compat mappings check', () => {
     );
     assert.match(
       find('ids.json', '$.kinds.user.filter')?.message ?? JSON.stringify(problems),
-      /no query parameter account on \/users/,
+      /no query parameter account on GET \/users/,
     );
     assert.match(
       find(path.join('operations', 'user.json'), '$.operations["user.restore"].steps[0].path')?.message ??
@@ -138,6 +138,49 @@ describe('idm-compat mappings check', () => {
     assert.ok(
       problems.some((p) => /sample read of \/users/.test(p.message)),
       'the sample read with the wrong attribute fails too',
+    );
+  });
+
+  it('--live checks what writes send: body keys, {fields} attributes, content types and query parameters', async () => {
+    const folder = copyProfile(dir, 'live-bodies', (file, json) => {
+      if (file === 'fields/user.json') ((json.fields as Json).created as Json).direction = 'both';
+      if (file !== 'operations/user.json') return;
+      const step = (id: string) =>
+        ((((json.operations as Record<string, Json>)[id] as Json).steps as Json[])[0] ?? {}) as Json;
+      step('user.link.groups.add').body = { addedGroupz: '{items.iri}' };
+      (step('user.link.roles.remove').undo as Json).body = { addedRolez: '{applied.iri}' };
+      step('user.update').contentType = 'application/json';
+      step('user.restore').query = { _atributes: '{attributes}' };
+    });
+    const config = writeConfig(dir, folder, sandbox);
+    assert.equal((await cli(['mappings', 'check', '--config', config])).code, 0, 'well-formed offline');
+
+    const text = await cli(['mappings', 'check', '--live', '--config', config]);
+    assert.equal(text.code, 1, text.out + text.err);
+    assert.match(
+      text.err,
+      /operations\/user\.json \$\.operations\["user\.link\.groups\.add"\]\.steps\[0\]\.body\.addedGroupz: the body of the successor's POST \/users\/\{id\}\/groups has no property addedGroupz; closest: addedGroups/,
+    );
+
+    const live = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+    assert.equal(live.code, 1);
+    const { problems } = JSON.parse(live.out) as {
+      problems: { file: string; path: string; message: string }[];
+    };
+    const ops = path.join('operations', 'user.json');
+    const at = (id: string, rest: string) => `$.operations[${JSON.stringify(id)}].steps[0]${rest}`;
+    assert.deepEqual(
+      problems
+        .filter((p) => p.file === ops)
+        .map((p) => `${p.path}: ${p.message}`)
+        .sort(),
+      [
+        `${at('user.create', '.body')}: {fields} sends created (field created, writable in ${path.join('fields', 'user.json')}), which the body of the successor's POST /users does not take; it takes user, firstname, lastname, auxInfo, importId, emailAddress, locked, status, type`,
+        `${at('user.link.groups.add', '.body.addedGroupz')}: the body of the successor's POST /users/{id}/groups has no property addedGroupz; closest: addedGroups`,
+        `${at('user.link.roles.remove', '.undo.body.addedRolez')}: the body of the successor's POST /users/{id}/roles has no property addedRolez; closest: addedRoles`,
+        `${at('user.restore', '.query["_atributes"]')}: the successor documents no query parameter _atributes on POST /users/{id}/restore; it takes none`,
+        `${at('user.update', '.contentType')}: the successor's PATCH /users/{id} takes application/merge-patch+json, not application/json`,
+      ],
     );
   });
 });

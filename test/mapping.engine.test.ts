@@ -7,10 +7,14 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { parseConfig } from '../src/config/load.js';
+import { createLogger } from '../src/log/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
 import { loadProfile } from '../src/mapping/load.js';
 import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
-import { ALT_PROFILE, DEFAULT_PROFILE } from './user-helpers.js';
+import { startServer } from '../src/server.js';
+import { LogSink } from './log-sink.js';
+import { ALT_PROFILE, DEFAULT_PROFILE, startUserProxy } from './user-helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -155,5 +159,85 @@ describe('operation tables with rollback, conditions and created entities', () =
     });
     assert.equal(filter.length, 1);
     assert.match(filter[0] ?? '', /steps\[0\]\.body\.role: \{fields\.name\|slug\}: no filter "slug"/);
+  });
+});
+
+describe('successor conventions of profile.json', () => {
+  /** Rewrites `successor` of the profile.json in `folder`. */
+  const setSuccessor = (folder: string, change: (successor: Json) => void) => {
+    const file = path.join(folder, 'profile.json');
+    const json = JSON.parse(readFileSync(file, 'utf8')) as Json;
+    change(json.successor as Json);
+    writeFileSync(file, JSON.stringify(json, null, 2));
+  };
+
+  it('every collection read of the engine pages with successor.paging, not with names in code', async () => {
+    const proxy = await startUserProxy({ copyProfile: true });
+    try {
+      setSuccessor(proxy.profileDir, (successor) => {
+        successor.paging = { page: 'p', itemsPerPage: 'size' };
+      });
+      assert.equal(proxy.mappings.reload().ok, true);
+      const mark = proxy.logSink.text.length;
+      const list = await proxy.call<unknown[]>('GET', '/Entity/User');
+      assert.equal(list.status, 200, list.text);
+      assert.equal((await proxy.call('GET', '/Entity/Group/lehrer')).status, 200);
+      const reads = proxy.logSink.text
+        .slice(mark)
+        .split('\n')
+        .filter((line) => line.includes('"successor call"'))
+        .map((line) => String((JSON.parse(line) as { successor: { path: string } }).successor.path));
+      assert.deepEqual(
+        reads.map((read) => read.split('?')[0]),
+        ['/iserv/idm/api/v1/users', '/iserv/idm/api/v1/groups'],
+      );
+      for (const read of reads) {
+        const query = new URL(read, 'http://x').searchParams;
+        assert.equal(query.get('size'), '100', read);
+        assert.equal(query.has('itemsPerPage'), false, read);
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('/readyz reads successor.readinessPath of the live profile (a reload applies)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ready-'));
+    const folder = path.join(dir, 'mappings', 'ready');
+    cpSync(DEFAULT_PROFILE, folder, { recursive: true });
+    setSuccessor(folder, (successor) => {
+      successor.readinessPath = '/group_flags';
+    });
+    const config = parseConfig(
+      {
+        sandbox: { enabled: true },
+        server: { port: 0 },
+        store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+        mappings: { dir: path.join(dir, 'mappings'), profile: 'ready' },
+      },
+      { label: 'test', env: {}, baseDir: dir },
+    );
+    const server = await startServer({
+      config,
+      logger: createLogger({ level: 'error', destination: new LogSink() }),
+    });
+    try {
+      const sandbox = server.sandbox;
+      assert.ok(sandbox);
+      sandbox.counters.reset();
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+      const apiReads = () =>
+        Object.keys(sandbox.counters.snapshot()).filter((key) => !key.includes('/token'));
+      assert.deepEqual(apiReads(), ['GET /group_flags']);
+      setSuccessor(folder, (successor) => {
+        successor.readinessPath = '/roles';
+      });
+      assert.equal(server.services.mappings.reload().ok, true);
+      sandbox.counters.reset();
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+      assert.deepEqual(apiReads(), ['GET /roles']);
+    } finally {
+      await server.close();
+    }
   });
 });

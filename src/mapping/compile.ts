@@ -145,6 +145,12 @@ export interface CompiledProfile {
   attributesParam: string;
   attributesSeparator: string;
   maxIdsPerQuery: number;
+  /** Query parameters of collection paging. */
+  paging: { page: string; itemsPerPage: string };
+  /** Where the successor's OpenAPI document is, tried in order. */
+  openApi: readonly string[];
+  /** The collection the readiness check reads. */
+  readinessPath: string;
   cache: { ttlSeconds: number; max: number };
   kinds: ReadonlyMap<string, CompiledKind>;
   /** Field tables by kind. */
@@ -403,6 +409,9 @@ export function compileProfile(
       attributesParam: profile.successor.attributesParam,
       attributesSeparator: profile.successor.attributesSeparator,
       maxIdsPerQuery: profile.successor.maxIdsPerQuery,
+      paging: profile.successor.paging,
+      openApi: profile.successor.openApi,
+      readinessPath: profile.successor.readinessPath,
       cache: profile.cache,
       kinds,
       resources,

@@ -160,7 +160,7 @@ export class OperationExecutor {
           failedItem = item;
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
-          const outcome = await this.#send(step, lookup);
+          const outcome = await this.#send(step, lookup, op.kind);
           pending.pop();
           failedItem = undefined;
           if (step.write) {
@@ -392,6 +392,7 @@ export class OperationExecutor {
   async #send(
     step: CompiledRequest & { collection?: boolean },
     lookup: VariableLookup,
+    kind?: CompiledKind,
   ): Promise<{ body?: unknown; collection?: Entity[]; tolerated?: boolean }> {
     const path = renderText(step.path, lookup, encodeURIComponent);
     const query: SuccessorQuery = {};
@@ -404,7 +405,13 @@ export class OperationExecutor {
           : String(value);
     }
     if (step.collection) {
-      return { collection: await this.successor.readCollection(path, { query }) };
+      return {
+        collection: await this.successor.readCollection(path, {
+          query,
+          paging: this.profile.paging,
+          ...(kind === undefined ? {} : { identity: kind.uuidAttribute }),
+        }),
+      };
     }
     try {
       const response = await this.successor.request({

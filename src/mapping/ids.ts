@@ -338,7 +338,13 @@ export class IdResolver {
     const chunks: (readonly string[])[] = [];
     for (let start = 0; start < ids.length; start += size) chunks.push(ids.slice(start, start + size));
     const pages = await Promise.all(
-      chunks.map((chunk) => this.#deps.successor.readCollection(kind.collection, { query: query(chunk) })),
+      chunks.map((chunk) =>
+        this.#deps.successor.readCollection(kind.collection, {
+          query: query(chunk),
+          paging: this.#deps.profile.paging,
+          identity: kind.uuidAttribute,
+        }),
+      ),
     );
     return pages.flat();
   }

@@ -1,7 +1,7 @@
 import type { SuccessorClient } from '../successor/client.js';
 import { UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, identityAttributes } from './attributes.js';
-import type { CompiledKind, CompiledProfile } from './compile.js';
+import type { CompiledKind, CompiledOperation, CompiledProfile, CompiledRequest } from './compile.js';
 import type { MappingProblem } from './errors.js';
 import { renderText } from './template.js';
 
@@ -15,17 +15,28 @@ interface Route {
   methods: Map<string, Json>;
 }
 
+/** One documented operation: the route's path as the document writes it, and the operation object. */
+interface Found {
+  path: string;
+  operation: Json;
+}
+
 /** The successor's OpenAPI document, indexed for the checks. */
 interface Api {
+  document: Json;
   routes: Route[];
   schemas: Record<string, Json>;
+  /** Whether the document lists query parameters at all (a route without any then takes none). */
+  documentsQuery: boolean;
 }
 
 /**
  * Checks a profile against a live successor (`mappings check --live`): its OpenAPI document
- * must offer every mapped path, method, query parameter and attribute, and one sample read per
- * kind must succeed with the attributes the profile asks for. Each problem names the mapping
- * file, the JSON path and what the successor offers instead.
+ * (profile.json `successor.openApi`) must offer every mapped path, method, query parameter,
+ * attribute and request-body property (literal body keys, and the writable attributes a
+ * `{fields}` body sends), and one sample read per kind must succeed with the attributes the
+ * profile asks for. Each problem names the mapping file, the JSON path and what the successor
+ * offers instead.
  */
 export async function checkProfileLive(
   profile: CompiledProfile,
@@ -33,8 +44,8 @@ export async function checkProfileLive(
   apiBase: string,
 ): Promise<MappingProblem[]> {
   const problems: MappingProblem[] = [];
-  const api = await readApi(successor, apiBase);
-  if (typeof api === 'string') return [{ file: '(successor)', path: '$', message: api }];
+  const api = await readApi(successor, apiBase, profile.openApi);
+  if (typeof api === 'string') return [{ file: 'profile.json', path: '$.successor.openApi', message: api }];
 
   const sampleVars = (path: readonly string[]) => (path[0] === 'apiBase' ? apiBase : SAMPLE_UUID);
   const kindSchema = new Map<CompiledKind, Json | undefined>();
@@ -43,10 +54,10 @@ export async function checkProfileLive(
     const collection = findRoute(api, 'GET', kind.collection, problems, kind.file, `${at}.collection`);
     const itemPath = renderText(kind.item, sampleVars);
     const item = findRoute(api, 'GET', itemPath, problems, kind.file, `${at}.item`, kind.item.source);
-    const schema = item ? responseSchema(api, item) : undefined;
+    const schema = item ? responseSchema(api, item.operation) : undefined;
     kindSchema.set(kind, schema);
     if (collection) {
-      const params = queryParams(collection);
+      const params = queryParams(api, collection.operation);
       const wanted: [string, string, string][] = [
         [profile.attributesParam, 'profile.json', '$.successor.attributesParam'],
         [kind.uuidFilter.param, kind.file, `${at}.uuidFilter.param`],
@@ -61,7 +72,7 @@ export async function checkProfileLive(
         wanted.push([kind.id.filterMany, kind.idFile, `$.kinds.${kind.name}.filterMany`]);
       }
       for (const [name, file, path] of wanted)
-        checkParam(params, name, kind.collection, problems, file, path);
+        checkParam(api, params, name, `GET ${collection.path}`, problems, file, path);
     }
     if (schema) {
       checkAttribute(schema, kind.uuidAttribute, problems, kind.file, `${at}.uuidAttribute`, kind.label);
@@ -103,26 +114,28 @@ export async function checkProfileLive(
   }
 
   for (const op of profile.operations.values()) {
+    const checkRequest = (request: CompiledRequest, at: string) => {
+      const path = renderText(request.path, sampleVars);
+      const found = findRoute(
+        api,
+        request.method,
+        path,
+        problems,
+        op.file,
+        `${at}.path`,
+        request.path.source,
+      );
+      if (!found) return;
+      const where = `${request.method} ${found.path}`;
+      const params = queryParams(api, found.operation);
+      for (const [name] of request.query)
+        checkParam(api, params, name, where, problems, op.file, `${at}.query[${JSON.stringify(name)}]`);
+      checkBody(api, op, request, found, problems, at);
+    };
     op.steps.forEach((step, index) => {
       const at = `$.operations[${JSON.stringify(op.id)}].steps[${index}]`;
-      const path = renderText(step.path, sampleVars);
-      const route = findRoute(api, step.method, path, problems, op.file, `${at}.path`, step.path.source);
-      if (route && step.method === 'GET') {
-        const params = queryParams(route);
-        for (const [name] of step.query) checkParam(params, name, path, problems, op.file, `${at}.query`);
-      }
-      if (step.undo) {
-        const undoPath = renderText(step.undo.path, sampleVars);
-        findRoute(
-          api,
-          step.undo.method,
-          undoPath,
-          problems,
-          op.file,
-          `${at}.undo.path`,
-          step.undo.path.source,
-        );
-      }
+      checkRequest(step, at);
+      if (step.undo) checkRequest(step.undo, `${at}.undo`);
     });
     const schema = kindSchema.get(op.kind);
     if (op.relation && schema) {
@@ -137,17 +150,19 @@ export async function checkProfileLive(
     }
   }
 
-  // One real read per kind with every attribute the profile asks for.
+  // One real read per kind (one page of one entity) with every attribute the profile asks for.
   for (const kind of profile.kinds.values()) {
     const resource = profile.resources.get(kind.name);
     const attributes = resource
       ? attributesFor(resource, [...resource.fields.keys()])
       : identityAttributes(kind);
     try {
-      await successor.readCollection(kind.collection, {
+      await successor.request({
+        method: 'GET',
+        path: kind.collection,
         query: {
-          itemsPerPage: '1',
-          page: '1',
+          [profile.paging.itemsPerPage]: '1',
+          [profile.paging.page]: '1',
           [profile.attributesParam]: attributesValue(profile, attributes),
         },
       });
@@ -164,10 +179,14 @@ export async function checkProfileLive(
   return problems;
 }
 
-async function readApi(successor: SuccessorClient, apiBase: string): Promise<Api | string> {
+async function readApi(
+  successor: SuccessorClient,
+  apiBase: string,
+  locations: readonly string[],
+): Promise<Api | string> {
   let document: unknown;
   const tried: string[] = [];
-  for (const path of ['/docs.jsonopenapi', '/docs.json']) {
+  for (const path of locations) {
     try {
       document = (await successor.request({ method: 'GET', path })).body;
       break;
@@ -197,7 +216,15 @@ async function readApi(successor: SuccessorClient, apiBase: string): Promise<Api
     return { path, pattern, methods };
   });
   const components = (doc.components ?? {}) as Json;
-  return { routes, schemas: (components.schemas ?? {}) as Record<string, Json> };
+  const documentsQuery = routes.some((route) =>
+    [...route.methods.values()].some((operation) => queryParams(undefined, operation).size > 0),
+  );
+  return {
+    document: doc,
+    routes,
+    schemas: (components.schemas ?? {}) as Record<string, Json>,
+    documentsQuery,
+  };
 }
 
 function findRoute(
@@ -209,12 +236,12 @@ function findRoute(
   at: string,
   /** The path as the table writes it, placeholders and all, for messages and suggestions. */
   shape?: string,
-): Json | undefined {
+): Found | undefined {
   const clean = path.replace(/[?#].*$/, '');
   const route = api.routes.find((r) => r.pattern.test(clean));
   const display = (shape ?? clean).replace(/\{[^}]*\}/g, '{}');
   const operation = route?.methods.get(method);
-  if (route && operation) return operation;
+  if (route && operation) return { path: route.path, operation };
   if (route) {
     problems.push({
       file,
@@ -234,10 +261,12 @@ function findRoute(
   return undefined;
 }
 
-function queryParams(operation: Json): Set<string> {
+function queryParams(api: Api | undefined, operation: Json): Set<string> {
   const out = new Set<string>();
-  const parameters = Array.isArray(operation.parameters) ? (operation.parameters as Json[]) : [];
-  for (const parameter of parameters) {
+  const parameters = Array.isArray(operation.parameters) ? (operation.parameters as unknown[]) : [];
+  for (const raw of parameters) {
+    const parameter = api ? deref(api, raw) : raw;
+    if (!isObject(parameter)) continue;
     if (parameter.in === 'query' && typeof parameter.name === 'string')
       out.add(parameter.name.replace(/\[\]$/, ''));
   }
@@ -245,6 +274,7 @@ function queryParams(operation: Json): Set<string> {
 }
 
 function checkParam(
+  api: Api,
   params: Set<string>,
   name: string,
   where: string,
@@ -252,14 +282,119 @@ function checkParam(
   file: string,
   at: string,
 ): void {
-  // Paging parameters are the client's own business; they are added to every collection read.
-  if (params.size === 0 || params.has(name.replace(/\[\]$/, ''))) return;
+  // A document that lists no query parameter anywhere says nothing about them.
+  if (!api.documentsQuery || params.has(name.replace(/\[\]$/, ''))) return;
   const offered = closest(name, [...params]);
   problems.push({
     file,
     path: at,
-    message: `the successor documents no query parameter ${name} on ${where}${offered.length > 0 ? `; closest: ${offered.join(', ')}` : ''}`,
+    message: `the successor documents no query parameter ${name} on ${where}${
+      offered.length > 0 ? `; closest: ${offered.join(', ')}` : '; it takes none'
+    }`,
   });
+}
+
+/**
+ * Checks what a request sends against the route's documented request body: that there is one,
+ * for the request's content type, and that its schema has every literal key of the body
+ * template — and, for a `{fields}` body, the attribute of every writable field of the kind's
+ * field table.
+ */
+function checkBody(
+  api: Api,
+  op: CompiledOperation,
+  request: CompiledRequest,
+  found: Found,
+  problems: MappingProblem[],
+  at: string,
+): void {
+  const body = request.body;
+  if (body === undefined) return;
+  const where = `${request.method} ${found.path}`;
+  const problem = (path: string, message: string) => problems.push({ file: op.file, path, message });
+  const requestBody = deref(api, found.operation.requestBody);
+  const content = isObject(requestBody) && isObject(requestBody.content) ? requestBody.content : undefined;
+  if (!content || Object.keys(content).length === 0) {
+    problem(`${at}.body`, `the successor documents no request body for ${where}`);
+    return;
+  }
+  const media = content[request.contentType];
+  if (!isObject(media)) {
+    problem(
+      `${at}.contentType`,
+      `the successor's ${where} takes ${Object.keys(content).join(', ')}, not ${request.contentType}`,
+    );
+    return;
+  }
+  const properties = schemaProperties(api, media.schema);
+  if (!properties) return;
+  const offered = (wanted: string) => {
+    const near = closest(wanted, [...properties]);
+    return near.length > 0 ? `; closest: ${near.join(', ')}` : '; it documents no properties';
+  };
+  const whole = body.type === 'template' ? body.template.whole : undefined;
+  if (whole && whole.path.length === 1 && whole.path[0] === 'fields') {
+    const resource = op.resource;
+    if (!resource) return;
+    for (const field of resource.fields.values()) {
+      const name = field.attribute[0];
+      if (!field.writable || name === undefined || properties.has(name)) continue;
+      problem(
+        `${at}.body`,
+        `{fields} sends ${name} (field ${field.name}, writable in ${resource.file}), which the body of the successor's ${where} does not take; it takes ${[...properties].join(', ') || 'nothing'}`,
+      );
+    }
+    return;
+  }
+  if (body.type !== 'object') return;
+  for (const [key] of body.entries) {
+    if (properties.has(key)) continue;
+    problem(
+      `${at}.body${/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`,
+      `the body of the successor's ${where} has no property ${key}${offered(key)}`,
+    );
+  }
+}
+
+/** The property names a body schema documents (`allOf` merged, `anyOf`/`oneOf` united); undefined when it names none. */
+function schemaProperties(api: Api, value: unknown, depth = 0): Set<string> | undefined {
+  const schema = deref(api, value);
+  if (!isObject(schema) || depth > 8) return undefined;
+  let out: Set<string> | undefined;
+  const add = (names: Iterable<string>) => {
+    out ??= new Set();
+    for (const name of names) out.add(name);
+  };
+  if (isObject(schema.properties)) add(Object.keys(schema.properties));
+  for (const key of ['allOf', 'anyOf', 'oneOf']) {
+    const parts = schema[key];
+    if (!Array.isArray(parts)) continue;
+    for (const part of parts) {
+      const names = schemaProperties(api, part, depth + 1);
+      if (names) add(names);
+    }
+  }
+  return out;
+}
+
+/** Follows a local `$ref` (`#/components/…`) of the document; anything else as it is. */
+function deref(api: Api, value: unknown): unknown {
+  let current = value;
+  for (let hops = 0; hops < 10 && isObject(current) && typeof current.$ref === 'string'; hops++) {
+    const ref = current.$ref;
+    if (!ref.startsWith('#/')) return current;
+    let target: unknown = api.document;
+    for (const segment of ref.slice(2).split('/')) {
+      const key = segment.replaceAll('~1', '/').replaceAll('~0', '~');
+      target = isObject(target) ? target[key] : undefined;
+    }
+    current = target;
+  }
+  return current;
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function responseSchema(api: Api, operation: Json): Json | undefined {

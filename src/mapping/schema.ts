@@ -54,6 +54,22 @@ export const profileFileSchema = z.strictObject({
         .max(1000)
         .default(100)
         .describe('Most IDs one filter query carries (longer lists are split, keeping URLs short)'),
+      paging: z
+        .strictObject({
+          page: z.string().min(1).describe('Query parameter with the 1-based page number, e.g. page'),
+          itemsPerPage: z.string().min(1).describe('Query parameter with the page size, e.g. itemsPerPage'),
+        })
+        .describe('How collections are paged: every collection read (and the readiness read) uses these'),
+      openApi: z
+        .array(z.string().regex(/^\//, 'must start with "/"'))
+        .min(1)
+        .describe(
+          "Paths (relative to the base URL) of the successor's OpenAPI document, tried in order by mappings check --live",
+        ),
+      readinessPath: z
+        .string()
+        .regex(/^\//, 'must start with "/"')
+        .describe('Collection GET /readyz reads (one item) to see that the successor answers, e.g. /users'),
     })
     .describe('Conventions of the successor API'),
   cache: z

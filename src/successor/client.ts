@@ -30,8 +30,14 @@ export interface SuccessorClientOptions {
   retries?: { max?: number; baseDelayMs?: number };
   /** Keep-alive pool of the default fetch; defaults 32 connections, 30 s. */
   pool?: { connections?: number; keepAliveMs?: number };
-  /** itemsPerPage asked for by collection reads; default 100. */
+  /** Page size asked for by collection reads; default 100. */
   pageSize?: number;
+  /**
+   * The query parameters of collection paging. The mapping profile says them (profile.json
+   * `successor.paging`), and its reads pass them per call; without them the client falls back to
+   * API Platform's (Hydra) defaults, for a client used without a profile.
+   */
+  paging?: CollectionPaging;
   /** Pages fetched at once when a collection's total is known; default 4. */
   pageConcurrency?: number;
   /** Most pages one collection read may take before it fails; default 1000. */
@@ -41,12 +47,34 @@ export interface SuccessorClientOptions {
    * which carries totals, preferred). `application/json` makes collections plain arrays.
    */
   accept?: string;
-  /** Path `check()` reads (with itemsPerPage=1); default `/users`. */
-  checkPath?: string;
+  /**
+   * The collection `check()` reads, one item per page (the profile's `successor.readinessPath`); a
+   * function is asked at every check, so that a reloaded profile applies. Without it `check()`
+   * only makes sure a token can be had.
+   */
+  checkPath?: string | (() => string);
   clock?: Clock;
   logger?: Logger;
   /** Replaces the pooled undici fetch (then `pool` and `timeouts.connectMs` are up to it). */
   fetch?: typeof fetch;
+}
+
+/** The query parameters a successor pages collections with. */
+export interface CollectionPaging {
+  /** The parameter with the 1-based page number. */
+  page: string;
+  /** The parameter with the page size. */
+  itemsPerPage: string;
+}
+
+/** How one collection read pages and tells its members apart. */
+export interface CollectionReadOptions {
+  query?: SuccessorQuery;
+  signal?: AbortSignal;
+  /** Paging parameters of this read (the profile's); default the client's `paging`. */
+  paging?: CollectionPaging;
+  /** Attribute path with the members' UUIDs, to drop repeated members besides their `@id`. */
+  identity?: readonly string[];
 }
 
 /** Query parameters: arrays become repeated `key=value` pairs, the key used exactly as given (say `key[]` to get `key[]=`); undefined values are left out. */
@@ -79,10 +107,7 @@ export interface SuccessorClient {
   /** Sends one call; resolves for 2xx, rejects with an UpstreamError otherwise. */
   request<T = unknown>(req: SuccessorRequest): Promise<SuccessorResponse<T>>;
   /** Reads every page of a collection and returns all its members. */
-  readCollection(
-    path: string,
-    options?: { query?: SuccessorRequest['query']; signal?: AbortSignal },
-  ): Promise<Record<string, unknown>[]>;
+  readCollection(path: string, options?: CollectionReadOptions): Promise<Record<string, unknown>[]>;
   /** Readiness: a token is obtainable (oauth2) and the API answers a read; rejects with an UpstreamError. */
   check(): Promise<void>;
   /** Closes the connection pool. */
@@ -90,6 +115,8 @@ export interface SuccessorClient {
 }
 
 const DEFAULT_ACCEPT = 'application/ld+json, application/json';
+/** API Platform's paging parameters: only for a client used without a mapping profile. */
+const FALLBACK_PAGING: CollectionPaging = { page: 'page', itemsPerPage: 'itemsPerPage' };
 
 /** Creates the successor client; throws a TypeError naming the option when the options are invalid. */
 export function createSuccessorClient(options: SuccessorClientOptions): SuccessorClient {
@@ -105,7 +132,8 @@ class HttpSuccessorClient implements SuccessorClient {
   readonly #pageSize: number;
   readonly #pageConcurrency: number;
   readonly #maxPages: number;
-  readonly #checkPath: string;
+  readonly #paging: CollectionPaging;
+  readonly #checkPath: (() => string) | undefined;
   readonly #accept: string;
   readonly #logger: Logger;
 
@@ -120,7 +148,9 @@ class HttpSuccessorClient implements SuccessorClient {
     this.#pageSize = positiveInt(options.pageSize, 100, 'pageSize');
     this.#pageConcurrency = positiveInt(options.pageConcurrency, 4, 'pageConcurrency');
     this.#maxPages = positiveInt(options.maxPages, 1_000, 'maxPages');
-    this.#checkPath = options.checkPath ?? '/users';
+    this.#paging = options.paging ?? FALLBACK_PAGING;
+    const checkPath = options.checkPath;
+    this.#checkPath = typeof checkPath === 'string' ? () => checkPath : checkPath;
     this.#accept = options.accept ?? DEFAULT_ACCEPT;
     this.#logger = options.logger ?? silentLogger();
     this.#transport = new HttpTransport({
@@ -191,11 +221,12 @@ class HttpSuccessorClient implements SuccessorClient {
 
   async readCollection(
     path: string,
-    options: { query?: SuccessorRequest['query']; signal?: AbortSignal } = {},
+    options: CollectionReadOptions = {},
   ): Promise<Record<string, unknown>[]> {
+    const paging = options.paging ?? this.#paging;
     const first = this.#resolve(path, options.query);
-    if (!first.searchParams.has('itemsPerPage'))
-      first.searchParams.set('itemsPerPage', String(this.#pageSize));
+    if (!first.searchParams.has(paging.itemsPerPage))
+      first.searchParams.set(paging.itemsPerPage, String(this.#pageSize));
     return readAllPages(
       first,
       async (url, signal) =>
@@ -211,6 +242,8 @@ class HttpSuccessorClient implements SuccessorClient {
         baseUrl: this.#baseUrl,
         concurrency: this.#pageConcurrency,
         maxPages: this.#maxPages,
+        pageParam: paging.page,
+        ...(options.identity === undefined ? {} : { identity: options.identity }),
         logger: this.#logger,
       },
       options.signal,
@@ -219,7 +252,9 @@ class HttpSuccessorClient implements SuccessorClient {
 
   async check(): Promise<void> {
     if (this.#tokens) await this.#tokens.token('read');
-    await this.request({ method: 'GET', path: this.#checkPath, query: { itemsPerPage: '1' } });
+    const path = this.#checkPath?.();
+    if (path !== undefined)
+      await this.request({ method: 'GET', path, query: { [this.#paging.itemsPerPage]: '1' } });
   }
 
   async close(): Promise<void> {

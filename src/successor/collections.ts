@@ -12,6 +12,10 @@ export interface CollectionSettings {
   concurrency: number;
   /** Upper bound of pages per collection read, against servers that never stop. */
   maxPages: number;
+  /** The query parameter with the page number (the mapping profile's `successor.paging.page`). */
+  pageParam: string;
+  /** Attribute path with the members' UUIDs (the kind's `uuidAttribute`): members are told apart by `@id` or it. */
+  identity?: readonly string[];
   logger: Logger;
 }
 
@@ -22,8 +26,8 @@ type Page =
   | { format: 'hydra'; items: Item[]; total: number | undefined; next: string | undefined };
 
 /**
- * Reads every page of a collection starting at `first` (which carries `itemsPerPage`): Hydra
- * with a known total fetches the remaining pages concurrently by `page=N`; Hydra without a
+ * Reads every page of a collection starting at `first` (which carries the page size): Hydra
+ * with a known total fetches the remaining pages concurrently by `<pageParam>=N`; Hydra without a
  * total follows `next` links sequentially on the same origin only; plain arrays are paged until
  * an empty page or one shorter than the first. A server that returns the same page again, or
  * more than `maxPages` pages, fails with `bad_response` instead of looping.
@@ -48,7 +52,7 @@ export async function readAllPages(
     } else {
       pages = await followNextLinks(first, firstPage, read, settings);
     }
-    return dedupe(pages.flat(), first, settings.logger);
+    return dedupe(pages.flat(), first, settings);
   } finally {
     controller.abort();
   }
@@ -62,16 +66,16 @@ async function readArrayPages(
 ): Promise<Item[][]> {
   const pages = [firstItems];
   if (firstItems.length === 0) return pages;
-  let previous = signature(firstItems);
+  let previous = signature(firstItems, settings.identity);
   // Plain arrays carry no metadata: a page shorter than the first one (or an empty one) is the
-  // last. The first page may be short because the server caps itemsPerPage, so it proves nothing.
+  // last. The first page may be short because the server caps the page size, so it proves nothing.
   for (let number = 2; ; number++) {
     if (number > settings.maxPages) throw tooManyPages(first, settings.maxPages);
-    const url = pageUrl(first, number);
+    const url = pageUrl(first, number, settings.pageParam);
     const page = await read(url);
     if (page.format !== 'array') throw badPage(url, 'switched from a plain array to a Hydra collection');
     if (page.items.length === 0) return pages;
-    const current = signature(page.items);
+    const current = signature(page.items, settings.identity);
     if (current === previous) throw ignoresPage(url);
     previous = current;
     pages.push(page.items);
@@ -89,23 +93,24 @@ async function readCountedPages(
 ): Promise<Item[][]> {
   if (firstItems.length >= total) return [firstItems];
   if (firstItems.length === 0) throw badPage(first, `announces ${total} items but its first page is empty`);
-  // The server's real page size, which may be smaller than the itemsPerPage asked for.
+  // The server's real page size, which may be smaller than the one asked for.
   const perPage = firstItems.length;
   const pageCount = Math.ceil(total / perPage);
   if (pageCount > settings.maxPages) throw tooManyPages(first, settings.maxPages);
 
   const pages: Item[][] = [firstItems];
-  const firstSignature = signature(firstItems);
+  const firstSignature = signature(firstItems, settings.identity);
   let nextNumber = 2;
   let failure: { error: unknown } | undefined;
   const worker = async () => {
     while (failure === undefined && nextNumber <= pageCount) {
       const number = nextNumber++;
-      const url = pageUrl(first, number);
+      const url = pageUrl(first, number, settings.pageParam);
       try {
         const page = await read(url);
         if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
-        if (page.items.length > 0 && signature(page.items) === firstSignature) throw ignoresPage(url);
+        if (page.items.length > 0 && signature(page.items, settings.identity) === firstSignature)
+          throw ignoresPage(url);
         pages[number - 1] = page.items;
       } catch (error) {
         // Keep the first failure; the abort stops the pages still running.
@@ -128,7 +133,7 @@ async function followNextLinks(
 ): Promise<Item[][]> {
   const pages = [firstPage.items];
   const visited = new Set([first.href]);
-  let previous = signature(firstPage.items);
+  let previous = signature(firstPage.items, settings.identity);
   let current = first;
   let next = firstPage.next;
   while (next !== undefined) {
@@ -149,7 +154,7 @@ async function followNextLinks(
     const page = await read(url);
     if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
     if (page.items.length > 0) {
-      const currentSignature = signature(page.items);
+      const currentSignature = signature(page.items, settings.identity);
       if (currentSignature === previous) throw ignoresPage(url);
       previous = currentSignature;
     }
@@ -196,26 +201,31 @@ function items(values: unknown[], url: URL): Item[] {
   return values as Item[];
 }
 
-/** The identity of an item: its IRI or UUID when it has one. */
-function identity(item: Item): string | undefined {
-  for (const key of ['@id', 'hexUuid', 'uuid', 'id']) {
-    const value = item[key];
-    if (typeof value === 'string' || typeof value === 'number') return `${key}:${value}`;
+/** The identity of an item: its JSON-LD `@id`, else the UUID at `path` (the caller's kind), when it has one. */
+function identity(item: Item, path: readonly string[] | undefined): string | undefined {
+  const iri = item['@id'];
+  if (typeof iri === 'string') return `@id:${iri}`;
+  if (path === undefined || path.length === 0) return undefined;
+  let value: unknown = item;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Item)[key];
   }
-  return undefined;
+  return typeof value === 'string' || typeof value === 'number' ? `${path.join('.')}:${value}` : undefined;
 }
 
 /** What a page contains, to notice a server that answers every page with the same items. */
-function signature(page: Item[]): string {
-  return page.map((item) => identity(item) ?? JSON.stringify(item)).join('\n');
+function signature(page: Item[], path: readonly string[] | undefined): string {
+  return page.map((item) => identity(item, path) ?? JSON.stringify(item)).join('\n');
 }
 
 /** Drops repeated entities (an offset pager shows an item twice when the collection changes while it is read). */
-function dedupe(all: Item[], first: URL, logger: Logger): Item[] {
+function dedupe(all: Item[], first: URL, settings: CollectionSettings): Item[] {
+  const { logger } = settings;
   const seen = new Set<string>();
   const result: Item[] = [];
   for (const item of all) {
-    const key = identity(item);
+    const key = identity(item, settings.identity);
     if (key !== undefined) {
       if (seen.has(key)) continue;
       seen.add(key);
@@ -231,9 +241,9 @@ function dedupe(all: Item[], first: URL, logger: Logger): Item[] {
   return result;
 }
 
-function pageUrl(first: URL, number: number): URL {
+function pageUrl(first: URL, number: number, pageParam: string): URL {
   const url = new URL(first);
-  url.searchParams.set('page', String(number));
+  url.searchParams.set(pageParam, String(number));
   return url;
 }
 
