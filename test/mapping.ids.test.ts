@@ -2,7 +2,7 @@
 // invalidation by the proxy's own writes), and the ID table repository with its assignment rules.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -64,6 +64,41 @@ describe('natural IDs: cache with TTL, invalidated by own writes', () => {
     assert.equal(again.status, 201, again.text);
     const read = await proxy.call<{ lastname: string }>('GET', '/Entity/User/cache.me');
     assert.equal(read.body.lastname, 'M2');
+  });
+});
+
+describe('natural IDs against a successor whose filter ignores case', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    // The sandbox filters exactly; its case-insensitive `[icontains]` filter stands in for a
+    // successor that matches names without regard to case.
+    proxy = await startUserProxy({ copyProfile: true });
+    const file = path.join(proxy.profileDir, 'ids.json');
+    const json = JSON.parse(readFileSync(file, 'utf8')) as { kinds: Record<string, { filter: string }> };
+    const user = json.kinds.user;
+    assert.ok(user);
+    user.filter = 'user[icontains]';
+    writeFileSync(file, JSON.stringify(json, null, 2));
+    assert.equal(proxy.mappings.reload().ok, true);
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('matches legacy IDs exactly: another case is a 404, one call each time, nothing cached', async () => {
+    for (let round = 0; round < 2; round++) {
+      proxy.resetCounts();
+      const answer = await proxy.call('GET', '/Entity/User/THOMAS.BECKER');
+      assert.equal(answer.status, 404, answer.text);
+      assert.deepEqual(proxy.apiCalls(), { 'GET /users': 1 }, `round ${round}`);
+    }
+    const exact = await proxy.call<{ _id: string }>('GET', '/Entity/User/thomas.becker');
+    assert.equal(exact.status, 200, exact.text);
+    assert.equal(exact.body._id, 'thomas.becker');
+    proxy.resetCounts();
+    assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1 }, 'warm: one item read, as always');
   });
 });
 

@@ -278,20 +278,14 @@ export class IdResolver {
       },
       kind,
     );
+    // Legacy IDs are exact strings: a successor whose filter matches case-insensitively (or by
+    // prefix) may answer `ada.l` for `ADA.L`, which is not that ID. Only exact hits count, so such
+    // an ID is unknown (404/400) and never cached under a spelling the entity does not have.
     const wanted = new Set(legacyIds);
     const out = new Map<string, Entity>();
-    const loose = new Map<string, Entity>();
     for (const item of items) {
       const value = stringAt(item, id.attribute);
-      if (value === undefined) continue;
-      if (wanted.has(value)) out.set(value, item);
-      else loose.set(value.toLowerCase(), item);
-    }
-    // A successor that matches case-insensitively may answer `Ada` for `ada`: accept it when unambiguous.
-    for (const legacyId of legacyIds) {
-      if (out.has(legacyId)) continue;
-      const match = loose.get(legacyId.toLowerCase());
-      if (match) out.set(legacyId, match);
+      if (value !== undefined && wanted.has(value)) out.set(value, item);
     }
     for (const [legacyId, entity] of out) {
       const uuid = this.#uuidOf(kind, entity);
