@@ -5,6 +5,10 @@
 // (exactly what the call changed), with the rollback's outcome in the message.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { silentLogger } from '../src/log/logger.js';
+import { apiBasePath, createMappingHolder } from '../src/mapping/engine.js';
+import { createSuccessorClient } from '../src/successor/client.js';
 import { type ErrorBody, groupLinks, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
 import { linksOf, startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -372,7 +376,12 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
-      /Partly applied: POST \/roles; not applied: POST \/roles\/\{entity\.uuid\}\/privileges\. Rolled back \(DELETE \/roles\/\{entity\.uuid\}\): the state is as before the call\.$/,
+      /Partly applied: create role "Halbfertig"; not applied: grant privileges print_colour to the new role ROLE_HALBFERTIG\. Rolled back \(delete the new role ROLE_HALBFERTIG again\): the state is as before the call\.$/,
+    );
+    assert.doesNotMatch(
+      answer.body.message.slice(answer.body.message.indexOf('Partly applied')),
+      /[{}]|\/roles/,
+      'the writes are named by what they did, not by raw path templates',
     );
     assert.equal(proxy.sandbox.data.roleByName('ROLE_HALBFERTIG'), undefined);
     assert.equal((await proxy.call('GET', '/Entity/Role/ROLE_HALBFERTIG')).status, 404);
@@ -394,5 +403,86 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.doesNotMatch(answer.body.message, /Partly applied/);
     assert.equal(snapshot(proxy), before);
+  });
+});
+
+describe('a write that gets no answer in time in the middle of a link call', () => {
+  let proxy: UserProxy;
+  const DELETE_MEMBER = 'DELETE /groups/{id}/members/{userId}';
+
+  before(async () => {
+    proxy = await startUserProxy();
+    assert.equal((await proxy.call('POST', '/Entity/Group', { name: 'Chor' })).status, 201);
+    const linked = await proxy.call('POST', '/Entity/Group/chor/link/users', [
+      'lena.mueller',
+      'jonas.schmidt',
+      'mia.fischer',
+    ]);
+    assert.equal(linked.status, 200, linked.text);
+    // A client with a 400 ms timeout whose 2nd DELETE meets the sandbox's latency fault: switched
+    // on as that request is sent, off again as soon as the sandbox has counted it (so the
+    // rollback after it is not delayed). The sandbox applies the DELETE once the latency is over.
+    const { successor: successorConfig } = proxy.services.config;
+    assert.ok(successorConfig);
+    let deletes = 0;
+    const slowSecondDelete: typeof fetch = async (input, init) => {
+      if (init?.method !== 'DELETE' || ++deletes !== 2) return fetch(input, init);
+      const seen = proxy.sandbox.counters.get(DELETE_MEMBER);
+      proxy.sandbox.faults.set({ latencyMs: 1_500 });
+      const response = fetch(input, init);
+      response.catch(() => undefined);
+      for (let waited = 0; proxy.sandbox.counters.get(DELETE_MEMBER) === seen && waited < 2_000; waited += 2)
+        await sleep(2);
+      proxy.sandbox.faults.set({ latencyMs: 0 });
+      return response;
+    };
+    const successor = createSuccessorClient({
+      ...successorConfig,
+      timeouts: { connectMs: 2_000, totalMs: 400 },
+      retries: { max: 0 },
+      fetch: slowSecondDelete,
+    });
+    proxy.services.mappings = createMappingHolder(proxy.profileDir, {
+      successor,
+      idMap: proxy.store.idMap,
+      clock: proxy.services.clock,
+      logger: silentLogger(),
+      apiBase: apiBasePath(proxy.sandbox.apiBaseUrl),
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('calls its outcome unknown (not "not applied"), rolls back the applied one, and says to check it', async () => {
+    const answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/chor/link/users', [
+      'lena.mueller',
+      'jonas.schmidt',
+      'mia.fischer',
+    ]);
+    assert.equal(answer.status, 504, answer.text);
+    assert.match(answer.body.message, /did not answer DELETE .* within 400 ms/);
+    assert.match(
+      answer.body.message,
+      /Partly applied: DELETE user "lena\.mueller"; outcome unknown: DELETE user "jonas\.schmidt"; not applied: DELETE user "mia\.fischer"\. Rolled back \(POST user "lena\.mueller"\); the outcome of DELETE user "jonas\.schmidt" is unknown \(no answer in time\): it may be in effect, check it\.$/,
+    );
+    assert.doesNotMatch(answer.body.message, /the state is as before the call/);
+    assert.deepEqual(answer.body.errors, [
+      { path: 'body.0', message: 'applied, then rolled back' },
+      {
+        path: 'body.1',
+        message:
+          'outcome unknown: the successor did not answer in time, so this one may or may not be in effect (not rolled back)',
+      },
+      { path: 'body.2', message: 'not applied' },
+    ]);
+    // And so it is: the successor carries the late DELETE out after the proxy has answered.
+    for (
+      let waited = 0;
+      groupLinks(proxy, 'chor').users.includes('jonas.schmidt') && waited < 5_000;
+      waited += 20
+    )
+      await sleep(20);
+    assert.deepEqual(groupLinks(proxy, 'chor').users, ['lena.mueller', 'mia.fischer']);
   });
 });

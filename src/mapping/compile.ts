@@ -109,6 +109,8 @@ export interface CompiledRequest {
   forEach: boolean;
   tolerate: ReadonlySet<UpstreamTolerance>;
   write: boolean;
+  /** How error messages name the write (`describe` in the table); undefined: method, kind and legacy ID. */
+  describe: Template | undefined;
 }
 
 /** One successor request of an operation. */
@@ -519,6 +521,10 @@ function compileOperation(
     }
     if (body && jsonUsesVariable(body, 'fields')) usesFields = true;
     if (path && usesVariable(path, 'fields')) report(`${requestAt}.path`, '{fields} belongs in a body');
+    const describe =
+      request.describe === undefined
+        ? undefined
+        : ctx.compile(file, `${requestAt}.describe`, request.describe, check);
     if (!path) return undefined;
     return {
       method: request.method,
@@ -529,6 +535,7 @@ function compileOperation(
       forEach: request.forEach !== undefined,
       tolerate: new Set(request.tolerate ?? []),
       write: request.method !== 'GET',
+      describe,
     };
   };
   table.steps.forEach((step, index) => {

@@ -54,11 +54,15 @@ interface PartialRun {
   applied: readonly string[];
   pending: readonly string[];
   failedItem: Ref | undefined;
+  /** The failed write got no answer in time: it may or may not have been applied. */
+  outcomeUnknown: boolean;
   linkedBefore: ReadonlySet<string> | undefined;
   lookup: VariableLookup;
+  /** What error messages call a write (the same text every time it is asked). */
+  label: (request: CompiledRequest, item: Ref | undefined, lookup?: VariableLookup) => string;
 }
 
-type ItemState = 'not applied' | 'failed' | 'applied' | 'unchanged' | 'rolled back' | 'kept';
+type ItemState = 'not applied' | 'failed' | 'unknown' | 'applied' | 'unchanged' | 'rolled back' | 'kept';
 
 /**
  * Runs legacy operations as their operation tables say: resolve the path entity (404) and the
@@ -147,6 +151,7 @@ export class OperationExecutor {
     const done: DoneStep[] = [];
     const skipped = new Set<CompiledStep>();
     let failedItem: Ref | undefined;
+    const label = this.#labels(op, lookupBase);
     try {
       for (const step of steps) {
         if (step.when && isEmpty(renderTemplate(step.when, lookupBase))) {
@@ -155,7 +160,7 @@ export class OperationExecutor {
         }
         const record: DoneStep = { step, items: [] };
         for (const item of step.forEach ? items : [undefined]) {
-          const what = describeWrite(step, item, op.items);
+          const what = label(step, item);
           pending.push(what);
           failedItem = item;
           const lookup: VariableLookup = (path) =>
@@ -192,8 +197,10 @@ export class OperationExecutor {
           applied,
           pending,
           failedItem,
+          outcomeUnknown: outcomeUnknown(error),
           linkedBefore,
           lookup: lookupBase,
+          label,
         });
       }
       throw error;
@@ -268,43 +275,50 @@ export class OperationExecutor {
 
   /**
    * The legacy error for a successor failure after some writes of the call went through: it says
-   * which writes (and body IDs) were applied and which not, and undoes the applied ones where
-   * the operation table says how (`undo`), reporting whether that worked.
+   * which writes (and body IDs) were applied, which not, and — when the successor did not answer
+   * in time — which one has an unknown outcome; and it undoes the applied ones where the operation
+   * table says how (`undo`), reporting whether that worked.
    */
   async #partialFailure(error: UpstreamError, run: PartialRun): Promise<LegacyError> {
     const legacy = upstreamToLegacy(error);
-    const { op, items } = run;
+    const { op, items, label } = run;
     const notRun = run.steps.flatMap((step) =>
       step.write && !run.skipped.has(step)
         ? step.forEach
-          ? items.map((item) => describeWrite(step, item, op.items))
-          : [describeWrite(step, undefined, op.items)]
+          ? items.map((item) => label(step, item))
+          : [label(step, undefined)]
         : [],
     );
+    // The write that failed: without an answer in time, nobody knows whether the successor did it.
+    const unknown = run.outcomeUnknown ? run.pending : [];
     const notApplied = [
-      ...new Set([...run.pending, ...notRun.filter((what) => !run.applied.includes(what))]),
+      ...new Set([
+        ...(run.outcomeUnknown ? [] : run.pending),
+        ...notRun.filter((what) => !run.applied.includes(what) && !unknown.includes(what)),
+      ]),
     ];
 
     const states = new Map<string, ItemState>(items.map((item) => [item.id, 'not applied']));
     for (const { step, items: done } of run.done)
       for (const item of step.forEach ? done : items) states.set(item.id, 'applied');
-    if (run.failedItem) states.set(run.failedItem.id, 'failed');
+    if (run.failedItem) states.set(run.failedItem.id, run.outcomeUnknown ? 'unknown' : 'failed');
 
     const rollback = await this.#rollback(run, states);
+    const undoneText = rollback.undone.length > 0 ? `; undone: ${rollback.undone.join(', ')}` : '';
     let outcome: string;
     if (rollback.failed !== undefined) {
-      outcome = `Rollback failed (${rollback.failed}): still applied: ${rollback.kept.join(', ')}${
-        rollback.undone.length > 0 ? `; undone: ${rollback.undone.join(', ')}` : ''
-      }`;
+      outcome = `Rollback failed (${rollback.failed}): still applied: ${rollback.kept.join(', ')}${undoneText}`;
     } else if (rollback.kept.length > 0) {
-      outcome = `Not rolled back (the mapping has no undo for it): still applied: ${rollback.kept.join(', ')}${
-        rollback.undone.length > 0 ? `; undone: ${rollback.undone.join(', ')}` : ''
-      }`;
+      outcome = `Not rolled back (the mapping has no undo for it): still applied: ${rollback.kept.join(', ')}${undoneText}`;
     } else if (rollback.undone.length > 0) {
-      outcome = `Rolled back (${rollback.undone.join(', ')}): the state is as before the call`;
+      outcome = `Rolled back (${rollback.undone.join(', ')})${unknown.length > 0 ? '' : ': the state is as before the call'}`;
     } else {
-      outcome = 'Nothing to roll back: the applied writes changed nothing, the state is as before the call';
+      outcome = `Nothing to roll back: the applied writes changed nothing${
+        unknown.length > 0 ? '' : ', the state is as before the call'
+      }`;
     }
+    if (unknown.length > 0)
+      outcome += `; the outcome of ${unknown.join(', ')} is unknown (no answer in time): it may be in effect, check it`;
 
     const itemErrors = op.items
       ? run.itemIds.map((id, index) => ({
@@ -314,7 +328,9 @@ export class OperationExecutor {
       : [];
     return new LegacyError(
       legacy.status,
-      `${legacy.message.replace(/[.\s]+$/, '')}. Partly applied: ${run.applied.join(', ')}; not applied: ${notApplied.join(', ') || 'nothing'}. ${outcome}.`,
+      `${legacy.message.replace(/[.\s]+$/, '')}. Partly applied: ${run.applied.join(', ')}; ${
+        unknown.length > 0 ? `outcome unknown: ${unknown.join(', ')}; ` : ''
+      }not applied: ${notApplied.join(', ') || 'nothing'}. ${outcome}.`,
       [...itemErrors, ...(legacy.errors ?? [])],
       legacy.headers,
     );
@@ -329,7 +345,7 @@ export class OperationExecutor {
     run: PartialRun,
     states: Map<string, ItemState>,
   ): Promise<{ undone: string[]; kept: string[]; failed?: string }> {
-    const { op, items, linkedBefore } = run;
+    const { op, items, linkedBefore, label } = run;
     const undone: string[] = [];
     const kept: string[] = [];
     let failed: string | undefined;
@@ -344,8 +360,8 @@ export class OperationExecutor {
       const keep = () => {
         if (op.items) {
           for (const item of changed) states.set(item.id, 'kept');
-          kept.push(...changed.map((item) => describeWrite(step, item, op.items)));
-        } else kept.push(describeWrite(step, undefined, op.items));
+          kept.push(...changed.map((item) => label(step, step.forEach ? item : undefined)));
+        } else kept.push(label(step, undefined));
       };
       const undo = step.undo;
       if (!undo || failed !== undefined) {
@@ -365,16 +381,16 @@ export class OperationExecutor {
             );
             pendingItems.shift();
             states.set(item.id, 'rolled back');
-            undone.push(describeWrite(undo, item, op.items));
+            undone.push(label(undo, item, lookup));
           }
         } else {
           await this.#send(undo, lookup);
           for (const item of changed) states.set(item.id, 'rolled back');
           pendingItems.length = 0;
           undone.push(
-            op.items
+            op.items && !undo.describe
               ? `${undo.method} ${op.items.label} ${changed.map((item) => JSON.stringify(item.id)).join(', ')}`
-              : describeWrite(undo, undefined, op.items),
+              : label(undo, undefined, lookup),
           );
         }
       } catch (error) {
@@ -382,11 +398,41 @@ export class OperationExecutor {
         failed = upstreamToLegacy(error).message;
         if (op.items) {
           for (const item of pendingItems) states.set(item.id, 'kept');
-          kept.push(...pendingItems.map((item) => describeWrite(step, item, op.items)));
-        } else kept.push(describeWrite(step, undefined, op.items));
+          kept.push(...pendingItems.map((item) => label(step, step.forEach ? item : undefined)));
+        } else kept.push(label(step, undefined));
       }
     }
     return failed === undefined ? { undone, kept } : { undone, kept, failed };
+  }
+
+  /**
+   * What error messages call the writes of one call: the request's `describe` template when the
+   * table has one (e.g. "grant privileges {body.privileges} to role {entity.id}"), else the
+   * method with the item's or the entity's kind and legacy ID. Each label is rendered once, so
+   * the same write reads the same in every part of a message.
+   */
+  #labels(
+    op: CompiledOperation,
+    base: VariableLookup,
+  ): (request: CompiledRequest, item: Ref | undefined, lookup?: VariableLookup) => string {
+    const seen = new Map<CompiledRequest, Map<string | undefined, string>>();
+    return (request, item, lookup = base) => {
+      const known = seen.get(request)?.get(item?.id);
+      if (known !== undefined) return known;
+      let text: string;
+      const vars: VariableLookup = (path) =>
+        path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookup(path);
+      if (request.describe) text = renderText(request.describe, vars);
+      else if (item) text = `${request.method} ${op.items?.label ?? 'item'} "${item.id}"`;
+      else {
+        const id = vars(['entity', 'id']);
+        text = `${request.method} ${op.kind.label}${typeof id === 'string' && id !== '' ? ` "${id}"` : ''}`;
+      }
+      const byItem = seen.get(request) ?? new Map<string | undefined, string>();
+      byItem.set(item?.id, text);
+      seen.set(request, byItem);
+      return text;
+    };
   }
 
   async #send(
@@ -491,8 +537,12 @@ function itemList(body: unknown): string[] {
   return body as string[];
 }
 
-function describeWrite(step: CompiledRequest, item: Ref | undefined, kind: CompiledKind | undefined): string {
-  return item ? `${step.method} ${kind?.label ?? 'item'} "${item.id}"` : `${step.method} ${step.path.source}`;
+/**
+ * Whether a failed write may still have been applied: the request went out and no answer came
+ * in time (a connect timeout, which the transport marks retryable, never sent it).
+ */
+function outcomeUnknown(error: unknown): boolean {
+  return error instanceof UpstreamError && error.code === 'timeout' && error.details.retryable !== true;
 }
 
 /** Whether a `when` condition says "nothing": missing, null, "" or an empty list. */
@@ -520,6 +570,8 @@ function linkedUuids(kind: CompiledKind, value: unknown): Set<string> | undefine
 const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
   'not applied': 'not applied',
   failed: 'not applied: the successor failed on this one',
+  unknown:
+    'outcome unknown: the successor did not answer in time, so this one may or may not be in effect (not rolled back)',
   applied: 'applied',
   unchanged: 'applied without a change (it already was as asked): nothing to roll back',
   'rolled back': 'applied, then rolled back',

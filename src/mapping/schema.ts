@@ -241,6 +241,11 @@ const requestShape = {
     .array(upstreamCode)
     .optional()
     .describe('Successor failures that count as success (e.g. not_found for idempotent unlinks)'),
+  describe: template
+    .optional()
+    .describe(
+      'How an error message names this write when a call fails half-way, e.g. "grant privileges {body.privileges} to role {entity.id}" (default: method, kind and legacy ID)',
+    ),
 };
 
 const undoSchema = z
