@@ -10,7 +10,7 @@ import { silentLogger } from '../src/log/logger.js';
 import { apiBasePath, createMappingHolder } from '../src/mapping/engine.js';
 import { createSuccessorClient } from '../src/successor/client.js';
 import { type ErrorBody, groupLinks, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
-import { linksOf, startUserProxy, type UserProxy } from './user-helpers.js';
+import { linksOf, sandboxClock, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type Lists = Record<string, string[]>;
 
@@ -168,6 +168,58 @@ describe('relations seen from both sides', () => {
       'the group with its current links; one read for all 7 IDs; no write',
     );
     assert.deepEqual(groupLinks(proxy, 'umwelt.ag').users, [...ids].sort());
+  });
+});
+
+describe('soft deletes and relations (decisions in docs/mappings.md)', () => {
+  let proxy: UserProxy;
+  const clock = sandboxClock();
+
+  before(async () => {
+    proxy = await startUserProxy({ sandbox: { clock, retentionSeconds: 7 * 24 * 3600 } });
+    assert.equal((await proxy.call('POST', '/Entity/Group', { name: 'Schach AG' })).status, 201);
+    assert.equal(
+      (await proxy.call('POST', '/Entity/Group/schach.ag/link/users', ['emma.meyer'])).status,
+      200,
+    );
+    assert.equal(
+      (await proxy.call('POST', '/Entity/Group/schach.ag/link/assignedPrivileges', ['print_colour'])).status,
+      200,
+    );
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it("a soft-deleted group stays in its users' and privileges' lists until the successor purges it", async () => {
+    assert.equal((await proxy.call('DELETE', '/Entity/Group/schach.ag')).status, 204);
+    const user = await proxy.call<Lists>('GET', '/Entity/User/emma.meyer');
+    assert.ok(user.body.groups?.includes('schach.ag'), user.text);
+    const privilege = await proxy.call<Lists>('GET', '/Entity/Privilege/print_colour');
+    assert.ok(privilege.body.groups?.includes('schach.ag'), privilege.text);
+    clock.advance(8 * 24 * 3600_000);
+    const purged = await proxy.call<Lists>('GET', '/Entity/User/emma.meyer');
+    assert.ok(!purged.body.groups?.includes('schach.ag'), purged.text);
+    assert.ok(
+      !(await proxy.call<Lists>('GET', '/Entity/Privilege/print_colour')).body.groups?.includes('schach.ag'),
+    );
+  });
+
+  it('deleting a deleted user and restoring one that is not deleted both answer 204 and change nothing', async () => {
+    assert.equal((await proxy.call('DELETE', '/Entity/User/finn.koch')).status, 204);
+    const deleted = proxy.sandbox.data.userByAccount('finn.koch')?.deleted;
+    assert.ok(deleted);
+    const before = snapshot(proxy);
+    const again = await proxy.call('DELETE', '/Entity/User/finn.koch');
+    assert.equal(again.status, 204, again.text);
+    assert.equal(
+      proxy.sandbox.data.userByAccount('finn.koch')?.deleted,
+      deleted,
+      'deleted when first deleted',
+    );
+    const restored = await proxy.call('POST', '/User/paul.wagner/restore');
+    assert.equal(restored.status, 204, restored.text);
+    assert.equal(snapshot(proxy), before);
   });
 });
 

@@ -180,3 +180,53 @@ describe('user links', () => {
     assert.equal(remove.status, 404, remove.text);
   });
 });
+
+describe('a link body longer than maxIdsPerQuery', () => {
+  let proxy: UserProxy;
+  const courses = Array.from({ length: 250 }, (_, i) => `kurs.${String(i).padStart(3, '0')}`);
+
+  before(async () => {
+    proxy = await startUserProxy({
+      sandbox: { fixture: { groups: courses.map((group) => ({ group, name: `Kurs ${group.slice(5)}` })) } },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('resolves 250 IDs with one filter query per 100 (profile.json maxIdsPerQuery), then writes once', async () => {
+    proxy.mappings.current().ids.clear();
+    proxy.resetCounts();
+    const mark = proxy.logSink.text.length;
+    const answer = await proxy.call<User>('POST', '/Entity/User/thomas.becker/link/groups', courses);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(
+      courses.filter((course) => !answer.body.groups.includes(course)),
+      [],
+      'every course is in the answer',
+    );
+    assert.deepEqual(proxy.apiCalls(), {
+      'GET /users': 1,
+      'GET /groups': 3,
+      'POST /users/{id}/groups': 1,
+    });
+    const idsPerQuery = proxy.logSink
+      .lines()
+      .slice(proxy.logSink.text.slice(0, mark).split('\n').filter(Boolean).length)
+      .flatMap((line) => {
+        const call = line.successor as { method?: string; path?: string } | undefined;
+        if (
+          line.msg !== 'successor call' ||
+          call?.method !== 'GET' ||
+          !call.path?.startsWith('/iserv/idm/api/v1/groups?')
+        )
+          return [];
+        return [new URL(call.path, 'http://x').searchParams.getAll('group[]').length];
+      });
+    assert.deepEqual(
+      idsPerQuery.sort((a, b) => a - b),
+      [50, 100, 100],
+    );
+    assert.equal(linksOf(proxy, 'thomas.becker').groups.filter((g) => g.startsWith('kurs.')).length, 250);
+  });
+});
