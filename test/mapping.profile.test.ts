@@ -4,7 +4,7 @@
 // behaviour follows the tables and not the code.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
@@ -12,7 +12,14 @@ import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { userListItemSchema, userSchema } from '../src/legacy/user/schema.js';
 import { uuidToBase58 } from '../src/uuid.js';
-import { ALT_PROFILE, linksOf, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
+import {
+  ALT_PROFILE,
+  DEFAULT_PROFILE,
+  linksOf,
+  sandboxUser,
+  startUserProxy,
+  type UserProxy,
+} from './user-helpers.js';
 
 type ErrorBody = { code: number; message: string; errors?: { path: string; message: string }[] };
 
@@ -234,6 +241,103 @@ describe('a second mapping profile (alt-uuid)', () => {
       );
       assert.equal(linked.status, 200, linked.text);
       assert.ok(linked.body.groups.includes(assignedId ?? ''));
+    });
+  });
+});
+
+describe('operation tables drive what the proxy sends (a copy of the default profile, edited)', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy({ copyProfile: true });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  type Operations = {
+    operations: Record<string, { steps: Record<string, unknown>[] } & Record<string, unknown>>;
+  };
+
+  /** Edits one operation of the copied profile's operation table and reloads the tables (as SIGHUP does). */
+  function editOperation(
+    file: string,
+    id: string,
+    change: (operation: Operations['operations'][string]) => void,
+  ) {
+    const full = path.join(proxy.profileDir, 'operations', file);
+    const table = JSON.parse(readFileSync(full, 'utf8')) as Operations;
+    const operation = table.operations[id];
+    assert.ok(operation, `${id} in ${file}`);
+    change(operation);
+    writeFileSync(full, JSON.stringify(table, null, 2));
+    const reloaded = proxy.mappings.reload();
+    assert.ok(reloaded.ok, JSON.stringify(reloaded));
+  }
+
+  it('user.list: dropping the deleted filter from the step query lists soft-deleted users too', async () => {
+    assert.notEqual(proxy.profileDir, DEFAULT_PROFILE, 'a copy, not the shipped profile');
+    assert.ok(sandboxUser(proxy, 'ben.krause')?.deleted, 'ben.krause is soft-deleted in the sandbox');
+    const listed = async () => {
+      proxy.resetCounts();
+      const answer = await proxy.call<{ _id: string }[]>('GET', '/Entity/User');
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(proxy.apiCalls(), { 'GET /users': 1 });
+      return answer.body.map((u) => u._id);
+    };
+    const before = await listed();
+    assert.ok(!before.includes('ben.krause'));
+    assert.ok(before.includes('lena.mueller'));
+
+    editOperation('user.json', 'user.list', (operation) => {
+      const [step] = operation.steps;
+      const query = step?.query as Record<string, string> | undefined;
+      assert.equal(query?.deleted, 'false');
+      delete query?.deleted;
+    });
+    const after = await listed();
+    assert.deepEqual(
+      after.filter((id) => !before.includes(id)),
+      ['ben.krause'],
+    );
+    assert.equal(after.length, before.length + 1);
+  });
+
+  it('group.link.users.add: routed through the users side, one write per user instead of one for all', async () => {
+    const add = async (group: string, users: string[]) => {
+      proxy.mappings.current().ids.clear();
+      proxy.resetCounts();
+      const answer = await proxy.call<{ users: string[] }>(
+        'POST',
+        `/Entity/Group/${group}/link/users`,
+        users,
+      );
+      assert.equal(answer.status, 200, answer.text);
+      for (const user of users) assert.ok(answer.body.users.includes(user), answer.text);
+      for (const user of users) assert.ok(linksOf(proxy, user).groups.includes(group), `${user} in ${group}`);
+      return proxy.apiCalls();
+    };
+    assert.deepEqual(await add('ag.robotik', ['lena.mueller', 'jonas.schmidt']), {
+      'GET /groups': 1,
+      'GET /users': 1,
+      'POST /groups/{id}/members': 1,
+    });
+
+    editOperation('group.json', 'group.link.users.add', (operation) => {
+      operation.steps = [
+        {
+          method: 'POST',
+          path: '/users/{item.uuid}/groups',
+          body: { addedGroups: ['{entity.iri}'] },
+          forEach: 'items',
+        },
+      ];
+    });
+    assert.deepEqual(await add('ag.robotik', ['mia.fischer', 'finn.koch', 'luca.richter']), {
+      'GET /groups': 1,
+      'GET /users': 1,
+      'POST /users/{id}/groups': 3,
+      'GET /groups/{id}': 1,
     });
   });
 });
