@@ -92,7 +92,7 @@ describe('configuration', () => {
     const file = tempFile(
       'bad.json',
       JSON.stringify({
-        server: { port: 70000, trustedProxies: ['10.0.0.0/33'] },
+        server: { port: 70000, trustedProxies: ['10.0.0.0/33', '10.1/8'] },
         successor: {
           baseUrl: 'not a url',
           auth: { type: 'oauth2', issuer: 'https://i.example', clientId: 'c', clientSecret: { env: 'NOPE' } },
@@ -109,9 +109,14 @@ describe('configuration', () => {
       const paths = error.problems.map((p) => p.path);
       assert.ok(paths.includes('server.port'), paths.join());
       assert.ok(paths.includes('server.trustedProxies.0'), paths.join());
+      assert.ok(
+        paths.includes('server.trustedProxies.1'),
+        'IPv4 shorthand is refused like in API-user ranges',
+      );
       assert.ok(paths.includes('successor.baseUrl'), paths.join());
       assert.ok(error.problems.some((p) => p.path === '(root)' && /surprise/.test(p.message)));
-      assert.match(error.message, /not a CIDR range/);
+      assert.match(error.message, /prefix \/33 is too long/);
+      assert.match(error.message, /not a CIDR range: "10\.1\/8"/);
     }
   });
 

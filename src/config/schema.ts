@@ -1,5 +1,5 @@
-import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { normalizeRange } from '../auth/addresses.js';
 
 /**
  * A secret is given as a literal (for development only), or, as production should, by reference:
@@ -15,11 +15,18 @@ export const secretSchema = z
   .describe('A secret: a literal string, {"env": "VAR"} or {"file": "/path"}');
 export type SecretRef = z.infer<typeof secretSchema>;
 
-/** A CIDR range, IPv4 or IPv6, e.g. `10.0.0.0/8` or `2001:db8::/32`. */
+/**
+ * A CIDR range, IPv4 or IPv6, e.g. `10.0.0.0/8` or `2001:db8::/32`: the same strict rules as
+ * API-user ranges (no `10.1/8` shorthand), with the same messages.
+ */
 export const cidrSchema = z
   .string()
-  .refine((value) => ipaddr.isValidCIDR(value), {
-    message: 'not a CIDR range (e.g. 10.0.0.0/8 or 2001:db8::/32)',
+  .superRefine((value, ctx) => {
+    try {
+      normalizeRange(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : 'not a CIDR range' });
+    }
   })
   .describe('CIDR range, IPv4 or IPv6');
 
