@@ -234,8 +234,18 @@ describe('a successor failure in the middle of a link call', () => {
     await proxy?.close();
   });
 
-  const fail = (match: string, skip: number, status = 503, times = 1) =>
-    proxy.sandbox.faults.set({ rules: [{ match, skip, times, status }] });
+  /** Runs `call` while the sandbox fails one request matching `match` after `skip` others, then clears the fault. */
+  async function withFault<T>(
+    [match, skip, status = 503]: [match: string, skip: number, status?: number],
+    call: () => Promise<T>,
+  ): Promise<T> {
+    proxy.sandbox.faults.set({ rules: [{ match, skip, times: 1, status }] });
+    try {
+      return await call();
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  }
 
   it('unlink fails at item 2: the error names every ID, and item 1 is re-added with one add call', async () => {
     const linked = await proxy.call('POST', '/Entity/Group/band/link/users', [
@@ -245,19 +255,15 @@ describe('a successor failure in the middle of a link call', () => {
     ]);
     assert.equal(linked.status, 200, linked.text);
     const before = snapshot(proxy);
-    fail('DELETE /groups/{id}/members/{userId}', 1);
     proxy.resetCounts();
-    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
-    try {
-      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
+    const answer = await withFault(['DELETE /groups/{id}/members/{userId}', 1], () =>
+      proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
         'lena.mueller',
         'jonas.schmidt',
         'mia.fischer',
         'paul.wagner',
-      ]);
-    } finally {
-      proxy.sandbox.faults.reset();
-    }
+      ]),
+    );
     assert.equal(answer.status, 502, answer.text);
     assert.equal(answer.body.code, 502);
     assert.match(answer.body.message, /^The successor is unreachable or failing: .*503/);
@@ -283,17 +289,13 @@ describe('a successor failure in the middle of a link call', () => {
 
   it('rolls back exactly what the call changed: an ID that was not linked is not linked by the rollback', async () => {
     const before = snapshot(proxy);
-    fail('DELETE /groups/{id}/members/{userId}', 2);
-    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
-    try {
-      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
+    const answer = await withFault(['DELETE /groups/{id}/members/{userId}', 2], () =>
+      proxy.call<ErrorBody>('DELETE', '/Entity/Group/band/link/users', [
         'paul.wagner',
         'lena.mueller',
         'jonas.schmidt',
-      ]);
-    } finally {
-      proxy.sandbox.faults.reset();
-    }
+      ]),
+    );
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
@@ -360,18 +362,14 @@ describe('a successor failure in the middle of a link call', () => {
       'ROLE_STUDENT',
       'ROLE_TEACHER',
     ]);
-    fail('DELETE /roles/{id}/privileges/{privilegeId}', 2, 504);
     proxy.resetCounts();
-    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
-    try {
-      answer = await proxy.call<ErrorBody>('DELETE', '/Entity/Privilege/calendar_public_edit/link/roles', [
+    const answer = await withFault(['DELETE /roles/{id}/privileges/{privilegeId}', 2, 504], () =>
+      proxy.call<ErrorBody>('DELETE', '/Entity/Privilege/calendar_public_edit/link/roles', [
         'ROLE_STAFF',
         'ROLE_STUDENT',
         'ROLE_TEACHER',
-      ]);
-    } finally {
-      proxy.sandbox.faults.reset();
-    }
+      ]),
+    );
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
@@ -384,17 +382,13 @@ describe('a successor failure in the middle of a link call', () => {
   it('a privilege granted to roles one by one is taken back from the ones this call added only', async () => {
     const before = snapshot(proxy);
     assert.ok(rolePrivileges(proxy, 'ROLE_ADMIN').includes('print_colour'));
-    fail('POST /roles/{id}/privileges', 2);
-    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
-    try {
-      answer = await proxy.call<ErrorBody>('POST', '/Entity/Privilege/print_colour/link/roles', [
+    const answer = await withFault(['POST /roles/{id}/privileges', 2], () =>
+      proxy.call<ErrorBody>('POST', '/Entity/Privilege/print_colour/link/roles', [
         'ROLE_ADMIN',
         'ROLE_STUDENT',
         'ROLE_TEACHER',
-      ]);
-    } finally {
-      proxy.sandbox.faults.reset();
-    }
+      ]),
+    );
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
@@ -414,17 +408,13 @@ describe('a successor failure in the middle of a link call', () => {
 
   it('a role whose privileges cannot be granted is removed again', async () => {
     const before = snapshot(proxy);
-    fail('POST /roles/{id}/privileges', 0);
-    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
-    try {
-      answer = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+    const answer = await withFault(['POST /roles/{id}/privileges', 0], () =>
+      proxy.call<ErrorBody>('POST', '/Entity/Role', {
         name: 'Halbfertig',
         module: 'Core',
         privileges: ['print_colour'],
-      });
-    } finally {
-      proxy.sandbox.faults.reset();
-    }
+      }),
+    );
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
@@ -442,16 +432,9 @@ describe('a successor failure in the middle of a link call', () => {
 
   it('a failure of the one write of an add call changes nothing and is a plain 502', async () => {
     const before = snapshot(proxy);
-    fail('POST /groups/{id}/members', 0);
-    let answer: Awaited<ReturnType<typeof proxy.call<ErrorBody>>>;
-    try {
-      answer = await proxy.call<ErrorBody>('POST', '/Entity/Group/band/link/users', [
-        'emma.meyer',
-        'finn.koch',
-      ]);
-    } finally {
-      proxy.sandbox.faults.reset();
-    }
+    const answer = await withFault(['POST /groups/{id}/members', 0], () =>
+      proxy.call<ErrorBody>('POST', '/Entity/Group/band/link/users', ['emma.meyer', 'finn.koch']),
+    );
     assert.equal(answer.status, 502, answer.text);
     assert.doesNotMatch(answer.body.message, /Partly applied/);
     assert.equal(snapshot(proxy), before);
