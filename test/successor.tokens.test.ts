@@ -132,11 +132,14 @@ describe('tokens', () => {
   });
 
   test('an expired token (client clock wrong) gets one renewal and one retry', async () => {
-    const sb = await sandbox({ tokenTtlSeconds: 1 });
-    // The client's clock stands still, so it believes its one-second token is still fresh.
+    // Token times have whole-second resolution (exp = floor(iat) + ttl): with two seconds a fresh
+    // token is valid for at least one more second, so the renewed one cannot expire before the
+    // retry, while the first one has surely expired 2.1 s after it was issued.
+    const sb = await sandbox({ tokenTtlSeconds: 2 });
+    // The client's clock stands still, so it believes its token is still fresh.
     const c = client(sb, { clock: new ManualClock(), auth: { refreshMarginSeconds: 0 } });
     await readUsers(c);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
     sb.counters.reset();
     const stats = await withCallStats(async () => {
       await readUsers(c);
