@@ -151,15 +151,17 @@ describe('sandbox OAuth2 server and token checks', () => {
 
 describe('sandbox token lifetime', () => {
   it('honours tokenTtlSeconds and rejects the token once it has expired', async () => {
-    const sb = await sandbox({ tokenTtlSeconds: 1, seed: false });
+    // Two seconds, not one: token times have whole-second resolution, so a one-second token can
+    // expire within milliseconds of being issued.
+    const sb = await sandbox({ tokenTtlSeconds: 2, seed: false });
     try {
       const { body } = await tokenResponse(sb);
-      assert.equal(body.expires_in, 1);
+      assert.equal(body.expires_in, 2);
       const token = String(body.access_token);
       const claims = decodeJwt(token);
-      assert.equal((claims.exp ?? 0) - (claims.iat ?? 0), 1);
+      assert.equal((claims.exp ?? 0) - (claims.iat ?? 0), 2);
       assert.equal((await api(sb, '/users', { token })).status, 200);
-      await sleep(2100);
+      await sleep(3100);
       const res = await api(sb, '/users', { token });
       const problem = assertProblem(res, 401);
       assert.match(String(problem.detail), /expired/);
