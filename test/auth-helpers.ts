@@ -16,6 +16,7 @@ import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { startServer } from '../src/server.js';
 import type { Services } from '../src/services.js';
 import { LogSink } from './log-sink.js';
+import { successorConfigFor } from './sandbox-helpers.js';
 
 let sandbox: Promise<RunningSandbox> | undefined;
 
@@ -79,15 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<AuthHa
   const raw = merge(
     {
       server: { port: 0 },
-      successor: {
-        baseUrl: idm.apiBaseUrl,
-        auth: {
-          type: 'oauth2',
-          issuer: idm.issuer,
-          clientId: idm.clients.readWrite.clientId,
-          clientSecret: idm.clients.readWrite.clientSecret,
-        },
-      },
+      successor: successorConfigFor(idm),
       store: { type: 'sqlite', path: path.join(dir, 'store.db') },
       mappings: { dir: path.resolve('mappings') },
     },

@@ -10,6 +10,7 @@ import { parseConfig } from '../src/config/load.js';
 import { silentLogger } from '../src/log/logger.js';
 import { startServer } from '../src/server.js';
 import { call, closeSharedSandbox, PROTECTED, sharedSandbox } from './auth-helpers.js';
+import { successorConfigFor } from './sandbox-helpers.js';
 
 after(closeSharedSandbox);
 
@@ -96,15 +97,7 @@ describe('sandbox-mode demo user', () => {
     const config = parseConfig(
       {
         server: { port: 0 },
-        successor: {
-          baseUrl: idm.apiBaseUrl,
-          auth: {
-            type: 'oauth2',
-            issuer: idm.issuer,
-            clientId: idm.clients.readWrite.clientId,
-            clientSecret: idm.clients.readWrite.clientSecret,
-          },
-        },
+        successor: successorConfigFor(idm),
         store: { type: 'sqlite', path: path.join(dir, 'store.db') },
         mappings: { dir: path.resolve('mappings') },
       },

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type CliProcess, loadedModules, spawnCli } from './cli-helpers.js';
-import { sandbox } from './sandbox-helpers.js';
+import { sandbox, successorConfigFor } from './sandbox-helpers.js';
 
 const OIDC_PROVIDER = /\/node_modules\/oidc-provider\//;
 /** The `sandbox` command's definition is part of every CLI start; it loads nothing else of the sandbox. */
@@ -54,15 +54,7 @@ describe('production mode', () => {
       configFile,
       JSON.stringify({
         server: { shutdownTimeoutMs: 5000 },
-        successor: {
-          baseUrl: successor.apiBaseUrl,
-          auth: {
-            type: 'oauth2',
-            issuer: successor.issuer,
-            clientId: successor.clients.readWrite.clientId,
-            clientSecret: successor.clients.readWrite.clientSecret,
-          },
-        },
+        successor: successorConfigFor(successor),
         store: { type: 'sqlite', path: path.join(dir, 'production', 'store.db') },
         mappings: { dir: path.resolve('mappings') },
       }),

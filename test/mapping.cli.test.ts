@@ -12,6 +12,7 @@ import { runCli } from '../src/cli.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { uuidToBase58 } from '../src/uuid.js';
+import { successorConfigFor } from './sandbox-helpers.js';
 import { DEFAULT_PROFILE } from './user-helpers.js';
 
 type Json = Record<string, unknown>;
@@ -29,15 +30,7 @@ function writeConfig(dir: string, profileFolder: string, sandbox?: RunningSandbo
   const file = path.join(dir, `config-${randomUUID()}.json`);
   const successor = sandbox
     ? {
-        successor: {
-          baseUrl: sandbox.apiBaseUrl,
-          auth: {
-            type: 'oauth2',
-            issuer: sandbox.issuer,
-            clientId: sandbox.clients.readWrite.clientId,
-            clientSecret: sandbox.clients.readWrite.clientSecret,
-          },
-        },
+        successor: successorConfigFor(sandbox),
       }
     : { sandbox: { enabled: true } };
   writeFileSync(

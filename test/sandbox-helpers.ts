@@ -6,6 +6,22 @@ export function sandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   return startSandbox({ port: 0, ...options });
 }
 
+/**
+ * The `successor` block of a configuration file that points the proxy at `sb` with its
+ * read-write demo client (spread it into a `successor` object to add timeouts or retries).
+ */
+export function successorConfigFor(sb: RunningSandbox) {
+  return {
+    baseUrl: sb.apiBaseUrl,
+    auth: {
+      type: 'oauth2',
+      issuer: sb.issuer,
+      clientId: sb.clients.readWrite.clientId,
+      clientSecret: sb.clients.readWrite.clientSecret,
+    },
+  };
+}
+
 export interface TokenRequest {
   clientId?: string;
   clientSecret?: string;

@@ -57,17 +57,11 @@ describe('server in sandbox mode', () => {
     assert.ok(sandbox);
     // A fresh client has no cached token, so readiness must reach the token endpoint.
     const { createSuccessorClient } = await import('../src/successor/client.js');
+    const { sandboxSuccessorConfig } = await import('../src/sandbox/index.js');
     const original = server.services.successor;
     server.services.successor = createSuccessorClient({
-      baseUrl: sandbox.apiBaseUrl,
-      auth: {
-        type: 'oauth2',
-        issuer: sandbox.issuer,
-        clientId: sandbox.clients.readWrite.clientId,
-        clientSecret: sandbox.clients.readWrite.clientSecret,
-        scopes: { read: ['iserv:idm:api-read'], write: ['iserv:idm:api-write'] },
-      },
-      retries: { max: 0 },
+      ...sandboxSuccessorConfig(sandbox),
+      retries: { max: 0, baseDelayMs: 0 },
     });
     sandbox.faults.set({ tokenEndpointDown: true });
     try {

@@ -12,6 +12,7 @@ import { createLogger } from '../src/log/logger.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
+import { successorConfigFor } from './sandbox-helpers.js';
 
 /** The answer of POST /Service/Sso/authenticate. */
 export interface SsoAnswer {
@@ -63,13 +64,7 @@ export async function startSsoProxy(options: SsoProxyOptions = {}): Promise<SsoP
     ...(external
       ? {
           successor: {
-            baseUrl: external.apiBaseUrl,
-            auth: {
-              type: 'oauth2',
-              issuer: external.issuer,
-              clientId: external.clients.readWrite.clientId,
-              clientSecret: external.clients.readWrite.clientSecret,
-            },
+            ...successorConfigFor(external),
             retries: { max: 0, baseDelayMs: 10 },
           },
         }

@@ -19,6 +19,7 @@ import type { Services } from '../src/services.js';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
 import { createSuccessorClient, type SuccessorClient } from '../src/successor/client.js';
 import { LogSink } from './log-sink.js';
+import { successorConfigFor } from './sandbox-helpers.js';
 
 /** The default profile shipped in mappings/. */
 export const DEFAULT_PROFILE = path.resolve('mappings/iserv-idm-v1');
@@ -90,13 +91,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
   const raw = {
     server: { port: 0 },
     successor: {
-      baseUrl: sandbox.apiBaseUrl,
-      auth: {
-        type: 'oauth2',
-        issuer: sandbox.issuer,
-        clientId: sandbox.clients.readWrite.clientId,
-        clientSecret: sandbox.clients.readWrite.clientSecret,
-      },
+      ...successorConfigFor(sandbox),
       timeouts: { connectMs: 2_000, totalMs: 5_000, ...options.timeouts },
       retries: { max: 0, baseDelayMs: 10, ...options.retries },
     },
