@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 // What the sandbox holds, read directly from its data (not through the proxy), for the group,
 // role, privilege and relation tests: links by natural keys, and a snapshot of everything to
 // prove that a refused call changed nothing.
@@ -98,4 +99,23 @@ export function snapshot(proxy: UserProxy): string {
 /** Whether every successor call counted was a read. */
 export function onlyReads(calls: Record<string, number>): boolean {
   return Object.keys(calls).every((key) => key.startsWith('GET '));
+}
+
+/**
+ * Sends each `[method, path, allowed]` with `body` (none for GET) and asserts a legacy 405 whose
+ * `Allow` lists exactly `allowed`, and that nothing changed in the successor.
+ */
+export async function assertMethodsNotAllowed(
+  proxy: UserProxy,
+  cases: readonly (readonly [method: string, path: string, allowed: string])[],
+  body: unknown,
+): Promise<void> {
+  const before = snapshot(proxy);
+  for (const [method, path, allowed] of cases) {
+    const answer = await proxy.call<ErrorBody>(method, path, method === 'GET' ? undefined : body);
+    assert.equal(answer.status, 405, `${method} ${path}: ${answer.text}`);
+    assert.equal(answer.body.code, 405);
+    assert.deepEqual(new Set(answer.headers.get('allow')?.split(', ')), new Set(allowed.split(', ')));
+  }
+  assert.equal(snapshot(proxy), before, 'nothing changed');
 }

@@ -10,7 +10,13 @@ import {
   roleListItemSchema,
   roleSchema,
 } from '../src/legacy/role/schema.js';
-import { type ErrorBody, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
+import {
+  assertMethodsNotAllowed,
+  type ErrorBody,
+  privilegeLinks,
+  rolePrivileges,
+  snapshot,
+} from './relation-helpers.js';
 import { linksOf, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type Role = { name: string; module: string | null; privileges: string[]; _id: string };
@@ -83,23 +89,17 @@ describe('roles', () => {
     });
 
     it('has no update: PUT (and other methods the seed lacks) answer 405 with Allow', async () => {
-      const before = snapshot(proxy);
-      for (const [method, path, allow] of [
-        ['PUT', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
-        ['PATCH', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
-        ['POST', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
-        ['PUT', '/Entity/Role', 'GET, POST'],
-        ['GET', '/Entity/Role/ROLE_TEACHER/link/privileges', 'POST, DELETE'],
-      ] as const) {
-        const answer = await proxy.call<ErrorBody>(
-          method,
-          path,
-          method === 'GET' ? undefined : { name: 'Renamed' },
-        );
-        assert.equal(answer.status, 405, `${method} ${path}: ${answer.text}`);
-        assert.deepEqual(new Set(answer.headers.get('allow')?.split(', ')), new Set(allow.split(', ')));
-      }
-      assert.equal(snapshot(proxy), before);
+      await assertMethodsNotAllowed(
+        proxy,
+        [
+          ['PUT', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
+          ['PATCH', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
+          ['POST', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
+          ['PUT', '/Entity/Role', 'GET, POST'],
+          ['GET', '/Entity/Role/ROLE_TEACHER/link/privileges', 'POST, DELETE'],
+        ],
+        { name: 'Renamed' },
+      );
     });
   });
 
