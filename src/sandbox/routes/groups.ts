@@ -3,6 +3,7 @@ import { newUuid } from '../../uuid.js';
 import type { GroupRecord, SandboxData } from '../data.js';
 import { actorId, PROTECTED, queryFlag } from './common.js';
 import { linkRoutes, resolveReferences } from './links.js';
+import { itemRoute, listRoute } from './read.js';
 import {
   assertNotProtected,
   collectionResponse,
@@ -47,16 +48,7 @@ function resolveOwner(v: Violations, data: SandboxData, value: string | null): s
 
 /** Groups: collection, item, create, merge-patch (name, account, owner), soft delete/restore/purge, sub-resources. */
 export const groupRoutes: RouteDef[] = [
-  defineRoute({
-    method: 'GET',
-    path: '/groups',
-    summary: 'Lists groups',
-    tag: TAG,
-    collectionOf: 'groups',
-    attributesOf: 'groups',
-    response: { status: 200, body: 'collection', kind: 'groups' },
-    handle: (ctx) => collectionResponse(ctx, 'groups', ctx.data.list('groups')),
-  }),
+  listRoute('groups', TAG, 'Lists groups'),
   defineRoute({
     method: 'POST',
     path: '/groups',
@@ -99,15 +91,7 @@ export const groupRoutes: RouteDef[] = [
       return createdResponse(ctx, 'groups', record);
     },
   }),
-  defineRoute({
-    method: 'GET',
-    path: '/groups/{id}',
-    summary: 'Reads a group (soft-deleted groups too, until purged)',
-    tag: TAG,
-    attributesOf: 'groups',
-    response: { status: 200, body: 'item', kind: 'groups' },
-    handle: (ctx) => itemResponse(ctx, 'groups', entityParam(ctx, 'groups')),
-  }),
+  itemRoute('groups', TAG, 'Reads a group (soft-deleted groups too, until purged)'),
   defineRoute({
     method: 'PATCH',
     path: '/groups/{id}',

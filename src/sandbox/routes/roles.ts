@@ -3,12 +3,12 @@ import { newUuid } from '../../uuid.js';
 import type { RoleRecord } from '../data.js';
 import { PROTECTED } from './common.js';
 import { linkRoutes } from './links.js';
+import { itemRoute, listRoute } from './read.js';
 import {
   assertNotProtected,
   collectionResponse,
   createdResponse,
   entityParam,
-  itemResponse,
   noContent,
 } from './respond.js';
 import { defineRoute, JSON_BODY, type RouteDef } from './route.js';
@@ -24,16 +24,7 @@ const createSchema = z
 
 /** Roles: collection, item, create, delete, users of a role, role privileges. */
 export const roleRoutes: RouteDef[] = [
-  defineRoute({
-    method: 'GET',
-    path: '/roles',
-    summary: 'Lists roles',
-    tag: TAG,
-    collectionOf: 'roles',
-    attributesOf: 'roles',
-    response: { status: 200, body: 'collection', kind: 'roles' },
-    handle: (ctx) => collectionResponse(ctx, 'roles', ctx.data.list('roles')),
-  }),
+  listRoute('roles', TAG, 'Lists roles'),
   defineRoute({
     method: 'POST',
     path: '/roles',
@@ -64,15 +55,7 @@ export const roleRoutes: RouteDef[] = [
       return createdResponse(ctx, 'roles', record);
     },
   }),
-  defineRoute({
-    method: 'GET',
-    path: '/roles/{id}',
-    summary: 'Reads a role',
-    tag: TAG,
-    attributesOf: 'roles',
-    response: { status: 200, body: 'item', kind: 'roles' },
-    handle: (ctx) => itemResponse(ctx, 'roles', entityParam(ctx, 'roles')),
-  }),
+  itemRoute('roles', TAG, 'Reads a role'),
   defineRoute({
     method: 'DELETE',
     path: '/roles/{id}',

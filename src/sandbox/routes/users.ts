@@ -3,6 +3,7 @@ import { newUuid } from '../../uuid.js';
 import { USER_STATUSES, type UserRecord, type UserStatus } from '../data.js';
 import { actorId, PROTECTED, queryFlag, temporaryPassword } from './common.js';
 import { linkRoutes } from './links.js';
+import { itemRoute, listRoute } from './read.js';
 import {
   assertNotProtected,
   collectionResponse,
@@ -131,16 +132,7 @@ const userPasswordRoutes: RouteDef[] = [
 
 /** Users: collection, item, create, merge-patch, soft delete/restore/purge, passwords, relation sub-resources. */
 export const userRoutes: RouteDef[] = [
-  defineRoute({
-    method: 'GET',
-    path: '/users',
-    summary: 'Lists users',
-    tag: TAG,
-    collectionOf: 'users',
-    attributesOf: 'users',
-    response: { status: 200, body: 'collection', kind: 'users' },
-    handle: (ctx) => collectionResponse(ctx, 'users', ctx.data.list('users')),
-  }),
+  listRoute('users', TAG, 'Lists users'),
   defineRoute({
     method: 'POST',
     path: '/users',
@@ -185,15 +177,7 @@ export const userRoutes: RouteDef[] = [
       return createdResponse(ctx, 'users', record);
     },
   }),
-  defineRoute({
-    method: 'GET',
-    path: '/users/{id}',
-    summary: 'Reads a user (soft-deleted users too, until purged)',
-    tag: TAG,
-    attributesOf: 'users',
-    response: { status: 200, body: 'item', kind: 'users' },
-    handle: (ctx) => itemResponse(ctx, 'users', entityParam(ctx, 'users')),
-  }),
+  itemRoute('users', TAG, 'Reads a user (soft-deleted users too, until purged)'),
   defineRoute({
     method: 'PATCH',
     path: '/users/{id}',
