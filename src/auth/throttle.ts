@@ -14,16 +14,6 @@ export interface ThrottlePolicy {
   forgetAfterSeconds: number;
 }
 
-/** The documented defaults (docs/auth.md). */
-export const DEFAULT_THROTTLE_POLICY: ThrottlePolicy = {
-  pairFreeFailures: 5,
-  userFreeFailures: 20,
-  addressFreeFailures: 10,
-  baseDelaySeconds: 1,
-  maxDelaySeconds: 900,
-  forgetAfterSeconds: 3600,
-};
-
 /**
  * A (user, address) pair that logged in successfully within this time (30 days) is a known
  * address: while the user's counter blocks, it is judged by its own (user, address) counter only.
