@@ -1,6 +1,5 @@
 // zod-openapi's `z`, so the schema carries its component name and is documented once as a $ref.
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import type { OperationResponses } from './operation.js';
 
 /** The legacy error body (SPEC 3), for the documented error responses of operations. */
@@ -32,13 +31,4 @@ export function errorResponses(...statuses: (keyof typeof ERRORS)[]): OperationR
     out[status] = { description: ERRORS[status], schema: legacyErrorSchema };
   }
   return out;
-}
-
-/**
- * The empty 204 answer. It carries `Content-Type: application/json` like every legacy answer (the
- * seed: "every operation responds with application/json"); without it the Node adapter would
- * label the empty body `text/plain`.
- */
-export function noContent(c: Context): Response {
-  return c.body(null, 204, { 'Content-Type': 'application/json' });
 }

@@ -26,7 +26,11 @@ export function createLegacyRouter(
         const params = validatePart('path', operation.params, c.req.param());
         const query = validatePart('query', operation.query, c.req.query());
         const body = validatePart('body', operation.body?.schema, await readBody(c, operation));
-        return operation.handler(c, { params, query, body });
+        const response = await operation.handler(c, { params, query, body });
+        // The seed: every operation responds with application/json, the empty 204s included
+        // (without this the Node adapter would label an empty body text/plain).
+        if (!response.headers.has('content-type')) response.headers.set('Content-Type', 'application/json');
+        return response;
       });
     }
   }

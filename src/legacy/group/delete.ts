@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses, noContent } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { GROUP_TAG, groupParams } from './schema.js';
 
@@ -19,6 +19,6 @@ export const groupDeleteOperation = defineOperation({
   },
   async handler(c, { params }) {
     await mappedNone(c, 'group.delete', { params });
-    return noContent(c);
+    return c.body(null, 204);
   },
 });

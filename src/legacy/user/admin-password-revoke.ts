@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses, noContent } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { USER_TAG, userParams } from './schema.js';
 
@@ -18,6 +18,6 @@ export const userAdminPasswordRevokeOperation = defineOperation({
   },
   async handler(c, { params }) {
     await mappedNone(c, 'user.adminpassword.revoke', { params });
-    return noContent(c);
+    return c.body(null, 204);
   },
 });

@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses, noContent } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { passwordBodySchema, USER_TAG, userParams } from './schema.js';
 
@@ -19,6 +19,6 @@ export const userAdminPasswordSetOperation = defineOperation({
   },
   async handler(c, { params, body }) {
     await mappedNone(c, 'user.adminpassword.set', { params, body });
-    return noContent(c);
+    return c.body(null, 204);
   },
 });
