@@ -252,6 +252,7 @@ describe('unexpected exceptions', () => {
       loginThrottle: real.loginThrottle,
       idMap: real.idMap,
       ssoTokens: failing(real.ssoTokens, 'issue', tokenError, () => broken === 'sso'),
+      usage: real.usage,
       ping: () => real.ping(),
       close: () => real.close(),
     };

@@ -1,6 +1,7 @@
 import type { ApiUserRepository, LoginThrottleRepository } from './api-users.js';
 import type { IdMapRepository } from './id-map.js';
 import type { SsoTokenRepository } from './sso-tokens.js';
+import type { UsageRepository } from './usage.js';
 
 /**
  * The store: everything idm-compat persists (API users, login throttling, ID mapping tables,
@@ -18,6 +19,8 @@ export interface Store {
   readonly idMap: IdMapRepository;
   /** SSO tokens and the OIDC logins started with them (hashes only). */
   readonly ssoTokens: SsoTokenRepository;
+  /** The usage inventory: calls per (API user, legacy operation, outcome class). */
+  readonly usage: UsageRepository;
   /** Resolves when the store answers a trivial query; used by /readyz. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

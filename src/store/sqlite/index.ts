@@ -8,6 +8,7 @@ import {
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
 import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';
+import { SqliteUsageRepository, USAGE_MIGRATION } from './usage.js';
 
 /** Every SQLite schema step, in order. Each area of the store appends its own. */
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
@@ -15,6 +16,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   ID_MAP_MIGRATION,
   SSO_TOKENS_MIGRATION,
   KNOWN_ADDRESSES_MIGRATION,
+  USAGE_MIGRATION,
 ];
 
 /** The SQLite store (the default): one file, WAL mode. */
@@ -25,12 +27,14 @@ export class SqliteStore implements Store {
   readonly loginThrottle: SqliteLoginThrottleRepository;
   readonly idMap: SqliteIdMapRepository;
   readonly ssoTokens: SqliteSsoTokenRepository;
+  readonly usage: SqliteUsageRepository;
 
   constructor(readonly db: SqliteDatabase) {
     this.apiUsers = new SqliteApiUserRepository(db);
     this.loginThrottle = new SqliteLoginThrottleRepository(db);
     this.idMap = new SqliteIdMapRepository(db);
     this.ssoTokens = new SqliteSsoTokenRepository(db);
+    this.usage = new SqliteUsageRepository(db);
   }
 
   async ping(): Promise<void> {
