@@ -1,6 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { LegacyError } from '../legacy/errors.js';
+import { LegacyError } from '../http/legacy-error.js';
 import type { AppEnv, Services } from '../services.js';
 import { clientAddressResolver, formatAddress } from './addresses.js';
 import { Authenticator } from './authenticator.js';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
+import { LegacyError } from '../http/legacy-error.js';
 import type { AppEnv } from '../services.js';
-import { LegacyError } from './errors.js';
 import { honoPath, type LegacyOperation, readBody, validatePart } from './operation.js';
 
 /**

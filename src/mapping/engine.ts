@@ -2,8 +2,9 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log/logger.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient } from '../successor/client.js';
+import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
 import type { CompiledProfile } from './compile.js';
-import { MappingError } from './errors.js';
+import { MappingError, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
 import { IdResolver } from './ids.js';
 import { loadProfile } from './load.js';
@@ -22,7 +23,10 @@ export interface MappingDeps {
 export interface MappingEngine {
   readonly profile: CompiledProfile;
   readonly ids: IdResolver;
-  /** Runs a legacy operation (e.g. `user.get`) as the profile's operation table says. */
+  /**
+   * Runs a legacy operation (e.g. `user.get`) as the profile's operation table says; every
+   * failure is a TranslationError (a successor failure before any write is `upstream`).
+   */
   run(operationId: string, input: RunInput): Promise<RunResult>;
 }
 
@@ -37,7 +41,24 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
     logger: deps.logger,
   });
   const executor = new OperationExecutor(profile, ids, deps.successor, deps.apiBase);
-  return { profile, ids, run: (operationId, input) => executor.run(operationId, input) };
+  return {
+    profile,
+    ids,
+    async run(operationId, input) {
+      try {
+        return await executor.run(operationId, input);
+      } catch (error) {
+        // The successor's 404 means the entity went away between resolution and use: not found.
+        if (error instanceof UpstreamError)
+          throw new TranslationError(
+            error.code === 'not_found' ? 'not_found' : 'upstream',
+            describeUpstreamError(error),
+            { upstream: error },
+          );
+        throw error;
+      }
+    },
+  };
 }
 
 /** Outcome of a reload: the new profile is live, or the old one stayed live and why. */
