@@ -1,6 +1,6 @@
+import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
 import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
-import { normalizeUuid, uuidToBase58 } from '../uuid.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
   CompiledKind,

@@ -1,8 +1,8 @@
 import { LegacyError } from '../../http/legacy-error.js';
+import { normalizeUuid } from '../../lib/uuid.js';
 import { TranslationError } from '../../mapping/errors.js';
 import { continueUrl, hashSecret, issueSsoToken, publicUrlOf } from '../../sso/tokens.js';
 import { UpstreamError } from '../../successor/errors.js';
-import { normalizeUuid } from '../../uuid.js';
 import { defineOperation } from '../operation.js';
 import { errorResponses } from '../responses.js';
 import { mappedEntity } from '../translate.js';
