@@ -14,6 +14,7 @@ import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
+import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
 
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   mappingsCheckCommand,
   idsImportCommand,
   idsExportCommand,
+  usageCommand,
 ];
 
 function overview(): string {
