@@ -112,10 +112,21 @@ export function validatePart<S extends z.ZodType>(
   return result.data;
 }
 
-/** Reads the request body as the operation declares it; malformed JSON is a legacy 400. */
+/**
+ * Reads the request body as the operation declares it; malformed JSON is a legacy 400, and so is
+ * any body sent to an operation that declares none (it is read only up to the body limit, never
+ * parsed), so a stray or hostile payload cannot ride along on a DELETE or a restore.
+ */
 export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> {
   const body = operation.body;
-  if (!body) return undefined;
+  if (!body) {
+    if ((await c.req.text()).trim() !== '') {
+      throw new LegacyError(400, 'This operation takes no request body', [
+        { path: 'body', message: 'must be empty' },
+      ]);
+    }
+    return undefined;
+  }
   if (body.kind === 'form') {
     const type = c.req.header('content-type') ?? '';
     if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
