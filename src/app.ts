@@ -9,6 +9,7 @@ import { dispatchLegacy } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
+import { quoteInput } from './lib/quote.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
 import type { AppEnv, Services } from './services.js';
@@ -62,7 +63,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route(basePath, createLegacyDocs(LEGACY_OPERATIONS, { basePath, namespaces }));
   app.all(`${basePath}/*`, dispatchLegacy);
 
-  app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${c.req.path}`)));
+  app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`)));
   app.onError((error, c) => {
     const legacy = toLegacyError(error);
     if (legacy.status >= 500) c.get('log')?.error({ err: error }, 'request failed');

@@ -61,4 +61,47 @@ describe('hardening', () => {
       assert.equal(blank.status, 204, blank.text);
     });
   });
+
+  describe('quoted input is bounded', () => {
+    // 10 KB: a whole URL stays under Node's 16 KB header limit.
+    const long = 'x'.repeat(10_000);
+
+    it('a 10 KB path ID: the message quotes 100 characters and cuts with …', async () => {
+      const answer = await proxy.call<ErrorBody>('GET', `/Entity/User/${long}`);
+      assert.ok(answer.status === 404 || answer.status === 400, answer.text.slice(0, 200));
+      assert.ok(answer.text.length < 1_000, `${answer.text.length} bytes`);
+      if (answer.status === 404) assert.ok(answer.body.message.includes(`"${'x'.repeat(100)}"…`));
+    });
+
+    it('a 10 KB path that names no operation', async () => {
+      const answer = await proxy.call<ErrorBody>('GET', `/Entity/Nothing/${long}`);
+      assert.equal(answer.status, 404);
+      assert.ok(answer.text.length < 1_000, `${answer.text.length} bytes`);
+      assert.match(answer.body.message, /^No such path: ".{100}"…$/);
+    });
+
+    it('1,000 unknown link IDs: the message lists 10 and the count of the rest, errors end with "and N more"', async () => {
+      const ids = Array.from({ length: 1_000 }, (_, i) => `no-such-group-${i}-${'y'.repeat(40)}`);
+      const before = snapshot(proxy);
+      const answer = await proxy.call<ErrorBody>('POST', '/Entity/User/lena.mueller/link/groups', ids);
+      assert.equal(answer.status, 400, answer.text.slice(0, 200));
+      assert.match(answer.body.message, /and 990 more; nothing was changed$/);
+      assert.equal(answer.body.errors?.length, 101);
+      assert.deepEqual(answer.body.errors?.at(-1), { path: 'body', message: 'and 900 more' });
+      assert.ok(answer.text.length < 12_000, `${answer.text.length} bytes`);
+      assert.equal(snapshot(proxy), before);
+    });
+
+    it('an unknown 10 KB body key is cut in the path and the message', async () => {
+      const answer = await proxy.call<ErrorBody>('PUT', '/Entity/User/lena.mueller', { [long]: 1 });
+      assert.equal(answer.status, 400);
+      assert.ok(answer.text.length < 1_000, `${answer.text.length} bytes`);
+    });
+
+    it('an unknown 10 KB body ID of a link call', async () => {
+      const answer = await proxy.call<ErrorBody>('POST', '/Entity/User/lena.mueller/link/roles', [long]);
+      assert.equal(answer.status, 400);
+      assert.ok(answer.text.length < 1_000, `${answer.text.length} bytes`);
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import { TranslationError } from '../mapping/errors.js';
 import { describeUpstreamError, isProtectedEntity, UpstreamError } from '../successor/errors.js';
 import { LegacyError, type LegacyStatus } from './legacy-error.js';
@@ -83,9 +84,29 @@ export function toLegacyError(error: unknown): LegacyError {
   return new LegacyError(500, 'Internal error; the request id in the log has the details');
 }
 
-/** Renders a legacy error as `application/json` with the legacy body shape. */
+/** How many `errors` entries a body lists before one entry says how many more there were. */
+export const MAX_ERROR_ITEMS = 100;
+/** The longest message a body carries; the quoting helpers keep messages far below it. */
+const MAX_MESSAGE_CHARS = 2_000;
+
+/**
+ * Renders a legacy error as `application/json` with the legacy body shape. A last bound on the
+ * size of what is echoed: the message and each entry are cut, and a long `errors` list ends
+ * with `and N more` (per-value quoting happens where messages are written, src/lib/quote.ts).
+ */
 export function renderLegacyError(c: Context, error: LegacyError): Response {
-  const body: ErrorBody = { code: error.status, message: error.message };
-  if (error.errors && error.errors.length > 0) body.errors = error.errors;
+  const body: ErrorBody = { code: error.status, message: shorten(error.message, MAX_MESSAGE_CHARS) };
+  const errors = error.errors ?? [];
+  if (errors.length > 0) {
+    body.errors = errors.slice(0, MAX_ERROR_ITEMS).map((item) => ({
+      path: shorten(item.path, 2 * QUOTE_MAX_CHARS),
+      message: shorten(item.message, 4 * QUOTE_MAX_CHARS),
+    }));
+    const more = errors.length - MAX_ERROR_ITEMS;
+    if (more > 0) {
+      const root = errors[MAX_ERROR_ITEMS]?.path.split('.')[0] ?? 'body';
+      body.errors.push({ path: root, message: `and ${more} more` });
+    }
+  }
   return c.json(body, error.status, error.headers);
 }

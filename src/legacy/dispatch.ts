@@ -1,5 +1,6 @@
 import type { Handler } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
+import { quoteInput } from '../lib/quote.js';
 import type { AppEnv } from '../services.js';
 import { readBody, validatePart } from './operation.js';
 
@@ -18,7 +19,7 @@ export const dispatchLegacy: Handler<AppEnv> = async (c) => {
       Allow: allowed,
     });
   }
-  if (match?.kind !== 'operation') throw new LegacyError(404, `No such path: ${c.req.path}`);
+  if (match?.kind !== 'operation') throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
   const { operation, params: rawParams } = match.matched;
   const params = validatePart('path', operation.params, rawParams);
   const query = validatePart('query', operation.query, c.req.query());

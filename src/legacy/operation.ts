@@ -2,6 +2,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
+import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import type { AppEnv } from '../services.js';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'delete';
@@ -93,8 +94,8 @@ export function openApiRoute(operation: LegacyOperation): RouteConfig {
 /** Renders zod issues as the legacy `errors` list, paths prefixed with where the value came from. */
 export function issuesToErrors(where: 'body' | 'query' | 'path', error: z.ZodError): LegacyErrorItem[] {
   return error.issues.map((issue) => ({
-    path: [where, ...issue.path.map(String)].join('.'),
-    message: issue.message,
+    path: [where, ...issue.path.map((segment) => shorten(String(segment), QUOTE_MAX_CHARS))].join('.'),
+    message: shorten(issue.message, 2 * QUOTE_MAX_CHARS),
   }));
 }
 
@@ -155,7 +156,10 @@ export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): 
     return JSON.parse(text);
   } catch (error) {
     throw new LegacyError(400, 'Malformed JSON in request body', [
-      { path: 'body', message: error instanceof Error ? error.message : 'not JSON' },
+      {
+        path: 'body',
+        message: error instanceof Error ? shorten(error.message, 2 * QUOTE_MAX_CHARS) : 'not JSON',
+      },
     ]);
   }
 }

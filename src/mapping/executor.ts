@@ -1,3 +1,4 @@
+import { listSome, quoteInput, quoteList } from '../lib/quote.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
 import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
@@ -121,7 +122,7 @@ export class OperationExecutor {
     if (subjectOutcome.status === 'rejected') throw subjectOutcome.reason;
     const subject = subjectOutcome.value;
     if (op.subject && !subject) {
-      throw new TranslationError('not_found', `No ${op.kind.label} with ID "${legacyId ?? ''}"`);
+      throw new TranslationError('not_found', `No ${op.kind.label} with ID ${quoteInput(legacyId ?? '')}`);
     }
     if (itemsOutcome.status === 'rejected') throw itemsOutcome.reason;
     const items = itemsOutcome.value;
@@ -256,10 +257,12 @@ export class OperationExecutor {
       const unknown = new Set(missing);
       throw new TranslationError(
         'unknown_ids',
-        `Unknown ${kind.label} ID${missing.length === 1 ? '' : 's'}: ${missing.map((id) => JSON.stringify(id)).join(', ')}; nothing was changed`,
+        `Unknown ${kind.label} ID${missing.length === 1 ? '' : 's'}: ${quoteList(missing)}; nothing was changed`,
         {
           problems: legacyIds.flatMap((id, index) =>
-            unknown.has(id) ? [{ path: `body.${index}`, message: `no ${kind.label} with ID "${id}"` }] : [],
+            unknown.has(id)
+              ? [{ path: `body.${index}`, message: `no ${kind.label} with ID ${quoteInput(id)}` }]
+              : [],
           ),
         },
       );
@@ -304,21 +307,21 @@ export class OperationExecutor {
     if (run.failedItem) states.set(run.failedItem.id, run.outcomeUnknown ? 'unknown' : 'failed');
 
     const rollback = await this.#rollback(run, states);
-    const undoneText = rollback.undone.length > 0 ? `; undone: ${rollback.undone.join(', ')}` : '';
+    const undoneText = rollback.undone.length > 0 ? `; undone: ${listSome(rollback.undone)}` : '';
     let outcome: string;
     if (rollback.failed !== undefined) {
-      outcome = `Rollback failed (${rollback.failed}): still applied: ${rollback.kept.join(', ')}${undoneText}`;
+      outcome = `Rollback failed (${rollback.failed}): still applied: ${listSome(rollback.kept)}${undoneText}`;
     } else if (rollback.kept.length > 0) {
-      outcome = `Not rolled back (the mapping has no undo for it): still applied: ${rollback.kept.join(', ')}${undoneText}`;
+      outcome = `Not rolled back (the mapping has no undo for it): still applied: ${listSome(rollback.kept)}${undoneText}`;
     } else if (rollback.undone.length > 0) {
-      outcome = `Rolled back (${rollback.undone.join(', ')})${unknown.length > 0 ? '' : ': the state is as before the call'}`;
+      outcome = `Rolled back (${listSome(rollback.undone)})${unknown.length > 0 ? '' : ': the state is as before the call'}`;
     } else {
       outcome = `Nothing to roll back: the applied writes changed nothing${
         unknown.length > 0 ? '' : ', the state is as before the call'
       }`;
     }
     if (unknown.length > 0)
-      outcome += `; the outcome of ${unknown.join(', ')} is unknown (no answer in time): it may be in effect, check it`;
+      outcome += `; the outcome of ${listSome(unknown)} is unknown (no answer in time): it may be in effect, check it`;
 
     const itemErrors = op.items
       ? run.itemIds.map((id, index) => ({
@@ -328,9 +331,9 @@ export class OperationExecutor {
       : [];
     return new TranslationError(
       'partial_failure',
-      `Partly applied: ${run.applied.join(', ')}; ${
-        unknown.length > 0 ? `outcome unknown: ${unknown.join(', ')}; ` : ''
-      }not applied: ${notApplied.join(', ') || 'nothing'}. ${outcome}.`,
+      `Partly applied: ${listSome(run.applied)}; ${
+        unknown.length > 0 ? `outcome unknown: ${listSome(unknown)}; ` : ''
+      }not applied: ${listSome(notApplied) || 'nothing'}. ${outcome}.`,
       { problems: itemErrors, upstream: error, applied: [...run.applied], notApplied, unknown: [...unknown] },
     );
   }
@@ -388,7 +391,7 @@ export class OperationExecutor {
           pendingItems.length = 0;
           undone.push(
             op.items && !undo.describe
-              ? `${undo.method} ${op.items.label} ${changed.map((item) => JSON.stringify(item.id)).join(', ')}`
+              ? `${undo.method} ${op.items.label} ${quoteList(changed.map((item) => item.id))}`
               : label(undo, undefined, lookup),
           );
         }
@@ -422,10 +425,10 @@ export class OperationExecutor {
       const vars: VariableLookup = (path) =>
         path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookup(path);
       if (request.describe) text = renderText(request.describe, vars);
-      else if (item) text = `${request.method} ${op.items?.label ?? 'item'} "${item.id}"`;
+      else if (item) text = `${request.method} ${op.items?.label ?? 'item'} ${quoteInput(item.id)}`;
       else {
         const id = vars(['entity', 'id']);
-        text = `${request.method} ${op.kind.label}${typeof id === 'string' && id !== '' ? ` "${id}"` : ''}`;
+        text = `${request.method} ${op.kind.label}${typeof id === 'string' && id !== '' ? ` ${quoteInput(id)}` : ''}`;
       }
       const byItem = seen.get(request) ?? new Map<string | undefined, string>();
       byItem.set(item?.id, text);

@@ -1,3 +1,4 @@
+import { quoteInput } from '../lib/quote.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
 import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
 import { type InputProblem, TranslationError } from './errors.js';
@@ -158,7 +159,7 @@ export async function translateWrite(
         if (unknown.has(id))
           errors.push({
             path: field.many ? `${at}.${index}` : at,
-            message: `no ${kind.label} with ID "${id}"`,
+            message: `no ${kind.label} with ID ${quoteInput(id)}`,
           });
       });
       const iris = legacyIds.flatMap((id) => {
