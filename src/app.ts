@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { apiUserAuth } from './auth/middleware.js';
 import { legacyBodyLimit } from './http/body-limit.js';
 import { compileDeprecation } from './http/deprecation.js';
-import { renderLegacyError, toLegacyError } from './http/errors.js';
+import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
 import { LegacyError } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
 import { dispatchLegacy } from './legacy/dispatch.js';
@@ -65,8 +65,9 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`)));
   app.onError((error, c) => {
-    const legacy = toLegacyError(error);
-    if (legacy.status >= 500) c.get('log')?.error({ err: error }, 'request failed');
+    const legacy = toLegacyError(error, { requestId: c.get('requestId'), method: c.req.method });
+    if (legacy.status >= 500)
+      c.get('log')?.error({ err: error, ...operatorDetails(error) }, 'request failed');
     return renderLegacyError(c, legacy);
   });
   return app;

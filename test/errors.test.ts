@@ -238,7 +238,6 @@ describe('unexpected exceptions', () => {
   /** Which store method throws right now. */
   let broken: 'auth' | 'sso' = 'auth';
   let services: Services | undefined;
-  const GENERIC = { code: 500, message: 'Internal error; the request id in the log has the details' };
   // What a real driver error might carry: a file path and the SQL; neither may reach the caller.
   const storeError = new Error(
     'SQLITE_IOERR: disk I/O error in /srv/secret-volume/store.db (SELECT * FROM api_users)',
@@ -278,7 +277,10 @@ describe('unexpected exceptions', () => {
     id: string,
   ) {
     assertLegacyError(response, 500);
-    assert.deepEqual(response.body, GENERIC);
+    assert.deepEqual(response.body, {
+      code: 500,
+      message: `Internal error; request id ${id}: the operator finds the details in the log`,
+    });
     assert.equal(response.headers.get('x-request-id'), id);
     for (const detail of ['SQLITE', 'secret-volume', 'api_users', 'disk', 'Error', 'stack'])
       assert.ok(!response.text.includes(detail), `the body leaks ${detail}: ${response.text}`);

@@ -104,4 +104,113 @@ describe('hardening', () => {
       assert.ok(answer.text.length < 1_000, `${answer.text.length} bytes`);
     });
   });
+
+  describe('successor refusals name legacy fields', () => {
+    const cases: [label: string, method: string, path: string, body: unknown, field: string][] = [
+      [
+        'a taken username',
+        'POST',
+        '/Entity/User',
+        { username: 'lena.mueller', firstname: 'A', lastname: 'B' },
+        'body.username',
+      ],
+      [
+        'an invalid username',
+        'POST',
+        '/Entity/User',
+        { username: 'Bad Name!', firstname: 'A', lastname: 'B' },
+        'body.username',
+      ],
+      ['a taken account', 'PUT', '/Entity/Group/ag.robotik', { account: 'lehrer' }, 'body.account'],
+      ['a field the tables do not map', 'POST', '/User/lena.mueller/password', { password: 'short' }, 'body'],
+    ];
+    for (const [label, method, path, body, field] of cases) {
+      it(`${label}: errors[].path is ${field}, never the successor's attribute`, async () => {
+        const before = snapshot(proxy);
+        const answer = await proxy.call<ErrorBody>(method, path, body);
+        assert.equal(answer.status, 400, answer.text);
+        assert.deepEqual(
+          answer.body.errors?.map((e) => e.path),
+          [field],
+        );
+        assert.match(answer.body.message, new RegExp(`^The successor rejected the request: ${field}: `));
+        assert.doesNotMatch(answer.text, /"(user|group)"|\b(user|group|password): |\/iserv\/idm/);
+        assert.equal(snapshot(proxy), before);
+      });
+    }
+  });
+
+  describe('5xx bodies name no internals', () => {
+    const UUID = /[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}/i;
+    const assertNoInternals = (answer: { text: string; headers: Headers }, status: number) => {
+      const requestId = answer.headers.get('x-request-id') ?? '';
+      assert.ok(requestId !== '');
+      const body = answer.text.replace(requestId, '<id>');
+      assert.doesNotMatch(body, /\/iserv\/idm|\/iserv\/auth|127\.0\.0\.1|:\d{4,5}\b|successor\./, body);
+      assert.doesNotMatch(body, UUID, body);
+      assert.ok(
+        answer.text.includes(`request id ${requestId}: the operator finds the details in the log`),
+        answer.text,
+      );
+      const logged = proxy.logSink
+        .lines()
+        .find((line) => line.reqId === requestId && line.msg === 'request failed');
+      assert.ok(logged, `a log line for ${requestId}`);
+      assert.match(String(logged.successor), /\/iserv\/idm\/api\/v1\/users/, 'the details are in the log');
+      assert.equal(JSON.parse(answer.text).code, status);
+    };
+
+    it('502 on a failing successor: what failed in words and the request id; the successor path only in the log', async () => {
+      proxy.sandbox.faults.set({ rules: [{ match: 'PATCH /users/{id}', status: 500 }] });
+      try {
+        const answer = await proxy.call<ErrorBody>('PUT', '/Entity/User/lena.mueller', { firstname: 'X' });
+        assert.equal(answer.status, 502, answer.text);
+        assert.match(answer.body.message, /^The successor is unreachable or failing; request id /);
+        assertNoInternals(answer, 502);
+      } finally {
+        proxy.sandbox.faults.reset();
+      }
+    });
+
+    it('502 when the successor drops the connection: no address in the body', async () => {
+      proxy.sandbox.faults.set({ rules: [{ match: 'GET *', status: 0 }] });
+      try {
+        const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/jonas.schmidt');
+        assert.equal(answer.status, 502, answer.text);
+        assertNoInternals(answer, 502);
+      } finally {
+        proxy.sandbox.faults.reset();
+      }
+    });
+  });
+
+  describe('a timeout of a write', () => {
+    let slow: UserProxy;
+    before(async () => {
+      slow = await startUserProxy({ timeouts: { totalMs: 400 } });
+      const warm = await slow.call('PUT', '/Entity/User/lena.mueller', { firstname: 'Lena' });
+      assert.equal(warm.status, 200, 'read and write tokens and the ID cached');
+    });
+    after(async () => {
+      await slow.close();
+    });
+
+    it('504 says the outcome is unknown on a write, not on a read', async () => {
+      slow.sandbox.faults.set({ latencyMs: 1_000 });
+      try {
+        const write = await slow.call<ErrorBody>('PUT', '/Entity/User/lena.mueller', { firstname: 'Late' });
+        assert.equal(write.status, 504, write.text);
+        assert.match(
+          write.body.message,
+          /^The successor did not answer in time; the outcome of the change is unknown/,
+        );
+        assert.doesNotMatch(write.text, /\/iserv\/idm|totalMs|\d+ ms/);
+        const read = await slow.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
+        assert.equal(read.status, 504, read.text);
+        assert.doesNotMatch(read.body.message, /outcome/);
+      } finally {
+        slow.sandbox.faults.reset();
+      }
+    });
+  });
 });

@@ -263,7 +263,15 @@ describe('a successor failure in the middle of a link call', () => {
     );
     assert.equal(answer.status, 502, answer.text);
     assert.equal(answer.body.code, 502);
-    assert.match(answer.body.message, /^The successor is unreachable or failing: .*503/);
+    assert.match(
+      answer.body.message,
+      /^The successor is unreachable or failing; request id [\w-]+: the operator finds the details in the log\. /,
+    );
+    assert.doesNotMatch(answer.text, /503|\/iserv\/idm/, 'the successor status and path are in the log only');
+    const logged = proxy.logSink
+      .lines()
+      .find((line) => line.reqId === answer.headers.get('x-request-id') && line.msg === 'request failed');
+    assert.match(String(logged?.successor), /DELETE \/iserv\/idm\/api\/v1\/groups\/.* 503/);
     assert.match(
       answer.body.message,
       /Partly applied: DELETE user "lena\.mueller"; not applied: DELETE user "jonas\.schmidt", DELETE user "mia\.fischer", DELETE user "paul\.wagner"\. Rolled back \(POST user "lena\.mueller"\): the state is as before the call\.$/,
@@ -330,7 +338,15 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
-      /Partly applied: DELETE user "mia\.fischer"; not applied: DELETE user "lena\.mueller"\. Rollback failed \(The successor is unreachable or failing: .*500.*\): still applied: DELETE user "mia\.fischer"\.$/,
+      /Partly applied: DELETE user "mia\.fischer"; not applied: DELETE user "lena\.mueller"\. Rollback failed \(The successor is unreachable or failing\): still applied: DELETE user "mia\.fischer"\.$/,
+    );
+    const logged = proxy.logSink
+      .lines()
+      .find((line) => line.reqId === answer.headers.get('x-request-id') && line.msg === 'request failed');
+    assert.match(
+      String(logged?.rollback),
+      /POST \/iserv\/idm\/api\/v1\/groups\/.* 500/,
+      'why the rollback failed',
     );
     assert.deepEqual(answer.body.errors, [
       { path: 'body.0', message: 'applied and not rolled back: still in effect' },
@@ -482,7 +498,16 @@ describe('a write that gets no answer in time in the middle of a link call', () 
       'mia.fischer',
     ]);
     assert.equal(answer.status, 504, answer.text);
-    assert.match(answer.body.message, /did not answer DELETE .* within 400 ms/);
+    assert.match(answer.body.message, /^The successor did not answer in time; request id /);
+    assert.doesNotMatch(answer.text, /400 ms|\/iserv\/idm/);
+    const logged = proxy.logSink
+      .lines()
+      .find((line) => line.reqId === answer.headers.get('x-request-id') && line.msg === 'request failed');
+    assert.match(
+      String(logged?.successor),
+      /did not answer DELETE .* within 400 ms/,
+      'the details are in the log',
+    );
     assert.match(
       answer.body.message,
       /Partly applied: DELETE user "lena\.mueller"; outcome unknown: DELETE user "jonas\.schmidt"; not applied: DELETE user "mia\.fischer"\. Rolled back \(POST user "lena\.mueller"\); the outcome of DELETE user "jonas\.schmidt" is unknown \(no answer in time\): it may be in effect, check it\.$/,

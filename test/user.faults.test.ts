@@ -31,7 +31,12 @@ describe('user operations when the successor fails', () => {
         const answer = await proxy.call<ErrorBody>(method, path, body);
         assert.equal(answer.status, 502, `${method} ${path}: ${answer.text}`);
         assert.equal(answer.body.code, 502);
-        assert.match(answer.body.message, /successor is unreachable or failing.*500/i);
+        assert.match(answer.body.message, /^The successor is unreachable or failing; request id /);
+        assert.doesNotMatch(answer.body.message, /500|\/iserv\/idm/, 'the details are in the log only');
+        const logged = proxy.logSink
+          .lines()
+          .find((line) => line.reqId === answer.headers.get('x-request-id') && line.msg === 'request failed');
+        assert.match(String(logged?.successor), / with 500/);
         assert.doesNotMatch(answer.text, /secret|Bearer|at \w+ \(/);
       }
     } finally {

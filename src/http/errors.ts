@@ -1,8 +1,13 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
-import { TranslationError } from '../mapping/errors.js';
-import { describeUpstreamError, isProtectedEntity, UpstreamError } from '../successor/errors.js';
+import { listSome, QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
+import { type InputProblem, TranslationError } from '../mapping/errors.js';
+import {
+  describeUpstreamError,
+  isProtectedEntity,
+  publicUpstreamMessage,
+  UpstreamError,
+} from '../successor/errors.js';
 import { LegacyError, type LegacyStatus } from './legacy-error.js';
 
 /** The JSON error body of the legacy API. */
@@ -36,19 +41,58 @@ function upstreamStatus(error: UpstreamError): LegacyStatus {
   }
 }
 
-/** Maps a successor failure to what the legacy caller sees; the message tells the operator what to fix. */
-export function upstreamToLegacy(error: UpstreamError): LegacyError {
-  const violations =
-    error.code === 'validation' || error.code === 'conflict' ? error.details.violations : undefined;
-  return new LegacyError(upstreamStatus(error), describeUpstreamError(error), violations);
+/** What the HTTP layer knows of the request an error answers: its id and method. */
+export interface ErrorContext {
+  requestId?: string | undefined;
+  method?: string | undefined;
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+/** The end of every 5xx message: where the details are (the log, under the request id). */
+function logHint(context: ErrorContext): string {
+  return context.requestId === undefined
+    ? '; the operator finds the details in the log'
+    : `; request id ${context.requestId}: the operator finds the details in the log`;
+}
+
+/**
+ * Maps a successor failure to what the legacy caller sees. A 5xx says in words what failed and
+ * the request id, never addresses, successor paths or UUIDs (those are in the log); a timeout of
+ * a write says its outcome is unknown. A 400 lists the successor's violations with legacy paths
+ * (`violations` from the field tables; without them every path is `body`).
+ */
+export function upstreamToLegacy(
+  error: UpstreamError,
+  context: ErrorContext = {},
+  violations?: InputProblem[],
+  options: { partial?: boolean } = {},
+): LegacyError {
+  const status = upstreamStatus(error);
+  const words = publicUpstreamMessage(error);
+  if (status >= 500) {
+    const unknown =
+      error.code === 'timeout' && !options.partial && WRITE_METHODS.has(context.method ?? '')
+        ? '; the outcome of the change is unknown: it may or may not be in effect, check it before retrying'
+        : '';
+    return new LegacyError(status, `${words}${unknown}${logHint(context)}`);
+  }
+  if (error.code !== 'validation' && error.code !== 'conflict') return new LegacyError(status, words);
+  const items =
+    violations ?? error.details.violations?.map(({ message }) => ({ path: 'body', message })) ?? [];
+  const reason =
+    items.length > 0
+      ? listSome(items.map((item) => `${item.path}: ${item.message}`))
+      : (error.details.detail ?? '');
+  return new LegacyError(status, reason === '' ? words : `${words}: ${reason}`, items);
 }
 
 /**
  * Maps the translation engine's error codes to legacy statuses: the one place that decides
  * which HTTP answer each kind of translation failure becomes.
  */
-export function translationToLegacy(error: TranslationError): LegacyError {
-  const problems = error.details.problems;
+export function translationToLegacy(error: TranslationError, context: ErrorContext = {}): LegacyError {
+  const { problems, upstream, violations } = error.details;
   switch (error.code) {
     case 'not_found':
       return new LegacyError(404, error.message);
@@ -56,32 +100,51 @@ export function translationToLegacy(error: TranslationError): LegacyError {
     case 'unknown_ids':
       return new LegacyError(400, error.message, problems);
     case 'upstream':
-      return error.details.upstream
-        ? upstreamToLegacy(error.details.upstream)
-        : new LegacyError(502, error.message);
+      return upstream
+        ? upstreamToLegacy(upstream, context, violations)
+        : new LegacyError(502, `The successor failed${logHint(context)}`);
     case 'partial_failure': {
-      const upstream = error.details.upstream;
-      const cause = upstream ? upstreamToLegacy(upstream) : new LegacyError(502, 'The successor failed');
+      const cause = upstream
+        ? upstreamToLegacy(upstream, context, violations, { partial: true })
+        : new LegacyError(502, `The successor failed${logHint(context)}`);
       return new LegacyError(cause.status, `${cause.message.replace(/[.\s]+$/, '')}. ${error.message}`, [
         ...(problems ?? []),
         ...(cause.errors ?? []),
       ]);
     }
     case 'profile_error':
-      return new LegacyError(500, error.message);
+      return new LegacyError(500, `${error.message}${logHint(context)}`);
   }
 }
 
 /** Turns any thrown value into the legacy error the caller gets. Unknown errors become a bare 500. */
-export function toLegacyError(error: unknown): LegacyError {
+export function toLegacyError(error: unknown, context: ErrorContext = {}): LegacyError {
   if (error instanceof LegacyError) return error;
-  if (error instanceof TranslationError) return translationToLegacy(error);
-  if (error instanceof UpstreamError) return upstreamToLegacy(error);
+  if (error instanceof TranslationError) return translationToLegacy(error, context);
+  if (error instanceof UpstreamError) return upstreamToLegacy(error, context);
   if (error instanceof HTTPException) {
     const status = error.status as LegacyStatus;
     return new LegacyError(status, error.message || 'Request failed');
   }
-  return new LegacyError(500, 'Internal error; the request id in the log has the details');
+  return new LegacyError(500, `Internal error${logHint(context)}`);
+}
+
+/**
+ * What the log says about a failure beyond the error itself: the successor failure in the
+ * operator's words (addresses, paths, what to fix), and a failed rollback's.
+ */
+export function operatorDetails(error: unknown): Record<string, string> {
+  const upstream =
+    error instanceof UpstreamError
+      ? error
+      : error instanceof TranslationError
+        ? error.details.upstream
+        : undefined;
+  const rollback = error instanceof TranslationError ? error.details.rollbackFailure : undefined;
+  return {
+    ...(upstream ? { successor: describeUpstreamError(upstream) } : {}),
+    ...(rollback ? { rollback: describeUpstreamError(rollback) } : {}),
+  };
 }
 
 /** How many `errors` entries a body lists before one entry says how many more there were. */

@@ -7,6 +7,7 @@ import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
 import type { CompiledProfile } from './compile.js';
 import { MappingError, type MappingProblem, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
+import { legacyViolations } from './fields.js';
 import { IdResolver } from './ids.js';
 import { loadProfile } from './load.js';
 
@@ -52,12 +53,14 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
         return await executor.run(operationId, input);
       } catch (error) {
         // The successor's 404 means the entity went away between resolution and use: not found.
-        if (error instanceof UpstreamError)
+        if (error instanceof UpstreamError) {
+          const violations = legacyViolations(profile.operations.get(operationId)?.resource, error);
           throw new TranslationError(
             error.code === 'not_found' ? 'not_found' : 'upstream',
             describeUpstreamError(error),
-            { upstream: error },
+            violations === undefined ? { upstream: error } : { upstream: error, violations },
           );
+        }
         throw error;
       }
     },

@@ -56,6 +56,13 @@ export class TranslationError extends Error {
       problems?: InputProblem[];
       /** The successor failure behind `upstream` and `partial_failure`. */
       upstream?: UpstreamError;
+      /**
+       * The successor's refusals of values (`upstream`, `partial_failure`), their paths in legacy
+       * terms (`body.username`; `body` where the field tables cannot tell), never the successor's attribute names.
+       */
+      violations?: InputProblem[];
+      /** `partial_failure`: the successor failure that stopped the rollback, for the operator's log. */
+      rollbackFailure?: UpstreamError;
       /** `partial_failure`: the writes that went through, those that did not, and those whose outcome is unknown. */
       applied?: string[];
       notApplied?: string[];

@@ -1,7 +1,7 @@
 import { listSome, quoteInput, quoteList } from '../lib/quote.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
-import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
+import { publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
   CompiledKind,
@@ -11,7 +11,7 @@ import type {
   CompiledStep,
 } from './compile.js';
 import { TranslationError } from './errors.js';
-import { renderEntities, translateWrite } from './fields.js';
+import { legacyViolations, renderEntities, translateWrite } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
 
@@ -334,7 +334,15 @@ export class OperationExecutor {
       `Partly applied: ${listSome(run.applied)}; ${
         unknown.length > 0 ? `outcome unknown: ${listSome(unknown)}; ` : ''
       }not applied: ${listSome(notApplied) || 'nothing'}. ${outcome}.`,
-      { problems: itemErrors, upstream: error, applied: [...run.applied], notApplied, unknown: [...unknown] },
+      {
+        problems: itemErrors,
+        upstream: error,
+        applied: [...run.applied],
+        notApplied,
+        unknown: [...unknown],
+        ...optional('violations', legacyViolations(op.resource, error)),
+        ...optional('rollbackFailure', rollback.failure),
+      },
     );
   }
 
@@ -346,11 +354,12 @@ export class OperationExecutor {
   async #rollback(
     run: PartialRun,
     states: Map<string, ItemState>,
-  ): Promise<{ undone: string[]; kept: string[]; failed?: string }> {
+  ): Promise<{ undone: string[]; kept: string[]; failed?: string; failure?: UpstreamError }> {
     const { op, items, linkedBefore, label } = run;
     const undone: string[] = [];
     const kept: string[] = [];
     let failed: string | undefined;
+    let failure: UpstreamError | undefined;
     for (const { step, items: stepItems } of [...run.done].reverse()) {
       const candidates = step.forEach ? stepItems : items;
       const changed =
@@ -397,14 +406,17 @@ export class OperationExecutor {
         }
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
-        failed = describeUpstreamError(error);
+        failed = publicUpstreamMessage(error);
+        failure = error;
         if (op.items) {
           for (const item of pendingItems) states.set(item.id, 'kept');
           kept.push(...pendingItems.map((item) => label(step, step.forEach ? item : undefined)));
         } else kept.push(label(step, undefined));
       }
     }
-    return failed === undefined ? { undone, kept } : { undone, kept, failed };
+    return failed === undefined
+      ? { undone, kept }
+      : { undone, kept, failed, ...(failure ? { failure } : {}) };
   }
 
   /**
@@ -579,3 +591,8 @@ const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
   'rolled back': 'applied, then rolled back',
   kept: 'applied and not rolled back: still in effect',
 };
+
+/** `{[key]: value}` when the value is defined, else nothing (for optional properties under exactOptionalPropertyTypes). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

@@ -1,4 +1,5 @@
 import { quoteInput } from '../lib/quote.js';
+import type { UpstreamError } from '../successor/errors.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
 import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
 import { type InputProblem, TranslationError } from './errors.js';
@@ -175,4 +176,32 @@ export async function translateWrite(
       problems: errors,
     });
   return out;
+}
+
+/**
+ * The successor's violations of a refused write with legacy paths: a violation of a writable
+ * field's attribute (`user`, `groups[2]`) becomes `body.<legacy field>` (with the index for a
+ * list field); anything the field table cannot map becomes `body`, so the successor's attribute
+ * names never reach the legacy caller. Undefined when the failure carries no violations.
+ */
+export function legacyViolations(
+  resource: CompiledResource | undefined,
+  error: UpstreamError,
+): InputProblem[] | undefined {
+  const violations = error.details.violations;
+  if (violations === undefined || violations.length === 0) return undefined;
+  const byAttribute = new Map<string, [name: string, field: CompiledField]>();
+  for (const [name, field] of resource?.fields ?? [])
+    if (field.writable) byAttribute.set(field.attribute.join('.'), [name, field]);
+  return violations.map(({ path, message }) => {
+    const segments = path
+      .replace(/\[(\d+)\]/g, '.$1')
+      .split('.')
+      .filter((segment) => segment !== '');
+    const index = segments.find((segment) => /^\d+$/.test(segment));
+    const found = byAttribute.get(segments.filter((segment) => !/^\d+$/.test(segment)).join('.'));
+    if (!found) return { path: 'body', message };
+    const [name, field] = found;
+    return { path: field.many && index !== undefined ? `body.${name}.${index}` : `body.${name}`, message };
+  });
 }

@@ -32,6 +32,8 @@ export class UpstreamError extends Error {
       method?: string;
       path?: string;
       violations?: UpstreamViolation[];
+      /** The successor's own words on a refused value (the problem document's detail), for a 400. */
+      detail?: string;
       /**
        * The OAuth2 scope that was missing, for `forbidden`. Set exactly when the refusal is about
        * the client's permissions (a 502 for the proxy), unset when the successor refused the
@@ -77,6 +79,35 @@ export function describeUpstreamError(error: UpstreamError): string {
       return `The successor refused the proxy's credentials: ${error.message}`;
     case 'bad_response':
       return `The successor gave an answer the proxy cannot use: ${error.message}`;
+  }
+}
+
+/**
+ * What a failure means for an API client, without internals (addresses, successor paths, UUIDs,
+ * client ids): those are for the operator, in the log ({@link describeUpstreamError}).
+ */
+export function publicUpstreamMessage(error: UpstreamError): string {
+  switch (error.code) {
+    case 'not_found':
+      return 'Not found';
+    case 'validation':
+      return 'The successor rejected the request';
+    case 'conflict':
+      return 'The successor reported a conflict';
+    case 'timeout':
+      return 'The successor did not answer in time';
+    case 'unavailable':
+      return error.source === 'token'
+        ? 'No access token could be obtained from the successor'
+        : 'The successor is unreachable or failing';
+    case 'forbidden':
+      return isProtectedEntity(error)
+        ? 'The entity may not be deleted or updated'
+        : "The successor refused the proxy's access (a permission of the proxy's client is missing)";
+    case 'unauthorized':
+      return "The successor refused the proxy's credentials";
+    case 'bad_response':
+      return 'The successor gave an answer the proxy cannot use';
   }
 }
 

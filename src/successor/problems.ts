@@ -31,13 +31,18 @@ export function responseError(response: FailedResponse, auth: AuthContext): Upst
     return new UpstreamError('validation', `the successor rejected ${where} (${status})${reason}`, {
       ...base,
       violations: problem.violations,
+      ...(problem.detail === undefined ? {} : { detail: problem.detail }),
     });
   }
   if (status === 404 || status === 410) {
     return new UpstreamError('not_found', `the successor has no ${path} (${where} → ${status})${said}`, base);
   }
   if (status === 409) {
-    return new UpstreamError('conflict', `the successor refused ${where} with a conflict (409)${said}`, base);
+    return new UpstreamError('conflict', `the successor refused ${where} with a conflict (409)${said}`, {
+      ...base,
+      violations: problem.violations,
+      ...(problem.detail === undefined ? {} : { detail: problem.detail }),
+    });
   }
   if (status === 401) {
     const message =
