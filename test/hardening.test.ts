@@ -213,4 +213,48 @@ describe('hardening', () => {
       }
     });
   });
+
+  describe('a soft-deleted user', () => {
+    const changes: [method: string, path: string, body: unknown][] = [
+      ['PUT', '/Entity/User/ben.krause', { firstname: 'Changed' }],
+      ['POST', '/Entity/User/ben.krause/link/groups', ['lehrer']],
+      ['DELETE', '/Entity/User/ben.krause/link/groups', ['schueler']],
+      ['POST', '/Entity/User/ben.krause/link/roles', ['ROLE_TEACHER']],
+      ['DELETE', '/Entity/User/ben.krause/link/roles', ['ROLE_STUDENT']],
+      ['POST', '/Entity/User/ben.krause/link/privileges', ['mail_external']],
+      ['DELETE', '/Entity/User/ben.krause/link/privileges', ['mail_external']],
+      ['POST', '/User/ben.krause/password', { password: 'a-new-password' }],
+      ['POST', '/User/ben.krause/password/reset', undefined],
+      ['POST', '/User/ben.krause/adminpassword', { password: 'a-new-password' }],
+      ['POST', '/User/ben.krause/adminpassword/reset', undefined],
+      ['POST', '/User/ben.krause/adminpassword/revoke', undefined],
+    ];
+
+    it('refuses every change with 403 and writes nothing; GET still answers', async () => {
+      assert.ok(proxy.sandbox.data.userByAccount('ben.krause')?.deleted, 'precondition: soft-deleted');
+      const before = snapshot(proxy);
+      for (const [method, path, body] of changes) {
+        proxy.resetCounts();
+        const answer = await proxy.call<ErrorBody>(method, path, body);
+        assert.equal(answer.status, 403, `${method} ${path}: ${answer.text}`);
+        assert.equal(answer.body.code, 403);
+        assert.match(answer.body.message, /deleted and may not be changed; restore it first/);
+        assert.ok(
+          Object.keys(proxy.apiCalls()).every((key) => key.startsWith('GET ')),
+          `${method} ${path}: no write: ${JSON.stringify(proxy.apiCalls())}`,
+        );
+      }
+      assert.equal(snapshot(proxy), before);
+      const read = await proxy.call<{ deleted: string | null }>('GET', '/Entity/User/ben.krause');
+      assert.equal(read.status, 200);
+      assert.notEqual(read.body.deleted, null);
+    });
+
+    it('accepts changes again once restored', async () => {
+      assert.equal((await proxy.call('POST', '/User/ben.krause/restore')).status, 204);
+      const answer = await proxy.call('PUT', '/Entity/User/ben.krause', { firstname: 'Benno' });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(proxy.sandbox.data.userByAccount('ben.krause')?.firstname, 'Benno');
+    });
+  });
 });

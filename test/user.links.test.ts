@@ -50,7 +50,11 @@ describe('user links', () => {
     const answer = await proxy.call<User>('POST', '/Entity/User/lina.link/link/groups', ['lehrer', 'lehrer']);
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(linksOf(proxy, 'lina.link').groups, ['ag.robotik', 'klasse.5a', 'lehrer']);
-    assert.deepEqual(proxy.apiCalls(), { 'POST /users/{id}/groups': 1 }, 'warm cache: user and groups');
+    assert.deepEqual(
+      proxy.apiCalls(),
+      { 'GET /users/{id}': 1, 'POST /users/{id}/groups': 1 },
+      'warm cache: groups cached; the user is read to refuse a deleted one',
+    );
   });
 
   it('rejects a body with any unknown ID with 400, listing each, and writes nothing', async () => {

@@ -96,6 +96,8 @@ export function translationToLegacy(error: TranslationError, context: ErrorConte
   switch (error.code) {
     case 'not_found':
       return new LegacyError(404, error.message);
+    case 'refused':
+      return new LegacyError(403, error.message);
     case 'invalid_input':
     case 'unknown_ids':
       return new LegacyError(400, error.message, problems);

@@ -129,7 +129,13 @@ export interface CompiledOperation {
   file: string;
   kind: CompiledKind;
   resource: CompiledResource | undefined;
-  subject: { param: string } | undefined;
+  subject:
+    | {
+        param: string;
+        /** Refuse the operation (403) when this attribute of the path entity is set. */
+        refuseWhen: { attribute: readonly string[]; message: string } | undefined;
+      }
+    | undefined;
   items: CompiledKind | undefined;
   steps: readonly CompiledStep[];
   result: OperationTable['result'];
@@ -605,7 +611,13 @@ function compileOperation(
     file,
     kind,
     resource,
-    subject: table.subject,
+    subject: table.subject && {
+      param: table.subject.param,
+      refuseWhen: table.subject.refuseWhen && {
+        attribute: splitPath(table.subject.refuseWhen.attribute),
+        message: table.subject.refuseWhen.message,
+      },
+    },
     items,
     steps,
     result: table.result,

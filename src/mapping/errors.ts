@@ -29,6 +29,7 @@ export class MappingError extends Error {
  * - `unknown_ids`: IDs in the body name nothing; nothing was written;
  * - `partial_failure`: the successor failed after some writes of the call went through;
  * - `upstream`: the successor failed before anything was written;
+ * - `refused`: the path entity's state forbids the operation (`refuseWhen`, e.g. a deleted user); nothing was written;
  * - `profile_error`: the mapping profile cannot serve this operation (an operator's fix).
  */
 export type TranslationErrorCode =
@@ -36,6 +37,7 @@ export type TranslationErrorCode =
   | 'invalid_input'
   | 'unknown_ids'
   | 'partial_failure'
+  | 'refused'
   | 'upstream'
   | 'profile_error';
 

@@ -106,8 +106,10 @@ export class OperationExecutor {
     // A link operation that may roll back reads which items are linked before it writes, in the
     // resolution read of the path entity, so that a rollback undoes exactly what this call changed.
     const relation = op.relation && op.items && op.steps.some((step) => step.undo) ? op.relation : undefined;
+    const refuseWhen = op.subject?.refuseWhen;
     const subjectWant = [
       ...(wantEntity ? renderAttributes : []),
+      ...(refuseWhen ? [refuseWhen.attribute.join('.')] : []),
       ...(relation && op.items
         ? [`${relation.attribute.join('.')}.${op.items.uuidAttribute.join('.')}`]
         : []),
@@ -123,6 +125,10 @@ export class OperationExecutor {
     const subject = subjectOutcome.value;
     if (op.subject && !subject) {
       throw new TranslationError('not_found', `No ${op.kind.label} with ID ${quoteInput(legacyId ?? '')}`);
+    }
+    if (refuseWhen && subject?.entity) {
+      const state = getPath(subject.entity, refuseWhen.attribute);
+      if (!isEmpty(state) && state !== false) throw new TranslationError('refused', refuseWhen.message);
     }
     if (itemsOutcome.status === 'rejected') throw itemsOutcome.reason;
     const items = itemsOutcome.value;

@@ -180,7 +180,7 @@ export async function translateWrite(
 
 /**
  * The successor's violations of a refused write with legacy paths: a violation of a writable
- * field's attribute (`user`, `groups[2]`) becomes `body.<legacy field>` (with the index for a
+ * field's attribute (also with an index, `[2]`) becomes `body.<legacy field>` (with the index for a
  * list field); anything the field table cannot map becomes `body`, so the successor's attribute
  * names never reach the legacy caller. Undefined when the failure carries no violations.
  */

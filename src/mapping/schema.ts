@@ -307,7 +307,18 @@ const operationSchema = z.strictObject({
   description: z.string().optional(),
   kind: kindName.describe('Entity kind the operation is about'),
   subject: z
-    .strictObject({ param: z.string().min(1).describe('Path parameter holding the legacy ID, e.g. id') })
+    .strictObject({
+      param: z.string().min(1).describe('Path parameter holding the legacy ID, e.g. id'),
+      refuseWhen: z
+        .strictObject({
+          attribute: attributePath.describe("The path entity's attribute, e.g. deleted"),
+          message: z.string().min(1).describe('What the legacy caller is told, with the 403'),
+        })
+        .optional()
+        .describe(
+          'Refuse the operation (legacy 403, nothing written) when this attribute of the path entity is set (not missing, null, false, "" or [])',
+        ),
+    })
     .optional()
     .describe('The path entity: resolved first, unknown → 404'),
   items: z
