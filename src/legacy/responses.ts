@@ -17,7 +17,7 @@ export const legacyErrorSchema = z
 
 const ERRORS = {
   400: 'Invalid request: malformed JSON, wrong types, unknown fields, unknown IDs in the body',
-  403: 'The entity may not be deleted or updated',
+  403: 'The entity may not be deleted or updated (a soft-deleted user may not be changed until restored)',
   404: 'No entity with this ID',
   502: 'The successor IDM failed or refused the proxy',
   503: 'No access token could be obtained from the successor IDM',

@@ -13,7 +13,7 @@ export const userAdminPasswordResetOperation = defineOperation({
   params: userParams,
   responses: {
     200: { description: 'The temporary administrator password', schema: passwordAnswerSchema },
-    ...errorResponses(404),
+    ...errorResponses(403, 404),
   },
   async handler(c, { params }) {
     return c.json(await mappedObject(c, 'user.adminpassword.reset', { params }), 200);

@@ -14,7 +14,7 @@ export const userAdminPasswordRevokeOperation = defineOperation({
   params: userParams,
   responses: {
     204: { description: 'Revoked' },
-    ...errorResponses(404),
+    ...errorResponses(403, 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'user.adminpassword.revoke', { params });

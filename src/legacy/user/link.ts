@@ -28,7 +28,7 @@ export function userLinkOperation(spec: {
     body: { kind: 'json', schema: linkBodySchema, required: true, description: `Legacy ${spec.what} IDs` },
     responses: {
       200: { description: 'The updated user', schema: userSchema },
-      ...errorResponses(400, 404),
+      ...errorResponses(400, 403, 404),
     },
     async handler(c, { params, body }) {
       const user = await mappedEntity(c, spec.id, { params, body, fields: USER_FIELDS });

@@ -13,7 +13,7 @@ export const userPasswordResetOperation = defineOperation({
   params: userParams,
   responses: {
     200: { description: 'The temporary password', schema: passwordAnswerSchema },
-    ...errorResponses(404),
+    ...errorResponses(403, 404),
   },
   async handler(c, { params }) {
     return c.json(await mappedObject(c, 'user.password.reset', { params }), 200);

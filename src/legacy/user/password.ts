@@ -14,7 +14,7 @@ export const userPasswordSetOperation = defineOperation({
   body: { kind: 'json', schema: passwordBodySchema, required: true },
   responses: {
     204: { description: 'Set' },
-    ...errorResponses(400, 404),
+    ...errorResponses(400, 403, 404),
   },
   async handler(c, { params, body }) {
     await mappedNone(c, 'user.password.set', { params, body });
