@@ -40,6 +40,8 @@ export interface ProxyOptions {
   clock?: Clock;
   /** Replaces the successor client's fetch (to shape one fault precisely). */
   successorFetch?: typeof fetch;
+  /** More configuration sections (e.g. `logging`), merged over the test defaults. */
+  config?: Record<string, unknown>;
 }
 
 /** One answer of the proxy. */
@@ -99,6 +101,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
     },
     store: { type: 'sqlite', path: path.join(dir, 'store.db') },
     mappings: { dir: path.dirname(profileDir), profile: path.basename(profileDir) },
+    ...options.config,
   };
   const config = parseConfig(raw, { label: 'test', env: {}, baseDir: dir });
   const logSink = new LogSink();

@@ -314,6 +314,13 @@ const authSchema = z
 const loggingSchema = z
   .strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    unauthenticatedPerSecond: z
+      .int()
+      .min(0)
+      .default(50)
+      .describe(
+        'At most this many completion lines per second for requests answered 401, 404 or 429 (floods without credentials, path probing); the rest are counted in one "suppressed N request lines" line per second. 0: no limit',
+      ),
   })
   .prefault({});
 

@@ -3,6 +3,7 @@ import type { OperationTable } from '../legacy/operation-table.js';
 import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
 import type { DeprecationHeaders } from './deprecation.js';
+import { RequestLineLimiter } from './log-limit.js';
 import { requestIdFrom } from './request-id.js';
 
 /** Operation names of the paths outside the legacy surface; `ops.*` is left out of the usage inventory. */
@@ -18,7 +19,8 @@ export interface FixedRoutes {
  * (before authentication, so a 401 is attributed too; `unknown` for paths that name none), runs
  * the rest with the request's successor calls tracked, sets the operation's deprecation headers,
  * and at the end writes one log line and tells the observers (metrics, usage inventory). The log
- * line has id, method, path (never the query, which may carry an SSO token), status, duration,
+ * line (bounded for floods of 401/404/429 by `logging.unauthenticatedPerSecond`) has id, method,
+ * path (never the query, which may carry an SSO token), status, duration,
  * API user, operation and the successor calls the request made.
  */
 export function requestPipeline(
@@ -28,6 +30,11 @@ export function requestPipeline(
   deprecation: DeprecationHeaders,
 ): MiddlewareHandler<AppEnv> {
   const { calls, observer, clock } = services;
+  const lines = new RequestLineLimiter(
+    services.config.logging.unauthenticatedPerSecond,
+    clock,
+    services.logger,
+  );
   const operationOf = (method: string, path: string) => {
     const match = table.match(method, path);
     if (match.kind === 'operation') return { name: match.matched.operation.id, match };
@@ -60,19 +67,20 @@ export function requestPipeline(
       const durationMs = performance.now() - started;
       const apiUser = c.get('apiUser') ?? '';
       observer.request({ operation: name, status, apiUser, durationMs, at: clock.now() });
-      log[status >= 500 ? 'error' : 'info'](
-        {
-          method: c.req.method,
-          path: c.req.path,
-          status,
-          durationMs: Math.round(durationMs * 10) / 10,
-          apiUser: apiUser === '' ? undefined : apiUser,
-          operation: name,
-          successorCalls: stats?.calls,
-          successorMs: stats === undefined ? undefined : Math.round(stats.durationMs * 10) / 10,
-        },
-        'request completed',
-      );
+      if (lines.admit(status))
+        log[status >= 500 ? 'error' : 'info'](
+          {
+            method: c.req.method,
+            path: c.req.path,
+            status,
+            durationMs: Math.round(durationMs * 10) / 10,
+            apiUser: apiUser === '' ? undefined : apiUser,
+            operation: name,
+            successorCalls: stats?.calls,
+            successorMs: stats === undefined ? undefined : Math.round(stats.durationMs * 10) / 10,
+          },
+          'request completed',
+        );
     }
   };
 }

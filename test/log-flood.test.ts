@@ -1,0 +1,89 @@
+// A flood of requests without credentials over real HTTP: the completion lines of 401/404/429
+// answers are bounded per second by logging.unauthenticatedPerSecond, and each second that left
+// lines out ends with one line counting them; other answers are always logged.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startUserProxy, type UserProxy } from './user-helpers.js';
+
+const FLOOD = 400;
+const LIMIT = 5;
+
+/** Sends `count` requests without credentials, `concurrency` at a time; every one must be a 401. */
+async function flood(proxy: UserProxy, count: number, concurrency = 40): Promise<void> {
+  let sent = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < count) {
+        sent++;
+        const response = await fetch(`${proxy.core}/Entity/User`);
+        await response.arrayBuffer();
+        assert.equal(response.status, 401);
+      }
+    }),
+  );
+}
+
+/** Waits until `done()` holds (the summary line comes at the end of its second). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+function completions(proxy: UserProxy, status: number) {
+  return proxy.logSink.lines().filter((line) => line.msg === 'request completed' && line.status === status);
+}
+
+function suppressed(proxy: UserProxy): number {
+  return proxy.logSink
+    .lines()
+    .filter((line) => typeof line.msg === 'string' && /^suppressed \d+ request lines$/.test(line.msg))
+    .reduce((sum, line) => sum + Number(line.suppressed), 0);
+}
+
+describe('log flood', () => {
+  let proxy: UserProxy;
+  before(async () => {
+    proxy = await startUserProxy({ config: { logging: { unauthenticatedPerSecond: LIMIT } } });
+  });
+  after(async () => {
+    await proxy.close();
+  });
+
+  it(`${FLOOD} requests without credentials: at most ${LIMIT} lines a second, the rest counted`, async () => {
+    const started = Date.now();
+    await flood(proxy, FLOOD);
+    const seconds = Math.floor(Date.now() / 1000) - Math.floor(started / 1000) + 1;
+    await until(() => completions(proxy, 401).length + suppressed(proxy) >= FLOOD);
+    const written = completions(proxy, 401).length;
+    assert.ok(written <= LIMIT * seconds, `${written} lines in ${seconds} second(s)`);
+    assert.equal(written + suppressed(proxy), FLOOD, 'every request is a line or counted in a summary');
+    const summaries = proxy.logSink.lines().filter((line) => line.suppressed !== undefined);
+    assert.ok(summaries.length >= 1 && summaries.length <= seconds);
+    for (const line of summaries) {
+      assert.equal(line.level, 40);
+      assert.deepEqual(line.byStatus, { 401: line.suppressed });
+    }
+  });
+
+  it('an answered request is logged during a flood', async () => {
+    const [answer] = await Promise.all([proxy.call('GET', '/Entity/User/lena.mueller'), flood(proxy, 100)]);
+    assert.equal(answer.status, 200);
+    const id = answer.headers.get('x-request-id');
+    assert.ok(completions(proxy, 200).some((line) => line.reqId === id));
+  });
+});
+
+describe('log flood without a limit', () => {
+  let proxy: UserProxy;
+  before(async () => {
+    proxy = await startUserProxy({ config: { logging: { unauthenticatedPerSecond: 0 } } });
+  });
+  after(async () => {
+    await proxy.close();
+  });
+
+  it('writes every line', async () => {
+    await flood(proxy, 200);
+    assert.equal(completions(proxy, 401).length, 200);
+    assert.equal(suppressed(proxy), 0);
+  });
+});
