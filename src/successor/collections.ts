@@ -40,8 +40,12 @@ export async function readAllPages(
 ): Promise<Item[]> {
   // One internal signal for the whole read: when one concurrent page fails the others stop.
   const controller = new AbortController();
-  const combined = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
-  const read = (url: URL) => fetchPage(url, combined).then((body) => parsePage(body, url));
+  // A listener removed at the end rather than AbortSignal.any, which keeps what it combines
+  // reachable from a long-lived caller signal.
+  const onAbort = () => controller.abort(signal?.reason);
+  if (signal?.aborted) controller.abort(signal.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const read = (url: URL) => fetchPage(url, controller.signal).then((body) => parsePage(body, url));
   try {
     const firstPage = await read(first);
     let pages: Item[][];
@@ -54,6 +58,7 @@ export async function readAllPages(
     }
     return dedupe(pages.flat(), first, settings);
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     controller.abort();
   }
 }
