@@ -110,6 +110,19 @@ describe('interactive docs: OpenAPI document and assets', () => {
     });
   });
 
+  it('documents the length limit of legacy IDs in paths and link bodies', () => {
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const { parameters = [] } = operation as unknown as {
+          parameters?: { in: string; schema: JsonSchema }[];
+        };
+        for (const parameter of parameters.filter((p) => p.in === 'path'))
+          assert.equal(parameter.schema.maxLength, 255, `${method} ${path}`);
+        if (path.includes('/link/')) assert.equal(bodySchema(path, method).items?.maxLength, 255, path);
+      }
+    }
+  });
+
   it('names Basic auth, the first namespace as server and every namespace alias', () => {
     assert.deepEqual(document.components.securitySchemes.basicAuth, {
       type: 'http',

@@ -1,7 +1,7 @@
 // Bounded, well-formed input on the legacy surface: every writable text field has one documented
 // length limit, the same on create and update, and refuses control characters and unpaired
-// surrogates. All of it is answered before any successor call (the sandbox's request counters
-// stay at zero).
+// surrogates; legacy IDs are capped in bytes URL-encoded. All of it is answered before any
+// successor call (the sandbox's request counters stay at zero).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
@@ -169,6 +169,48 @@ describe('legacy input bounds', () => {
       assert.equal(role.body._id, `ROLE_${'RADS2'.repeat(50)}`, 'the longest key, 255 bytes, still fits');
       const roleRead = await proxy.call('GET', `/Entity/Role/${String(role.body._id)}`);
       assert.equal(roleRead.status, 200, roleRead.text.slice(0, 300));
+    });
+  });
+
+  describe('legacy IDs', () => {
+    const resources = ['User', 'Group', 'Role', 'Privilege'];
+
+    it('answers 404 for a path ID over 255 bytes URL-encoded, without asking the successor', async () => {
+      for (const id of ['a'.repeat(256), 'a'.repeat(16_000), 'ü'.repeat(43)]) {
+        for (const resource of resources) {
+          const path = `/Entity/${resource}/${encodeURIComponent(id)}`;
+          const error = await refused('GET', path, undefined, 'path.id', 404);
+          assert.match(error.errors?.[0]?.message ?? '', /255 bytes/);
+        }
+        await refused('PUT', `/Entity/User/${encodeURIComponent(id)}`, { firstname: 'A' }, 'path.id', 404);
+        await refused('DELETE', `/Entity/Group/${encodeURIComponent(id)}`, undefined, 'path.id', 404);
+        await refused('POST', `/Entity/Role/${encodeURIComponent(id)}/link/privileges`, [], 'path.id', 404);
+      }
+    });
+
+    it('looks up an ID of 255 bytes as usual (an unknown one is a 404 from the lookup)', async () => {
+      proxy.resetCounts();
+      const answer = await proxy.call<ErrorBody>('GET', `/Entity/User/${encodeURIComponent('ü'.repeat(42))}`);
+      assert.equal(answer.status, 404);
+      assert.ok(proxy.apiCallCount() > 0, 'a 252-byte ID is looked up');
+    });
+
+    it('answers 400 naming the body index of a link ID over the cap, before any successor call', async () => {
+      for (const long of ['x'.repeat(20_000), 'ü'.repeat(3_000), 'a'.repeat(256)]) {
+        const body = ['thomas.becker', 'lena.mueller', 'mia.fischer', long];
+        const error = await refused('POST', '/Entity/Group/lehrer/link/users', body, 'body.3');
+        assert.match(error.errors?.[0]?.message ?? '', /255 bytes/);
+        await refused('DELETE', '/Entity/User/lena.mueller/link/groups', ['schueler', long], 'body.1');
+        await refused('POST', '/Entity/Privilege/print_colour/link/roles', [long], 'body.0');
+        await refused(
+          'POST',
+          '/Entity/Role',
+          { name: 'Limits', module: 'Core', privileges: [long] },
+          'body.privileges.0',
+        );
+      }
+      await refused('POST', '/Entity/Group/lehrer/link/users', ['lena.mueller', 'nul\u0000'], 'body.1');
+      await refused('POST', '/Entity/Group/lehrer/link/users', ['lone\ud800'], 'body.0');
     });
   });
 });

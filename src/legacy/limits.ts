@@ -40,3 +40,17 @@ export function legacyText(max: number, options: { empty?: boolean } = {}): z.Zo
   const text = options.empty ? z.string() : z.string().min(1, 'must not be empty');
   return wellFormed(text.max(max, `must be at most ${max} characters`));
 }
+
+/** A legacy ID (path or body): non-empty, well-formed, at most {@link LEGACY_ID_MAX_BYTES} bytes URL-encoded. */
+export function legacyId(): z.ZodString {
+  const message = `must be at most ${LEGACY_ID_MAX_BYTES} bytes URL-encoded`;
+  // Every UTF-16 code unit encodes to at least one byte, so `max` is implied by the byte cap; it
+  // is stated for the OpenAPI document, and the byte check runs only where `max` held.
+  return wellFormed(z.string().min(1, 'an ID must not be empty').max(LEGACY_ID_MAX_BYTES, message)).refine(
+    (id) =>
+      id.length > LEGACY_ID_MAX_BYTES ||
+      LONE_SURROGATE.test(id) ||
+      encodeURIComponent(id).length <= LEGACY_ID_MAX_BYTES,
+    message,
+  );
+}

@@ -107,6 +107,9 @@ export function validatePart<S extends z.ZodType>(
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (!result.success) {
+    // A path ID that cannot be valid names no entity: 404, as an unknown one.
+    if (where === 'path')
+      throw new LegacyError(404, 'No entity with this ID', issuesToErrors(where, result.error));
     throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, result.error));
   }
   return result.data;

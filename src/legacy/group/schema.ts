@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACCOUNT_MAX, legacyText } from '../limits.js';
+import { ACCOUNT_MAX, legacyId, legacyText } from '../limits.js';
 
 /**
  * The legacy contract of the Group resource (seed 2 and 4.2): what callers send and get. How
@@ -92,7 +92,7 @@ export const groupWritableSchema = z
   .describe('GroupWritable');
 
 /** Path parameters of the operations on one group. */
-export const groupParams = z.object({ id: z.string().min(1).describe('Legacy group ID') });
+export const groupParams = z.object({ id: legacyId().describe('Legacy group ID') });
 
 /** Query of the list operation. */
 export const groupListQuery = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { legacyText, ROLE_NAME_MAX, TEXT_MAX } from '../limits.js';
+import { legacyId, legacyText, ROLE_NAME_MAX, TEXT_MAX } from '../limits.js';
 import { linkBodySchema } from '../user/schema.js';
 
 /**
@@ -53,7 +53,7 @@ export const roleCreateSchema = z
   .describe('RoleCreate');
 
 /** Path parameters of the operations on one role. */
-export const roleParams = z.object({ id: z.string().min(1).describe('Legacy role ID') });
+export const roleParams = z.object({ id: legacyId().describe('Legacy role ID') });
 
 /** Query of the list operation. */
 export const roleListQuery = z.object({

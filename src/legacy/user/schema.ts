@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACCOUNT_MAX, legacyText, TEXT_MAX } from '../limits.js';
+import { ACCOUNT_MAX, legacyId, legacyText, TEXT_MAX } from '../limits.js';
 
 /**
  * The legacy contract of the User resource (seed 2 and 4.1): what callers send and get. How
@@ -148,10 +148,7 @@ export const userWritableSchema = z
   .describe('UserWritable');
 
 /** The body of the link operations: a JSON array of legacy ID strings. */
-export const linkBodySchema = z
-  .array(z.string().min(1, 'an ID must not be empty'))
-  .max(1000)
-  .describe('IDs to link or unlink');
+export const linkBodySchema = z.array(legacyId()).max(1000).describe('IDs to link or unlink');
 
 /** The body of the password operations. */
 export const passwordBodySchema = z
@@ -162,7 +159,7 @@ export const passwordBodySchema = z
 export const passwordAnswerSchema = z.object({ password: z.string() }).describe('TemporaryPassword');
 
 /** Path parameters of the operations on one user. */
-export const userParams = z.object({ id: z.string().min(1).describe('Legacy user ID') });
+export const userParams = z.object({ id: legacyId().describe('Legacy user ID') });
 
 /** Query of the list operation. */
 export const userListQuery = z.object({
