@@ -130,13 +130,16 @@ export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): 
     }
     let form: Record<string, unknown>;
     try {
-      form = await c.req.parseBody();
+      // `all`: a repeated field arrives as an array, for the schema to refuse, not as its last value.
+      form = await c.req.parseBody({ all: true });
     } catch {
       throw new LegacyError(400, 'Malformed form data in request body', [
         { path: 'body', message: 'cannot be parsed' },
       ]);
     }
-    return Object.fromEntries(Object.entries(form).filter(([, v]) => typeof v === 'string'));
+    return Object.fromEntries(
+      Object.entries(form).filter(([, v]) => typeof v === 'string' || Array.isArray(v)),
+    );
   }
   const text = await c.req.text();
   if (text.trim() === '') {
