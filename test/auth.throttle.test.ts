@@ -45,7 +45,7 @@ describe('throttling per user and address (defaults: 5 free failures, then 1 s, 
     assert.match(throttled.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(throttled.body, {
       code: 429,
-      message: 'Too many failed logins; try again in 1 seconds',
+      message: 'Too many failed logins; try again in 1 second',
     });
     const [summary] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'alpha');
     assert.equal(summary?.throttled, true);
@@ -55,7 +55,12 @@ describe('throttling per user and address (defaults: 5 free failures, then 1 s, 
   it('backs off exponentially while failures continue', async () => {
     clock.advance(1_000);
     assert.equal((await attempt(h, 'alpha', 'wrong-again')).status, 401);
-    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).headers.get('retry-after'), '2');
+    const twice = await attempt(h, 'alpha', pw.alpha ?? '');
+    assert.equal(twice.headers.get('retry-after'), '2');
+    assert.equal(
+      (twice.body as { message: string }).message,
+      'Too many failed logins; try again in 2 seconds',
+    );
     clock.advance(2_000);
     assert.equal((await attempt(h, 'alpha', 'wrong-again')).status, 401);
     assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).headers.get('retry-after'), '4');
