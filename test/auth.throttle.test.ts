@@ -3,7 +3,7 @@
 // and known addresses: an attacker escalating the per-user block does not lock out the integration.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listApiUsers, removeApiUser } from '../src/auth/admin.js';
+import { listApiUsers, removeApiUser, unblockApiUser } from '../src/auth/admin.js';
 import { ManualClock } from '../src/clock.js';
 import { type AuthHarness, call, closeSharedSandbox, PROTECTED, startHarness } from './auth-helpers.js';
 
@@ -219,6 +219,29 @@ describe('an attacker spreading failures over many addresses does not lock out t
     assert.equal(throttled.headers.get('retry-after'), '1');
     clock.advance(1_000);
     assert.equal((await legit()).status, 200);
+  });
+
+  it('shows the block and the known address, and apiuser unblock lets a newcomer in at once', async () => {
+    clock.advance(61_000); // past the credential cache and the earlier blocks
+    // Wrong passwords from ever new addresses until the user's counter blocks.
+    for (let i = 0; i < 21; i++) await attempt(h, 'sis', `wrong-${i}`, `198.51.100.${100 + i}`);
+    const newcomer = () => attempt(h, 'sis', password, '10.20.0.7');
+    assert.equal((await newcomer()).status, 429);
+    const [blocked] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'sis');
+    assert.deepEqual(
+      blocked?.blocks.map((b) => [b.scope, b.address]),
+      [['user', null]],
+    );
+    assert.deepEqual(
+      blocked?.knownAddresses.map((k) => k.address),
+      [INTEGRATION],
+    );
+
+    assert.ok((await unblockApiUser(h.services.store, 'sis')) > 0);
+    assert.equal((await newcomer()).status, 200, 'the running server sees the cleared counters');
+    const [unblocked] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'sis');
+    assert.deepEqual(unblocked?.blocks, []);
+    assert.equal(unblocked?.recentFailures, 0);
   });
 });
 
