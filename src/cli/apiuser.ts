@@ -8,9 +8,7 @@ import {
   setApiUserRanges,
   unblockApiUser,
 } from '../auth/admin.js';
-import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/load.js';
-import { openStore } from '../store/open.js';
+import { systemClock } from '../lib/clock.js';
 import type { Store } from '../store/types.js';
 import {
   type Command,
@@ -18,8 +16,9 @@ import {
   CommandError,
   type CommandIo,
   flag,
+  formatTable,
   stringListOption,
-  stringOption,
+  withStoreServices,
 } from './command.js';
 
 const CONFIG_HELP = `  --config FILE   configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
@@ -34,15 +33,11 @@ async function withStore<T>(
   io: CommandIo,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-  const store = openStore(config.store);
   try {
-    return await work(store);
+    return await withStoreServices(args, io, ({ store }) => work(store));
   } catch (error) {
     if (error instanceof ApiUserAdminError) throw toCommandError(error);
     throw error;
-  } finally {
-    await store.close();
   }
 }
 
@@ -164,18 +159,7 @@ ${CONFIG_HELP}`,
         String(user.knownAddresses.length),
       ]),
     ];
-    const widths =
-      rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-    io.out(
-      `${rows
-        .map((row) =>
-          row
-            .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-            .join('  ')
-            .trimEnd(),
-        )
-        .join('\n')}\n`,
-    );
+    io.out(formatTable(rows));
     return 0;
   },
 };
