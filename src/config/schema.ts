@@ -57,6 +57,13 @@ const serverSchema = z
       .min(0)
       .default(10_000)
       .describe('How long graceful shutdown waits for in-flight requests before closing connections'),
+    readinessTimeoutMs: z
+      .int()
+      .min(1)
+      .default(2_000)
+      .describe(
+        'How long /readyz waits for each check (store, successor token and read) before reporting it not ready',
+      ),
   })
   .prefault({});
 
