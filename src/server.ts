@@ -50,7 +50,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // The mapping profile first: a broken table stops start-up before anything else is started.
     const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
     const profile = loadProfile(mappingsFolder);
-    const store = openStore(config.store);
+    const store = await openStore(config.store, { logger });
     cleanups.push(() => store.close());
     // Sandbox mode only (SPEC 2): a loopback-only API user so a fresh `npm start` can be tried at once.
     let demoUser: RunningServer['demoUser'];

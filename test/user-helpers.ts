@@ -102,7 +102,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
   const logSink = new LogSink();
   const logger = createLogger({ level: 'debug', destination: logSink });
   const clock = options.clock ?? systemClock;
-  const store = openSqliteStore(config.store.path);
+  const store = openSqliteStore(path.join(dir, 'store.db'));
   const successorConfig = config.successor;
   if (!successorConfig) throw new Error('no successor in the test config');
   const successor = createSuccessorClient({

@@ -33,7 +33,7 @@ async function withStore<T>(
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
   const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-  const store = openStore(config.store);
+  const store = await openStore(config.store, { retry: false });
   try {
     return await work(store);
   } catch (error) {

@@ -42,7 +42,7 @@ Example:
     }
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
     const profile = loadProfile(profileDir(config.mappings.dir, config.mappings.profile));
-    const store = openStore(config.store);
+    const store = await openStore(config.store, { retry: false });
     // A progress bar only on a terminal (and never in --json mode or in-process test runs).
     const bar =
       !flag(args, 'json') && io === processIo && process.stderr.isTTY
@@ -109,7 +109,7 @@ ${CONFIG_HELP}
   },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    const store = openStore(config.store);
+    const store = await openStore(config.store, { retry: false });
     try {
       const rows = await store.idMap.list(stringOption(args, 'kind'));
       const text = flag(args, 'json')

@@ -28,10 +28,16 @@ export type ResolvedSsoConfig = Omit<ConfigFile['sso'], 'oidc'> & {
   oidc: (Omit<NonNullable<ConfigFile['sso']['oidc']>, 'clientSecret'> & { clientSecret: string }) | undefined;
 };
 
+/** The store block with the PostgreSQL URL resolved. */
+export type ResolvedStoreConfig =
+  | Extract<ConfigFile['store'], { type: 'sqlite' }>
+  | (Omit<Extract<ConfigFile['store'], { type: 'postgres' }>, 'url'> & { url: string });
+
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store'> {
   successor: ResolvedSuccessorConfig | undefined;
   sso: ResolvedSsoConfig;
+  store: ResolvedStoreConfig;
   /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
   mode: 'sandbox' | 'production';
   /** The file the configuration came from; undefined for the embedded defaults. */
@@ -91,6 +97,14 @@ export function parseConfig(
     ...parsed.sso,
     oidc: ssoOidc && { ...ssoOidc, clientSecret: secret(ssoOidc.clientSecret, 'sso.oidc.clientSecret') },
   };
+  const store: ResolvedStoreConfig =
+    parsed.store.type === 'postgres'
+      ? { ...parsed.store, url: secret(parsed.store.url, 'store.url') }
+      : parsed.store;
+  // The URL holds a password: the message names its scheme rule, never the value.
+  if (store.type === 'postgres' && store.url !== '' && !/^postgres(ql)?:\/\//.test(store.url)) {
+    problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
+  }
   const port = context.env.PORT;
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
     problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
@@ -106,6 +120,7 @@ export function parseConfig(
     server,
     successor,
     sso,
+    store,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
   };
