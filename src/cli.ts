@@ -13,6 +13,7 @@ import { configSchemaCommand } from './cli/config-schema.js';
 import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { serveCommand } from './cli/serve.js';
+import { storeCopyCommand } from './cli/store-copy.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
 import { sandboxCommand } from './sandbox/command.js';
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   mappingsCheckCommand,
   idsImportCommand,
   idsExportCommand,
+  storeCopyCommand,
 ];
 
 function overview(): string {

@@ -362,6 +362,23 @@ function storeContract(backend: Backend): void {
         assert.deepEqual(row, { kind: 'asg', legacyId: 'N-501', uuid: c, source: 'assigned', updatedAt: 6 });
       });
 
+      it('adds many rows as they are, skipping any whose legacy ID or UUID is mapped', async () => {
+        const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+        await store.idMap.insert({ kind: 'many', legacyId: 'M1', uuid: a, source: 'import' }, 1);
+        const rows = [
+          { kind: 'many', legacyId: 'M1', uuid: b, source: 'assigned' as const, updatedAt: 50 },
+          { kind: 'many', legacyId: 'M2', uuid: a, source: 'assigned' as const, updatedAt: 50 },
+          { kind: 'many', legacyId: 'M3', uuid: c, source: 'assigned' as const, updatedAt: 60 },
+          { kind: 'many', legacyId: 'M4', uuid: c, source: 'import' as const, updatedAt: 70 },
+        ];
+        assert.equal(await store.idMap.insertMany(rows), 1);
+        assert.equal(await store.idMap.insertMany([]), 0);
+        assert.deepEqual(await store.idMap.list('many'), [
+          { kind: 'many', legacyId: 'M1', uuid: a, source: 'import', updatedAt: 1 },
+          { kind: 'many', legacyId: 'M3', uuid: c, source: 'assigned', updatedAt: 60 },
+        ]);
+      });
+
       it('lists every kind ordered by kind, then legacy ID', async () => {
         const rows = await store.idMap.list();
         const sorted = [...rows].sort((x, y) =>

@@ -45,6 +45,11 @@ export interface IdMapRepository {
     at: number,
     onProgress?: (done: number) => void,
   ): Promise<IdMapImportResult>;
+  /**
+   * Adds rows as they are (source and time kept), skipping every row whose legacy ID or UUID is
+   * already mapped in its kind; one transaction. Answers how many were added (`store copy`).
+   */
+  insertMany(rows: readonly IdMapRow[]): Promise<number>;
   /** The highest number N among legacy IDs `prefix + N` of a kind, for the sequence rule. */
   maxSequence(kind: string, prefix: string): Promise<number | undefined>;
   /**

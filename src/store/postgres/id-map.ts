@@ -124,6 +124,23 @@ export class PostgresIdMapRepository implements IdMapRepository {
     return result;
   }
 
+  async insertMany(rows: readonly IdMapRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const result = await this.db.query(
+      `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+       ON CONFLICT DO NOTHING`,
+      [
+        rows.map((r) => r.kind),
+        rows.map((r) => r.legacyId),
+        rows.map((r) => r.uuid),
+        rows.map((r) => r.source),
+        rows.map((r) => r.updatedAt),
+      ],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
     const { rows } = await this.db.query<{ n: string | null }>(
       `SELECT MAX(substr(legacy_id, length($2) + 1)::numeric)::text AS n FROM id_map WHERE ${SEQUENCE_WHERE}`,

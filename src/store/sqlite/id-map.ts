@@ -110,6 +110,20 @@ export class SqliteIdMapRepository implements IdMapRepository {
     return result;
   }
 
+  async insertMany(rows: readonly IdMapRow[]): Promise<number> {
+    const insert = this.db.prepare(
+      `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    );
+    return this.db.transaction(() =>
+      rows.reduce(
+        (added, row) =>
+          added + insert.run(row.kind, row.legacyId, row.uuid, row.source, row.updatedAt).changes,
+        0,
+      ),
+    )();
+  }
+
   async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
     return this.maxSequenceNow(kind, prefix);
   }
