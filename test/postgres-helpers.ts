@@ -20,6 +20,13 @@ export interface TestPostgres {
   start(): Promise<void>;
   /** Stops the server and removes its data folder. */
   destroy(): Promise<void>;
+  /** Every statement the server ran so far (with `logStatements` only), as logged. */
+  statements(): string[];
+}
+
+export interface StartPostgresOptions {
+  /** Log every statement (`log_statement = all`), for tests that count round trips. */
+  logStatements?: boolean;
 }
 
 const USER = 'postgres';
@@ -39,12 +46,13 @@ export async function freePort(): Promise<number> {
 }
 
 /** Initialises and starts a PostgreSQL server in a new folder under os.tmpdir(). */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<TestPostgres> {
   // initdb creates the folder itself (as the `postgres` user when run as root), so only its name
   // is chosen here: unique, directly under the world-writable os.tmpdir().
   const databaseDir = path.join(tmpdir(), `idm-compat-pg-${process.pid}-${randomBytes(6).toString('hex')}`);
   const port = await freePort();
   const log: string[] = [];
+  const statements: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -52,8 +60,15 @@ export async function startPostgres(): Promise<TestPostgres> {
     password: PASSWORD,
     persistent: true,
     // Listen on loopback only; fsync off: a test server need not survive a power cut.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+      ...(options.logStatements ? ['-c', 'log_statement=all'] : []),
+    ],
     onLog: (message) => {
+      if (options.logStatements) {
+        for (const line of message.split('\n'))
+          if (/LOG: {2}(statement|execute [^:]*):/.test(line)) statements.push(line);
+      }
       log.push(message);
       if (log.length > 200) log.shift();
     },
@@ -86,6 +101,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       }
       return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`;
     },
+    statements: () => [...statements],
     stop: () => server.stop(),
     start: launch,
     async destroy() {

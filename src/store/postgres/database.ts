@@ -84,6 +84,12 @@ export class PostgresDatabase {
   readonly schema: string | undefined;
 
   constructor(options: PostgresConnectionOptions) {
+    // Interpolated into CREATE SCHEMA and the search_path option: plain identifiers only.
+    if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
+      throw new Error(
+        `store schema must be a plain lower-case identifier, got ${JSON.stringify(options.schema)}`,
+      );
+    }
     this.schema = options.schema;
     this.pool = new pg.Pool({
       connectionString: options.url,
