@@ -157,7 +157,7 @@ describe('configuration', () => {
       poolSize: 10,
       connectTimeoutMs: 5000,
       statementTimeoutMs: 5000,
-      credentialsPollMs: 1000,
+      credentialsPollMs: 500,
       startup: { attempts: 30, initialDelayMs: 500, maxDelayMs: 10_000 },
     });
     assert.equal(config({ type: 'postgres', url, schema: 'idm_compat', poolSize: 3 }).store.type, 'postgres');

@@ -278,8 +278,8 @@ const storeSchema = z
         .int()
         .min(100)
         .max(60_000)
-        .default(1000)
-        .describe("How often a replica checks for other replicas' API-user changes (ms)"),
+        .default(500)
+        .describe("How often a replica reads the credentials version, i.e. sees other replicas' API-user changes (ms)"),
       startup: z
         .strictObject({
           attempts: z

@@ -41,7 +41,7 @@ export class PostgresStore implements Store {
     readonly db: PostgresDatabase,
     options: { credentialsPollMs?: number | undefined } = {},
   ) {
-    this.apiUsers = new PostgresApiUserRepository(db, options.credentialsPollMs ?? 1000);
+    this.apiUsers = new PostgresApiUserRepository(db, options.credentialsPollMs ?? 500);
     this.loginThrottle = new PostgresLoginThrottleRepository(db);
     this.idMap = new PostgresIdMapRepository(db);
     this.ssoTokens = new PostgresSsoTokenRepository(db);
