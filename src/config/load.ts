@@ -33,11 +33,17 @@ export type ResolvedStoreConfig =
   | Extract<ConfigFile['store'], { type: 'sqlite' }>
   | (Omit<Extract<ConfigFile['store'], { type: 'postgres' }>, 'url'> & { url: string });
 
+/** The metrics block with its password resolved. */
+export type ResolvedMetricsConfig = Omit<ConfigFile['metrics'], 'password'> & {
+  password: string | undefined;
+};
+
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store' | 'metrics'> {
   successor: ResolvedSuccessorConfig | undefined;
   sso: ResolvedSsoConfig;
   store: ResolvedStoreConfig;
+  metrics: ResolvedMetricsConfig;
   /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
   mode: 'sandbox' | 'production';
   /** The file the configuration came from; undefined for the embedded defaults. */
@@ -105,6 +111,10 @@ export function parseConfig(
   if (store.type === 'postgres' && store.url !== '' && !/^postgres(ql)?:\/\//.test(store.url)) {
     problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
   }
+  const metrics: ResolvedMetricsConfig = {
+    ...parsed.metrics,
+    password: parsed.metrics.password && secret(parsed.metrics.password, 'metrics.password'),
+  };
   const port = context.env.PORT;
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
     problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
@@ -121,6 +131,7 @@ export function parseConfig(
     successor,
     sso,
     store,
+    metrics,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
   };

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedStoreConfig } from '../config/load.js';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { isStoreUnavailable } from './errors.js';
 import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
