@@ -728,6 +728,34 @@ describe('PostgreSQL store when the server is unreachable', () => {
     );
   });
 
+  it('answers StoreUnavailableError when a statement outlasts statementTimeoutMs', async () => {
+    const url = await (await postgres()).createDatabase();
+    const store = track(await openPostgresStore(pgOptions(url, { statementTimeoutMs: 300 })));
+    await store.ssoTokens.issue('locked', {
+      username: 'u',
+      userUuid: randomUUID(),
+      apiUser: 'portal',
+      createdAt: 1,
+      expiresAt: Number.MAX_SAFE_INTEGER,
+    });
+    // Another session holds the token's row lock, so the consume waits until the server cancels it.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM sso_tokens WHERE token_hash = 'locked' FOR UPDATE");
+      await assert.rejects(store.ssoTokens.consume('locked', 5), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError, String(error));
+        assert.match(error.message, /statement timed out/);
+        return true;
+      });
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    assert.equal((await store.ssoTokens.consume('locked', 6)).status, 'consumed', 'the pool is still usable');
+  });
+
   it('answers StoreUnavailableError while the server is down and recovers by itself', async () => {
     const db = await postgres();
     const url = await db.createDatabase();
