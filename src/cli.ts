@@ -15,6 +15,7 @@ import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
 import { storeCopyCommand } from './cli/store-copy.js';
+import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
 
@@ -28,6 +29,7 @@ export const COMMANDS: readonly Command[] = [
   mappingsCheckCommand,
   idsImportCommand,
   idsExportCommand,
+  usageCommand,
   storeCopyCommand,
 ];
 
