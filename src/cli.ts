@@ -14,6 +14,7 @@ import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
+import { storeCopyCommand } from './cli/store-copy.js';
 import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
@@ -29,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   idsImportCommand,
   idsExportCommand,
   usageCommand,
+  storeCopyCommand,
 ];
 
 function overview(): string {
