@@ -50,6 +50,10 @@ describe('throttling per user and address (defaults: 5 free failures, then 1 s, 
     const [summary] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'alpha');
     assert.equal(summary?.throttled, true);
     assert.equal(summary?.recentFailures, 6);
+    // The 6th failure blocked the (user, address) pair; the 429 counts as throttled.
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    assert.match(metrics, /^idm_compat_login_blocks_total\{scope="pair"\} 1$/m);
+    assert.match(metrics, /^idm_compat_throttled_total 1$/m);
   });
 
   it('backs off exponentially while failures continue', async () => {

@@ -242,9 +242,12 @@ describe('two replicas on one PostgreSQL', () => {
 
   it('see apiuser remove, reset-password and set-ranges within 2 s, without a query per cached request', async () => {
     const password = await addApiUser('changing');
+    // "Refused" is 401, or 429 once the probing failures themselves got the pair throttled.
     const both = async (user: [string, string], expected: number) => {
       const answers = await Promise.all(replicas.map((base) => request(base, DOCS, { user })));
-      return answers.every((answer) => answer.status === expected);
+      return answers.every((answer) =>
+        expected === 401 ? answer.status === 401 || answer.status === 429 : answer.status === expected,
+      );
     };
     // Warm both credential caches, once more after both have polled the version the new user
     // bumped (a cache filled under the older version is dropped at the poll).
@@ -285,6 +288,8 @@ describe('two replicas on one PostgreSQL', () => {
     assert.equal(reset.code, 0, reset.stderr);
     const fresh = (JSON.parse(reset.stdout) as { password: string }).password;
     await within(2000, 'the old password refused on both replicas', () => both(['changing', password], 401));
+    // The probes with the old password were failed logins: clear them as an operator would.
+    assert.equal((await cli(['apiuser', 'unblock', 'changing'])).code, 0);
     assert.ok(await both(['changing', fresh], 200));
 
     assert.equal((await cli(['apiuser', 'remove', 'changing'])).code, 0);

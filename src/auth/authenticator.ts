@@ -36,7 +36,7 @@ export interface AuthenticatorOptions {
   credentialCacheMaxEntries: number;
   throttle: ThrottlePolicy;
   /** Told about every password key derivation (metrics). */
-  observer?: Pick<Observer, 'kdfRun'>;
+  observer?: Pick<Observer, 'kdfRun' | 'loginBlock'>;
 }
 
 interface VerifiedCredential {
@@ -115,9 +115,13 @@ export class Authenticator {
       const failedAt = clock.now();
       const forgetBefore = failedAt - throttle.forgetAfterSeconds * 1000;
       for (const throttleKey of keys) {
-        await store.loginThrottle.recordFailure(throttleKey, failedAt, forgetBefore, (failures) =>
-          blockedUntil(throttle, throttleKey, failures, failedAt),
+        const state = await store.loginThrottle.recordFailure(
+          throttleKey,
+          failedAt,
+          forgetBefore,
+          (failures) => blockedUntil(throttle, throttleKey, failures, failedAt),
         );
+        if (state.blockedUntil > failedAt) this.options.observer?.loginBlock?.(throttleKey.scope);
       }
       await this.pruneNow(failedAt);
       return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };

@@ -60,6 +60,12 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'Requests refused with 429 because of failed-login throttling',
     registers: [registry],
   });
+  const loginBlocks = new Counter({
+    name: 'idm_compat_login_blocks_total',
+    help: 'Failed logins that started or lengthened a throttling block, by counter (user, pair, address)',
+    labelNames: ['scope'] as const,
+    registers: [registry],
+  });
   const kdfRuns = new Counter({
     name: 'idm_compat_password_kdf_runs_total',
     help: 'Password key derivations (credential checks not served from the cache)',
@@ -104,6 +110,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
       if (reason === 'throttled') throttled.inc();
     },
     kdfRun: () => kdfRuns.inc(),
+    loginBlock: (scope) => loginBlocks.inc({ scope }),
     idCacheLookup: (result) => idCache.inc({ result }),
     modeRequest: (operation, mode) => modeRequests.inc({ operation, mode }),
     legacyUpstreamCall: (status) => legacyUpstream.inc({ status: String(status) }),

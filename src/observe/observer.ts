@@ -39,6 +39,8 @@ export interface Observer {
   authFailure?(reason: AuthFailureReason): void;
   /** A password key derivation ran (a credential was not served from the cache). */
   kdfRun?(): void;
+  /** A failed login started or lengthened a block of a throttle counter (`user`, `pair` or `address`). */
+  loginBlock?(scope: 'user' | 'pair' | 'address'): void;
   /** A legacy ID resolution was served from the cache (`hit`) or needed the successor (`miss`). */
   idCacheLookup?(result: 'hit' | 'miss'): void;
   /** A legacy operation was served in a migration mode (translate, passthrough, shadow). */
@@ -68,6 +70,7 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
     tokenRenewal: each('tokenRenewal'),
     authFailure: each('authFailure'),
     kdfRun: each('kdfRun'),
+    loginBlock: each('loginBlock'),
     idCacheLookup: each('idCacheLookup'),
     modeRequest: each('modeRequest'),
     legacyUpstreamCall: each('legacyUpstreamCall'),
