@@ -509,6 +509,89 @@ function storeContract(backend: Backend): void {
           ['group.list'],
         );
       });
+
+      it('keeps hourly counts for recent(): calls per API user and operation since an hour', async () => {
+        const HOUR = 3_600_000;
+        const base = 1_000 * HOUR;
+        await store.usage.add([
+          usage('r1', 'role.list', '2xx', 2, base + 10),
+          usage('r1', 'role.list', '4xx', 1, base + 20),
+          usage('r1', 'role.get', '2xx', 7, base - HOUR),
+        ]);
+        await store.usage.add([usage('r2', 'role.list', '2xx', 4, base + HOUR + 5)]);
+        const recent = (await store.usage.recent(base + 30)).filter((r) => r.operation.startsWith('role.'));
+        assert.deepEqual(recent, [
+          { apiUser: 'r1', operation: 'role.list', count: 3 },
+          { apiUser: 'r2', operation: 'role.list', count: 4 },
+        ]);
+        const wider = (await store.usage.recent(base - HOUR)).filter((r) => r.operation === 'role.get');
+        assert.deepEqual(wider, [{ apiUser: 'r1', operation: 'role.get', count: 7 }]);
+      });
+    });
+
+    describe('shadow outcomes', () => {
+      it('sums hourly counts and paths across batches, keeps the newest samples per operation', async () => {
+        const HOUR = 3_600_000;
+        const at = 2_000 * HOUR + 99;
+        const sample = (requestId: string, outcome: 'mismatch' | 'error' = 'mismatch') => ({
+          at,
+          operation: 'user.get',
+          apiUser: 'api',
+          requestId,
+          outcome,
+          detail: { requestId, differences: [{ path: '$.firstname', a: 'A', b: 'B' }] },
+        });
+        await store.shadow.add(
+          {
+            counts: [
+              { operation: 'user.get', outcome: 'match', hour: at, count: 3 },
+              { operation: 'user.get', outcome: 'mismatch', hour: at, count: 1 },
+              { operation: 'user.get', outcome: 'match', hour: at + 10, count: 2 },
+            ],
+            paths: [{ operation: 'user.get', path: '$.firstname', hour: at, count: 1 }],
+            samples: [sample('r1'), sample('r2')],
+          },
+          2,
+        );
+        await store.shadow.add(
+          {
+            counts: [
+              { operation: 'user.get', outcome: 'skipped', hour: at + HOUR, count: 4 },
+              { operation: 'group.list', outcome: 'error', hour: at, count: 1 },
+            ],
+            paths: [
+              { operation: 'user.get', path: '$.firstname', hour: at + HOUR, count: 2 },
+              { operation: 'user.get', path: 'status', hour: at, count: 1 },
+            ],
+            samples: [sample('r3', 'error')],
+          },
+          2,
+        );
+        assert.deepEqual(await store.shadow.counts(), [
+          { operation: 'group.list', outcome: 'error', count: 1 },
+          { operation: 'user.get', outcome: 'match', count: 5 },
+          { operation: 'user.get', outcome: 'mismatch', count: 1 },
+          { operation: 'user.get', outcome: 'skipped', count: 4 },
+        ]);
+        assert.deepEqual(await store.shadow.counts(at + HOUR), [
+          { operation: 'user.get', outcome: 'skipped', count: 4 },
+        ]);
+        assert.deepEqual(await store.shadow.paths(), [
+          { operation: 'user.get', path: '$.firstname', count: 3 },
+          { operation: 'user.get', path: 'status', count: 1 },
+        ]);
+        const kept = await store.shadow.samples({ operation: 'user.get', limit: 10 });
+        assert.deepEqual(
+          kept.map((s) => [s.requestId, s.outcome]),
+          [
+            ['r3', 'error'],
+            ['r2', 'mismatch'],
+          ],
+          'the newest two, newest first',
+        );
+        assert.deepEqual(kept[1]?.detail, sample('r2').detail);
+        assert.deepEqual(await store.shadow.samples({ operation: 'group.list', limit: 10 }), []);
+      });
     });
 
     it('closes idempotently and is unusable afterwards', async () => {

@@ -1,5 +1,6 @@
 import type { ApiUserRepository, LoginThrottleRepository } from './api-users.js';
 import type { IdMapRepository } from './id-map.js';
+import type { ShadowRepository } from './shadow.js';
 import type { SsoTokenRepository } from './sso-tokens.js';
 import type { UsageRepository } from './usage.js';
 
@@ -21,6 +22,8 @@ export interface Store {
   readonly ssoTokens: SsoTokenRepository;
   /** The usage inventory: calls per (API user, legacy operation, outcome class). */
   readonly usage: UsageRepository;
+  /** Outcomes of shadow comparisons (migration shadow mode). */
+  readonly shadow: ShadowRepository;
   /** Resolves when the store answers a trivial query; used by /readyz. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -36,4 +36,12 @@ export interface UsageRepository {
   add(counts: readonly UsageCount[]): Promise<void>;
   /** The stored rows that match, ordered by operation, API user and outcome. */
   list(filter?: UsageFilter): Promise<UsageCount[]>;
+  /**
+   * Calls per (API user, operation) since the hour `since` falls in (counts are kept per hour of
+   * their last-seen time, for eight days), ordered by operation and API user.
+   */
+  recent(since: number): Promise<{ apiUser: string; operation: string; count: number }[]>;
 }
+
+/** How long the hourly usage counts behind `recent` are kept. */
+export const HOURLY_USAGE_KEEP_MS = 8 * 24 * 3_600_000;

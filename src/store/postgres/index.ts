@@ -7,8 +7,9 @@ import {
 } from './api-users.js';
 import { migrate, type PostgresConnectionOptions, PostgresDatabase } from './database.js';
 import { PG_ID_MAP_MIGRATION, PostgresIdMapRepository } from './id-map.js';
+import { PG_SHADOW_MIGRATION, PostgresShadowRepository } from './shadow.js';
 import { PG_SSO_TOKENS_MIGRATION, PostgresSsoTokenRepository } from './sso-tokens.js';
-import { PG_USAGE_MIGRATION, PostgresUsageRepository } from './usage.js';
+import { PG_USAGE_HOURLY_MIGRATION, PG_USAGE_MIGRATION, PostgresUsageRepository } from './usage.js';
 
 export type { PostgresConnectionOptions } from './database.js';
 
@@ -19,6 +20,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   PG_SSO_TOKENS_MIGRATION,
   PG_KNOWN_ADDRESSES_MIGRATION,
   PG_USAGE_MIGRATION,
+  PG_USAGE_HOURLY_MIGRATION,
+  PG_SHADOW_MIGRATION,
 ];
 
 /** Options of the PostgreSQL store. */
@@ -36,6 +39,7 @@ export class PostgresStore implements Store {
   readonly idMap: PostgresIdMapRepository;
   readonly ssoTokens: PostgresSsoTokenRepository;
   readonly usage: PostgresUsageRepository;
+  readonly shadow: PostgresShadowRepository;
 
   constructor(
     readonly db: PostgresDatabase,
@@ -46,6 +50,7 @@ export class PostgresStore implements Store {
     this.idMap = new PostgresIdMapRepository(db);
     this.ssoTokens = new PostgresSsoTokenRepository(db);
     this.usage = new PostgresUsageRepository(db);
+    this.shadow = new PostgresShadowRepository(db);
   }
 
   async ping(): Promise<void> {

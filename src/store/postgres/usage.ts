@@ -1,6 +1,7 @@
+import { hourOf } from '../shadow.js';
 import type { Migration } from '../types.js';
-import type { UsageCount, UsageFilter, UsageRepository } from '../usage.js';
-import type { PostgresDatabase } from './database.js';
+import { HOURLY_USAGE_KEEP_MS, type UsageCount, type UsageFilter, type UsageRepository } from '../usage.js';
+import type { PostgresDatabase, Queryable } from './database.js';
 
 /** Schema of the usage inventory: one row per (API user, operation, outcome class). */
 export const PG_USAGE_MIGRATION: Migration = {
@@ -14,6 +15,20 @@ export const PG_USAGE_MIGRATION: Migration = {
       first_seen BIGINT NOT NULL,
       last_seen BIGINT NOT NULL,
       PRIMARY KEY (api_user, operation, outcome)
+    );
+  `,
+};
+
+/** Hourly counts behind `recent` (the dashboard's "last 24 h"), kept for eight days. */
+export const PG_USAGE_HOURLY_MIGRATION: Migration = {
+  id: 'usage-002-hourly',
+  sql: `
+    CREATE TABLE usage_hourly (
+      api_user TEXT NOT NULL,
+      operation TEXT NOT NULL,
+      hour BIGINT NOT NULL,
+      count BIGINT NOT NULL,
+      PRIMARY KEY (api_user, operation, hour)
     );
   `,
 };
@@ -54,7 +69,49 @@ export class PostgresUsageRepository implements UsageRepository {
       );
     }
     const rows = [...merged.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, c]) => c);
-    await this.db.query(
+    const hourly = new Map<string, { apiUser: string; operation: string; hour: number; count: number }>();
+    for (const c of rows) {
+      const hour = hourOf(c.lastSeen);
+      const key = JSON.stringify([c.apiUser, c.operation, hour]);
+      const seen = hourly.get(key);
+      hourly.set(key, {
+        apiUser: c.apiUser,
+        operation: c.operation,
+        hour,
+        count: (seen?.count ?? 0) + c.count,
+      });
+    }
+    const hours = [...hourly.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, h]) => h);
+    await this.db.transaction(async (client) => {
+      await this.#addInventory(client, rows);
+      await client.query(
+        `INSERT INTO usage_hourly AS h (api_user, operation, hour, count)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+         ON CONFLICT (api_user, operation, hour) DO UPDATE SET count = h.count + excluded.count`,
+        [
+          hours.map((h) => h.apiUser),
+          hours.map((h) => h.operation),
+          hours.map((h) => h.hour),
+          hours.map((h) => h.count),
+        ],
+      );
+      await client.query('DELETE FROM usage_hourly WHERE hour < $1', [
+        hourOf(Math.max(...rows.map((c) => c.lastSeen)) - HOURLY_USAGE_KEEP_MS),
+      ]);
+    });
+  }
+
+  async recent(since: number): Promise<{ apiUser: string; operation: string; count: number }[]> {
+    const { rows } = await this.db.query<{ api_user: string; operation: string; count: number }>(
+      `SELECT api_user, operation, SUM(count)::bigint AS count FROM usage_hourly WHERE hour >= $1
+       GROUP BY api_user, operation ORDER BY operation COLLATE "C", api_user COLLATE "C"`,
+      [hourOf(since)],
+    );
+    return rows.map((row) => ({ apiUser: row.api_user, operation: row.operation, count: row.count }));
+  }
+
+  async #addInventory(client: Queryable, rows: readonly UsageCount[]): Promise<void> {
+    await client.query(
       `INSERT INTO usage_inventory AS u (api_user, operation, outcome, count, first_seen, last_seen)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
        ON CONFLICT (api_user, operation, outcome) DO UPDATE SET
