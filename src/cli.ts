@@ -8,10 +8,12 @@ import {
   parseCommandArgs,
   processIo,
 } from './cli/command.js';
+import { compareCommand } from './cli/compare.js';
 import { configCheckCommand } from './cli/config-check.js';
 import { configSchemaCommand } from './cli/config-schema.js';
 import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
+import { replayCommand } from './cli/replay.js';
 import { serveCommand } from './cli/serve.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
@@ -27,6 +29,8 @@ export const COMMANDS: readonly Command[] = [
   mappingsCheckCommand,
   idsImportCommand,
   idsExportCommand,
+  replayCommand,
+  compareCommand,
 ];
 
 function overview(): string {
