@@ -432,7 +432,7 @@ describe('pairing and the report', () => {
     ];
     const newList = [
       { username: 'bo', _id: 'bo', lastlogin: null, roles: [] },
-      { username: 'Ada.L', _id: 'ada.l', lastlogin: '2026-03-05T10:00:00Z', roles: ['a', 'b'] },
+      { username: 'Ada.L', _id: 'Ada.L', lastlogin: '2026-03-05T10:00:00Z', roles: ['a', 'b'] },
     ];
     const report = compareRecordings(
       [
@@ -470,5 +470,12 @@ describe('pairing and the report', () => {
       rules,
     );
     assert.deepEqual(report.totals.matched, 3, JSON.stringify(report.operations, null, 1));
+    // An ID in another case is not harmless: integrations compare IDs exactly.
+    const cased = compareRecordings(
+      [exchange({ responseBody: { _id: 'Ada.L', firstname: 'Ada ' } })],
+      [exchange({ responseBody: { _id: 'ada.l', firstname: 'Ada' } })],
+      rules,
+    );
+    assert.deepEqual(cased.operations[0]?.paths, [{ path: '$._id', count: 1 }]);
   });
 });
