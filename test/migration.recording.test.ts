@@ -7,12 +7,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { recordedAnswer, recordedBody, recordedLocation } from '../src/migration/exchange.js';
 import { compareSpecificity, matchesGlob, mostSpecific } from '../src/migration/globs.js';
 import {
   type RecordedExchange,
   RecordingWriter,
   readRecording,
   recordedExchangeSchema,
+  recordingConfigSchema,
   redactExchange,
 } from '../src/migration/recording.js';
 import { REDACTED, redactQuery, redactValue } from '../src/migration/redact.js';
@@ -320,5 +322,74 @@ describe('RecordingWriter', () => {
       [2, 3],
     );
     assert.match(problems[1]?.message ?? '', /^status: /);
+  });
+});
+
+describe('recording config and request parts', () => {
+  it('validates the migration.recording block with its defaults', () => {
+    assert.deepEqual(recordingConfigSchema.parse({ path: '/var/lib/idm-compat/rec.ndjson' }), {
+      path: '/var/lib/idm-compat/rec.ndjson',
+      operations: ['*'],
+      maxBytes: 100 * 1024 * 1024,
+      maxFiles: 5,
+    });
+    assert.equal(recordingConfigSchema.safeParse({ path: 'x', operations: [] }).success, false);
+    assert.equal(recordingConfigSchema.safeParse({ path: 'x', maxBytes: 10 }).success, false);
+    assert.equal(recordingConfigSchema.safeParse({ path: 'x', extra: 1 }).success, false);
+  });
+
+  it('splits a URL into the path below the base path and the raw query', () => {
+    assert.deepEqual(
+      recordedLocation('http://h/iserv/api/Service/Core/Entity/User?extended[]=1&a=%20', '/iserv/api'),
+      {
+        path: '/Service/Core/Entity/User',
+        query: 'extended[]=1&a=%20',
+      },
+    );
+    assert.deepEqual(recordedLocation('/iserv/api', '/iserv/api'), { path: '/', query: '' });
+    assert.deepEqual(recordedLocation('/elsewhere/x', '/iserv/api'), { path: '/elsewhere/x', query: '' });
+    assert.deepEqual(recordedLocation('/iserv/apix/y', '/iserv/api'), { path: '/iserv/apix/y', query: '' });
+  });
+
+  it('records JSON bodies parsed, form bodies as fields, anything else as null', async () => {
+    assert.deepEqual(await recordedBody('application/json', '{"firstname":"Ada"}'), {
+      requestBody: { firstname: 'Ada' },
+    });
+    assert.deepEqual(await recordedBody(undefined, '["a","b"]'), { requestBody: ['a', 'b'] });
+    // `curl -d '{…}'` sends JSON as application/x-www-form-urlencoded; it stays JSON.
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', '{"firstname":"Ada"}'), {
+      requestBody: { firstname: 'Ada' },
+    });
+    // What the operation reads decides when it is known.
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', '{"a":1}', 'form'), {
+      requestFormat: 'form',
+      requestBody: { '{"a":1}': '' },
+    });
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', 'a=1', 'json'), {
+      requestBody: null,
+    });
+    assert.deepEqual(await recordedBody('application/json', 'username=x', 'form'), {
+      requestFormat: 'form',
+      requestBody: null,
+    });
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', 'username=ada.l&username=x'), {
+      requestFormat: 'form',
+      requestBody: { username: 'ada.l' },
+    });
+    const multipart = new FormData();
+    multipart.append('username', 'ada.l');
+    const request = new Request('http://h/', { method: 'POST', body: multipart });
+    assert.deepEqual(
+      await recordedBody(
+        request.headers.get('content-type') ?? '',
+        new Uint8Array(await request.arrayBuffer()),
+      ),
+      { requestFormat: 'form', requestBody: { username: 'ada.l' } },
+    );
+    assert.deepEqual(await recordedBody('application/json', '{broken'), { requestBody: null });
+    assert.deepEqual(await recordedBody('application/json', ''), { requestBody: null });
+    assert.deepEqual(recordedAnswer(''), null);
+    assert.deepEqual(recordedAnswer('<html>'), null);
+    assert.deepEqual(recordedAnswer('{"a":1}'), { a: 1 });
   });
 });

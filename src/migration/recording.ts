@@ -96,6 +96,28 @@ export async function readRecording(
   return { exchanges, problems };
 }
 
+/**
+ * The `migration.recording` block of the configuration: where to record, which operations, and
+ * the rotation. Relative paths are the config loader's business.
+ */
+export const recordingConfigSchema = z.strictObject({
+  path: z.string().min(1).describe('NDJSON file the redacted exchanges are appended to'),
+  operations: z
+    .array(z.string().min(1))
+    .min(1)
+    .default(['*'])
+    .describe('Operation ids or globs to record (user.*, *)'),
+  maxBytes: z
+    .int()
+    .min(1024)
+    .default(100 * 1024 * 1024)
+    .describe('Rotate before the file would grow beyond this size (bytes)'),
+  maxFiles: z.int().min(0).max(100).default(5).describe('Rotated files kept: path.1 … path.N'),
+});
+
+/** The `migration.recording` configuration. */
+export type RecordingConfig = z.infer<typeof recordingConfigSchema>;
+
 /** Options of {@link RecordingWriter}. */
 export interface RecordingWriterOptions {
   /** The NDJSON file; appended to when it exists. */

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
+import { recordedAnswer } from './exchange.js';
 import { compileGlob } from './globs.js';
 import { hasRedactedBody, type RecordedExchange } from './recording.js';
 
@@ -81,15 +82,6 @@ function encodeBody(exchange: RecordedExchange): { body?: string; contentType?: 
   return { body: JSON.stringify(value), contentType: 'application/json' };
 }
 
-function parseAnswer(text: string): unknown {
-  if (text.trim() === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Sends recorded requests to a server that speaks the legacy API and hands each answer to
  * `sink` as a recorded exchange (same request id), in the recording's order. Reads run
@@ -168,7 +160,7 @@ export async function replayExchanges(
         apiUser: options.user,
         mode: 'replay',
         status: answer.statusCode,
-        responseBody: parseAnswer(text),
+        responseBody: recordedAnswer(text),
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       };
     } catch (error) {
