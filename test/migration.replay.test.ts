@@ -304,6 +304,13 @@ describe('replay and compare against the real proxy', () => {
       assert.match(run.stderr, message);
       assert.ok(!run.stderr.includes(password) && !run.stdout.includes(password));
     }
+    // Unusable lines are named and left out; the rest is compared.
+    const broken = path.join(dir, 'broken.ndjson');
+    writeFileSync(broken, `${readFileSync(path.join(dir, 'first.ndjson'), 'utf8')}{"half":\n`);
+    const partly = await cli(['compare', path.join(dir, 'first.ndjson'), broken, '--json']);
+    assert.equal(partly.code, 0, partly.stderr);
+    assert.match(partly.stderr, /broken\.ndjson:5: not JSON/);
+    assert.equal(JSON.parse(partly.stdout).totals.matched, 4);
     const rules = path.join(dir, 'rules.json');
     writeFileSync(rules, JSON.stringify({ default: { ignore: ['lastlogin'] } }));
     const invalid = await cli(['compare', reads, reads, '--rules', rules]);

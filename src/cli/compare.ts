@@ -69,7 +69,8 @@ export const compareCommand: Command = {
   help: `Pairs the exchanges of A and B (by request id, else in order within operation, method and
 path), compares status and body under the compare rules, and prints per operation the pairs,
 matches, mismatches, match rate and the most frequent differing JSON paths. Without --rules the
-shipped rules (${'mappings/compare-rules.default.json'}) ignore known harmless differences.
+shipped rules (mappings/compare-rules.default.json) ignore known harmless differences.
+Unusable lines of A or B are listed on stderr and left out.
 Exit code 0 when every pair matches, 1 when some differ or a side has unpaired requests,
 2 for unusable input.
 
