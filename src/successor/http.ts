@@ -1,6 +1,6 @@
 import { Agent, fetch as undiciFetch } from 'undici';
-import type { Logger } from '../log/logger.js';
-import { recordCall } from './call-stats.js';
+import type { Logger } from '../lib/logger.js';
+import { type Observer, successorRoute } from '../observe/observer.js';
 import { UpstreamError, type UpstreamSource } from './errors.js';
 
 /** The fetch signature the transport uses internally (the global `fetch` fits it). */
@@ -17,6 +17,8 @@ export interface HttpSettings {
   logger: Logger;
   /** Jitter source, injectable for tests. */
   random?: () => number;
+  /** Told about every HTTP call (metrics, per-request call counts). */
+  observer?: Pick<Observer, 'successorCall'> | undefined;
 }
 
 /** One request as the transport sends it. */
@@ -95,7 +97,13 @@ export class HttpTransport {
       return response;
     } finally {
       const durationMs = performance.now() - started;
-      recordCall('token', durationMs);
+      this.#settings.observer?.successorCall?.({
+        kind: 'token',
+        method: init.method,
+        route: successorRoute(new URL(url).pathname),
+        status: status ?? 0,
+        durationMs,
+      });
       this.#settings.logger.debug(
         {
           successor: { kind: 'token', method: init.method, path: new URL(url).pathname, status, durationMs },
@@ -162,7 +170,13 @@ export class HttpTransport {
       throw this.#networkError(call, error, timeout.aborted);
     } finally {
       const durationMs = performance.now() - started;
-      recordCall('api', durationMs);
+      this.#settings.observer?.successorCall?.({
+        kind: 'api',
+        method: call.method,
+        route: successorRoute(call.url.pathname),
+        status: status ?? 0,
+        durationMs,
+      });
       this.#settings.logger.debug(
         {
           successor: {
