@@ -350,6 +350,31 @@ describe('pairing and the report', () => {
     );
   });
 
+  it('property: every exchange ends up in exactly one pair or unpaired, pairs share operation, method and path or id', () => {
+    const ex = fc
+      .record({
+        requestId: fc.constantFrom('r1', 'r2', 'r3', 'r4', 'r5'),
+        operation: fc.constantFrom('user.get', 'group.get'),
+        path: fc.constantFrom('/a', '/b'),
+      })
+      .map((over) => exchange(over));
+    fc.assert(
+      fc.property(fc.array(ex, { maxLength: 12 }), fc.array(ex, { maxLength: 12 }), (as, bs) => {
+        const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
+        assert.equal(pairs.length + onlyA.length, as.length);
+        assert.equal(pairs.length + onlyB.length, bs.length);
+        assert.equal(new Set([...pairs.map((p) => p.a), ...onlyA]).size, as.length);
+        assert.equal(new Set([...pairs.map((p) => p.b), ...onlyB]).size, bs.length);
+        for (const { a, b } of pairs) {
+          assert.ok(
+            a.requestId === b.requestId ||
+              (a.operation === b.operation && a.method === b.method && a.path === b.path),
+          );
+        }
+      }),
+    );
+  });
+
   it('counts per operation, ranks differing paths and keeps samples with their request', () => {
     const as: RecordedExchange[] = [];
     const bs: RecordedExchange[] = [];
