@@ -4,6 +4,7 @@
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { runCli } from '../src/cli.js';
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { readRecording } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
+import { replayExchanges } from '../src/migration/replay.js';
 import { type CompareReport, compareReportSchema } from '../src/migration/report.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 
@@ -400,6 +402,105 @@ describe('replay and compare against the real proxy', () => {
       const run = await cli([command, '--help']);
       assert.equal(run.code, 0);
       assert.match(run.stdout, new RegExp(`^Usage: idm-compat ${command} `));
+    }
+  });
+});
+
+describe('replay order and concurrency', () => {
+  it('reads run up to --concurrency at once; a write runs alone, after everything before it', async () => {
+    // A legacy-speaking stand-in on loopback that notes what was in flight when each request
+    // arrived; it holds reads until two are in flight and writes for a moment (timers only
+    // release requests, so that a request sent too early shows; nothing waits on them).
+    const arrivals: { id: string; method: string; inFlight: number; duringWrite: boolean }[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let writing = 0;
+    const waiting: (() => void)[] = [];
+    const server = createHttpServer((req, res) => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const write = req.method !== 'GET';
+      arrivals.push({
+        id: String(req.headers['x-request-id']),
+        method: req.method ?? '',
+        inFlight,
+        duringWrite: writing > 0,
+      });
+      if (write) writing += 1;
+      const answer = () => {
+        inFlight -= 1;
+        if (write) writing -= 1;
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({ id: req.headers['x-request-id'], auth: req.headers.authorization?.slice(0, 6) }),
+        );
+      };
+      req.resume();
+      if (write) {
+        setTimeout(answer, 50);
+        return;
+      }
+      waiting.push(answer);
+      if (waiting.length >= 2) for (const release of waiting.splice(0)) release();
+      else
+        setTimeout(() => {
+          for (const release of waiting.splice(0)) release();
+        }, 100).unref();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const list = [
+        ...['r1', 'r2', 'r3', 'r4'].map((id) =>
+          recorded('user.get', 'GET', `/Service/Core/Entity/User/${id}`, { requestId: id }),
+        ),
+        recorded('user.update', 'PUT', '/Service/Core/Entity/User/x', {
+          requestId: 'w1',
+          requestBody: { firstname: 'X' },
+        }),
+        ...['r5', 'r6'].map((id) =>
+          recorded('user.get', 'GET', `/Service/Core/Entity/User/${id}`, { requestId: id }),
+        ),
+        recorded('user.delete', 'DELETE', '/Service/Core/Entity/User/x', { requestId: 'w2' }),
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/r7', { requestId: 'r7' }),
+      ];
+      const out: RecordedExchange[] = [];
+      const summary = await replayExchanges(
+        list,
+        {
+          target: `http://127.0.0.1:${port}/iserv/api`,
+          user: 'u',
+          password: 'p',
+          writes: true,
+          concurrency: 2,
+        },
+        (exchange) => out.push(exchange),
+      );
+      assert.equal(summary.replayed, 9);
+      assert.equal(maxInFlight, 2);
+      assert.deepEqual(
+        arrivals.filter((a) => a.duringWrite).map((a) => a.id),
+        [],
+        'nothing was sent while a write was in flight',
+      );
+      const order = arrivals.map((a) => a.id);
+      for (const write of ['w1', 'w2']) {
+        const at = order.indexOf(write);
+        assert.equal(arrivals[at]?.inFlight, 1, `${write} ran alone`);
+        const before = list.findIndex((e) => e.requestId === write);
+        // Everything recorded before the write arrived before it, everything after it after it.
+        assert.deepEqual(new Set(order.slice(0, at)), new Set(list.slice(0, before).map((e) => e.requestId)));
+      }
+      // The answers come out in recorded order, each paired with its request.
+      assert.deepEqual(
+        out.map((e) => [e.requestId, (e.responseBody as { id: string }).id]),
+        list.map((e) => [e.requestId, e.requestId]),
+      );
+      assert.ok(out.every((e) => (e.responseBody as { auth: string }).auth === 'Basic '));
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });
