@@ -504,3 +504,63 @@ describe('replay order and concurrency', () => {
     }
   });
 });
+
+describe('replay timeouts', () => {
+  it('a target that never answers fails that request after --timeout, and the others go on', async () => {
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      if (req.url?.endsWith('/hang')) return; // never answers
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-timeout-'));
+    const file = path.join(dir, 'rec.ndjson');
+    writeFileSync(
+      file,
+      ndjson([
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/hang', { requestId: 'slow' }),
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/ok', { requestId: 'fast' }),
+      ]),
+    );
+    try {
+      const run = await cli(
+        [
+          'replay',
+          file,
+          '--target',
+          `http://127.0.0.1:${port}/iserv/api`,
+          '--user',
+          'u',
+          '--password-env',
+          'PW',
+          '--timeout',
+          '200',
+          '--out',
+          path.join(dir, 'out.ndjson'),
+          '--json',
+        ],
+        { PW: 'SecretPw-123' },
+      );
+      assert.equal(run.code, 1);
+      const summary = JSON.parse(run.stdout);
+      assert.equal(summary.replayed, 1);
+      assert.deepEqual(
+        summary.failures.map((f: { requestId: string }) => f.requestId),
+        ['slow'],
+      );
+      assert.match(summary.failures[0].message, /timeout/i);
+      assert.ok(!run.stdout.includes('SecretPw-123'));
+      const { exchanges } = await readRecording(path.join(dir, 'out.ndjson'));
+      assert.deepEqual(
+        exchanges.map((e) => e.requestId),
+        ['fast'],
+      );
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
