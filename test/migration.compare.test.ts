@@ -20,6 +20,7 @@ import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/m
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
 import { compareReportSchema } from '../src/migration/report.js';
+import { reportTable } from '../src/migration/report-text.js';
 
 function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
   return {
@@ -520,5 +521,33 @@ describe('module boundary', () => {
         );
       }
     }
+  });
+});
+
+describe('report as text', () => {
+  it('aligns a table with TOTAL, lists frequent paths, and adds ERRORS/SKIPPED for shadow reports', () => {
+    const builder = new ReportBuilder({}, { shadow: true });
+    builder.add(exchange({ operation: 'user.get' }), 200, {
+      match: false,
+      differences: [],
+      paths: ['$.firstname'],
+    });
+    builder.add(exchange({ operation: 'user.get' }), 200, { match: true });
+    builder.addError('group.get');
+    builder.addSkipped('user.create');
+    assert.equal(
+      reportTable(builder.report()),
+      [
+        'OPERATION    PAIRS  MATCHED  MISMATCHED    RATE  ONLY A  ONLY B  ERRORS  SKIPPED',
+        'group.get        0        0           0       –       0       0       1        0',
+        'user.create      0        0           0       –       0       0       0        1',
+        'user.get         2        1           1  50.0 %       0       0       0        0',
+        'TOTAL            2        1           1  50.0 %       0       0       1        1',
+        '',
+        'user.get: most frequent differing paths',
+        '      1  $.firstname',
+      ].join('\n'),
+    );
+    assert.doesNotMatch(reportTable(new ReportBuilder().report()), /ERRORS/);
   });
 });

@@ -9,7 +9,7 @@ import {
 } from '../migration/compare-rules.js';
 import { renderHtmlReport } from '../migration/html-report.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
-import type { CompareReport } from '../migration/report.js';
+import { reportTable } from '../migration/report-text.js';
 import { type Command, CommandError, type CommandIo, flag, stringOption } from './command.js';
 
 async function load(
@@ -26,39 +26,6 @@ async function load(
     io.err(`${file}:${problem.line}: ${problem.message}`);
   if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
   return { exchanges: recording.exchanges, invalid: recording.problems.length };
-}
-
-const percent = (rate: number | null) => (rate === null ? '–' : `${(rate * 100).toFixed(1)} %`);
-
-function table(report: CompareReport): string {
-  const header = ['OPERATION', 'PAIRS', 'MATCHED', 'MISMATCHED', 'RATE', 'ONLY A', 'ONLY B'];
-  const rows = [
-    ...report.operations.map((o) => [
-      o.operation,
-      String(o.pairs),
-      String(o.matched),
-      String(o.mismatched),
-      percent(o.rate),
-      String(o.onlyA),
-      String(o.onlyB),
-    ]),
-    ['TOTAL', ...[report.totals].flatMap((t) => [t.pairs, t.matched, t.mismatched]).map(String)].concat([
-      percent(report.totals.rate),
-      String(report.totals.onlyA),
-      String(report.totals.onlyB),
-    ]),
-  ];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
-      .join('  ');
-  const lines = [line(header), ...rows.map(line)];
-  for (const operation of report.operations.filter((o) => o.paths.length > 0)) {
-    lines.push('', `${operation.operation}: most frequent differing paths`);
-    for (const path of operation.paths) lines.push(`  ${String(path.count).padStart(5)}  ${path.path}`);
-  }
-  return lines.join('\n');
 }
 
 /** `idm-compat compare A B`: compares two recordings of the same requests, per operation. */
@@ -132,7 +99,7 @@ Example:
         );
       }
     }
-    io.out(flag(args, 'json') ? JSON.stringify(report) : table(report));
+    io.out(flag(args, 'json') ? JSON.stringify(report) : reportTable(report));
     const t = report.totals;
     return t.mismatched > 0 || t.onlyA > 0 || t.onlyB > 0 ? 1 : 0;
   },

@@ -1,5 +1,6 @@
 import { html, raw } from 'hono/html';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
+import { formatRate } from './report-text.js';
 
 /** What the page says about where the report came from. */
 export interface HtmlReportMeta {
@@ -31,7 +32,7 @@ summary { cursor: pointer; }
 .matched { color: var(--ok); } .mismatched { color: var(--bad); }
 `;
 
-const percent = (rate: number | null) => (rate === null ? '–' : `${(rate * 100).toFixed(1)} %`);
+const percent = formatRate;
 const json = (value: unknown) => (value === undefined ? '(absent)' : JSON.stringify(value, null, 2));
 
 function bar(operation: OperationReport) {
