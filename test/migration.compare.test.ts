@@ -16,6 +16,7 @@ import {
   parseCompareRules,
   type ResolvedRule,
 } from '../src/migration/compare-rules.js';
+import { renderHtmlReport } from '../src/migration/html-report.js';
 import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/migration/json-path.js';
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
@@ -549,5 +550,18 @@ describe('report as text', () => {
       ].join('\n'),
     );
     assert.doesNotMatch(reportTable(new ReportBuilder().report()), /ERRORS/);
+  });
+});
+
+describe('report as HTML', () => {
+  it('adds Errors and Skipped columns for shadow reports only', async () => {
+    const meta = { a: 'legacy', b: 'translation', rules: 'default', generatedAt: new Date(0) };
+    const shadow = new ReportBuilder({}, { shadow: true });
+    shadow.addError('user.get');
+    const page = await renderHtmlReport(shadow.report(), { ...meta, title: 'Shadow <report>' });
+    assert.match(page, /<th class="num">Errors<\/th><th class="num">Skipped<\/th>/);
+    assert.match(page, /<td class="num">1<\/td><td class="num">0<\/td>/);
+    assert.match(page, /<title>Shadow &lt;report&gt;<\/title>/);
+    assert.doesNotMatch(await renderHtmlReport(new ReportBuilder().report(), meta), /Errors/);
   });
 });

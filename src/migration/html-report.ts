@@ -41,7 +41,7 @@ function bar(operation: OperationReport) {
   return html`<div class="bar" role="img" aria-label="${percent(operation.rate)} matched"><div class="ok" style="width: ${width}%"></div></div>`;
 }
 
-function row(operation: OperationReport) {
+function row(operation: OperationReport, shadow: boolean) {
   const name =
     operation.mismatched > 0
       ? html`<a href="#op-${operation.operation}">${operation.operation}</a>`
@@ -55,6 +55,7 @@ function row(operation: OperationReport) {
   <td>${bar(operation)}</td>
   <td class="num">${operation.onlyA}</td>
   <td class="num">${operation.onlyB}</td>
+  ${shadow ? html`<td class="num">${operation.errors ?? 0}</td><td class="num">${operation.skipped ?? 0}</td>` : ''}
 </tr>`;
 }
 
@@ -92,6 +93,8 @@ function details(operation: OperationReport) {
 export async function renderHtmlReport(report: CompareReport, meta: HtmlReportMeta): Promise<string> {
   const title = meta.title ?? 'idm-compat compare report';
   const t = report.totals;
+  // Shadow reports also count comparisons that failed and requests left out.
+  const shadow = t.errors !== undefined || t.skipped !== undefined;
   const page = await html`<!doctype html>
 <html lang="en">
 <head>
@@ -105,8 +108,8 @@ export async function renderHtmlReport(report: CompareReport, meta: HtmlReportMe
 <p class="meta">A: <code>${meta.a}</code> · B: <code>${meta.b}</code> · rules: <code>${meta.rules}</code> · ${meta.generatedAt.toISOString()}</p>
 <p id="totals"><strong>${percent(t.rate)}</strong> of ${t.pairs} paired requests match: <span class="matched">${t.matched} matched</span>, <span class="mismatched">${t.mismatched} differ</span>; ${t.onlyA} only in A, ${t.onlyB} only in B.</p>
 <table id="operations">
-  <thead><tr><th>Operation</th><th class="num">Pairs</th><th class="num">Matched</th><th class="num">Differ</th><th class="num">Rate</th><th>Match rate</th><th class="num">Only A</th><th class="num">Only B</th></tr></thead>
-  <tbody>${report.operations.map(row)}</tbody>
+  <thead><tr><th>Operation</th><th class="num">Pairs</th><th class="num">Matched</th><th class="num">Differ</th><th class="num">Rate</th><th>Match rate</th><th class="num">Only A</th><th class="num">Only B</th>${shadow ? html`<th class="num">Errors</th><th class="num">Skipped</th>` : ''}</tr></thead>
+  <tbody>${report.operations.map((operation) => row(operation, shadow))}</tbody>
 </table>
 ${report.operations.filter((o) => o.mismatched > 0).map(details)}
 </body>
