@@ -170,7 +170,7 @@ describe('configuration', () => {
     assert.ok(validate(example), JSON.stringify(validate.errors));
     const config = loadConfig({
       file: path.join(root, 'config.example.json'),
-      env: { IDM_CLIENT_SECRET: 'x', IDM_SSO_CLIENT_SECRET: 'y' },
+      env: { IDM_CLIENT_SECRET: 'x', IDM_SSO_CLIENT_SECRET: 'y', IDM_COMPAT_METRICS_PASSWORD: 'z' },
     });
     assert.equal(config.mode, 'production');
     const broken = structuredClone(example) as { server: { port: unknown } };

@@ -64,6 +64,33 @@ describe('mapping reload on SIGHUP', () => {
     assert.deepEqual(after.body, before.body);
   });
 
+  it('refuses a profile that lacks an operation the proxy serves; the old tables stay live', async () => {
+    writeFileSync(fieldsFile, original.fields);
+    const operationsFile = path.join(proxy.profileDir, 'operations', 'user.json');
+    const operations = readFileSync(operationsFile, 'utf8');
+    const table = JSON.parse(operations);
+    delete table.operations['user.restore'];
+    writeFileSync(operationsFile, JSON.stringify(table, null, 2));
+    try {
+      const engine = proxy.mappings.current();
+      const mark = proxy.logSink.lines().length;
+      process.kill(process.pid, 'SIGHUP');
+      const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
+      assert.deepEqual(line.problems, [
+        {
+          file: '(operations)',
+          path: '$.operations["user.restore"]',
+          message: 'the proxy serves POST /Core/User/{id}/restore, which has no operation table entry',
+        },
+      ]);
+      assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
+      const restored = await proxy.call('POST', '/User/thomas.becker/restore');
+      assert.equal(restored.status, 204, restored.text);
+    } finally {
+      writeFileSync(operationsFile, operations);
+    }
+  });
+
   it('applies a good change at once: other attribute, other setting, no code change', async () => {
     const fields = JSON.parse(original.fields);
     fields.fields.lastname.attribute = 'firstname';

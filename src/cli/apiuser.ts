@@ -14,6 +14,7 @@ import {
   CommandError,
   type CommandIo,
   flag,
+  formatTable,
   stringListOption,
   withStoreServices,
 } from './command.js';
@@ -136,18 +137,7 @@ ${CONFIG_HELP}`,
             : 'no',
       ]),
     ];
-    const widths =
-      rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-    io.out(
-      `${rows
-        .map((row) =>
-          row
-            .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-            .join('  ')
-            .trimEnd(),
-        )
-        .join('\n')}\n`,
-    );
+    io.out(formatTable(rows));
     return 0;
   },
 };
