@@ -3,7 +3,7 @@
 // recordings, the per-operation report — with properties (an exchange always matches itself;
 // ignore rules never add mismatches; normalisation never adds mismatches).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -504,24 +504,6 @@ describe('pairing and the report', () => {
       rules,
     );
     assert.deepEqual(cased.operations[0]?.paths, [{ path: '$._id', count: 1 }]);
-  });
-});
-
-describe('module boundary', () => {
-  it('src/migration imports nothing from the legacy surface, the HTTP layer or the translation', () => {
-    const dir = path.resolve('src/migration');
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
-      const imports = [...readFileSync(path.join(dir, file), 'utf8').matchAll(/from '([^']+)'/g)].map(
-        (m) => m[1],
-      );
-      for (const target of imports) {
-        assert.doesNotMatch(
-          String(target),
-          /^\.\.\/(legacy|http|mapping|successor|sandbox)\//,
-          `${file} imports ${target}`,
-        );
-      }
-    }
   });
 });
 
