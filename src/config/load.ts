@@ -33,8 +33,18 @@ export type ResolvedMetricsConfig = Omit<ConfigFile['metrics'], 'password'> & {
   password: string | undefined;
 };
 
+type MigrationFile = ConfigFile['migration'];
+type LegacyUpstreamFile = NonNullable<MigrationFile['legacy']>;
+
+/** The migration block with the legacy upstream's and the dashboard's passwords resolved. */
+export type ResolvedMigrationConfig = Omit<MigrationFile, 'legacy' | 'dashboard'> & {
+  legacy: (Omit<LegacyUpstreamFile, 'password'> & { password: string }) | undefined;
+  dashboard: Omit<MigrationFile['dashboard'], 'password'> & { password: string | undefined };
+};
+
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'metrics'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'metrics' | 'migration'> {
+  migration: ResolvedMigrationConfig;
   successor: ResolvedSuccessorConfig | undefined;
   sso: ResolvedSsoConfig;
   metrics: ResolvedMetricsConfig;
@@ -101,6 +111,17 @@ export function parseConfig(
     ...parsed.metrics,
     password: parsed.metrics.password && secret(parsed.metrics.password, 'metrics.password'),
   };
+  const upstream = parsed.migration.legacy;
+  const migration: ResolvedMigrationConfig = {
+    ...parsed.migration,
+    legacy: upstream && { ...upstream, password: secret(upstream.password, 'migration.legacy.password') },
+    dashboard: {
+      ...parsed.migration.dashboard,
+      password:
+        parsed.migration.dashboard.password &&
+        secret(parsed.migration.dashboard.password, 'migration.dashboard.password'),
+    },
+  };
   const port = context.env.PORT;
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
     problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
@@ -117,6 +138,7 @@ export function parseConfig(
     successor,
     sso,
     metrics,
+    migration,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
   };

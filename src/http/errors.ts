@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { TranslationError } from '../mapping/errors.js';
+import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
 import { describeUpstreamError, isProtectedEntity, UpstreamError } from '../successor/errors.js';
 import { LegacyError, type LegacyStatus } from './legacy-error.js';
 
@@ -76,6 +77,12 @@ export function toLegacyError(error: unknown): LegacyError {
   if (error instanceof LegacyError) return error;
   if (error instanceof TranslationError) return translationToLegacy(error);
   if (error instanceof UpstreamError) return upstreamToLegacy(error);
+  if (error instanceof LegacyUpstreamError) {
+    return new LegacyError(
+      error.code === 'timeout' ? 504 : 502,
+      `The old server (migration.legacy) failed: ${error.message}`,
+    );
+  }
   if (error instanceof HTTPException) {
     const status = error.status as LegacyStatus;
     return new LegacyError(status, error.message || 'Request failed');
