@@ -140,7 +140,7 @@ describe('compare rules', () => {
         parseCompareRules(
           {
             default: { ignore: ['lastlogin'], normalise: { lowercase: true } },
-            operations: { 'user.get': { unorderedArrays: 'yes' } },
+            operations: { 'user.get': { unorderedArrays: 'yes' }, '*.list': {} },
             extra: 1,
           },
           'rules.json',
@@ -155,6 +155,7 @@ describe('compare rules', () => {
     assert.match(error.message, /rules\.json \$\.default\.normalise: .*lowercase/);
     assert.match(error.message, /rules\.json \$\.operations\.user\.get\.unorderedArrays/);
     assert.match(error.message, /extra/);
+    assert.match(error.message, /rules\.json \$\.operations\.\*\.list: an operation id such as user\.list/);
   });
 
   it('a missing or broken file is a CompareRulesError', () => {

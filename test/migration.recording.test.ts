@@ -1,6 +1,6 @@
 // Recordings: the NDJSON line format, redaction of every kind of secret (checked by grepping the
-// written file for each secret used), size rotation, the operation filter, and the
-// operation-id globs the filter (and the per-operation modes) use.
+// written file for each secret used), size rotation, the
+// operation-pattern filter, and the request parts of a recorded exchange.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,13 +8,11 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { recordedAnswer, recordedBody, recordedLocation } from '../src/migration/exchange.js';
-import { compareSpecificity, matchesGlob, mostSpecific } from '../src/migration/globs.js';
 import {
   type RecordedExchange,
   RecordingWriter,
   readRecording,
   recordedExchangeSchema,
-  recordingConfigSchema,
   redactExchange,
 } from '../src/migration/recording.js';
 import { REDACTED, redactQuery, redactValue } from '../src/migration/redact.js';
@@ -39,52 +37,6 @@ function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
     ...over,
   };
 }
-
-describe('operation-id globs', () => {
-  it('matches exact ids, prefixes with * and everything with *', () => {
-    assert.ok(matchesGlob('user.get', 'user.get'));
-    assert.ok(!matchesGlob('user.get', 'user.getx'));
-    assert.ok(matchesGlob('user.*', 'user.link.groups.add'));
-    assert.ok(!matchesGlob('user.*', 'group.get'));
-    assert.ok(!matchesGlob('user.*', 'user'));
-    assert.ok(matchesGlob('*', 'sso.authenticate'));
-    assert.ok(matchesGlob('*.list', 'group.list'));
-    assert.ok(matchesGlob('user.link.*.add', 'user.link.roles.add'));
-    // Regex characters in a pattern are literal.
-    assert.ok(!matchesGlob('user.ge+', 'user.gee'));
-    assert.ok(matchesGlob('a+b(c)', 'a+b(c)'));
-  });
-
-  it('picks the most specific matching pattern: exact, then more literal characters, then fewer *', () => {
-    const patterns = ['*', 'user.*', 'user.link.*', 'user.link.groups.add', 'group.*'];
-    assert.equal(mostSpecific(patterns, 'user.link.groups.add'), 'user.link.groups.add');
-    assert.equal(mostSpecific(patterns, 'user.link.roles.add'), 'user.link.*');
-    assert.equal(mostSpecific(patterns, 'user.get'), 'user.*');
-    assert.equal(mostSpecific(patterns, 'role.get'), '*');
-    assert.equal(mostSpecific(['user.*'], 'role.get'), undefined);
-    assert.equal(mostSpecific(['*.*', '*'], 'user.get'), '*.*');
-    // Equally specific: the first listed wins, whatever the order.
-    assert.equal(mostSpecific(['user*', '*.get'], 'user.get'), 'user*');
-    assert.equal(mostSpecific(['*.get', 'user*'], 'user.get'), '*.get');
-  });
-
-  it('property: an exact id beats every glob that matches it, and the winner always matches', () => {
-    const id = fc.stringMatching(/^[a-z]{1,5}(\.[a-z]{1,5}){0,3}$/);
-    fc.assert(
-      fc.property(id, fc.array(fc.stringMatching(/^[a-z.*]{0,8}$/), { maxLength: 6 }), (target, globs) => {
-        const best = mostSpecific([...globs, target], target);
-        assert.equal(best, target);
-        const winner = mostSpecific(globs, target);
-        if (winner !== undefined) {
-          assert.ok(matchesGlob(winner, target));
-          for (const other of globs.filter((g) => matchesGlob(g, target))) {
-            assert.ok(compareSpecificity(winner, other) <= 0);
-          }
-        } else assert.ok(globs.every((g) => !matchesGlob(g, target)));
-      }),
-    );
-  });
-});
 
 describe('redaction', () => {
   it('replaces passwords at any depth, SSO tokens, return_to tokens, Authorization and credentials in strings', () => {
@@ -325,19 +277,7 @@ describe('RecordingWriter', () => {
   });
 });
 
-describe('recording config and request parts', () => {
-  it('validates the migration.recording block with its defaults', () => {
-    assert.deepEqual(recordingConfigSchema.parse({ path: '/var/lib/idm-compat/rec.ndjson' }), {
-      path: '/var/lib/idm-compat/rec.ndjson',
-      operations: ['*'],
-      maxBytes: 100 * 1024 * 1024,
-      maxFiles: 5,
-    });
-    assert.equal(recordingConfigSchema.safeParse({ path: 'x', operations: [] }).success, false);
-    assert.equal(recordingConfigSchema.safeParse({ path: 'x', maxBytes: 10 }).success, false);
-    assert.equal(recordingConfigSchema.safeParse({ path: 'x', extra: 1 }).success, false);
-  });
-
+describe('request parts of a recorded exchange', () => {
   it('splits a URL into the path below the base path and the raw query', () => {
     assert.deepEqual(
       recordedLocation('http://h/iserv/api/Service/Core/Entity/User?extended[]=1&a=%20', '/iserv/api'),

@@ -248,6 +248,11 @@ describe('replay and compare against the real proxy', () => {
         /--rate must be a positive number/,
       ],
       [
+        [...base, '--password-env', 'MIGRATION_PW', '--operations', '*.list'],
+        env,
+        /--operations \*\.list: not an operation id/,
+      ],
+      [
         [
           'replay',
           reads,

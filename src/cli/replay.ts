@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
+import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { RecordingWriter, readRecording } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
 import { type Command, CommandError, flag, processIo, stringListOption, stringOption } from './command.js';
@@ -78,7 +79,7 @@ Options:
   --password-env VAR    read its password from environment variable VAR
   --password-file F     read its password from file F (one trailing newline is dropped)
   --out FILE            where the answers are written (NDJSON)
-  --operations GLOB     only these operations (repeatable; ids or globs such as user.*)
+  --operations GLOB     only these operations (repeatable): an id (user.get), a glob (user.*) or *
   --reads-only          only GET requests (the default)
   --writes              also replay writes (POST, PUT, DELETE): they change the target
   --concurrency N       reads in flight at once (default 4)
@@ -119,6 +120,13 @@ Example:
     const concurrency = positiveNumber(stringOption(args, 'concurrency'), 'concurrency', true);
     const rate = positiveNumber(stringOption(args, 'rate'), 'rate', false);
     const timeoutMs = positiveNumber(stringOption(args, 'timeout'), 'timeout', true);
+    const operations = stringListOption(args, 'operations');
+    const badPattern = operations.find((pattern) => !OPERATION_PATTERN.test(pattern));
+    if (badPattern !== undefined) {
+      throw new CommandError(
+        `--operations ${badPattern}: not an operation id (user.list), a glob (group.*) or *`,
+      );
+    }
     const password = readPassword(
       io.env,
       stringOption(args, 'password-env'),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { mostSpecific } from './globs.js';
+import { mostSpecific, OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
 /** The compare rules shipped with the package (known harmless differences). */
@@ -47,7 +47,10 @@ export const compareRulesSchema = z.strictObject({
   description: z.string().optional(),
   default: compareRuleSchema.optional(),
   operations: z
-    .record(z.string().min(1), compareRuleSchema)
+    .record(
+      z.string().regex(OPERATION_PATTERN, 'an operation id such as user.list, a glob such as group.*, or *'),
+      compareRuleSchema,
+    )
     .optional()
     .describe('Per operation id or glob (user.get, user.*); the most specific one adds to the default'),
 });
@@ -120,10 +123,16 @@ function mergeRules(base: Rule, own: Rule): ResolvedRule {
 export function parseCompareRules(value: unknown, label: string): CompareRules {
   const parsed = compareRulesSchema.safeParse(value);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) =>
-        `${label} ${['$', ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))].join('')}: ${issue.message}`,
-    );
+    const problems = parsed.error.issues.map((issue) => {
+      const where = [
+        '$',
+        ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)),
+      ].join('');
+      // A bad record key (an operation pattern) carries the reason in its nested issue.
+      const message =
+        issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+      return `${label} ${where}: ${message}`;
+    });
     throw new CompareRulesError(problems.join('\n'));
   }
   return compileCompareRules(parsed.data);

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { compileGlob } from './globs.js';
+import { patternMatches } from '../lib/operation-patterns.js';
 import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
@@ -96,28 +96,6 @@ export async function readRecording(
   return { exchanges, problems };
 }
 
-/**
- * The `migration.recording` block of the configuration: where to record, which operations, and
- * the rotation. Relative paths are the config loader's business.
- */
-export const recordingConfigSchema = z.strictObject({
-  path: z.string().min(1).describe('NDJSON file the redacted exchanges are appended to'),
-  operations: z
-    .array(z.string().min(1))
-    .min(1)
-    .default(['*'])
-    .describe('Operation ids or globs to record (user.*, *)'),
-  maxBytes: z
-    .int()
-    .min(1024)
-    .default(100 * 1024 * 1024)
-    .describe('Rotate before the file would grow beyond this size (bytes)'),
-  maxFiles: z.int().min(0).max(100).default(5).describe('Rotated files kept: path.1 … path.N'),
-});
-
-/** The `migration.recording` configuration. */
-export type RecordingConfig = z.infer<typeof recordingConfigSchema>;
-
 /** Options of {@link RecordingWriter}. */
 export interface RecordingWriterOptions {
   /** The NDJSON file; appended to when it exists. */
@@ -126,7 +104,7 @@ export interface RecordingWriterOptions {
   maxBytes?: number;
   /** Rotated files kept: `path.1` (newest) … `path.N` (default 5); older ones are deleted. */
   maxFiles?: number;
-  /** Operation-id globs to record (`["user.*"]`); default every operation (`["*"]`). */
+  /** Operation ids or globs to record (`["user.*"]`, src/lib/operation-patterns.ts); default every operation (`["*"]`). */
   operations?: readonly string[];
   /** Lines held in memory while the disk is slow; beyond it lines are dropped and counted (default 10 000). */
   maxPendingLines?: number;
@@ -142,7 +120,7 @@ export class RecordingWriter {
   readonly path: string;
   readonly maxBytes: number;
   readonly maxFiles: number;
-  private readonly filters: ReturnType<typeof compileGlob>[];
+  private readonly operations: readonly string[];
   private readonly maxPending: number;
   private readonly onError: (error: unknown) => void;
   private pending: string[] = [];
@@ -163,14 +141,14 @@ export class RecordingWriter {
     this.path = options.path;
     this.maxBytes = maxBytes;
     this.maxFiles = maxFiles;
-    this.filters = (options.operations ?? ['*']).map(compileGlob);
+    this.operations = options.operations ?? ['*'];
     this.maxPending = options.maxPendingLines ?? 10_000;
     this.onError = options.onError ?? (() => {});
   }
 
   /** Whether exchanges of `operation` are recorded. */
   records(operation: string): boolean {
-    return this.filters.some((glob) => glob.test(operation));
+    return this.operations.some((pattern) => patternMatches(pattern, operation));
   }
 
   /** Queues one exchange (redacted) unless its operation is filtered out; never throws, never waits. */

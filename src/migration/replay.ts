@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher, request } from 'undici';
+import { patternMatches } from '../lib/operation-patterns.js';
 import { recordedAnswer } from './exchange.js';
-import { compileGlob } from './globs.js';
 import { hasRedactedBody, type RecordedExchange } from './recording.js';
 
 /** Options of {@link replayExchanges}. */
@@ -11,7 +11,7 @@ export interface ReplayOptions {
   /** API user and password the target accepts (HTTP Basic). */
   user: string;
   password: string;
-  /** Operation-id globs to replay (default every operation). */
+  /** Operation ids or globs to replay (`user.*`, `*`; default every operation). */
   operations?: readonly string[];
   /** Replay writes (everything but GET and HEAD) too; default reads only. */
   writes?: boolean;
@@ -98,12 +98,12 @@ export async function replayExchanges(
     throw new RangeError('concurrency must be an integer ≥ 1');
   if (options.rate !== undefined && !(options.rate > 0))
     throw new RangeError('rate must be a positive number');
-  const filters = (options.operations ?? ['*']).map(compileGlob);
+  const patterns = options.operations ?? ['*'];
   const now = options.now ?? Date.now;
   const skipped: ReplaySkipped = { writes: 0, operations: 0, redactedBody: 0 };
   const selected: RecordedExchange[] = [];
   for (const exchange of exchanges) {
-    if (!filters.some((glob) => glob.test(exchange.operation))) skipped.operations += 1;
+    if (!patterns.some((pattern) => patternMatches(pattern, exchange.operation))) skipped.operations += 1;
     else if (!isRead(exchange) && !options.writes) skipped.writes += 1;
     else if (hasRedactedBody(exchange)) skipped.redactedBody += 1;
     else selected.push(exchange);
