@@ -8,16 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import type { RecordedExchange } from '../src/migration/recording.js';
-
-/** Headless Chromium from @sparticuz/chromium (the browser binary shipped as an npm package). */
-async function launchChromium(): Promise<Browser> {
-  const packaged = (await import('@sparticuz/chromium')).default;
-  return chromium.launch({ executablePath: await packaged.executablePath(), args: packaged.args });
-}
+import { launchBrowser } from './browser.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
@@ -94,7 +89,7 @@ describe('compare --html in headless Chromium', () => {
       env: {},
     };
     assert.equal(await runCli(['compare', a, b, '--exact', '--html', report], io), 1, cliOutput);
-    browser = await launchChromium();
+    browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
