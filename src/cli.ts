@@ -16,6 +16,7 @@ import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { replayCommand } from './cli/replay.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
+import { storeCopyCommand } from './cli/store-copy.js';
 import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   idsImportCommand,
   idsExportCommand,
   usageCommand,
+  storeCopyCommand,
   replayCommand,
   compareCommand,
 ];

@@ -106,7 +106,8 @@ export async function buildServices(
   };
   try {
     if (deps.scope === 'store') {
-      const store = deps.store ?? (await openStore(config.store));
+      // CLI commands fail at once when the database is unreachable; the server retries (below).
+      const store = deps.store ?? (await openStore(config.store, { retry: false }));
       cleanups.push(() => store.close());
       return { config, logger, clock, store, close };
     }
@@ -129,7 +130,7 @@ export async function buildServices(
     );
     const mappingDeps = { logger: logger.child({ component: 'mapping' }), clock, observer };
 
-    const store = deps.store ?? (await openStore(config.store));
+    const store = deps.store ?? (await openStore(config.store, { logger }));
     cleanups.push(() => store.close());
     usage = new UsageRecorder({
       repository: store.usage,

@@ -28,6 +28,11 @@ export type ResolvedSsoConfig = Omit<ConfigFile['sso'], 'oidc'> & {
   oidc: (Omit<NonNullable<ConfigFile['sso']['oidc']>, 'clientSecret'> & { clientSecret: string }) | undefined;
 };
 
+/** The store block with the PostgreSQL URL resolved. */
+export type ResolvedStoreConfig =
+  | Extract<ConfigFile['store'], { type: 'sqlite' }>
+  | (Omit<Extract<ConfigFile['store'], { type: 'postgres' }>, 'url'> & { url: string });
+
 /** The metrics block with its password resolved. */
 export type ResolvedMetricsConfig = Omit<ConfigFile['metrics'], 'password'> & {
   password: string | undefined;
@@ -43,10 +48,11 @@ export type ResolvedMigrationConfig = Omit<MigrationFile, 'legacy' | 'dashboard'
 };
 
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'metrics' | 'migration'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store' | 'metrics' | 'migration'> {
   migration: ResolvedMigrationConfig;
   successor: ResolvedSuccessorConfig | undefined;
   sso: ResolvedSsoConfig;
+  store: ResolvedStoreConfig;
   metrics: ResolvedMetricsConfig;
   /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
   mode: 'sandbox' | 'production';
@@ -107,6 +113,14 @@ export function parseConfig(
     ...parsed.sso,
     oidc: ssoOidc && { ...ssoOidc, clientSecret: secret(ssoOidc.clientSecret, 'sso.oidc.clientSecret') },
   };
+  const store: ResolvedStoreConfig =
+    parsed.store.type === 'postgres'
+      ? { ...parsed.store, url: secret(parsed.store.url, 'store.url') }
+      : parsed.store;
+  // The URL holds a password: the message names its scheme rule, never the value.
+  if (store.type === 'postgres' && store.url !== '' && !/^postgres(ql)?:\/\//.test(store.url)) {
+    problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
+  }
   const metrics: ResolvedMetricsConfig = {
     ...parsed.metrics,
     password: parsed.metrics.password && secret(parsed.metrics.password, 'metrics.password'),
@@ -137,6 +151,7 @@ export function parseConfig(
     server,
     successor,
     sso,
+    store,
     metrics,
     migration,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',

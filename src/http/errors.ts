@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { TranslationError } from '../mapping/errors.js';
 import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { describeUpstreamError, isProtectedEntity, UpstreamError } from '../successor/errors.js';
 import { LegacyError, type LegacyStatus } from './legacy-error.js';
 
@@ -83,6 +84,9 @@ export function toLegacyError(error: unknown): LegacyError {
       `The old server (migration.legacy) failed: ${error.message}`,
     );
   }
+  // The database is down or too slow: a clear, retryable answer instead of a 500 (docs/scaling.md).
+  if (error instanceof StoreUnavailableError)
+    return new LegacyError(503, error.message, undefined, { 'Retry-After': '5' });
   if (error instanceof HTTPException) {
     const status = error.status as LegacyStatus;
     return new LegacyError(status, error.message || 'Request failed');

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import type { AppEnv, Services } from '../services.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { UpstreamError } from '../successor/errors.js';
 
 /** Registers `GET /healthz` (the process answers) and `GET /readyz` (store and successor usable). */
@@ -35,6 +36,12 @@ async function check(
       return { ok: false, error: `no answer within ${timeoutMs} ms (server.readinessTimeoutMs)` };
     }
     // Only our own error types carry operator-safe messages; anything else is summarised.
-    return { ok: false, error: error instanceof UpstreamError ? error.message : 'check failed' };
+    return {
+      ok: false,
+      error:
+        error instanceof UpstreamError || error instanceof StoreUnavailableError
+          ? error.message
+          : 'check failed',
+    };
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Storage-neutral repositories of the API-user authentication layer (SPEC 4). Times are
- * milliseconds since the epoch. Implementations: SQLite (`sqlite/api-users.ts`); PostgreSQL later.
+ * milliseconds since the epoch. Implementations: SQLite (`sqlite/api-users.ts`), PostgreSQL
+ * (`postgres/api-users.ts`).
  */
 
 /** One API user as stored. */
