@@ -8,10 +8,12 @@ import {
   parseCommandArgs,
   processIo,
 } from './cli/command.js';
+import { compareCommand } from './cli/compare.js';
 import { configCheckCommand } from './cli/config-check.js';
 import { configSchemaCommand } from './cli/config-schema.js';
 import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
+import { replayCommand } from './cli/replay.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
 import { storeCopyCommand } from './cli/store-copy.js';
@@ -31,6 +33,8 @@ export const COMMANDS: readonly Command[] = [
   idsExportCommand,
   usageCommand,
   storeCopyCommand,
+  replayCommand,
+  compareCommand,
 ];
 
 function overview(): string {

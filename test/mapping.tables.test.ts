@@ -180,6 +180,8 @@ describe('the shipped mapping profile', () => {
       [path.join('src', 'cli', 'apiuser.ts')]: ['lastLogin', 'user'],
       // The `--user` option of `idm-compat usage` (an API user of idm-compat's own).
       [path.join('src', 'cli', 'usage.ts')]: ['user'],
+      // The `--user` option of `idm-compat replay` (the API user the target accepts).
+      [path.join('src', 'cli', 'replay.ts')]: ['user'],
       // The fallback paging of a client used without a profile (SPEC 6, API Platform's defaults).
       // Everything built from a profile passes profile.json successor.paging: startServer at
       // construction, every engine read per call (asserted in test/mapping.engine.test.ts).

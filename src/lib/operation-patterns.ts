@@ -4,6 +4,9 @@
  * `.*` (`group.*`, `group.link.*`: every id below that prefix) or `*` (every operation).
  */
 
+/** The syntax of a pattern: `*`, an operation id, or an operation id prefix followed by `.*`. */
+export const OPERATION_PATTERN = /^(\*|[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*(\.\*)?)$/;
+
 /** Whether `pattern` covers the operation `id`. */
 export function patternMatches(pattern: string, id: string): boolean {
   if (pattern === '*') return true;
