@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
+import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 
 /**
  * A secret is given as a literal (for development only), or, as production should, by reference:
@@ -428,10 +429,7 @@ const usageSchema = z
 /** An operation id (`user.list`), a glob over ids (`group.*`, `group.link.*`) or `*`. */
 const operationPatternSchema = z
   .string()
-  .regex(
-    /^(\*|[a-z]+(\.[a-z0-9]+)*(\.\*)?)$/,
-    'an operation id such as user.list, a glob such as group.*, or *',
-  );
+  .regex(OPERATION_PATTERN, 'an operation id such as user.list, a glob such as group.*, or *');
 
 /** A calendar date or a date-time with offset, e.g. `2026-09-01` or `2026-09-01T00:00:00Z`. */
 const instantSchema = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
