@@ -5,10 +5,12 @@ import { compileDeprecation } from './http/deprecation.js';
 import { renderLegacyError, toLegacyError } from './http/errors.js';
 import { LegacyError } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
-import { dispatchLegacy } from './legacy/dispatch.js';
+import { createTranslator } from './http/translator.js';
+import { createLegacyDispatch, runOperation } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
+import { DASHBOARD_PATH, registerDashboard } from './ops/dashboard.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
 import type { AppEnv, Services } from './services.js';
@@ -33,7 +35,10 @@ export function createApp(services: Services): Hono<AppEnv> {
       [SSO_PATHS.callback, 'sso.callback'],
       [SSO_PATHS.landing, 'sso.landing'],
     ]),
-    prefixes: [[`${basePath}/docs`, 'docs']],
+    prefixes: [
+      [`${basePath}/docs`, 'docs'],
+      [DASHBOARD_PATH, 'ops.dashboard'],
+    ],
   };
   const deprecation = compileDeprecation(
     config,
@@ -44,6 +49,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use('*', requestPipeline(services, table, fixed, deprecation));
   registerHealth(app, services);
   registerMetrics(app, services);
+  registerDashboard(app, services);
   // SSO's browser pages live outside the base path: visitors follow return_to without API-user credentials.
   registerSso(app, services);
   // Authentication first (docs and SSO included), then the body limit, so the body of an
@@ -60,7 +66,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   );
   // The docs before the dispatch, which answers 404/405 for everything else.
   app.route(basePath, createLegacyDocs(LEGACY_OPERATIONS, { basePath, namespaces }));
-  app.all(`${basePath}/*`, dispatchLegacy);
+  app.all(`${basePath}/*`, createLegacyDispatch(createTranslator(services, runOperation)));
 
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${c.req.path}`)));
   app.onError((error, c) => {

@@ -16,6 +16,7 @@ import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { replayCommand } from './cli/replay.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
+import { shadowReportCommand } from './cli/shadow-report.js';
 import { storeCopyCommand } from './cli/store-copy.js';
 import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   idsImportCommand,
   idsExportCommand,
   usageCommand,
+  shadowReportCommand,
   storeCopyCommand,
   replayCommand,
   compareCommand,

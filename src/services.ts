@@ -7,8 +7,11 @@ import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
 import { profileDir } from './mapping/load.js';
+import { loadCompareRules } from './migration/compare-rules.js';
 import { LegacyUpstream } from './migration/legacy-upstream.js';
 import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.js';
+import { RecordingWriter } from './migration/recording.js';
+import { ShadowRunner } from './migration/shadow.js';
 import { createMetrics, type Metrics } from './observe/metrics.js';
 import { CallTracker, combineObservers, type Observer } from './observe/observer.js';
 import { UsageRecorder } from './observe/usage.js';
@@ -52,6 +55,10 @@ export interface Services extends StoreServices {
   readonly migration: {
     readonly modes: ModeHolder;
     readonly legacy: LegacyUpstream | undefined;
+    /** Shadow mode's background comparisons (with the old server configured). */
+    readonly shadow: ShadowRunner | undefined;
+    /** The traffic recording (`migration.recording`). */
+    readonly recording: RecordingWriter | undefined;
   };
   /**
    * The URL clients reach the proxy at, for links such as SSO's `return_to`: `legacy.publicUrl`,
@@ -203,6 +210,31 @@ export async function buildServices(
     const legacySettings = config.migration.legacy;
     const legacy = legacySettings ? new LegacyUpstream(legacySettings) : undefined;
     if (legacy) cleanups.push(() => legacy.close());
+    // Closed before the successor client and the store (cleanups run last first): the comparisons
+    // still under way need both.
+    const shadow = legacy
+      ? new ShadowRunner({
+          settings: config.migration.shadow,
+          rules: loadCompareRules(config.migration.compare.rules),
+          repository: store.shadow,
+          observer,
+          clock,
+          logger: logger.child({ component: 'shadow' }),
+          flushIntervalMs: config.usage.flushIntervalSeconds * 1000,
+        })
+      : undefined;
+    if (shadow) cleanups.push(() => shadow.close());
+    const recordingSettings = config.migration.recording;
+    const recordingLog = logger.child({ component: 'recording' });
+    const recording = recordingSettings
+      ? new RecordingWriter({
+          path: recordingSettings.path,
+          maxBytes: recordingSettings.maxBytes,
+          operations: recordingSettings.operations,
+          onError: (error) => recordingLog.warn({ err: error }, 'recording not written'),
+        })
+      : undefined;
+    if (recording) cleanups.push(() => recording.close());
     const { port } = config.server;
     const publicUrl =
       config.legacy.publicUrl?.replace(/\/+$/, '') ?? (port === 0 ? undefined : expectedPublicUrl(config));
@@ -220,7 +252,7 @@ export async function buildServices(
       calls,
       observer,
       sandbox,
-      migration: { modes, legacy },
+      migration: { modes, legacy, shadow, recording },
       publicUrl,
       close,
     };
