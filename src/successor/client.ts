@@ -2,7 +2,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { readAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
-import { type FetchFn, HttpTransport } from './http.js';
+import { type FetchFn, type HeaderLookup, HttpTransport } from './http.js';
 import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
 import { type Access, TokenSource } from './tokens.js';
 
@@ -99,7 +99,7 @@ export interface SuccessorRequest {
 export interface SuccessorResponse<T = unknown> {
   status: number;
   body: T;
-  headers: Headers;
+  headers: HeaderLookup;
 }
 
 /** The successor IDM API as the rest of the proxy sees it. */
@@ -356,7 +356,7 @@ class HttpSuccessorClient implements SuccessorClient {
 }
 
 /** A 403 whose Bearer challenge says the token lacks a scope (not a refusal of the operation itself). */
-function isScopeRefusal(result: { status: number; headers: Headers }): boolean {
+function isScopeRefusal(result: { status: number; headers: HeaderLookup }): boolean {
   return (
     result.status === 403 &&
     parseBearerChallenge(result.headers.get('www-authenticate'))?.error === 'insufficient_scope'
@@ -367,7 +367,7 @@ function isScopeRefusal(result: { status: number; headers: Headers }): boolean {
 function parseBody(
   method: string,
   url: URL,
-  result: { status: number; headers: Headers; text: string },
+  result: { status: number; headers: HeaderLookup; text: string },
 ): unknown {
   if (result.text === '' || result.status === 204 || result.status === 205) return undefined;
   const type = result.headers.get('content-type') ?? '';
