@@ -79,8 +79,9 @@ interface Target {
   pid: number | undefined;
 }
 
+const startedAt = performance.now();
 function log(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
 }
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -377,7 +378,8 @@ async function allPages(base: string, headers: Record<string, string>): Promise<
       Array.from({ length: 4 }, async () => {
         while (next <= pages) {
           const n = next++;
-          members += (await page(n))['hydra:member'].length;
+          const received = (await page(n))['hydra:member'].length;
+          members += received;
         }
       }),
     );
