@@ -1,30 +1,66 @@
 import { Hono } from 'hono';
-import { apiUserAuthFor } from './auth/middleware.js';
+import { apiUserAuth } from './auth/middleware.js';
 import { legacyBodyLimit } from './http/body-limit.js';
+import { compileDeprecation } from './http/deprecation.js';
 import { renderLegacyError, toLegacyError } from './http/errors.js';
-import { requestLog } from './http/request-log.js';
+import { LegacyError } from './http/legacy-error.js';
+import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
+import { dispatchLegacy } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
-import { LegacyError } from './legacy/errors.js';
+import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
-import { createLegacyRouter } from './legacy/router.js';
 import { registerHealth } from './ops/health.js';
+import { registerMetrics } from './ops/metrics.js';
 import type { AppEnv, Services } from './services.js';
 import { registerSso } from './sso/routes.js';
+import { SSO_PATHS } from './sso/tokens.js';
 
-/** Builds the Hono app from injected services. It never listens: server.ts and tests do that. */
+/**
+ * Builds the Hono app from injected services. It never listens: server.ts and tests do that.
+ * Order of every request: the pipeline (request id, log, operation named before anything else,
+ * observers), then for the legacy surface authentication, the body limit, and the dispatch.
+ */
 export function createApp(services: Services): Hono<AppEnv> {
+  const { config } = services;
+  const { basePath, namespaces } = config.legacy;
+  const table = new OperationTable(LEGACY_OPERATIONS, { basePath, namespaces });
+  const fixed: FixedRoutes = {
+    exact: new Map([
+      ['/healthz', 'ops.healthz'],
+      ['/readyz', 'ops.readyz'],
+      [config.metrics.path, 'ops.metrics'],
+      [SSO_PATHS.continue, 'sso.continue'],
+      [SSO_PATHS.callback, 'sso.callback'],
+      [SSO_PATHS.landing, 'sso.landing'],
+    ]),
+    prefixes: [[`${basePath}/docs`, 'docs']],
+  };
+  const deprecation = compileDeprecation(
+    config,
+    LEGACY_OPERATIONS.map((operation) => operation.id),
+  );
+
   const app = new Hono<AppEnv>();
-  app.use('*', requestLog(services));
+  app.use('*', requestPipeline(services, table, fixed, deprecation));
   registerHealth(app, services);
+  registerMetrics(app, services);
   // SSO's browser pages live outside the base path: visitors follow return_to without API-user credentials.
   registerSso(app, services);
-  const { basePath, namespaces } = services.config.legacy;
   // Authentication first (docs and SSO included), then the body limit, so the body of an
   // unauthenticated request is never read.
-  app.use(`${basePath}/*`, apiUserAuthFor(services), legacyBodyLimit(services.config.server.bodyLimitBytes));
-  // The docs before the legacy router, whose catch-all answers 404/405 for everything else.
+  app.use(
+    `${basePath}/*`,
+    apiUserAuth({
+      authenticator: services.authenticator,
+      trustedProxies: config.server.trustedProxies,
+      realm: config.auth.realm,
+      observer: services.observer,
+    }),
+    legacyBodyLimit(config.server.bodyLimitBytes),
+  );
+  // The docs before the dispatch, which answers 404/405 for everything else.
   app.route(basePath, createLegacyDocs(LEGACY_OPERATIONS, { basePath, namespaces }));
-  app.route(basePath, createLegacyRouter(LEGACY_OPERATIONS, { basePath, namespaces }));
+  app.all(`${basePath}/*`, dispatchLegacy);
 
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${c.req.path}`)));
   app.onError((error, c) => {

@@ -12,10 +12,10 @@ import { configCheckCommand } from './cli/config-check.js';
 import { configSchemaCommand } from './cli/config-schema.js';
 import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
+import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
-import { sandboxCommand } from './sandbox/command.js';
 
 /** Every command of the `idm-compat` binary. */
 export const COMMANDS: readonly Command[] = [

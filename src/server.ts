@@ -6,15 +6,11 @@ import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
-import { type Clock, systemClock } from './clock.js';
 import type { AppConfig } from './config/load.js';
-import type { Logger } from './log/logger.js';
-import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
-import { loadProfile, profileDir } from './mapping/load.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import type { Logger } from './lib/logger.js';
 import type { RunningSandbox } from './sandbox/index.js';
-import type { Services } from './services.js';
-import { openStore } from './store/open.js';
-import { createSuccessorClient } from './successor/client.js';
+import { buildServices, type Services } from './services.js';
 
 export interface StartServerOptions {
   config: AppConfig;
@@ -41,103 +37,39 @@ export interface RunningServer {
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const cleanups: (() => Promise<void>)[] = [];
-  const cleanup = async () => {
-    for (const fn of cleanups.reverse())
-      await fn().catch((error) => logger.error({ err: error }, 'shutdown step failed'));
-  };
+  const services = await buildServices(config, { logger, clock });
   try {
-    // The mapping profile first: a broken table stops start-up before anything else is started.
-    const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
-    const profile = loadProfile(mappingsFolder);
-    const store = openStore(config.store);
-    cleanups.push(() => store.close());
     // Sandbox mode only (SPEC 2): a loopback-only API user so a fresh `npm start` can be tried at once.
     let demoUser: RunningServer['demoUser'];
     if (config.mode === 'sandbox') {
-      const created = await ensureDemoUser(store, clock);
-      const ranges = created?.ranges ?? (await store.apiUsers.get(DEMO_USER.name))?.ranges ?? [];
+      const created = await ensureDemoUser(services.store, clock);
+      const ranges = created?.ranges ?? (await services.store.apiUsers.get(DEMO_USER.name))?.ranges ?? [];
       demoUser = { name: DEMO_USER.name, ranges, password: created?.password };
     }
-
-    let sandbox: RunningSandbox | undefined;
-    let successorConfig = config.successor;
-    // Sandbox mode may point SSO at the sandbox's OpenID Provider (docs/sso.md).
-    let runConfig = config;
-    if (config.mode === 'sandbox') {
-      // Imported lazily: production deployments never load the sandbox or its OAuth2 server.
-      const { startSandbox, sandboxSuccessorConfig } = await import('./sandbox/index.js');
-      const { sandboxSso } = await import('./sso/sandbox.js');
-      const sso = sandboxSso(config);
-      const started = await startSandbox({
-        port: config.sandbox.port,
-        seed: config.sandbox.seed,
-        ...(config.sandbox.fixture === undefined ? {} : { fixture: config.sandbox.fixture }),
-        hydraPrefix: config.sandbox.hydraPrefix,
-        pageSize: config.sandbox.pageSize,
-        maxPageSize: config.sandbox.maxPageSize,
-        retentionSeconds: config.sandbox.retentionSeconds,
-        faults: config.sandbox.faults,
-        logger: logger.child({ component: 'sandbox' }),
-        ...sso?.sandboxOptions,
-      });
-      sandbox = started;
-      cleanups.push(() => started.close());
-      successorConfig = sandboxSuccessorConfig(started, config.successor);
-      if (sso) runConfig = sso.configure(started);
-    }
-    if (!successorConfig) throw new Error('no successor configured');
-
-    const successor = createSuccessorClient({
-      ...successorConfig,
-      // Paging and the readiness read are successor conventions of the mapping profile; the
-      // readiness path is asked at every check, so a reloaded profile applies.
-      paging: profile.paging,
-      checkPath: () => mappings.current().profile.readinessPath,
-      clock,
-      logger: logger.child({ component: 'successor' }),
-    });
-    cleanups.push(() => successor.close());
-
-    const mappings: MappingHolder = createMappingHolder(
-      mappingsFolder,
-      {
-        successor,
-        idMap: store.idMap,
-        clock,
-        logger: logger.child({ component: 'mapping' }),
-        apiBase: apiBasePath(successorConfig.baseUrl),
-      },
-      profile,
-    );
-    logger.info(
-      { profile: profile.name, folder: mappingsFolder, files: profile.files.length },
-      'mapping profile loaded',
-    );
-
-    const services: Services = { config: runConfig, logger, clock, store, successor, mappings };
     const app = createApp(services);
     const server = await listen(app.fetch, config);
     const address = server.address() as AddressInfo;
     const scheme = config.server.tls ? 'https' : 'http';
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `${scheme}://${host}:${address.port}`;
-    const publicUrl = config.legacy.publicUrl?.replace(/\/$/, '') ?? url;
-    services.publicUrl = publicUrl;
-    logger.info({ url, mode: config.mode, successor: successorConfig.baseUrl }, 'idm-compat listening');
+    const publicUrl = services.publicUrl ?? url;
+    logger.info(
+      { url, mode: config.mode, successor: services.config.successor.baseUrl },
+      'idm-compat listening',
+    );
 
     let closing: Promise<void> | undefined;
     const close = () => {
       closing ??= (async () => {
         await stopListening(server, config.server.shutdownTimeoutMs);
-        await cleanup();
+        await services.close();
         logger.info('idm-compat stopped');
       })();
       return closing;
     };
-    return { url, publicUrl, services, sandbox, demoUser, close };
+    return { url, publicUrl, services, sandbox: services.sandbox, demoUser, close };
   } catch (error) {
-    await cleanup();
+    await services.close();
     throw error;
   }
 }

@@ -1,24 +1,214 @@
-import type { Clock } from './clock.js';
-import type { AppConfig } from './config/load.js';
-import type { Logger } from './log/logger.js';
-import type { MappingHolder } from './mapping/engine.js';
+import { Authenticator } from './auth/authenticator.js';
+import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import type { OperationMatch } from './legacy/operation-table.js';
+import { REQUIRED_OPERATIONS } from './legacy/operations.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import type { Logger } from './lib/logger.js';
+import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
+import { profileDir } from './mapping/load.js';
+import { createMetrics, type Metrics } from './observe/metrics.js';
+import { CallTracker, combineObservers, type Observer } from './observe/observer.js';
+import { UsageRecorder } from './observe/usage.js';
+import type { RunningSandbox } from './sandbox/index.js';
+import { SsoRelyingParty } from './sso/oidc.js';
+import { expectedPublicUrl } from './sso/tokens.js';
+import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
-import type { SuccessorClient } from './successor/client.js';
+import { createSuccessorClient, type SuccessorClient } from './successor/client.js';
 
-/** Everything the app needs, built once by server.ts (or a test) and injected into createApp. */
-export interface Services {
-  config: AppConfig;
-  logger: Logger;
-  clock: Clock;
-  store: Store;
-  successor: SuccessorClient;
+/** What CLI commands that only manage stored state need: the store and its surroundings. */
+export interface StoreServices {
+  readonly config: AppConfig;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly store: Store;
+  /** Closes what was opened, in reverse order. */
+  close(): Promise<void>;
+}
+
+/** Everything the app needs, built once by `buildServices` and injected into createApp; never changed afterwards. */
+export interface Services extends StoreServices {
+  /** The configuration requests run with (in sandbox mode: pointed at the embedded sandbox). */
+  readonly config: AppConfig & { successor: ResolvedSuccessorConfig };
+  readonly successor: SuccessorClient;
   /** The live mapping tables (swapped as a whole on reload). */
-  mappings: MappingHolder;
+  readonly mappings: MappingHolder;
+  readonly authenticator: Authenticator;
+  /** The OIDC relying party of SSO, when `sso.oidc` is configured (or sandbox mode provides one). */
+  readonly sso: SsoRelyingParty | undefined;
+  readonly metrics: Metrics;
+  /** The usage inventory's write-behind. */
+  readonly usage: UsageRecorder;
+  /** Attributes successor calls to the request that caused them (the request log line). */
+  readonly calls: CallTracker;
+  /** Every observer at once: metrics, usage inventory, call tracking and the injected extra one. */
+  readonly observer: Required<Observer>;
+  /** The embedded sandbox IDM, in sandbox mode. */
+  readonly sandbox: RunningSandbox | undefined;
   /**
-   * The URL clients reach the proxy at (legacy.publicUrl, else the listen URL), set by server.ts
-   * once it listens; without it, SSO links use legacy.publicUrl or the request's origin.
+   * The URL clients reach the proxy at, for links such as SSO's `return_to`: `legacy.publicUrl`,
+   * else the configured listen address when its port is fixed; undefined: the request's origin.
    */
-  publicUrl?: string;
+  readonly publicUrl: string | undefined;
+}
+
+/** What buildServices takes besides the configuration. */
+export interface ServiceDeps {
+  logger: Logger;
+  clock?: Clock;
+  /** An already opened store (tests wrap one to inject faults); closed with the services. */
+  store?: Store;
+  /** One more observer, e.g. a test's counters. */
+  observer?: Observer;
+  /** Replaces the successor client's pooled fetch (tests that must shape a fault precisely). */
+  successorFetch?: typeof fetch;
+}
+
+/** Which services to build: `store` for commands that only manage stored state. */
+export type ServiceScope = 'all' | 'store';
+
+/**
+ * Builds the services the configuration describes, once, in dependency order: the mapping
+ * profile first (a broken table stops start-up before anything is started), the store, in sandbox
+ * mode the embedded sandbox, the successor client, the mapping engine, authentication, SSO,
+ * metrics and the usage inventory. On failure everything already opened is closed again.
+ */
+export async function buildServices(
+  config: AppConfig,
+  deps: ServiceDeps & { scope: 'store' },
+): Promise<StoreServices>;
+export async function buildServices(
+  config: AppConfig,
+  deps: ServiceDeps & { scope?: 'all' },
+): Promise<Services>;
+export async function buildServices(
+  config: AppConfig,
+  deps: ServiceDeps & { scope?: ServiceScope },
+): Promise<StoreServices | Services> {
+  const { logger } = deps;
+  const clock = deps.clock ?? systemClock;
+  const cleanups: (() => Promise<void>)[] = [];
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      for (const fn of cleanups.reverse())
+        await fn().catch((error) => logger.error({ err: error }, 'shutdown step failed'));
+    })();
+    return closing;
+  };
+  try {
+    if (deps.scope === 'store') {
+      const store = deps.store ?? (await openStore(config.store));
+      cleanups.push(() => store.close());
+      return { config, logger, clock, store, close };
+    }
+    const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
+    const calls = new CallTracker();
+    const metrics = createMetrics({
+      processMetrics: config.metrics.enabled && config.metrics.processMetrics,
+    });
+    // The usage recorder is an observer too; it is created once the store is open.
+    let usage: UsageRecorder | undefined;
+    const observer = combineObservers(
+      calls,
+      metrics.observer,
+      { request: (event) => usage?.request(event) },
+      ...(deps.observer ? [deps.observer] : []),
+    );
+    const mappingDeps = { logger: logger.child({ component: 'mapping' }), clock, observer };
+
+    const store = deps.store ?? (await openStore(config.store));
+    cleanups.push(() => store.close());
+    usage = new UsageRecorder({
+      repository: store.usage,
+      flushIntervalMs: config.usage.flushIntervalSeconds * 1000,
+      logger: logger.child({ component: 'usage' }),
+    });
+    const recorder = usage;
+    cleanups.push(() => recorder.close());
+
+    let sandbox: RunningSandbox | undefined;
+    let runConfig: Services['config'];
+    if (config.mode === 'sandbox') {
+      // Imported lazily: production deployments never load the sandbox or its OAuth2 server.
+      const { startEmbeddedSandbox } = await import('./embedded-sandbox.js');
+      const embedded = await startEmbeddedSandbox(config, logger.child({ component: 'sandbox' }));
+      sandbox = embedded.sandbox;
+      cleanups.push(() => embedded.sandbox.close());
+      runConfig = embedded.config;
+    } else {
+      if (!config.successor) throw new Error('no successor configured');
+      runConfig = { ...config, successor: config.successor };
+    }
+
+    // The profile's paging and readiness read are successor conventions; the readiness path is
+    // asked at every check, so a reloaded profile applies.
+    let mappings: MappingHolder | undefined;
+    const successor = createSuccessorClient({
+      ...runConfig.successor,
+      checkPath: () => mappings?.current().profile.readinessPath ?? '',
+      clock,
+      logger: logger.child({ component: 'successor' }),
+      observer,
+      ...(deps.successorFetch ? { fetch: deps.successorFetch } : {}),
+    });
+    cleanups.push(() => successor.close());
+    mappings = createMappingHolder(
+      mappingsFolder,
+      {
+        ...mappingDeps,
+        successor,
+        idMap: store.idMap,
+        apiBase: apiBasePath(runConfig.successor.baseUrl),
+      },
+      REQUIRED_OPERATIONS,
+    );
+    const profile = mappings.current().profile;
+    logger.info(
+      { profile: profile.name, folder: mappingsFolder, files: profile.files.length },
+      'mapping profile loaded',
+    );
+
+    const authenticator = new Authenticator({
+      store,
+      clock,
+      logger: logger.child({ component: 'auth' }),
+      credentialCacheTtlSeconds: config.auth.credentialCacheTtlSeconds,
+      credentialCacheMaxEntries: config.auth.credentialCacheMaxEntries,
+      throttle: config.auth.throttle,
+      observer,
+    });
+    const oidc = runConfig.sso.oidc;
+    const sso = oidc
+      ? new SsoRelyingParty(oidc, {
+          timeoutMs: runConfig.successor.timeouts.totalMs,
+          logger: logger.child({ component: 'sso' }),
+        })
+      : undefined;
+    const { port } = config.server;
+    const publicUrl =
+      config.legacy.publicUrl?.replace(/\/+$/, '') ?? (port === 0 ? undefined : expectedPublicUrl(config));
+    return {
+      config: runConfig,
+      logger,
+      clock,
+      store,
+      successor,
+      mappings,
+      authenticator,
+      sso,
+      metrics,
+      usage: recorder,
+      calls,
+      observer,
+      sandbox,
+      publicUrl,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
 
 /** Hono environment of the app: per-request values set by middleware. */
@@ -30,7 +220,9 @@ export interface AppEnv {
     requestId: string;
     /** The authenticated API user, once auth has run. */
     apiUser?: string;
-    /** The legacy operation id (e.g. `user.list`), once routing has matched. */
-    operation?: string;
+    /** The operation id (e.g. `user.list`, `docs`, or `unknown`), set before authentication. */
+    operation: string;
+    /** What the operation table says about the request path (the legacy dispatch acts on it). */
+    match: OperationMatch;
   };
 }

@@ -8,10 +8,9 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { setApiUserRanges } from '../src/auth/admin.js';
 import { CREDENTIALS_VERSION_POLL_MS } from '../src/auth/authenticator.js';
-import { kdfRunCount } from '../src/auth/password.js';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/lib/clock.js';
 import { type AuthHarness, call, closeSharedSandbox, PROTECTED, startHarness } from './auth-helpers.js';
 
 after(closeSharedSandbox);
@@ -88,34 +87,42 @@ describe('credential cache', () => {
     );
   }
 
+  /** Password KDF runs so far, as the proxy's own metrics count them. */
+  async function kdfRunCount(): Promise<number> {
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const found = /^idm_compat_password_kdf_runs_total (\d+)$/m.exec(text);
+    assert.ok(found?.[1], 'the metric is exported');
+    return Number(found[1]);
+  }
+
   it('runs the KDF once for many requests with the same credentials', async () => {
-    const before = kdfRunCount();
+    const before = await kdfRunCount();
     assert.equal((await get(password)).status, 200);
     for (let i = 0; i < 30; i++) assert.equal((await get(password)).status, 200);
     await concurrently(password, 10);
-    assert.equal(kdfRunCount() - before, 1, 'one scrypt run for 41 requests');
+    assert.equal((await kdfRunCount()) - before, 1, 'one scrypt run for 41 requests');
   });
 
   it('runs it once more after an invalidation, shared by concurrent requests', async () => {
     // New ranges (the same ones) bump the credentials version, which drops the cache.
     await setApiUserRanges(h.services.store, 'cached', ['127.0.0.0/8']);
     nextPoll();
-    const before = kdfRunCount();
+    const before = await kdfRunCount();
     await concurrently(password, 10);
     for (let i = 0; i < 10; i++) assert.equal((await get(password)).status, 200);
-    assert.equal(kdfRunCount() - before, 1, 'one scrypt run for 20 requests after the invalidation');
+    assert.equal((await kdfRunCount()) - before, 1, 'one scrypt run for 20 requests after the invalidation');
   });
 
   it('re-verifies after the TTL (default 60 s) and keeps working', async () => {
     clock.advance(59_000);
-    let before = kdfRunCount();
+    let before = await kdfRunCount();
     assert.equal((await get(password)).status, 200);
-    assert.equal(kdfRunCount() - before, 0, 'still cached after 59 s');
+    assert.equal((await kdfRunCount()) - before, 0, 'still cached after 59 s');
     clock.advance(2_000);
-    before = kdfRunCount();
+    before = await kdfRunCount();
     assert.equal((await get(password)).status, 200);
     assert.equal((await get(password)).status, 200);
-    assert.equal(kdfRunCount() - before, 1, 'verified again after 61 s, then cached');
+    assert.equal((await kdfRunCount()) - before, 1, 'verified again after 61 s, then cached');
   });
 
   it('drops a reset password within the poll interval when the CLI runs in-process on its own connection', async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
-import { silentLogger } from '../src/log/logger.js';
+import { silentLogger } from '../src/lib/logger.js';
 import { startServer } from '../src/server.js';
 import { call, closeSharedSandbox, PROTECTED, sharedSandbox } from './auth-helpers.js';
 import { successorConfigFor } from './sandbox-helpers.js';

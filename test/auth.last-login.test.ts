@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../src/cli.js';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/lib/clock.js';
 import { type AuthHarness, call, closeSharedSandbox, PROTECTED, startHarness } from './auth-helpers.js';
 
 after(closeSharedSandbox);

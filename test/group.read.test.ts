@@ -128,10 +128,10 @@ describe('group reads', () => {
 
   it('answers 405 with Allow for methods the seed does not have on group paths', async () => {
     for (const [method, path, allow] of [
-      ['PATCH', '/Entity/Group/lehrer', 'GET, PUT, DELETE'],
-      ['POST', '/Entity/Group/lehrer', 'GET, PUT, DELETE'],
-      ['PUT', '/Entity/Group', 'GET, POST'],
-      ['DELETE', '/Entity/Group', 'GET, POST'],
+      ['PATCH', '/Entity/Group/lehrer', 'GET, HEAD, PUT, DELETE'],
+      ['POST', '/Entity/Group/lehrer', 'GET, HEAD, PUT, DELETE'],
+      ['PUT', '/Entity/Group', 'GET, HEAD, POST'],
+      ['DELETE', '/Entity/Group', 'GET, HEAD, POST'],
       ['GET', '/Entity/Group/lehrer/link/users', 'POST, DELETE'],
       ['PUT', '/Entity/Group/lehrer/link/assignedPrivileges', 'POST, DELETE'],
       ['GET', '/Entity/Group/lehrer/link/assignedFlags', 'POST, DELETE'],

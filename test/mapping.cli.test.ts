@@ -9,9 +9,9 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
-import { uuidToBase58 } from '../src/uuid.js';
 import { successorConfigFor } from './sandbox-helpers.js';
 import { DEFAULT_PROFILE } from './user-helpers.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
-import { createLogger } from '../src/log/logger.js';
+import { createLogger } from '../src/lib/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
 import { loadProfile } from '../src/mapping/load.js';
 import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';

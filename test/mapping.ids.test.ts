@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/lib/clock.js';
 import type { CompiledKind } from '../src/mapping/compile.js';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';

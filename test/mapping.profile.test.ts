@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { userListItemSchema, userSchema } from '../src/legacy/user/schema.js';
-import { uuidToBase58 } from '../src/uuid.js';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import {
   ALT_PROFILE,
   DEFAULT_PROFILE,

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as oidc from 'openid-client';
-import { silentLogger } from '../src/log/logger.js';
-import { discoverIssuer, isLoopbackHost } from '../src/oauth/discovery.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { isLoopbackHost } from '../src/lib/loopback.js';
+import { discoverIssuer } from '../src/oauth/discovery.js';
 import {
   type ClientAuthMethod,
   type RunningSandbox,

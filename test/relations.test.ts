@@ -6,9 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { silentLogger } from '../src/log/logger.js';
-import { apiBasePath, createMappingHolder } from '../src/mapping/engine.js';
-import { createSuccessorClient } from '../src/successor/client.js';
 import { type ErrorBody, groupLinks, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
 import { linksOf, sandboxClock, startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -446,19 +443,9 @@ describe('a write that gets no answer in time in the middle of a link call', () 
   const DELETE_MEMBER = 'DELETE /groups/{id}/members/{userId}';
 
   before(async () => {
-    proxy = await startUserProxy();
-    assert.equal((await proxy.call('POST', '/Entity/Group', { name: 'Chor' })).status, 201);
-    const linked = await proxy.call('POST', '/Entity/Group/chor/link/users', [
-      'lena.mueller',
-      'jonas.schmidt',
-      'mia.fischer',
-    ]);
-    assert.equal(linked.status, 200, linked.text);
     // A client with a 400 ms timeout whose 2nd DELETE meets the sandbox's latency fault: switched
     // on as that request is sent, off again as soon as the sandbox has counted it (so the
     // rollback after it is not delayed). The sandbox applies the DELETE once the latency is over.
-    const { successor: successorConfig } = proxy.services.config;
-    assert.ok(successorConfig);
     let deletes = 0;
     const slowSecondDelete: typeof fetch = async (input, init) => {
       if (init?.method !== 'DELETE' || ++deletes !== 2) return fetch(input, init);
@@ -471,19 +458,18 @@ describe('a write that gets no answer in time in the middle of a link call', () 
       proxy.sandbox.faults.set({ latencyMs: 0 });
       return response;
     };
-    const successor = createSuccessorClient({
-      ...successorConfig,
+    proxy = await startUserProxy({
       timeouts: { connectMs: 2_000, totalMs: 400 },
       retries: { max: 0 },
-      fetch: slowSecondDelete,
+      successorFetch: slowSecondDelete,
     });
-    proxy.services.mappings = createMappingHolder(proxy.profileDir, {
-      successor,
-      idMap: proxy.store.idMap,
-      clock: proxy.services.clock,
-      logger: silentLogger(),
-      apiBase: apiBasePath(proxy.sandbox.apiBaseUrl),
-    });
+    assert.equal((await proxy.call('POST', '/Entity/Group', { name: 'Chor' })).status, 201);
+    const linked = await proxy.call('POST', '/Entity/Group/chor/link/users', [
+      'lena.mueller',
+      'jonas.schmidt',
+      'mia.fischer',
+    ]);
+    assert.equal(linked.status, 200, linked.text);
   });
   after(async () => {
     await proxy?.close();

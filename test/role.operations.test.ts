@@ -92,10 +92,10 @@ describe('roles', () => {
       await assertMethodsNotAllowed(
         proxy,
         [
-          ['PUT', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
-          ['PATCH', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
-          ['POST', '/Entity/Role/ROLE_TEACHER', 'GET, DELETE'],
-          ['PUT', '/Entity/Role', 'GET, POST'],
+          ['PUT', '/Entity/Role/ROLE_TEACHER', 'GET, HEAD, DELETE'],
+          ['PATCH', '/Entity/Role/ROLE_TEACHER', 'GET, HEAD, DELETE'],
+          ['POST', '/Entity/Role/ROLE_TEACHER', 'GET, HEAD, DELETE'],
+          ['PUT', '/Entity/Role', 'GET, HEAD, POST'],
           ['GET', '/Entity/Role/ROLE_TEACHER/link/privileges', 'POST, DELETE'],
         ],
         { name: 'Renamed' },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import type { RunningSandbox, SandboxFixture } from '../src/sandbox/index.js';
-import { uuidToBase58 } from '../src/uuid.js';
 import { api, assertProblem, groupId, keyClient, list, obj, sandbox, userId } from './sandbox-helpers.js';
 
 const BASE = '/iserv/idm/api/v1';

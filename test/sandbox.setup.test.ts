@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CommandError, type CommandIo, parseCommandArgs } from '../src/cli/command.js';
-import { runSandbox, sandboxCommand, sandboxOptionsFromArgs } from '../src/sandbox/command.js';
+import { runSandbox, sandboxCommand, sandboxOptionsFromArgs } from '../src/cli/sandbox.js';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import { FixtureError } from '../src/sandbox/fixture.js';
 import { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD, sandboxUuid } from '../src/sandbox/index.js';
-import { uuidToBase58 } from '../src/uuid.js';
 import { keyClient, list, obj, sandbox } from './sandbox-helpers.js';
 
 describe('sandbox demo data', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/lib/clock.js';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { uuidToBase58 } from '../src/uuid.js';
 import {
   api,
   assertProblem,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../src/config/load.js';
-import { silentLogger } from '../src/log/logger.js';
+import { silentLogger } from '../src/lib/logger.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type RunningServer, startServer } from '../src/server.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { parseConfig } from '../src/config/load.js';
-import { createLogger } from '../src/log/logger.js';
+import { createLogger } from '../src/lib/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
 
@@ -57,15 +57,16 @@ describe('server in sandbox mode', () => {
     assert.ok(sandbox);
     // A fresh client has no cached token, so readiness must reach the token endpoint.
     const { createSuccessorClient } = await import('../src/successor/client.js');
-    const { sandboxSuccessorConfig } = await import('../src/sandbox/index.js');
-    const original = server.services.successor;
-    server.services.successor = createSuccessorClient({
+    const { sandboxSuccessorConfig } = await import('../src/embedded-sandbox.js');
+    const { createApp } = await import('../src/app.js');
+    const successor = createSuccessorClient({
       ...sandboxSuccessorConfig(sandbox),
       retries: { max: 0, baseDelayMs: 0 },
     });
+    const app = createApp({ ...server.services, successor });
     sandbox.faults.set({ tokenEndpointDown: true });
     try {
-      const response = await fetch(`${server.url}/readyz`);
+      const response = await app.request('/readyz');
       const body = (await response.json()) as {
         status: string;
         checks: Record<string, { ok: boolean; error?: string }>;
@@ -77,8 +78,7 @@ describe('server in sandbox mode', () => {
       assert.doesNotMatch(JSON.stringify(body), /sandbox-secret/);
     } finally {
       sandbox.faults.reset();
-      await server.services.successor.close();
-      server.services.successor = original;
+      await successor.close();
     }
   });
 

@@ -3,7 +3,7 @@
 // runs with a ManualClock, so expiry is exact.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/lib/clock.js';
 import { Browser, type SsoProxy, startSsoProxy } from './sso-helpers.js';
 
 function assertPage(hop: { status: number; headers: Headers; text: string }, status: number, token?: string) {

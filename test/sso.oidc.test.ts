@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { ManualClock } from '../src/clock.js';
+import { ManualClock } from '../src/lib/clock.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { SANDBOX_SSO_CLIENT_ID } from '../src/sso/sandbox.js';
 import { hashSecret } from '../src/sso/tokens.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import { iriToUuid, uuidToIri } from '../src/successor/ids.js';
-import { uuidToBase58 } from '../src/uuid.js';
 
 // The pair the IDM API reference gives as an example.
 const DASHED = 'd7dcc25b-0303-43b2-b350-e400338ea223';

@@ -2,8 +2,8 @@
 // that ignore `page`, broken bodies, dropped connections), against small loopback servers.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { createLogger } from '../src/log/logger.js';
-import { currentCallStats, withCallStats } from '../src/successor/call-stats.js';
+import { createLogger } from '../src/lib/logger.js';
+import { CallTracker, combineObservers, type SuccessorCallEvent } from '../src/observe/observer.js';
 import { createSuccessorClient, type SuccessorClientOptions } from '../src/successor/client.js';
 import { UpstreamError } from '../src/successor/errors.js';
 import { LogSink } from './log-sink.js';
@@ -377,18 +377,30 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
-  test('call statistics count the successor calls made inside withCallStats', async () => {
+  test('a call tracker counts the successor calls made inside track()', async () => {
     const server = await loopback((_req, res) => sendJson(res, 200, []));
-    const client = clientFor(server);
-    const stats = await withCallStats(async () => {
-      await client.request({ method: 'GET', path: '/users' });
+    const calls = new CallTracker();
+    const events: SuccessorCallEvent[] = [];
+    const client = clientFor(server, {
+      observer: combineObservers(calls, { successorCall: (e) => events.push(e) }),
+    });
+    const stats = await calls.track(async () => {
+      await client.request({ method: 'GET', path: '/users/0b6f5c1e-8a4e-4c3b-9a57-3f1d2e4c5b6a' });
       await client.readCollection('/groups');
-      return currentCallStats();
+      return calls.current();
     });
     assert.equal(stats?.calls, 2);
     assert.equal(stats?.tokenCalls, 0);
     assert.ok((stats?.durationMs ?? 0) > 0);
-    assert.equal(currentCallStats(), undefined);
+    assert.equal(calls.current(), undefined);
+    // The observer sees each call with its route, the ID replaced.
+    assert.deepEqual(
+      events.map((e) => [e.kind, e.method, e.route.replace(/^.*(\/users|\/groups)/, '$1'), e.status]),
+      [
+        ['api', 'GET', '/users/{id}', 200],
+        ['api', 'GET', '/groups', 200],
+      ],
+    );
     await client.close();
   });
 });

@@ -2,6 +2,7 @@
 // collections in every format the IDM API may answer with.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { uuidToBase58 } from '../src/lib/uuid.js';
 import {
   READ_SCOPE,
   type RunningSandbox,
@@ -16,7 +17,6 @@ import {
 } from '../src/successor/client.js';
 import { UpstreamError } from '../src/successor/errors.js';
 import { iriToUuid } from '../src/successor/ids.js';
-import { uuidToBase58 } from '../src/uuid.js';
 
 const USERS = 'GET /users';
 

@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
-import { ManualClock } from '../src/clock.js';
-import { createLogger } from '../src/log/logger.js';
+import { ManualClock } from '../src/lib/clock.js';
+import { createLogger } from '../src/lib/logger.js';
+import { CallTracker, combineObservers } from '../src/observe/observer.js';
 import {
   READ_SCOPE,
   type RunningSandbox,
@@ -12,7 +13,6 @@ import {
   startSandbox,
   WRITE_SCOPE,
 } from '../src/sandbox/index.js';
-import { currentCallStats, withCallStats } from '../src/successor/call-stats.js';
 import {
   createSuccessorClient,
   type SuccessorClient,
@@ -137,18 +137,26 @@ describe('tokens', () => {
     // retry, while the first one has surely expired 2.1 s after it was issued.
     const sb = await sandbox({ tokenTtlSeconds: 2 });
     // The client's clock stands still, so it believes its token is still fresh.
-    const c = client(sb, { clock: new ManualClock(), auth: { refreshMarginSeconds: 0 } });
+    const calls = new CallTracker();
+    let renewals = 0;
+    const c = client(sb, {
+      clock: new ManualClock(),
+      auth: { refreshMarginSeconds: 0 },
+      observer: combineObservers(calls, { tokenRenewal: () => renewals++ }),
+    });
     await readUsers(c);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     sb.counters.reset();
-    const stats = await withCallStats(async () => {
+    const renewalsBefore = renewals;
+    const stats = await calls.track(async () => {
       await readUsers(c);
-      return currentCallStats();
+      return calls.current();
     });
     assert.equal(sb.counters.get(TOKEN), 1);
     assert.equal(sb.counters.get(USERS), 2);
     assert.equal(stats?.calls, 2);
     assert.equal(stats?.tokenCalls, 1);
+    assert.equal(renewals - renewalsBefore, 1, 'the observer saw one token renewal');
   });
 
   test('a wrong client secret is unauthorized at the token endpoint, without the secret in the message', async () => {

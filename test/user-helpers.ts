@@ -10,14 +10,14 @@ import path from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
 import { addApiUser } from '../src/auth/admin.js';
-import { type Clock, ManualClock, systemClock } from '../src/clock.js';
 import { parseConfig } from '../src/config/load.js';
-import { createLogger } from '../src/log/logger.js';
-import { apiBasePath, createMappingHolder, type MappingHolder } from '../src/mapping/engine.js';
+import { type Clock, ManualClock, systemClock } from '../src/lib/clock.js';
+import { createLogger } from '../src/lib/logger.js';
+import type { MappingHolder } from '../src/mapping/engine.js';
 import { type RunningSandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
-import type { Services } from '../src/services.js';
-import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
-import { createSuccessorClient, type SuccessorClient } from '../src/successor/client.js';
+import { buildServices, type Services } from '../src/services.js';
+import type { Store } from '../src/store/types.js';
+import type { SuccessorClient } from '../src/successor/client.js';
 import { LogSink } from './log-sink.js';
 import { successorConfigFor } from './sandbox-helpers.js';
 
@@ -38,6 +38,8 @@ export interface ProxyOptions {
   retries?: { max?: number; baseDelayMs?: number };
   /** Clock of the proxy (ID cache TTL). */
   clock?: Clock;
+  /** Replaces the successor client's fetch (to shape one fault precisely). */
+  successorFetch?: typeof fetch;
 }
 
 /** One answer of the proxy. */
@@ -55,7 +57,7 @@ export interface UserProxy {
   core: string;
   sandbox: RunningSandbox;
   services: Services;
-  store: SqliteStore;
+  store: Store;
   mappings: MappingHolder;
   successor: SuccessorClient;
   profileDir: string;
@@ -102,22 +104,12 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
   const logSink = new LogSink();
   const logger = createLogger({ level: 'debug', destination: logSink });
   const clock = options.clock ?? systemClock;
-  const store = openSqliteStore(config.store.path);
-  const successorConfig = config.successor;
-  if (!successorConfig) throw new Error('no successor in the test config');
-  const successor = createSuccessorClient({
-    ...successorConfig,
+  const services = await buildServices(config, {
+    logger,
     clock,
-    logger: logger.child({ component: 'successor' }),
+    ...(options.successorFetch ? { successorFetch: options.successorFetch } : {}),
   });
-  const mappings = createMappingHolder(profileDir, {
-    successor,
-    idMap: store.idMap,
-    clock,
-    logger: logger.child({ component: 'mapping' }),
-    apiBase: apiBasePath(sandbox.apiBaseUrl),
-  });
-  const services: Services = { config, logger, clock, store, successor, mappings };
+  const { store, successor, mappings } = services;
   const app = createApp(services);
   const server: Server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve, reject) => {
@@ -166,8 +158,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await successor.close();
-      await store.close();
+      await services.close();
       await sandbox.close();
     },
   };

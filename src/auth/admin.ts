@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { ThrottleState } from '../store/api-users.js';
 import type { Store } from '../store/types.js';
 import { normalizeRange } from './addresses.js';

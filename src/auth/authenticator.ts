@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log/logger.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { Observer } from '../observe/observer.js';
 import type { ApiUserRecord } from '../store/api-users.js';
 import type { Store } from '../store/types.js';
 import { type CompiledRanges, compileRanges, type IpAddress, throttleSubject } from './addresses.js';
@@ -34,6 +35,8 @@ export interface AuthenticatorOptions {
   credentialCacheTtlSeconds: number;
   credentialCacheMaxEntries: number;
   throttle: ThrottlePolicy;
+  /** Told about every password key derivation (metrics). */
+  observer?: Pick<Observer, 'kdfRun'>;
 }
 
 interface VerifiedCredential {
@@ -212,6 +215,7 @@ export class Authenticator {
   private verifyOnce(key: string, password: string, hash: string): Promise<boolean> {
     const running = this.inFlight.get(`${key}:${hash}`);
     if (running) return running;
+    this.options.observer?.kdfRun?.();
     const verification = verifyPassword(password, hash).finally(() => this.inFlight.delete(`${key}:${hash}`));
     this.inFlight.set(`${key}:${hash}`, verification);
     return verification;
@@ -220,6 +224,7 @@ export class Authenticator {
   /** Runs the KDF for unknown names too, so the answer time does not tell which names exist. */
   private async verifyDummy(password: string): Promise<false> {
     this.dummyHash ??= hashPassword(generatePassword());
+    this.options.observer?.kdfRun?.();
     await verifyPassword(password, await this.dummyHash);
     return false;
   }

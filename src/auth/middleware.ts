@@ -1,9 +1,10 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { LegacyError } from '../legacy/errors.js';
-import type { AppEnv, Services } from '../services.js';
+import { LegacyError } from '../http/legacy-error.js';
+import type { AuthFailureReason, Observer } from '../observe/observer.js';
+import type { AppEnv } from '../services.js';
 import { clientAddressResolver, formatAddress } from './addresses.js';
-import { Authenticator } from './authenticator.js';
+import type { Authenticator } from './authenticator.js';
 
 /** Options of `apiUserAuth`, validated and compiled once when the middleware is built. */
 export interface ApiUserAuthOptions {
@@ -12,6 +13,8 @@ export interface ApiUserAuthOptions {
   trustedProxies: readonly string[];
   /** Realm of the `WWW-Authenticate` challenge. */
   realm: string;
+  /** Told why each refused authentication was refused (metrics). */
+  observer?: Pick<Observer, 'authFailure'>;
 }
 
 /** Basic credentials of a request, or undefined when there are none or they are malformed. */
@@ -39,6 +42,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
   return async function apiUserAuthMiddleware(c, next) {
     const credentials = parseBasicCredentials(c.req.header('authorization'));
     if (!credentials) {
+      options.observer?.authFailure?.('missing');
       throw new LegacyError(
         401,
         'Authentication required: send the API user name and password with HTTP Basic authentication',
@@ -55,6 +59,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
         address: address ? formatAddress(address) : null,
       };
       const reason = outcome.kind === 'unauthorized' ? outcome.reason : outcome.kind;
+      options.observer?.authFailure?.(FAILURE_REASONS[reason]);
       c.get('log')?.warn({ ...fields, reason }, 'API-user authentication refused');
     }
     switch (outcome.kind) {
@@ -79,29 +84,22 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
   };
 }
 
+/** The metrics label of each refusal reason. */
+const FAILURE_REASONS: Record<
+  'unknown user' | 'wrong password' | 'forbidden' | 'throttled',
+  AuthFailureReason
+> = {
+  'unknown user': 'unknown_user',
+  'wrong password': 'wrong_password',
+  forbidden: 'address',
+  throttled: 'throttled',
+};
+
 /** The socket peer; undefined when the request did not come through @hono/node-server (fail closed). */
-function peerAddress(c: Context<AppEnv>): string | undefined {
+export function peerAddress(c: Context): string | undefined {
   try {
     return getConnInfo(c).remote.address;
   } catch {
     return undefined;
   }
-}
-
-/** The authentication middleware built from the app's services and `auth`/`server` configuration. */
-export function apiUserAuthFor(services: Services): MiddlewareHandler<AppEnv> {
-  const { config, store, clock, logger } = services;
-  const authenticator = new Authenticator({
-    store,
-    clock,
-    logger: logger.child({ component: 'auth' }),
-    credentialCacheTtlSeconds: config.auth.credentialCacheTtlSeconds,
-    credentialCacheMaxEntries: config.auth.credentialCacheMaxEntries,
-    throttle: config.auth.throttle,
-  });
-  return apiUserAuth({
-    authenticator,
-    trustedProxies: config.server.trustedProxies,
-    realm: config.auth.realm,
-  });
 }

@@ -11,14 +11,6 @@ const SALT_LENGTH = 16;
 /** Generated passwords: 24 random bytes = 192 bits, 32 base64url characters. */
 const PASSWORD_BYTES = 24;
 
-/** scrypt derivations run by this process so far (hashing and checking). */
-let kdfRuns = 0;
-
-/** How many scrypt derivations this process has run (hashing and checking), for tests and metrics. */
-export function kdfRunCount(): number {
-  return kdfRuns;
-}
-
 interface ScryptParams {
   log2N: number;
   r: number;
@@ -80,7 +72,6 @@ function parseHash(stored: string): { params: ScryptParams; salt: Buffer; key: B
 function derive(password: string, salt: Buffer, length: number, params: ScryptParams): Promise<Buffer> {
   const N = 2 ** params.log2N;
   const options: ScryptOptions = { N, r: params.r, p: params.p, maxmem: 256 * N * params.r };
-  kdfRuns++;
   return new Promise((resolve, reject) => {
     scrypt(password.normalize('NFC'), salt, length, options, (error, key) =>
       error ? reject(error) : resolve(key),

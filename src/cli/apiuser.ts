@@ -6,9 +6,7 @@ import {
   resetApiUserPassword,
   setApiUserRanges,
 } from '../auth/admin.js';
-import { systemClock } from '../clock.js';
-import { loadConfig } from '../config/load.js';
-import { openStore } from '../store/open.js';
+import { systemClock } from '../lib/clock.js';
 import type { Store } from '../store/types.js';
 import {
   type Command,
@@ -17,7 +15,7 @@ import {
   type CommandIo,
   flag,
   stringListOption,
-  stringOption,
+  withStoreServices,
 } from './command.js';
 
 const CONFIG_HELP = `  --config FILE   configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
@@ -32,15 +30,11 @@ async function withStore<T>(
   io: CommandIo,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-  const store = openStore(config.store);
   try {
-    return await work(store);
+    return await withStoreServices(args, io, ({ store }) => work(store));
   } catch (error) {
     if (error instanceof ApiUserAdminError) throw toCommandError(error);
     throw error;
-  } finally {
-    await store.close();
   }
 }
 

@@ -1,4 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { loadConfig } from '../config/load.js';
+import { silentLogger } from '../lib/logger.js';
+import { buildServices, type StoreServices } from '../services.js';
 
 /** Where a command writes: injectable so tests can run commands in-process and read the output. */
 export interface CommandIo {
@@ -86,4 +89,22 @@ export function stringListOption(args: CommandArgs, name: string): string[] {
 /** Reads a boolean flag. */
 export function flag(args: CommandArgs, name: string): boolean {
   return args.values[name] === true;
+}
+
+/**
+ * Loads the configuration named by `--config` (or env), builds the store services, runs `work`
+ * and always closes them again: what commands that manage stored state share.
+ */
+export async function withStoreServices<T>(
+  args: CommandArgs,
+  io: CommandIo,
+  work: (services: StoreServices) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+  const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
+  try {
+    return await work(services);
+  } finally {
+    await services.close();
+  }
 }

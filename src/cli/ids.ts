@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
-import { systemClock } from '../clock.js';
 import { loadConfig } from '../config/load.js';
+import { systemClock } from '../lib/clock.js';
+import { silentLogger } from '../lib/logger.js';
 import { idRowsToCsv, importIdCsv } from '../mapping/id-import.js';
 import { loadProfile, profileDir } from '../mapping/load.js';
-import { openStore } from '../store/open.js';
-import { type Command, CommandError, flag, processIo, stringOption } from './command.js';
+import { buildServices } from '../services.js';
+import { type Command, CommandError, flag, processIo, stringOption, withStoreServices } from './command.js';
 
 const CONFIG_HELP = `  --config FILE   configuration file naming the store and the mapping profile (default: env
                   IDM_COMPAT_CONFIG, else the sandbox defaults)`;
@@ -42,7 +43,8 @@ Example:
     }
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
     const profile = loadProfile(profileDir(config.mappings.dir, config.mappings.profile));
-    const store = openStore(config.store);
+    const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
+    const { store } = services;
     // A progress bar only on a terminal (and never in --json mode or in-process test runs).
     const bar =
       !flag(args, 'json') && io === processIo && process.stderr.isTTY
@@ -86,7 +88,7 @@ Example:
       return summary.rejected.length > 0 ? 1 : 0;
     } finally {
       bar?.stop();
-      await store.close();
+      await services.close();
     }
   },
 };
@@ -108,9 +110,7 @@ ${CONFIG_HELP}
     json: { type: 'boolean' },
   },
   async run(args, io) {
-    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    const store = openStore(config.store);
-    try {
+    return withStoreServices(args, io, async ({ store }) => {
       const rows = await store.idMap.list(stringOption(args, 'kind'));
       const text = flag(args, 'json')
         ? `${JSON.stringify(rows.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() })))}\n`
@@ -122,8 +122,6 @@ ${CONFIG_HELP}
         io.err(`wrote ${rows.length} rows to ${output}`);
       }
       return 0;
-    } finally {
-      await store.close();
-    }
+    });
   },
 };

@@ -1,11 +1,11 @@
 import { loadConfig } from '../config/load.js';
-import { LEGACY_OPERATIONS } from '../legacy/operations.js';
-import { silentLogger } from '../log/logger.js';
-import { apiBasePath } from '../mapping/engine.js';
+import { REQUIRED_OPERATIONS } from '../legacy/operations.js';
+import { silentLogger } from '../lib/logger.js';
+import { apiBasePath, missingOperations } from '../mapping/engine.js';
 import { MappingError, type MappingProblem } from '../mapping/errors.js';
 import { checkProfileLive } from '../mapping/live-check.js';
 import { loadProfile, profileDir } from '../mapping/load.js';
-import { createSuccessorClient } from '../successor/client.js';
+import { buildServices } from '../services.js';
 import { type Command, flag, stringOption } from './command.js';
 
 /** `idm-compat mappings check [--live]`: validates the mapping profile, optionally against the successor. */
@@ -35,15 +35,7 @@ Options:
     try {
       const profile = loadProfile(folder);
       name = profile.name;
-      for (const operation of LEGACY_OPERATIONS) {
-        if (!profile.operations.has(operation.id)) {
-          problems.push({
-            file: '(operations)',
-            path: `$.operations[${JSON.stringify(operation.id)}]`,
-            message: `the proxy serves ${operation.method.toUpperCase()} ${operation.path}, which has no operation table entry`,
-          });
-        }
-      }
+      problems = missingOperations(profile, REQUIRED_OPERATIONS);
       if (flag(args, 'live') && problems.length === 0) problems = await liveProblems(config, profile);
     } catch (error) {
       if (!(error instanceof MappingError)) throw error;
@@ -77,21 +69,15 @@ async function liveProblems(
   config: ReturnType<typeof loadConfig>,
   profile: ReturnType<typeof loadProfile>,
 ): Promise<MappingProblem[]> {
-  let closeSandbox: (() => Promise<void>) | undefined;
-  let successorConfig = config.successor;
-  if (config.mode === 'sandbox') {
-    // Imported lazily, as in server.ts: production never loads the sandbox.
-    const { startSandbox, sandboxSuccessorConfig } = await import('../sandbox/index.js');
-    const sandbox = await startSandbox({ port: 0, seed: config.sandbox.seed, logger: silentLogger() });
-    closeSandbox = () => sandbox.close();
-    successorConfig = sandboxSuccessorConfig(sandbox);
-  }
-  if (!successorConfig) return [{ file: '(config)', path: 'successor', message: 'no successor configured' }];
-  const successor = createSuccessorClient({ ...successorConfig, logger: silentLogger() });
+  // In sandbox mode this starts a fresh embedded sandbox, as `serve` would.
+  const services = await buildServices(config, { logger: silentLogger() });
   try {
-    return await checkProfileLive(profile, successor, apiBasePath(successorConfig.baseUrl));
+    return await checkProfileLive(
+      profile,
+      services.successor,
+      apiBasePath(services.config.successor.baseUrl),
+    );
   } finally {
-    await successor.close();
-    await closeSandbox?.();
+    await services.close();
   }
 }

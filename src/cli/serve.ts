@@ -1,5 +1,5 @@
 import { type AppConfig, loadConfig } from '../config/load.js';
-import { createLogger } from '../log/logger.js';
+import { createLogger } from '../lib/logger.js';
 import { reloadOnSignal } from '../mapping/reload.js';
 import { type RunningServer, startServer } from '../server.js';
 import { type Command, stringOption } from './command.js';

@@ -28,10 +28,16 @@ export type ResolvedSsoConfig = Omit<ConfigFile['sso'], 'oidc'> & {
   oidc: (Omit<NonNullable<ConfigFile['sso']['oidc']>, 'clientSecret'> & { clientSecret: string }) | undefined;
 };
 
+/** The metrics block with its password resolved. */
+export type ResolvedMetricsConfig = Omit<ConfigFile['metrics'], 'password'> & {
+  password: string | undefined;
+};
+
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'metrics'> {
   successor: ResolvedSuccessorConfig | undefined;
   sso: ResolvedSsoConfig;
+  metrics: ResolvedMetricsConfig;
   /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
   mode: 'sandbox' | 'production';
   /** The file the configuration came from; undefined for the embedded defaults. */
@@ -91,6 +97,10 @@ export function parseConfig(
     ...parsed.sso,
     oidc: ssoOidc && { ...ssoOidc, clientSecret: secret(ssoOidc.clientSecret, 'sso.oidc.clientSecret') },
   };
+  const metrics: ResolvedMetricsConfig = {
+    ...parsed.metrics,
+    password: parsed.metrics.password && secret(parsed.metrics.password, 'metrics.password'),
+  };
   const port = context.env.PORT;
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
     problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
@@ -106,6 +116,7 @@ export function parseConfig(
     server,
     successor,
     sso,
+    metrics,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
   };

@@ -317,6 +317,75 @@ const loggingSchema = z
   })
   .prefault({});
 
+const LOOPBACK_RANGES = ['127.0.0.0/8', '::1/128'];
+
+const metricsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('Serve Prometheus metrics'),
+    path: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~/-]*$/, 'an absolute path such as /metrics')
+      .default('/metrics')
+      .describe('Where the metrics are served (outside legacy.basePath)'),
+    username: z.string().min(1).optional().describe('Basic user name the scraper must send (with password)'),
+    password: secretSchema.optional().describe('Basic password the scraper must send (a secret)'),
+    ranges: z
+      .array(cidrSchema)
+      .min(1)
+      .default(LOOPBACK_RANGES)
+      .describe('Source address ranges allowed to read the metrics (default: loopback only)'),
+    processMetrics: z
+      .boolean()
+      .default(true)
+      .describe("Include Node's process metrics (CPU, memory, event loop)"),
+  })
+  .refine((metrics) => (metrics.username === undefined) === (metrics.password === undefined), {
+    message: 'username and password go together',
+    path: ['password'],
+  })
+  .prefault({})
+  .describe('Prometheus metrics (docs/operations.md)');
+
+const usageSchema = z
+  .strictObject({
+    flushIntervalSeconds: z
+      .number()
+      .min(0.1)
+      .max(300)
+      .default(5)
+      .describe('How often the counted requests are written to the store (and always at shutdown)'),
+  })
+  .prefault({})
+  .describe('The usage inventory (docs/operations.md)');
+
+/** A calendar date or a date-time with offset, e.g. `2026-09-01` or `2026-09-01T00:00:00Z`. */
+const instantSchema = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
+const deprecationEntrySchema = z
+  .strictObject({
+    deprecation: instantSchema.describe('When the operation was (or will be) deprecated'),
+    sunset: instantSchema.optional().describe('When the operation stops working'),
+    link: urlSchema.optional().describe('A page about the deprecation (and the sunset)'),
+  })
+  .superRefine((entry, ctx) => {
+    if (entry.sunset !== undefined && Date.parse(entry.sunset) < Date.parse(entry.deprecation)) {
+      ctx.addIssue({ code: 'custom', path: ['sunset'], message: 'must not be before deprecation' });
+    }
+  });
+
+const deprecationSchema = z
+  .strictObject({
+    operations: z
+      .record(
+        z.string().regex(/^(\*|[a-z]+(\.[a-z0-9]+)*)$/, 'an operation id such as user.list, or *'),
+        deprecationEntrySchema,
+      )
+      .default({})
+      .describe('Operation id (or * for all) → Deprecation, Sunset and Link headers on its answers'),
+  })
+  .prefault({})
+  .describe('Deprecation headers, RFC 9745 and RFC 8594 (docs/operations.md)');
+
 /** The whole configuration file. Every key has a default except `successor`, needed unless the sandbox is on. */
 export const configSchema = z
   .strictObject({
@@ -332,6 +401,9 @@ export const configSchema = z
     mappings: mappingsSchema,
     sso: ssoSchema,
     logging: loggingSchema,
+    metrics: metricsSchema,
+    usage: usageSchema,
+    deprecation: deprecationSchema,
   })
   .superRefine((config, ctx) => {
     if (!config.sandbox.enabled && !config.successor) {

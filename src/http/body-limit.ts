@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { LegacyError } from '../legacy/errors.js';
 import type { AppEnv } from '../services.js';
+import { LegacyError } from './legacy-error.js';
 
 /** Rejects request bodies over `maxBytes` with the legacy 413 (declared length or streamed size). */
 export function legacyBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { LegacyError, type LegacyStatus } from '../legacy/errors.js';
-import { UpstreamError } from '../successor/errors.js';
+import { TranslationError } from '../mapping/errors.js';
+import { describeUpstreamError, isProtectedEntity, UpstreamError } from '../successor/errors.js';
+import { LegacyError, type LegacyStatus } from './legacy-error.js';
 
 /** The JSON error body of the legacy API. */
 export interface ErrorBody {
@@ -11,39 +12,69 @@ export interface ErrorBody {
 }
 
 /**
- * Maps a successor failure to what the legacy caller sees (SPEC 6): 404 on the path entity,
- * 400 with the successor's violations, 502 for auth/scope problems and broken answers, 503 when
- * no token can be had, 504 on timeouts. The message tells the operator what to fix.
+ * The legacy status of a successor failure (SPEC 6): 404 on the path entity, 400 with the
+ * successor's violations, 403 for an entity the successor protects, 502 for auth/scope problems
+ * and broken answers, 503 when no token can be had, 504 on timeouts.
  */
-export function upstreamToLegacy(error: UpstreamError): LegacyError {
-  const violations = error.details.violations;
+function upstreamStatus(error: UpstreamError): LegacyStatus {
   switch (error.code) {
     case 'not_found':
-      return new LegacyError(404, 'Not found');
+      return 404;
     case 'validation':
-      return new LegacyError(400, `The successor rejected the request: ${error.message}`, violations);
     case 'conflict':
-      return new LegacyError(400, `The successor reported a conflict: ${error.message}`, violations);
+      return 400;
     case 'timeout':
-      return new LegacyError(504, `The successor did not answer in time: ${error.message}`);
+      return 504;
     case 'unavailable':
-      return error.source === 'token'
-        ? new LegacyError(503, `No access token could be obtained from the successor: ${error.message}`)
-        : new LegacyError(502, `The successor is unreachable or failing: ${error.message}`);
+      return error.source === 'token' ? 503 : 502;
     case 'forbidden':
-      return error.details.status === 403 && error.source === 'api' && error.details.scope === undefined
-        ? new LegacyError(403, 'The entity may not be deleted or updated')
-        : new LegacyError(502, `The successor refused the proxy's access: ${error.message}`);
+      return isProtectedEntity(error) ? 403 : 502;
     case 'unauthorized':
-      return new LegacyError(502, `The successor refused the proxy's credentials: ${error.message}`);
     case 'bad_response':
-      return new LegacyError(502, `The successor gave an answer the proxy cannot use: ${error.message}`);
+      return 502;
+  }
+}
+
+/** Maps a successor failure to what the legacy caller sees; the message tells the operator what to fix. */
+export function upstreamToLegacy(error: UpstreamError): LegacyError {
+  const violations =
+    error.code === 'validation' || error.code === 'conflict' ? error.details.violations : undefined;
+  return new LegacyError(upstreamStatus(error), describeUpstreamError(error), violations);
+}
+
+/**
+ * Maps the translation engine's error codes to legacy statuses: the one place that decides
+ * which HTTP answer each kind of translation failure becomes.
+ */
+export function translationToLegacy(error: TranslationError): LegacyError {
+  const problems = error.details.problems;
+  switch (error.code) {
+    case 'not_found':
+      return new LegacyError(404, error.message);
+    case 'invalid_input':
+    case 'unknown_ids':
+      return new LegacyError(400, error.message, problems);
+    case 'upstream':
+      return error.details.upstream
+        ? upstreamToLegacy(error.details.upstream)
+        : new LegacyError(502, error.message);
+    case 'partial_failure': {
+      const upstream = error.details.upstream;
+      const cause = upstream ? upstreamToLegacy(upstream) : new LegacyError(502, 'The successor failed');
+      return new LegacyError(cause.status, `${cause.message.replace(/[.\s]+$/, '')}. ${error.message}`, [
+        ...(problems ?? []),
+        ...(cause.errors ?? []),
+      ]);
+    }
+    case 'profile_error':
+      return new LegacyError(500, error.message);
   }
 }
 
 /** Turns any thrown value into the legacy error the caller gets. Unknown errors become a bare 500. */
 export function toLegacyError(error: unknown): LegacyError {
   if (error instanceof LegacyError) return error;
+  if (error instanceof TranslationError) return translationToLegacy(error);
   if (error instanceof UpstreamError) return upstreamToLegacy(error);
   if (error instanceof HTTPException) {
     const status = error.status as LegacyStatus;

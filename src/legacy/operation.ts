@@ -1,8 +1,8 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
 import type { AppEnv } from '../services.js';
-import { LegacyError, type LegacyErrorItem } from './errors.js';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'delete';
 

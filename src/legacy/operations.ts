@@ -1,3 +1,4 @@
+import type { RequiredOperation } from '../mapping/engine.js';
 import { GROUP_OPERATIONS } from './group/index.js';
 import type { LegacyOperation } from './operation.js';
 import { PRIVILEGE_OPERATIONS } from './privilege/index.js';
@@ -13,3 +14,9 @@ export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
   ...PRIVILEGE_OPERATIONS,
   ...SSO_OPERATIONS,
 ];
+
+/** What every mapping profile must map: each operation's id, named by its method and path. */
+export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIONS.map((operation) => ({
+  id: operation.id,
+  label: `${operation.method.toUpperCase()} ${operation.path}`,
+}));

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
+import { LegacyError } from '../http/legacy-error.js';
 import type { RunInput, RunResult } from '../mapping/executor.js';
 import type { AppEnv } from '../services.js';
-import { LegacyError } from './errors.js';
 
 /**
  * The bridge from legacy handlers to the mapping engine: a handler names its operation id and

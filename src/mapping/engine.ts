@@ -1,9 +1,11 @@
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log/logger.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient } from '../successor/client.js';
+import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
 import type { CompiledProfile } from './compile.js';
-import { MappingError } from './errors.js';
+import { MappingError, type MappingProblem, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
 import { IdResolver } from './ids.js';
 import { loadProfile } from './load.js';
@@ -16,13 +18,17 @@ export interface MappingDeps {
   logger: Logger;
   /** Path of the successor API on its host, e.g. `/iserv/idm/api/v1`, for IRIs (`{apiBase}`). */
   apiBase: string;
+  observer?: Pick<Observer, 'idCacheLookup'> | undefined;
 }
 
 /** One loaded profile at work: its tables, its ID resolver (with its cache) and its executor. */
 export interface MappingEngine {
   readonly profile: CompiledProfile;
   readonly ids: IdResolver;
-  /** Runs a legacy operation (e.g. `user.get`) as the profile's operation table says. */
+  /**
+   * Runs a legacy operation (e.g. `user.get`) as the profile's operation table says; every
+   * failure is a TranslationError (a successor failure before any write is `upstream`).
+   */
   run(operationId: string, input: RunInput): Promise<RunResult>;
 }
 
@@ -35,9 +41,27 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
     clock: deps.clock,
     apiBase: deps.apiBase,
     logger: deps.logger,
+    observer: deps.observer,
   });
   const executor = new OperationExecutor(profile, ids, deps.successor, deps.apiBase);
-  return { profile, ids, run: (operationId, input) => executor.run(operationId, input) };
+  return {
+    profile,
+    ids,
+    async run(operationId, input) {
+      try {
+        return await executor.run(operationId, input);
+      } catch (error) {
+        // The successor's 404 means the entity went away between resolution and use: not found.
+        if (error instanceof UpstreamError)
+          throw new TranslationError(
+            error.code === 'not_found' ? 'not_found' : 'upstream',
+            describeUpstreamError(error),
+            { upstream: error },
+          );
+        throw error;
+      }
+    },
+  };
 }
 
 /** Outcome of a reload: the new profile is live, or the old one stayed live and why. */
@@ -53,23 +77,53 @@ export interface MappingHolder {
   reload(): ReloadResult;
 }
 
+/** An operation the proxy serves, which every profile must map: its id and how the problem names it. */
+export interface RequiredOperation {
+  id: string;
+  /** E.g. `GET /Core/Entity/User`. */
+  label: string;
+}
+
+/** The problems of a profile that lacks operations the proxy serves (empty when it has them all). */
+export function missingOperations(
+  profile: CompiledProfile,
+  required: readonly RequiredOperation[],
+): MappingProblem[] {
+  return required
+    .filter((operation) => !profile.operations.has(operation.id))
+    .map((operation) => ({
+      file: '(operations)',
+      path: `$.operations[${JSON.stringify(operation.id)}]`,
+      message: `the proxy serves ${operation.label}, which has no operation table entry`,
+    }));
+}
+
+/** Loads the profile in `folder` and refuses it (MappingError) when it lacks a required operation. */
+export function loadServingProfile(folder: string, required: readonly RequiredOperation[]): CompiledProfile {
+  const profile = loadProfile(folder);
+  const problems = missingOperations(profile, required);
+  if (problems.length > 0) throw new MappingError(profile.name, problems);
+  return profile;
+}
+
 /**
- * Holds the profile in `folder`: `initial` when already loaded, else loaded now (throws a
- * MappingError naming file, JSON path and reason).
+ * Holds the profile in `folder`, loaded now (throws a MappingError naming file, JSON path and
+ * reason). A profile, at start-up or on reload, must map every operation in `required`: one that
+ * does not is refused rather than failing requests later.
  */
 export function createMappingHolder(
   folder: string,
   deps: MappingDeps,
-  initial?: CompiledProfile,
+  required: readonly RequiredOperation[] = [],
 ): MappingHolder {
-  let engine = createMappingEngine(initial ?? loadProfile(folder), deps);
+  let engine = createMappingEngine(loadServingProfile(folder, required), deps);
   return {
     folder,
     current: () => engine,
     reload() {
       let profile: CompiledProfile;
       try {
-        profile = loadProfile(folder);
+        profile = loadServingProfile(folder, required);
       } catch (error) {
         if (error instanceof MappingError) return { ok: false, error };
         throw error;

@@ -1,3 +1,5 @@
+import type { UpstreamError } from '../successor/errors.js';
+
 /** One problem in a mapping profile: the file, the JSON path inside it and what is wrong. */
 export interface MappingProblem {
   file: string;
@@ -16,6 +18,51 @@ export class MappingError extends Error {
     super(
       `invalid mapping profile ${profile}:\n${problems.map((p) => `  ${p.file} ${p.path}: ${p.message}`).join('\n')}`,
     );
+  }
+}
+
+/**
+ * Why a translation failed. The engine knows nothing of HTTP: the HTTP layer maps each code to a
+ * legacy status in one place (src/http/errors.ts), and a comparison can tell outcomes apart.
+ * - `not_found`: the path entity does not exist;
+ * - `invalid_input`: the legacy input cannot be translated (wrong types, unwritable fields);
+ * - `unknown_ids`: IDs in the body name nothing; nothing was written;
+ * - `partial_failure`: the successor failed after some writes of the call went through;
+ * - `upstream`: the successor failed before anything was written;
+ * - `profile_error`: the mapping profile cannot serve this operation (an operator's fix).
+ */
+export type TranslationErrorCode =
+  | 'not_found'
+  | 'invalid_input'
+  | 'unknown_ids'
+  | 'partial_failure'
+  | 'upstream'
+  | 'profile_error';
+
+/** A problem with one part of the input, e.g. `{path: "body.3", message: "no group with ID \"x\""}`. */
+export interface InputProblem {
+  path: string;
+  message: string;
+}
+
+/** The error type of the translation engine; `message` is written for the caller and the operator. */
+export class TranslationError extends Error {
+  override readonly name = 'TranslationError';
+  constructor(
+    readonly code: TranslationErrorCode,
+    message: string,
+    readonly details: {
+      /** Per-input problems (`invalid_input`, `unknown_ids`; per body ID for `partial_failure`). */
+      problems?: InputProblem[];
+      /** The successor failure behind `upstream` and `partial_failure`. */
+      upstream?: UpstreamError;
+      /** `partial_failure`: the writes that went through, those that did not, and those whose outcome is unknown. */
+      applied?: string[];
+      notApplied?: string[];
+      unknown?: string[];
+    } = {},
+  ) {
+    super(message, details.upstream === undefined ? undefined : { cause: details.upstream });
   }
 }
 

@@ -1,8 +1,6 @@
-import { upstreamToLegacy } from '../http/errors.js';
-import { LegacyError } from '../legacy/errors.js';
+import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
-import { UpstreamError } from '../successor/errors.js';
-import { normalizeUuid, uuidToBase58 } from '../uuid.js';
+import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
   CompiledKind,
@@ -11,6 +9,7 @@ import type {
   CompiledRequest,
   CompiledStep,
 } from './compile.js';
+import { TranslationError } from './errors.js';
 import { renderEntities, translateWrite } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
@@ -81,8 +80,8 @@ export class OperationExecutor {
   async run(operationId: string, input: RunInput): Promise<RunResult> {
     const op = this.profile.operations.get(operationId);
     if (!op) {
-      throw new LegacyError(
-        500,
+      throw new TranslationError(
+        'profile_error',
         `Operation ${operationId} has no entry in the operation tables of mapping profile ${this.profile.name}`,
       );
     }
@@ -97,8 +96,8 @@ export class OperationExecutor {
       op.usesFields && op.resource ? await translateWrite(op.resource, input.body, this.ids) : undefined;
     const legacyId = op.subject ? input.params?.[op.subject.param] : undefined;
     if (op.subject && legacyId === undefined) {
-      throw new LegacyError(
-        500,
+      throw new TranslationError(
+        'profile_error',
         `Operation ${op.id} names path parameter ${op.subject.param}, which the route lacks`,
       );
     }
@@ -122,7 +121,7 @@ export class OperationExecutor {
     if (subjectOutcome.status === 'rejected') throw subjectOutcome.reason;
     const subject = subjectOutcome.value;
     if (op.subject && !subject) {
-      throw new LegacyError(404, `No ${op.kind.label} with ID "${legacyId ?? ''}"`);
+      throw new TranslationError('not_found', `No ${op.kind.label} with ID "${legacyId ?? ''}"`);
     }
     if (itemsOutcome.status === 'rejected') throw itemsOutcome.reason;
     const items = itemsOutcome.value;
@@ -233,19 +232,19 @@ export class OperationExecutor {
         if (!entity) {
           const uuid = state.subject?.uuid;
           if (uuid === undefined)
-            throw new LegacyError(500, `Operation ${op.id} has no entity to answer with`);
+            throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
           entity = await this.ids.read(op.kind, uuid, renderAttributes);
         }
         this.ids.remember(op.kind, entity);
         const [rendered] = await renderEntities(resource, [entity], fields, this.ids);
-        if (!rendered) throw new LegacyError(500, `Operation ${op.id} rendered nothing`);
+        if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
         return { type: 'entity', id: rendered.id, value: rendered.value };
       }
     }
   }
 
   #resource(op: CompiledOperation) {
-    if (!op.resource) throw new LegacyError(500, `Kind ${op.kind.name} has no field table`);
+    if (!op.resource) throw new TranslationError('profile_error', `Kind ${op.kind.name} has no field table`);
     return op.resource;
   }
 
@@ -255,12 +254,14 @@ export class OperationExecutor {
     const { found, missing } = await this.ids.resolveMany(kind, unique);
     if (missing.length > 0) {
       const unknown = new Set(missing);
-      throw new LegacyError(
-        400,
+      throw new TranslationError(
+        'unknown_ids',
         `Unknown ${kind.label} ID${missing.length === 1 ? '' : 's'}: ${missing.map((id) => JSON.stringify(id)).join(', ')}; nothing was changed`,
-        legacyIds.flatMap((id, index) =>
-          unknown.has(id) ? [{ path: `body.${index}`, message: `no ${kind.label} with ID "${id}"` }] : [],
-        ),
+        {
+          problems: legacyIds.flatMap((id, index) =>
+            unknown.has(id) ? [{ path: `body.${index}`, message: `no ${kind.label} with ID "${id}"` }] : [],
+          ),
+        },
       );
     }
     return unique.map((id) => ({ id, uuid: found.get(id) ?? '' }));
@@ -274,13 +275,12 @@ export class OperationExecutor {
   }
 
   /**
-   * The legacy error for a successor failure after some writes of the call went through: it says
+   * The `partial_failure` for a successor failure after some writes of the call went through: it says
    * which writes (and body IDs) were applied, which not, and — when the successor did not answer
    * in time — which one has an unknown outcome; and it undoes the applied ones where the operation
    * table says how (`undo`), reporting whether that worked.
    */
-  async #partialFailure(error: UpstreamError, run: PartialRun): Promise<LegacyError> {
-    const legacy = upstreamToLegacy(error);
+  async #partialFailure(error: UpstreamError, run: PartialRun): Promise<TranslationError> {
     const { op, items, label } = run;
     const notRun = run.steps.flatMap((step) =>
       step.write && !run.skipped.has(step)
@@ -326,13 +326,12 @@ export class OperationExecutor {
           message: ITEM_STATE_MESSAGES[states.get(id) ?? 'not applied'],
         }))
       : [];
-    return new LegacyError(
-      legacy.status,
-      `${legacy.message.replace(/[.\s]+$/, '')}. Partly applied: ${run.applied.join(', ')}; ${
+    return new TranslationError(
+      'partial_failure',
+      `Partly applied: ${run.applied.join(', ')}; ${
         unknown.length > 0 ? `outcome unknown: ${unknown.join(', ')}; ` : ''
       }not applied: ${notApplied.join(', ') || 'nothing'}. ${outcome}.`,
-      [...itemErrors, ...(legacy.errors ?? [])],
-      legacy.headers,
+      { problems: itemErrors, upstream: error, applied: [...run.applied], notApplied, unknown: [...unknown] },
     );
   }
 
@@ -395,7 +394,7 @@ export class OperationExecutor {
         }
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
-        failed = upstreamToLegacy(error).message;
+        failed = describeUpstreamError(error);
         if (op.items) {
           for (const item of pendingItems) states.set(item.id, 'kept');
           kept.push(...pendingItems.map((item) => label(step, step.forEach ? item : undefined)));
@@ -530,9 +529,9 @@ export class OperationExecutor {
 
 function itemList(body: unknown): string[] {
   if (!Array.isArray(body) || body.some((id) => typeof id !== 'string')) {
-    throw new LegacyError(400, 'The request body must be a JSON array of ID strings', [
-      { path: 'body', message: 'expected an array of strings' },
-    ]);
+    throw new TranslationError('invalid_input', 'The request body must be a JSON array of ID strings', {
+      problems: [{ path: 'body', message: 'expected an array of strings' }],
+    });
   }
   return body as string[];
 }

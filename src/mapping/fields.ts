@@ -1,6 +1,6 @@
-import { LegacyError, type LegacyErrorItem } from '../legacy/errors.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
 import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
+import { type InputProblem, TranslationError } from './errors.js';
 import { readValue, WriteValueError, writeValue } from './formats.js';
 import type { Entity, IdResolver } from './ids.js';
 
@@ -24,8 +24,8 @@ export async function renderEntities(
   const plan = fields.map((name) => ({ name, field: resource.fields.get(name) }));
   for (const { name, field } of plan) {
     if (name !== LEGACY_ID_FIELD && !field?.readable) {
-      throw new LegacyError(
-        500,
+      throw new TranslationError(
+        'profile_error',
         `The mapping profile has no readable field "${name}" for ${resource.resource}; add it to ${resource.file}`,
       );
     }
@@ -107,7 +107,7 @@ function readField(
 /**
  * Translates a legacy request body into the successor's body through the field table: only
  * writable fields, value tables and formats applied, references resolved (all IDs of a kind in
- * one call) to IRIs. Every problem is reported at once as a legacy 400; nothing is sent before.
+ * one call) to IRIs. Every problem is reported at once (`invalid_input`, `unknown_ids`); nothing is sent before.
  */
 export async function translateWrite(
   resource: CompiledResource,
@@ -117,11 +117,11 @@ export async function translateWrite(
   const out: Record<string, unknown> = {};
   if (body === undefined || body === null) return out;
   if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new LegacyError(400, 'The request body must be a JSON object', [
-      { path: 'body', message: 'expected an object' },
-    ]);
+    throw new TranslationError('invalid_input', 'The request body must be a JSON object', {
+      problems: [{ path: 'body', message: 'expected an object' }],
+    });
   }
-  const errors: LegacyErrorItem[] = [];
+  const errors: InputProblem[] = [];
   const refs: { field: CompiledField; ids: string[]; at: string }[] = [];
   for (const [name, value] of Object.entries(body)) {
     const at = `body.${name}`;
@@ -147,7 +147,8 @@ export async function translateWrite(
       errors.push({ path: at, message: error.message });
     }
   }
-  if (errors.length > 0) throw new LegacyError(400, 'Invalid request body', errors);
+  if (errors.length > 0)
+    throw new TranslationError('invalid_input', 'Invalid request body', { problems: errors });
   await Promise.all(
     refs.map(async ({ field, ids: legacyIds, at }) => {
       const kind = field.ref as CompiledKind;
@@ -169,6 +170,8 @@ export async function translateWrite(
     }),
   );
   if (errors.length > 0)
-    throw new LegacyError(400, 'Unknown IDs in the request body; nothing was changed', errors);
+    throw new TranslationError('unknown_ids', 'Unknown IDs in the request body; nothing was changed', {
+      problems: errors,
+    });
   return out;
 }

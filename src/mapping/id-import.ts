@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
+import { normalizeUuid } from '../lib/uuid.js';
 import type { IdMapImportResult, IdMapRepository, IdMapRow } from '../store/id-map.js';
-import { normalizeUuid } from '../uuid.js';
 import type { CompiledProfile } from './compile.js';
 
 /** A CSV row that was not imported, by its line number in the file. */

@@ -1,11 +1,12 @@
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log/logger.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
+import type { Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
 import { UpstreamError } from '../successor/errors.js';
 import { iriToUuid } from '../successor/ids.js';
-import { normalizeUuid, uuidToBase58 } from '../uuid.js';
 import { attributesValue, getPath, identityAttributes } from './attributes.js';
 import type { CompiledKind, CompiledProfile } from './compile.js';
 import { renderText } from './template.js';
@@ -28,6 +29,8 @@ export interface IdResolverDeps {
   /** Path of the successor API on its host, e.g. `/iserv/idm/api/v1` (for IRIs). */
   apiBase: string;
   logger: Logger;
+  /** Told whether each cached resolution was a hit or a miss (metrics). */
+  observer?: Pick<Observer, 'idCacheLookup'> | undefined;
 }
 
 /**
@@ -46,6 +49,14 @@ export class IdResolver {
       ttlSeconds > 0
         ? new LRUCache<string, string>({ max, ttl: ttlSeconds * 1000, perf: { now: () => deps.clock.now() } })
         : undefined;
+  }
+
+  /** A natural resolution from the cache, counted as a hit or a miss. */
+  #cached(kind: CompiledKind, legacyId: string): string | undefined {
+    if (!this.#cache) return undefined;
+    const uuid = this.#cache.get(cacheKey(kind, legacyId));
+    this.#deps.observer?.idCacheLookup?.(uuid === undefined ? 'miss' : 'hit');
+    return uuid;
   }
 
   /** The IRI of an entity, for request bodies. */
@@ -77,7 +88,7 @@ export class IdResolver {
   ): Promise<Resolved | undefined> {
     const id = kind.id;
     if (id.strategy === 'natural') {
-      const cached = this.#cache?.get(cacheKey(kind, legacyId));
+      const cached = this.#cached(kind, legacyId);
       if (cached !== undefined) {
         if (!want) return { uuid: cached };
         const entity = await this.read(kind, cached, want).catch(notFoundAsUndefined);
@@ -112,7 +123,7 @@ export class IdResolver {
     if (id.strategy === 'natural') {
       const misses: string[] = [];
       for (const legacyId of legacyIds) {
-        const cached = this.#cache?.get(cacheKey(kind, legacyId));
+        const cached = this.#cached(kind, legacyId);
         if (cached === undefined) misses.push(legacyId);
         else found.set(legacyId, cached);
       }

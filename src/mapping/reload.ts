@@ -1,4 +1,4 @@
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../lib/logger.js';
 import type { MappingHolder, ReloadResult } from './engine.js';
 
 /** Reloads the mapping tables and logs the outcome: the new profile, or every problem while the old tables stay live. */

@@ -1,6 +1,6 @@
-import ipaddr from 'ipaddr.js';
 import * as oidc from 'openid-client';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../lib/logger.js';
+import { isLoopbackHost } from '../lib/loopback.js';
 
 /** How a confidential client authenticates at the token endpoint. */
 export type ClientAuthMethod = 'client_secret_post' | 'client_secret_basic';
@@ -27,14 +27,6 @@ export interface DiscoveredIssuer {
   configuration: oidc.Configuration;
   authMethod: ClientAuthMethod;
   metadata: oidc.ServerMetadata;
-}
-
-/** True for `localhost` and loopback IP addresses (127.0.0.0/8, ::1, IPv4-mapped loopback). */
-export function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost') return true;
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (!ipaddr.isValid(bare)) return false;
-  return ipaddr.process(bare).range() === 'loopback';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { z } from 'zod';
-import type { Logger } from '../log/logger.js';
-import { isLoopbackHost } from '../oauth/discovery.js';
+import type { Logger } from '../lib/logger.js';
+import { isLoopbackHost } from '../lib/loopback.js';
 import { type Format, negotiate } from './collections.js';
 import type { Counters } from './counters.js';
 import type { SandboxData } from './data.js';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import { normalizeUuid } from '../uuid.js';
+import type { Clock } from '../lib/clock.js';
+import { normalizeUuid } from '../lib/uuid.js';
 
 /** User `status` values (the legacy `a` / `r` / `i`). */
 export const USER_STATUSES = ['active', 'registered', 'inactive'] as const;

@@ -1,4 +1,4 @@
-import { normalizeUuid } from '../uuid.js';
+import { normalizeUuid } from '../lib/uuid.js';
 import type { EntityRecord, ResourceKind, SandboxData } from './data.js';
 import { type AnyResource, parseReference, RESOURCES } from './resources.js';
 

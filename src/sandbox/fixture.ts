@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { normalizeUuid } from '../uuid.js';
+import { normalizeUuid } from '../lib/uuid.js';
 import {
   type EntityRecord,
   type GroupRecord,

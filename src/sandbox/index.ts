@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log/logger.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
 import type { SandboxData } from './data.js';
 import type { FaultSettings } from './faults.js';
 import type { SandboxFixture } from './fixture.js';
@@ -19,7 +19,6 @@ export {
 export { API_BASE, iri } from './resources.js';
 export { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD } from './seed.js';
 export { startSandbox } from './server.js';
-export { sandboxSuccessorConfig } from './successor-config.js';
 
 /** How to start a sandbox IDM. Every field is optional. */
 export interface SandboxOptions {

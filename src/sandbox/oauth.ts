@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider, { type AccountClaims, type ClientMetadata, type Configuration, errors } from 'oidc-provider';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { createOAuthStore } from './oauth-store.js';
 
 /** The scope every read needs. */

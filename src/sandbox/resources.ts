@@ -1,4 +1,4 @@
-import { normalizeUuid, uuidToBase58 } from '../uuid.js';
+import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import {
   type EntityRecord,
   type GroupFlagRecord,

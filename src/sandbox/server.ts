@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { systemClock } from '../clock.js';
-import { silentLogger } from '../log/logger.js';
+import { systemClock } from '../lib/clock.js';
+import { silentLogger } from '../lib/logger.js';
 import { createSandboxApp } from './app.js';
 import { createControlApp } from './control.js';
 import { Counters } from './counters.js';

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import type { ResolvedSsoConfig } from '../config/load.js';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 
 /** The `sso.oidc` block with its secret resolved. */

@@ -1,8 +1,8 @@
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { normalizeUuid } from '../lib/uuid.js';
 import type { AppEnv, Services } from '../services.js';
-import { normalizeUuid } from '../uuid.js';
-import { SsoOidcError, type SsoOidcFailure, SsoRelyingParty } from './oidc.js';
+import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty } from './oidc.js';
 import { securityHeaders, ssoPage } from './pages.js';
 import { hashSecret, publicUrlOf, randomSecret, SSO_PATHS, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
 
@@ -33,12 +33,7 @@ function bindingCookieName(stateHash: string): string {
 export function registerSso(app: Hono<AppEnv>, services: Services): void {
   const { config, logger } = services;
   const oidcSettings = config.sso.oidc;
-  const party = oidcSettings
-    ? new SsoRelyingParty(oidcSettings, {
-        timeoutMs: config.successor?.timeouts.totalMs ?? 15_000,
-        logger: logger.child({ component: 'sso' }),
-      })
-    : undefined;
+  const party = services.sso;
   if (config.mode === 'production' && config.sso.target === undefined) {
     logger.warn(
       `sso.target is not set: SSO visitors land on the built-in page ${SSO_PATHS.landing}; set it to the portal's login URL`,

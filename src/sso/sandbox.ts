@@ -2,7 +2,7 @@
 import type { AppConfig } from '../config/load.js';
 import type { RunningSandbox, SandboxOptions } from '../sandbox/index.js';
 import { DEFAULT_CLIENTS } from '../sandbox/oauth.js';
-import { randomSecret, SSO_PATHS } from './tokens.js';
+import { expectedPublicUrl, randomSecret, SSO_PATHS } from './tokens.js';
 
 /** The client the proxy uses at the embedded sandbox's OpenID Provider. */
 export const SANDBOX_SSO_CLIENT_ID = 'idm-compat-sso';
@@ -65,13 +65,4 @@ export function sandboxSso(config: AppConfig): SandboxSso | undefined {
       },
     }),
   };
-}
-
-/** The public URL the proxy will have, as far as it is known before it listens. */
-function expectedPublicUrl(config: AppConfig): string {
-  if (config.legacy.publicUrl) return config.legacy.publicUrl.replace(/\/+$/, '');
-  const { host, port, tls } = config.server;
-  const scheme = tls ? 'https' : 'http';
-  const name = host.includes(':') ? `[${host}]` : host;
-  return port === 0 ? `${scheme}://${name}` : `${scheme}://${name}:${port}`;
 }

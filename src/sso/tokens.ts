@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
+import type { AppConfig } from '../config/load.js';
 import type { AppEnv, Services } from '../services.js';
 
 /** Random bytes of an SSO token: 256 bits, twice the 128 the specification asks for. */
@@ -29,13 +30,11 @@ export function randomSecret(bytes = SSO_TOKEN_BYTES): string {
 }
 
 /**
- * The URL browsers reach the proxy at: the listening server's public URL (legacy.publicUrl or
- * the listen URL), else `legacy.publicUrl`, else the origin of the current request.
+ * The URL browsers reach the proxy at: the services' public URL (legacy.publicUrl, or the
+ * configured listen address), else the origin of the current request.
  */
 export function publicUrlOf(c: Context<AppEnv>): string {
-  const services = c.get('services');
-  const configured = services.publicUrl ?? services.config.legacy.publicUrl;
-  return (configured ?? new URL(c.req.url).origin).replace(/\/+$/, '');
+  return c.get('services').publicUrl ?? new URL(c.req.url).origin;
 }
 
 /** An issued SSO token: the plain value goes to the caller once and is never stored. */
@@ -70,4 +69,13 @@ export function targetUrl(c: Context<AppEnv>, username: string): string {
   const url = new URL(configured ?? `${publicUrlOf(c)}${SSO_PATHS.landing}`);
   url.searchParams.set('login_hint', username);
   return url.href;
+}
+
+/** The public URL the proxy will have, as far as it is known before it listens. */
+export function expectedPublicUrl(config: AppConfig): string {
+  if (config.legacy.publicUrl) return config.legacy.publicUrl.replace(/\/+$/, '');
+  const { host, port, tls } = config.server;
+  const scheme = tls ? 'https' : 'http';
+  const name = host.includes(':') ? `[${host}]` : host;
+  return port === 0 ? `${scheme}://${name}` : `${scheme}://${name}:${port}`;
 }

@@ -1,5 +1,6 @@
-import { type Clock, systemClock } from '../clock.js';
-import { type Logger, silentLogger } from '../log/logger.js';
+import { type Clock, systemClock } from '../lib/clock.js';
+import { type Logger, silentLogger } from '../lib/logger.js';
+import type { Observer } from '../observe/observer.js';
 import { readAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
 import { type FetchFn, type HeaderLookup, HttpTransport } from './http.js';
@@ -55,6 +56,8 @@ export interface SuccessorClientOptions {
   checkPath?: string | (() => string);
   clock?: Clock;
   logger?: Logger;
+  /** Told about every HTTP call and token renewal (metrics, per-request call counts). */
+  observer?: Pick<Observer, 'successorCall' | 'tokenRenewal'>;
   /** Replaces the pooled undici fetch (then `pool` and `timeouts.connectMs` are up to it). */
   fetch?: typeof fetch;
 }
@@ -166,6 +169,7 @@ class HttpSuccessorClient implements SuccessorClient {
       },
       ...(options.fetch === undefined ? {} : { fetch: options.fetch as FetchFn }),
       logger: this.#logger,
+      observer: options.observer,
     });
 
     const auth = options.auth;
@@ -195,6 +199,7 @@ class HttpSuccessorClient implements SuccessorClient {
         clock: options.clock ?? systemClock,
         logger: this.#logger,
         fetch: this.#transport.tokenFetch,
+        observer: options.observer,
       });
       this.#apiKey = undefined;
     } else {

@@ -1,4 +1,4 @@
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { UpstreamError } from './errors.js';
 
 /** Fetches one page (an absolute URL on the successor) and resolves with its parsed body. */

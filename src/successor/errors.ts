@@ -50,3 +50,42 @@ export class UpstreamError extends Error {
     return this.details.source ?? 'api';
   }
 }
+
+/**
+ * What a failure means, in words for the legacy caller and the operator (no HTTP status: the
+ * HTTP layer picks that). The same text serves error bodies and partial-failure reports.
+ */
+export function describeUpstreamError(error: UpstreamError): string {
+  switch (error.code) {
+    case 'not_found':
+      return 'Not found';
+    case 'validation':
+      return `The successor rejected the request: ${error.message}`;
+    case 'conflict':
+      return `The successor reported a conflict: ${error.message}`;
+    case 'timeout':
+      return `The successor did not answer in time: ${error.message}`;
+    case 'unavailable':
+      return error.source === 'token'
+        ? `No access token could be obtained from the successor: ${error.message}`
+        : `The successor is unreachable or failing: ${error.message}`;
+    case 'forbidden':
+      return isProtectedEntity(error)
+        ? 'The entity may not be deleted or updated'
+        : `The successor refused the proxy's access: ${error.message}`;
+    case 'unauthorized':
+      return `The successor refused the proxy's credentials: ${error.message}`;
+    case 'bad_response':
+      return `The successor gave an answer the proxy cannot use: ${error.message}`;
+  }
+}
+
+/** A 403 of the API itself, not about the proxy's scopes: the successor protects that entity. */
+export function isProtectedEntity(error: UpstreamError): boolean {
+  return (
+    error.code === 'forbidden' &&
+    error.details.status === 403 &&
+    error.source === 'api' &&
+    error.details.scope === undefined
+  );
+}

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
-import type { Logger } from '../log/logger.js';
-import { recordCall } from './call-stats.js';
+import type { Logger } from '../lib/logger.js';
+import { type Observer, successorRoute } from '../observe/observer.js';
 import { UpstreamError, type UpstreamSource } from './errors.js';
 
 /** The fetch signature the transport uses internally (the global `fetch` fits it). */
@@ -19,6 +19,8 @@ export interface HttpSettings {
   logger: Logger;
   /** Jitter source, injectable for tests. */
   random?: () => number;
+  /** Told about every HTTP call (metrics, per-request call counts). */
+  observer?: Pick<Observer, 'successorCall'> | undefined;
 }
 
 /** One request as the transport sends it. */
@@ -102,7 +104,13 @@ export class HttpTransport {
       return response;
     } finally {
       const durationMs = performance.now() - started;
-      recordCall('token', durationMs);
+      this.#settings.observer?.successorCall?.({
+        kind: 'token',
+        method: init.method,
+        route: successorRoute(new URL(url).pathname),
+        status: status ?? 0,
+        durationMs,
+      });
       this.#settings.logger.debug(
         {
           successor: { kind: 'token', method: init.method, path: new URL(url).pathname, status, durationMs },
@@ -163,7 +171,13 @@ export class HttpTransport {
     } finally {
       deadline.clear();
       const durationMs = performance.now() - started;
-      recordCall('api', durationMs);
+      this.#settings.observer?.successorCall?.({
+        kind: 'api',
+        method: call.method,
+        route: successorRoute(call.url.pathname),
+        status: status ?? 0,
+        durationMs,
+      });
       this.#settings.logger.debug(
         {
           successor: {

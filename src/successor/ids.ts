@@ -1,4 +1,4 @@
-import { normalizeUuid } from '../uuid.js';
+import { normalizeUuid } from '../lib/uuid.js';
 
 /**
  * The dashed UUID an IRI (`/iserv/idm/api/v1/users/<id>`, absolute or not) points at; the last

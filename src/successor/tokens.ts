@@ -1,7 +1,8 @@
 import * as oidc from 'openid-client';
-import type { Clock } from '../clock.js';
-import type { Logger } from '../log/logger.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
 import { discoverIssuer } from '../oauth/discovery.js';
+import type { Observer } from '../observe/observer.js';
 import { UpstreamError } from './errors.js';
 
 /** Which token a call needs: the read scopes or the write scopes. */
@@ -21,6 +22,8 @@ export interface TokenSettings {
   logger: Logger;
   /** The pooled fetch used for discovery and token calls. */
   fetch: oidc.CustomFetch;
+  /** Told about every token obtained (metrics). */
+  observer?: Pick<Observer, 'tokenRenewal'> | undefined;
 }
 
 interface CachedToken {
@@ -129,6 +132,7 @@ export class TokenSource {
       if (mapped.code === 'unavailable' || mapped.code === 'bad_response') this.#configuration = undefined;
       throw mapped;
     }
+    this.#settings.observer?.tokenRenewal?.();
     const lifetimeSeconds =
       typeof response.expires_in === 'number' && response.expires_in > 0
         ? response.expires_in

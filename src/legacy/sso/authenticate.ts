@@ -1,7 +1,8 @@
+import { LegacyError } from '../../http/legacy-error.js';
+import { normalizeUuid } from '../../lib/uuid.js';
+import { TranslationError } from '../../mapping/errors.js';
 import { continueUrl, hashSecret, issueSsoToken, publicUrlOf } from '../../sso/tokens.js';
 import { UpstreamError } from '../../successor/errors.js';
-import { normalizeUuid } from '../../uuid.js';
-import { LegacyError } from '../errors.js';
 import { defineOperation } from '../operation.js';
 import { errorResponses } from '../responses.js';
 import { mappedEntity } from '../translate.js';
@@ -42,7 +43,7 @@ export const ssoAuthenticateOperation = defineOperation({
       });
     } catch (error) {
       // The seed answers 400 for every SSO failure: an unknown user is not a missing path entity.
-      if (error instanceof LegacyError && error.status === 404) {
+      if (error instanceof TranslationError && error.code === 'not_found') {
         throw new LegacyError(400, `Unknown user "${requested}"`, [
           { path: 'body.username', message: 'no such user' },
         ]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newUuid } from '../../uuid.js';
+import { newUuid } from '../../lib/uuid.js';
 import type { GroupRecord, SandboxData } from '../data.js';
 import { actorId, PROTECTED, queryFlag } from './common.js';
 import { linkRoutes, resolveReferences } from './links.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newUuid } from '../../uuid.js';
+import { newUuid } from '../../lib/uuid.js';
 import type { RoleRecord } from '../data.js';
 import { PROTECTED } from './common.js';
 import { linkRoutes } from './links.js';

@@ -1,7 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../lib/clock.js';
 import type { Format } from '../collections.js';
 import type { ResourceKind, SandboxData } from '../data.js';
 import type { Principal } from '../token-guard.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { newUuid } from '../../uuid.js';
+import { newUuid } from '../../lib/uuid.js';
 import { USER_STATUSES, type UserRecord, type UserStatus } from '../data.js';
 import { actorId, PROTECTED, queryFlag, temporaryPassword } from './common.js';
 import { linkRoutes } from './links.js';

@@ -1,4 +1,6 @@
 import { pino } from 'pino';
+import { createLogger } from '../lib/logger.js';
+import type { RunningSandbox, SandboxOptions } from '../sandbox/index.js';
 import {
   type Command,
   type CommandArgs,
@@ -6,9 +8,7 @@ import {
   type CommandIo,
   flag,
   stringOption,
-} from '../cli/command.js';
-import { createLogger } from '../log/logger.js';
-import type { RunningSandbox, SandboxOptions } from './index.js';
+} from './command.js';
 
 /** The sandbox's default largest page size (server.ts; not imported, to keep the sandbox unloaded). */
 const DEFAULT_MAX_PAGE_SIZE = 500;
@@ -113,7 +113,7 @@ export async function runSandbox(args: CommandArgs, io: CommandIo, stop: Promise
   const options = sandboxOptionsFromArgs(args, io);
   // Imported here, not at the top: the CLI loads this file for every command, and only this one
   // may load the sandbox and its OAuth2 server (oidc-provider).
-  const { startSandbox } = await import('./server.js');
+  const { startSandbox } = await import('../sandbox/server.js');
   let sandbox: RunningSandbox;
   try {
     sandbox = await startSandbox(options);

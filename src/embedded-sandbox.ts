@@ -1,0 +1,63 @@
+// Imported lazily in sandbox mode only: production deployments never load the sandbox or its
+// OAuth2 server.
+import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import type { Logger } from './lib/logger.js';
+import { type RunningSandbox, startSandbox } from './sandbox/index.js';
+import { READ_SCOPE, WRITE_SCOPE } from './sandbox/oauth.js';
+import { sandboxSso } from './sso/sandbox.js';
+
+/**
+ * The successor block that points a successor client at a running sandbox with its read-write
+ * demo client; the configured timeouts, retries, pool and page size are kept when given.
+ */
+export function sandboxSuccessorConfig(
+  sandbox: RunningSandbox,
+  configured?: ResolvedSuccessorConfig,
+): ResolvedSuccessorConfig {
+  return {
+    timeouts: configured?.timeouts ?? { connectMs: 5_000, totalMs: 15_000 },
+    retries: configured?.retries ?? { max: 2, baseDelayMs: 100 },
+    pool: configured?.pool ?? { connections: 32, keepAliveMs: 30_000 },
+    pageSize: configured?.pageSize ?? 100,
+    baseUrl: sandbox.apiBaseUrl,
+    auth: {
+      type: 'oauth2',
+      issuer: sandbox.issuer,
+      clientId: sandbox.clients.readWrite.clientId,
+      clientSecret: sandbox.clients.readWrite.clientSecret,
+      scopes: { read: [READ_SCOPE], write: [READ_SCOPE, WRITE_SCOPE] },
+      authMethod: 'auto',
+      refreshMarginSeconds: 60,
+    },
+  };
+}
+
+/** The embedded sandbox of sandbox mode, and the configuration to run the proxy with against it. */
+export interface EmbeddedSandbox {
+  sandbox: RunningSandbox;
+  /** The configuration with the successor (and, in sandbox mode, SSO's OIDC) pointing at the sandbox. */
+  config: AppConfig & { successor: ResolvedSuccessorConfig };
+}
+
+/** Starts the sandbox IDM that sandbox mode runs against, as the `sandbox` block configures it. */
+export async function startEmbeddedSandbox(config: AppConfig, logger: Logger): Promise<EmbeddedSandbox> {
+  // Sandbox mode may point SSO at the sandbox's OpenID Provider (docs/sso.md).
+  const sso = sandboxSso(config);
+  const sandbox = await startSandbox({
+    port: config.sandbox.port,
+    seed: config.sandbox.seed,
+    ...(config.sandbox.fixture === undefined ? {} : { fixture: config.sandbox.fixture }),
+    hydraPrefix: config.sandbox.hydraPrefix,
+    pageSize: config.sandbox.pageSize,
+    maxPageSize: config.sandbox.maxPageSize,
+    retentionSeconds: config.sandbox.retentionSeconds,
+    faults: config.sandbox.faults,
+    logger,
+    ...sso?.sandboxOptions,
+  });
+  const configured = sso ? sso.configure(sandbox) : config;
+  return {
+    sandbox,
+    config: { ...configured, successor: sandboxSuccessorConfig(sandbox, config.successor) },
+  };
+}

@@ -1,0 +1,96 @@
+import type { LegacyOperation } from './operation.js';
+
+/** A request matched to a legacy operation, with its path parameters decoded. */
+export interface MatchedOperation {
+  operation: LegacyOperation;
+  params: Record<string, string>;
+}
+
+/** What the operation table says about a request path. */
+export type OperationMatch =
+  | { kind: 'operation'; matched: MatchedOperation }
+  /** A known path asked with another method: the methods it has (HEAD wherever GET is). */
+  | { kind: 'method'; allowed: string[] }
+  | { kind: 'none' };
+
+interface Entry {
+  operation: LegacyOperation;
+  method: string;
+  /** Path segments below the base path; `null` is a parameter, named in `names`. */
+  segments: (string | null)[];
+  names: string[];
+}
+
+/**
+ * Every legacy operation under every namespace (`/Service/Core/…`, `/IServ/Core/…`), compiled
+ * once: `match` tells, before authentication, which operation a request is for, so that every
+ * step after it (auth, limits, dispatch, log, metrics, usage) can name it.
+ */
+export class OperationTable {
+  readonly #entries: Entry[] = [];
+  readonly #prefix: string;
+
+  constructor(
+    readonly operations: readonly LegacyOperation[],
+    options: { basePath: string; namespaces: readonly string[] },
+  ) {
+    this.#prefix = options.basePath;
+    for (const namespace of options.namespaces) {
+      for (const operation of operations) {
+        const names: string[] = [];
+        const segments = `/${namespace}${operation.path}`
+          .split('/')
+          .slice(1)
+          .map((segment) => {
+            const param = /^\{([A-Za-z0-9_]+)\}$/.exec(segment);
+            if (!param?.[1]) return segment;
+            names.push(param[1]);
+            return null;
+          });
+        this.#entries.push({ operation, method: operation.method.toUpperCase(), segments, names });
+      }
+    }
+  }
+
+  /** The operation of a request (HEAD is matched as GET); parameters are percent-decoded. */
+  match(method: string, path: string): OperationMatch {
+    if (!path.startsWith(`${this.#prefix}/`)) return { kind: 'none' };
+    const parts = path.slice(this.#prefix.length + 1).split('/');
+    const wanted = method === 'HEAD' ? 'GET' : method;
+    const allowed = new Set<string>();
+    for (const entry of this.#entries) {
+      const params = matchSegments(entry, parts);
+      if (!params) continue;
+      if (entry.method === wanted)
+        return { kind: 'operation', matched: { operation: entry.operation, params } };
+      allowed.add(entry.method);
+      if (entry.method === 'GET') allowed.add('HEAD');
+    }
+    return allowed.size > 0 ? { kind: 'method', allowed: [...allowed] } : { kind: 'none' };
+  }
+}
+
+function matchSegments(entry: Entry, parts: readonly string[]): Record<string, string> | undefined {
+  if (parts.length !== entry.segments.length) return undefined;
+  const params: Record<string, string> = {};
+  let name = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const expected = entry.segments[i];
+    const part = parts[i] ?? '';
+    if (expected === null) {
+      if (part === '') return undefined;
+      params[entry.names[name++] ?? ''] = decodeSegment(part);
+    } else if (expected !== part) return undefined;
+  }
+  return params;
+}
+
+/** Percent-decodes a path segment; a malformed escape is taken literally (as Hono does). */
+function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,119 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** One finished request, as the pipeline saw it. */
+export interface RequestEvent {
+  /** The legacy operation id, or a fixed name (`unknown`, `docs.page`, `metrics`…): never the raw path. */
+  operation: string;
+  status: number;
+  /** The authenticated API user; `""` when the request was refused before one was known. */
+  apiUser: string;
+  durationMs: number;
+  /** When the request finished (milliseconds since the epoch, from the injected clock). */
+  at: number;
+}
+
+/** One HTTP call to the successor (API or OAuth2 server), retries counted one by one. */
+export interface SuccessorCallEvent {
+  kind: 'api' | 'token';
+  method: string;
+  /** The successor path with its IDs replaced by `{id}` (bounded: never a raw ID). */
+  route: string;
+  /** HTTP status, or 0 when no answer came (timeout, network error). */
+  status: number;
+  durationMs: number;
+}
+
+/** Why an API-user authentication was refused. */
+export type AuthFailureReason = 'missing' | 'unknown_user' | 'wrong_password' | 'address' | 'throttled';
+
+/**
+ * What the proxy tells about its work, injected wherever work happens (no module-global
+ * counters): metrics, the usage inventory and the per-request log line are all observers.
+ * Every method must be cheap and must not throw.
+ */
+export interface Observer {
+  request?(event: RequestEvent): void;
+  successorCall?(event: SuccessorCallEvent): void;
+  /** A new access token was fetched from the successor's token endpoint. */
+  tokenRenewal?(): void;
+  authFailure?(reason: AuthFailureReason): void;
+  /** A password key derivation ran (a credential was not served from the cache). */
+  kdfRun?(): void;
+  /** A legacy ID resolution was served from the cache (`hit`) or needed the successor (`miss`). */
+  idCacheLookup?(result: 'hit' | 'miss'): void;
+}
+
+/** One observer that forwards every event to each of `observers`. */
+export function combineObservers(...observers: readonly Observer[]): Required<Observer> {
+  const each =
+    <K extends keyof Observer>(key: K) =>
+    (...args: Parameters<Required<Observer>[K]>) => {
+      for (const observer of observers) {
+        const method = observer[key] as ((...a: Parameters<Required<Observer>[K]>) => void) | undefined;
+        method?.apply(observer, args);
+      }
+    };
+  return {
+    request: each('request'),
+    successorCall: each('successorCall'),
+    tokenRenewal: each('tokenRenewal'),
+    authFailure: each('authFailure'),
+    kdfRun: each('kdfRun'),
+    idCacheLookup: each('idCacheLookup'),
+  };
+}
+
+/** What one unit of work (usually one legacy request) cost in successor calls. */
+export interface CallStats {
+  /** HTTP calls to the successor API, retries included. */
+  calls: number;
+  /** Summed wall time of those API calls, in milliseconds. */
+  durationMs: number;
+  /** HTTP calls to the OAuth2 server (discovery and token requests). */
+  tokenCalls: number;
+  /** Summed wall time of the token calls, in milliseconds. */
+  tokenDurationMs: number;
+}
+
+/**
+ * Attributes successor calls to the unit of work that caused them (for the request log line),
+ * across the awaits of that work. One per set of services, never module-global.
+ */
+export class CallTracker implements Observer {
+  readonly #storage = new AsyncLocalStorage<CallStats>();
+
+  /** Runs `fn` with fresh statistics that every successor call made inside it adds to. */
+  track<T>(fn: () => T): T {
+    return this.#storage.run({ calls: 0, durationMs: 0, tokenCalls: 0, tokenDurationMs: 0 }, fn);
+  }
+
+  /** The statistics of the enclosing `track`, or undefined outside of one. */
+  current(): CallStats | undefined {
+    return this.#storage.getStore();
+  }
+
+  successorCall(event: SuccessorCallEvent): void {
+    const stats = this.#storage.getStore();
+    if (!stats) return;
+    if (event.kind === 'api') {
+      stats.calls += 1;
+      stats.durationMs += event.durationMs;
+    } else {
+      stats.tokenCalls += 1;
+      stats.tokenDurationMs += event.durationMs;
+    }
+  }
+}
+
+const WORD = /^(?:[a-z][a-z_-]{0,40}|v[0-9]{1,3})$/;
+
+/**
+ * The route of a successor path for metrics: segments that are words (`users`, `group-flags`)
+ * stay, anything else (UUIDs, base58 IDs, names) becomes `{id}`, so the label set stays bounded.
+ */
+export function successorRoute(pathname: string): string {
+  return pathname
+    .split('/')
+    .map((segment) => (segment === '' || WORD.test(segment) ? segment : '{id}'))
+    .join('/');
+}

@@ -1,0 +1,79 @@
+import type { Logger } from 'pino';
+import type { UsageCount, UsageRepository } from '../store/usage.js';
+import type { Observer, RequestEvent } from './observer.js';
+
+/** The outcome class of a status for the usage inventory: `2xx`, `4xx`, … */
+export function outcomeClass(status: number): string {
+  return `${Math.floor(status / 100)}xx`;
+}
+
+/**
+ * The usage inventory's write-behind (SPEC 8): counts requests per (API user, operation, outcome
+ * class) in memory and adds them to the store in one batch every `flushIntervalMs` and at close,
+ * never one store write per request. A batch the store refuses is kept and tried again with the
+ * next one, so a store outage loses nothing while the process runs.
+ */
+export class UsageRecorder implements Observer {
+  #pending = new Map<string, UsageCount>();
+  #flushing: Promise<void> | undefined;
+  readonly #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: { repository: UsageRepository; flushIntervalMs: number; logger: Logger },
+  ) {
+    if (options.flushIntervalMs > 0) {
+      this.#timer = setInterval(() => void this.flush(), options.flushIntervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  request(event: RequestEvent): void {
+    this.#add({
+      apiUser: event.apiUser,
+      operation: event.operation,
+      outcome: outcomeClass(event.status),
+      count: 1,
+      firstSeen: event.at,
+      lastSeen: event.at,
+    });
+  }
+
+  /** Writes what was counted since the last flush (one store call); waits for a flush under way. */
+  async flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    if (this.#pending.size === 0) return;
+    const batch = [...this.#pending.values()];
+    this.#pending = new Map();
+    this.#flushing = this.options.repository
+      .add(batch)
+      .catch((error: unknown) => {
+        for (const row of batch) this.#add(row);
+        this.options.logger.warn(
+          { err: error, rows: batch.length },
+          'usage inventory not written; kept in memory for the next flush',
+        );
+      })
+      .finally(() => {
+        this.#flushing = undefined;
+      });
+    await this.#flushing;
+  }
+
+  /** Stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.flush();
+  }
+
+  #add(row: UsageCount): void {
+    const key = `${row.apiUser}\u0000${row.operation}\u0000${row.outcome}`;
+    const known = this.#pending.get(key);
+    if (!known) {
+      this.#pending.set(key, { ...row });
+      return;
+    }
+    known.count += row.count;
+    known.firstSeen = Math.min(known.firstSeen, row.firstSeen);
+    known.lastSeen = Math.max(known.lastSeen, row.lastSeen);
+  }
+}
