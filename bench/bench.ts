@@ -156,14 +156,20 @@ async function measureLoad(target: Target, sandbox: SandboxProcess): Promise<Tar
   // An unrecorded warm-up first, so JIT compilation, caches and connection set-up do not count.
   await autocannonRun(target, 1);
   const callsBefore = await successorCalls(sandbox);
-  const cpuBefore = target.pid === undefined ? 0 : cpuMicros(target.pid);
+  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
   const result = await autocannonRun(target, seconds);
   // The requests still in flight when the run stopped are sent and answered too: let them finish,
   // and count every request sent.
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const cpu = target.pid === undefined ? 0 : cpuMicros(target.pid) - cpuBefore;
+  const cpuAfter = target.pid === undefined ? undefined : cpuMicros(target.pid);
   const calls = (await successorCalls(sandbox)) - callsBefore;
   const requests = result.requests.sent;
+  const cpu = cpuBefore && cpuAfter ? cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system : 0;
+  if (cpuBefore && cpuAfter && requests > 0) {
+    const user = Math.round((cpuAfter.user - cpuBefore.user) / requests);
+    const system = Math.round((cpuAfter.system - cpuBefore.system) / requests);
+    log(`  ${target.name}: ${requests} requests, CPU per request ${user} µs user + ${system} µs system`);
+  }
   const single = await oneConnectionP50(target);
   return {
     rps: Math.round(result.requests.average),
@@ -413,7 +419,12 @@ async function measureLargeList(
   await once(); // warm-up: caches, JIT, connections
   if (pid !== undefined) resetPeakRss(pid);
   const callsBefore = await successorCalls(stack.sandbox);
-  const cpuBefore = pid === undefined ? 0 : cpuMicros(pid);
+  const cpuTotal = () => {
+    if (pid === undefined) return 0;
+    const { user, system } = cpuMicros(pid);
+    return user + system;
+  };
+  const cpuBefore = cpuTotal();
   const times: number[] = [];
   let errors = 0;
   for (let i = 0; i < repeat; i++) {
@@ -429,7 +440,7 @@ async function measureLargeList(
     p50Ms: null,
     p99Ms: null,
     addedP50Ms: null,
-    cpuUsPerRequest: pid === undefined ? null : Math.round((cpuMicros(pid) - cpuBefore) / repeat),
+    cpuUsPerRequest: pid === undefined ? null : Math.round((cpuTotal() - cpuBefore) / repeat),
     successorCallsPerRequest: round(calls / repeat, 2),
     rssMiB: pid === undefined ? null : rssMiB(pid),
     errors,

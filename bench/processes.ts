@@ -183,13 +183,15 @@ export async function startHop(sandbox: SandboxProcess): Promise<HopProcess> {
   return { ...running(child), url: `http://127.0.0.1:${port}` };
 }
 
-/** CPU time (user + system) a process has used so far, in µs. */
-export function cpuMicros(pid: number): number {
+/** CPU time a process has used so far in user and system mode, in µs. */
+export function cpuMicros(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may contain spaces) start at field 3; utime and stime are 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks / CLOCK_TICKS) * 1e6;
+  return {
+    user: (Number(fields[11]) / CLOCK_TICKS) * 1e6,
+    system: (Number(fields[12]) / CLOCK_TICKS) * 1e6,
+  };
 }
 
 function statusKiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
