@@ -1,0 +1,59 @@
+import type { Context } from 'hono';
+import { LegacyError } from '../http/legacy-error.js';
+import type { AppEnv } from '../services.js';
+import { runMapped } from './translate.js';
+
+type Item = Record<string, unknown>;
+
+/**
+ * Runs a list operation and answers its JSON array while the successor's pages arrive, never
+ * holding the whole list: the first page is read before the answer starts, so its failures are
+ * answered as errors like any other; a later failure cuts the answer off (the client sees an
+ * incomplete body, never a short list that looks whole) and is logged. The bytes are the same as
+ * `c.json(list)`'s.
+ */
+export async function streamedList(
+  c: Context<AppEnv>,
+  operationId: string,
+  fields: readonly string[],
+): Promise<Response> {
+  const result = await runMapped(c, operationId, { fields, stream: true });
+  if (result.type === 'collection') return c.json(result.value, 200);
+  if (result.type !== 'collection-pages') {
+    throw new LegacyError(
+      500,
+      `The operation table of ${operationId} answers "${result.type}", but the legacy operation needs "collection"; fix its "result" in the mapping profile`,
+    );
+  }
+  const pages = result.pages;
+  const encoder = new TextEncoder();
+  let opened = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await pages.next();
+        if (next.done) {
+          controller.enqueue(encoder.encode(opened ? ']' : '[]'));
+          controller.close();
+          return;
+        }
+        let text = '';
+        for (const item of next.value as Item[]) {
+          text += `${opened ? ',' : '['}${JSON.stringify(item)}`;
+          opened = true;
+        }
+        if (text !== '') controller.enqueue(encoder.encode(text));
+      } catch (error) {
+        c.get('log')?.error(
+          { err: error, operation: operationId },
+          'list answer cut off: a later page failed',
+        );
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await pages.return();
+    },
+  });
+  return c.body(body, 200, { 'Content-Type': 'application/json' });
+}
