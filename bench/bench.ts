@@ -363,8 +363,11 @@ function largeFixture(dir: string, count: number): string {
   return file;
 }
 
-/** Reads every page of the extended user list as a client of the successor would (4 pages at once). */
-async function allPages(base: string, headers: Record<string, string>): Promise<number> {
+/**
+ * Reads every page of the extended user list as a client of the successor would (4 pages at
+ * once). Resolves when every page has arrived; `count()` parses them afterwards.
+ */
+async function allPages(base: string, headers: Record<string, string>): Promise<() => number> {
   const pool = new Pool(base, { connections: 4 });
   const page = async (n: number) => {
     const response = await pool.request({
@@ -373,35 +376,49 @@ async function allPages(base: string, headers: Record<string, string>): Promise<
       headers,
     });
     if (response.statusCode !== 200) throw new Error(`page ${n}: ${response.statusCode}`);
-    return (await response.body.json()) as { 'hydra:totalItems': number; 'hydra:member': unknown[] };
+    return response.body.text();
   };
   try {
     const first = await page(1);
-    const pages = Math.ceil(first['hydra:totalItems'] / PAGE_SIZE);
-    let members = first['hydra:member'].length;
+    const total = (JSON.parse(first) as { 'hydra:totalItems': number })['hydra:totalItems'];
+    const pages = [first];
     let next = 2;
     await Promise.all(
       Array.from({ length: 4 }, async () => {
-        while (next <= pages) {
+        while (next <= Math.ceil(total / PAGE_SIZE)) {
           const n = next++;
-          const received = (await page(n))['hydra:member'].length;
-          members += received;
+          pages[n - 1] = await page(n);
         }
       }),
     );
-    return members;
+    return () =>
+      pages.reduce(
+        (sum, text) => sum + (JSON.parse(text) as { 'hydra:member': unknown[] })['hydra:member'].length,
+        0,
+      );
   } finally {
     await pool.close();
   }
 }
 
-async function legacyList(proxy: ProxyProcess): Promise<number> {
+/** The proxy's V8 heap as its metrics show it, for the progress lines. */
+async function heapFigures(proxy: ProxyProcess): Promise<string> {
+  const text = await (await fetch(`${proxy.url}/metrics`)).text();
+  const mib = (name: string) => {
+    const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1];
+    return value === undefined ? '?' : (Number(value) / 2 ** 20).toFixed(0);
+  };
+  return `heap used ${mib('nodejs_heap_size_used_bytes')} MiB of ${mib('nodejs_heap_size_total_bytes')} MiB, external ${mib('nodejs_external_memory_bytes')} MiB`;
+}
+
+/** The legacy list through the proxy; resolves when the whole answer has arrived. */
+async function legacyList(proxy: ProxyProcess): Promise<() => number> {
   const response = await fetch(`${proxy.url}${LEGACY}/User?extended=1`, {
     headers: { authorization: proxy.authorization },
   });
-  if (response.status !== 200) throw new Error(`legacy list: ${response.status} ${await response.text()}`);
-  const body = (await response.json()) as unknown[];
-  return body.length;
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`legacy list: ${response.status} ${text}`);
+  return () => (JSON.parse(text) as unknown[]).length;
 }
 
 async function measureLargeList(
@@ -417,7 +434,10 @@ async function measureLargeList(
       ? legacyList(stack.proxy)
       : allPages(target === 'hop' ? stack.hop.url : stack.sandbox.url, bearer);
   await once(); // warm-up: caches, JIT, connections
-  if (pid !== undefined) resetPeakRss(pid);
+  if (pid !== undefined) {
+    log(`  ${target}: RSS ${rssMiB(pid)} MiB after the warm-up`);
+    resetPeakRss(pid);
+  }
   const callsBefore = await successorCalls(stack.sandbox);
   const cpuTotal = () => {
     if (pid === undefined) return 0;
@@ -431,10 +451,11 @@ async function measureLargeList(
     const started = performance.now();
     const count = await once();
     times.push((performance.now() - started) / 1000);
-    if (count < expected) errors++;
+    if (count() < expected) errors++;
   }
   const calls = (await successorCalls(stack.sandbox)) - callsBefore;
   times.sort((a, b) => a - b);
+  if (target === 'proxy') log(`  proxy: ${await heapFigures(stack.proxy)}`);
   return {
     rps: null,
     p50Ms: null,
@@ -471,7 +492,7 @@ async function main(): Promise<void> {
   try {
     const scenarios = await runLoadScenarios(dir);
     for (const [count, repeat] of [
-      [10_000, 3],
+      [10_000, 5],
       [100_000, 1],
     ] as const) {
       const report = await runLargeList(dir, count, repeat);
