@@ -26,23 +26,22 @@ export async function streamedList(
     );
   }
   const pages = result.pages;
-  const encoder = new TextEncoder();
   let opened = false;
-  const body = new ReadableStream<Uint8Array>({
+  // Chunks are strings: Node encodes them as it writes, with no copy of each page in between.
+  const body = new ReadableStream<string>({
     async pull(controller) {
       try {
         const next = await pages.next();
         if (next.done) {
-          controller.enqueue(encoder.encode(opened ? ']' : '[]'));
+          controller.enqueue(opened ? ']' : '[]');
           controller.close();
           return;
         }
-        let text = '';
-        for (const item of next.value as Item[]) {
-          text += `${opened ? ',' : '['}${JSON.stringify(item)}`;
-          opened = true;
-        }
-        if (text !== '') controller.enqueue(encoder.encode(text));
+        // One JSON.stringify per page; its brackets are replaced by the list's own.
+        const members = JSON.stringify(next.value as Item[]).slice(1, -1);
+        if (members === '') return;
+        controller.enqueue(`${opened ? ',' : '['}${members}`);
+        opened = true;
       } catch (error) {
         c.get('log')?.error(
           { err: error, operation: operationId },
