@@ -14,6 +14,8 @@ import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
+import { storeCopyCommand } from './cli/store-copy.js';
+import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
 
@@ -27,6 +29,8 @@ export const COMMANDS: readonly Command[] = [
   mappingsCheckCommand,
   idsImportCommand,
   idsExportCommand,
+  usageCommand,
+  storeCopyCommand,
 ];
 
 function overview(): string {

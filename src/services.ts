@@ -1,11 +1,14 @@
 import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import { checkOperationReferences } from './config/references.js';
 import type { OperationMatch } from './legacy/operation-table.js';
 import { REQUIRED_OPERATIONS } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
 import { profileDir } from './mapping/load.js';
+import { LegacyUpstream } from './migration/legacy-upstream.js';
+import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.js';
 import { createMetrics, type Metrics } from './observe/metrics.js';
 import { CallTracker, combineObservers, type Observer } from './observe/observer.js';
 import { UsageRecorder } from './observe/usage.js';
@@ -45,6 +48,11 @@ export interface Services extends StoreServices {
   readonly observer: Required<Observer>;
   /** The embedded sandbox IDM, in sandbox mode. */
   readonly sandbox: RunningSandbox | undefined;
+  /** The migration tools: per-operation modes (reloadable) and the old server, when configured. */
+  readonly migration: {
+    readonly modes: ModeHolder;
+    readonly legacy: LegacyUpstream | undefined;
+  };
   /**
    * The URL clients reach the proxy at, for links such as SSO's `return_to`: `legacy.publicUrl`,
    * else the configured listen address when its port is fixed; undefined: the request's origin.
@@ -98,10 +106,15 @@ export async function buildServices(
   };
   try {
     if (deps.scope === 'store') {
-      const store = deps.store ?? (await openStore(config.store));
+      // CLI commands fail at once when the database is unreachable; the server retries (below).
+      const store = deps.store ?? (await openStore(config.store, { retry: false }));
       cleanups.push(() => store.close());
       return { config, logger, clock, store, close };
     }
+    checkOperationReferences(
+      config,
+      REQUIRED_OPERATIONS.map((operation) => operation.id),
+    );
     const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
     const calls = new CallTracker();
     const metrics = createMetrics({
@@ -117,7 +130,7 @@ export async function buildServices(
     );
     const mappingDeps = { logger: logger.child({ component: 'mapping' }), clock, observer };
 
-    const store = deps.store ?? (await openStore(config.store));
+    const store = deps.store ?? (await openStore(config.store, { logger }));
     cleanups.push(() => store.close());
     usage = new UsageRecorder({
       repository: store.usage,
@@ -185,6 +198,11 @@ export async function buildServices(
           logger: logger.child({ component: 'sso' }),
         })
       : undefined;
+    const operationIds = REQUIRED_OPERATIONS.map((operation) => operation.id);
+    const modes = createModeHolder(new ModeTable(config.migration.modes, operationIds));
+    const legacySettings = config.migration.legacy;
+    const legacy = legacySettings ? new LegacyUpstream(legacySettings) : undefined;
+    if (legacy) cleanups.push(() => legacy.close());
     const { port } = config.server;
     const publicUrl =
       config.legacy.publicUrl?.replace(/\/+$/, '') ?? (port === 0 ? undefined : expectedPublicUrl(config));
@@ -202,6 +220,7 @@ export async function buildServices(
       calls,
       observer,
       sandbox,
+      migration: { modes, legacy },
       publicUrl,
       close,
     };

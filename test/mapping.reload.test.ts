@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reloadOnSignal } from '../src/mapping/reload.js';
+import { reloadOnSignal } from '../src/reload.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
 type User = { firstname: string; lastname: string; admin: boolean };
@@ -32,7 +32,7 @@ describe('mapping reload on SIGHUP', () => {
 
   before(async () => {
     proxy = await startUserProxy({ copyProfile: true });
-    stop = reloadOnSignal(proxy.mappings, proxy.services.logger);
+    stop = reloadOnSignal(proxy.services, { file: undefined, env: {}, logger: proxy.services.logger });
     fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
     profileFile = path.join(proxy.profileDir, 'profile.json');
     original = { fields: readFileSync(fieldsFile, 'utf8'), profile: readFileSync(profileFile, 'utf8') };
@@ -62,6 +62,33 @@ describe('mapping reload on SIGHUP', () => {
     const after = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
     assert.equal(after.status, 200);
     assert.deepEqual(after.body, before.body);
+  });
+
+  it('refuses a profile that lacks an operation the proxy serves; the old tables stay live', async () => {
+    writeFileSync(fieldsFile, original.fields);
+    const operationsFile = path.join(proxy.profileDir, 'operations', 'user.json');
+    const operations = readFileSync(operationsFile, 'utf8');
+    const table = JSON.parse(operations);
+    delete table.operations['user.restore'];
+    writeFileSync(operationsFile, JSON.stringify(table, null, 2));
+    try {
+      const engine = proxy.mappings.current();
+      const mark = proxy.logSink.lines().length;
+      process.kill(process.pid, 'SIGHUP');
+      const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
+      assert.deepEqual(line.problems, [
+        {
+          file: '(operations)',
+          path: '$.operations["user.restore"]',
+          message: 'the proxy serves POST /Core/User/{id}/restore, which has no operation table entry',
+        },
+      ]);
+      assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
+      const restored = await proxy.call('POST', '/User/thomas.becker/restore');
+      assert.equal(restored.status, 204, restored.text);
+    } finally {
+      writeFileSync(operationsFile, operations);
+    }
   });
 
   it('applies a good change at once: other attribute, other setting, no code change', async () => {

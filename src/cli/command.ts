@@ -108,3 +108,17 @@ export async function withStoreServices<T>(
     await services.close();
   }
 }
+
+/** Rows of cells as aligned text columns (the first row is the header), one line per row. */
+export function formatTable(rows: readonly (readonly string[])[]): string {
+  const widths =
+    rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return `${rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
+}

@@ -71,6 +71,24 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  const modeRequests = new Counter({
+    name: 'idm_compat_mode_requests_total',
+    help: 'Legacy operations served, by migration mode (translate, passthrough, shadow)',
+    labelNames: ['operation', 'mode'] as const,
+    registers: [registry],
+  });
+  const shadowComparisons = new Counter({
+    name: 'idm_compat_shadow_comparisons_total',
+    help: 'Shadow comparisons, by outcome (match, mismatch, error, skipped)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [registry],
+  });
+  const legacyUpstream = new Counter({
+    name: 'idm_compat_legacy_upstream_requests_total',
+    help: 'Calls to the old server (migration.legacy), by status (0: no answer)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
   const observer: Observer = {
     request(event: RequestEvent) {
       requests.inc({ operation: event.operation, status: String(event.status), api_user: event.apiUser });
@@ -87,6 +105,9 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     },
     kdfRun: () => kdfRuns.inc(),
     idCacheLookup: (result) => idCache.inc({ result }),
+    modeRequest: (operation, mode) => modeRequests.inc({ operation, mode }),
+    legacyUpstreamCall: (status) => legacyUpstream.inc({ status: String(status) }),
+    shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
   };
   return { registry, observer };
 }

@@ -9,7 +9,7 @@ import type { UsageRepository } from './usage.js';
  * (PostgreSQL, for several replicas) can stand behind the same interface as SQLite.
  */
 export interface Store {
-  /** Which implementation this is; `postgres` is reserved for the networked one to come. */
+  /** Which implementation this is: one SQLite file, or PostgreSQL shared by several replicas. */
   readonly kind: 'sqlite' | 'postgres';
   /** API users (SPEC 4). */
   readonly apiUsers: ApiUserRepository;

@@ -2,7 +2,8 @@
  * The usage inventory (SPEC 8): how often each API user called each legacy operation, per
  * outcome class, with first and last seen. Counts arrive in batches from the write-behind
  * recorder (never one write per request) and are summed with what is stored. Storage-neutral;
- * implementations: SQLite (`sqlite/usage.ts`). Times are milliseconds since the epoch.
+ * implementations: SQLite (`sqlite/usage.ts`), PostgreSQL (`postgres/usage.ts`). Times are
+ * milliseconds since the epoch.
  */
 
 /** One row of the inventory: an (API user, operation, outcome class) and how it was used. */

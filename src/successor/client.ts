@@ -116,8 +116,11 @@ export interface SuccessorClient {
     path: string,
     options?: CollectionReadOptions,
   ): AsyncGenerator<Record<string, unknown>[], void>;
-  /** Readiness: a token is obtainable (oauth2) and the API answers a read; rejects with an UpstreamError. */
-  check(): Promise<void>;
+  /**
+   * Readiness: a token is obtainable (oauth2) and the API answers a read; rejects with an
+   * UpstreamError, or with the signal's reason once it fires.
+   */
+  check(signal?: AbortSignal): Promise<void>;
   /** Closes the connection pool. */
   close(): Promise<void>;
 }
@@ -270,11 +273,17 @@ class HttpSuccessorClient implements SuccessorClient {
     return { first, fetchPage, settings };
   }
 
-  async check(): Promise<void> {
-    if (this.#tokens) await this.#tokens.token('read');
+  async check(signal?: AbortSignal): Promise<void> {
+    if (this.#tokens) await this.#tokens.token('read', signal);
     const path = this.#checkPath?.();
-    if (path !== undefined)
-      await this.request({ method: 'GET', path, query: { [this.#paging.itemsPerPage]: '1' } });
+    if (path !== undefined) {
+      await this.request({
+        method: 'GET',
+        path,
+        query: { [this.#paging.itemsPerPage]: '1' },
+        ...(signal === undefined ? {} : { signal }),
+      });
+    }
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,122 @@
+import { LEGACY_OPERATIONS } from '../legacy/operations.js';
+import type { UsageCount } from '../store/usage.js';
+import { type Command, CommandError, flag, formatTable, stringOption, withStoreServices } from './command.js';
+
+const RELATIVE = /^(\d{1,6})([dhm])$/;
+const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+
+/** `--since`: an ISO date or date-time, or a span back from now such as `30d`, `12h`, `90m`. */
+export function parseSince(text: string, now: number): number {
+  const relative = RELATIVE.exec(text);
+  if (relative?.[1] && relative[2])
+    return now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
+  const at = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)
+    ? Date.parse(text)
+    : Number.NaN;
+  if (Number.isNaN(at)) {
+    throw new CommandError(
+      `--since: not a date (2026-09-01, 2026-09-01T08:00:00Z) or a span (30d, 12h, 90m): ${text}`,
+    );
+  }
+  return at;
+}
+
+/** `idm-compat usage`: the usage inventory — which API users call which legacy operations. */
+export const usageCommand: Command = {
+  path: ['usage'],
+  summary:
+    'Show the usage inventory: calls per API user, legacy operation and outcome; --unused: what nobody calls.',
+  usage: '[--user NAME] [--operation ID] [--since WHEN] [--unused] [--config FILE] [--json]',
+  help: `Every request the proxy answers is counted per (API user, legacy operation, outcome class 2xx/
+4xx/5xx) with first and last seen. Requests refused before an API user was known (no or wrong
+credentials) count under the empty user, paths that name no operation under "unknown". The
+running proxy writes its counts every usage.flushIntervalSeconds (default 5) and at shutdown.
+
+Options:
+  --user NAME       only this API user
+  --operation ID    only this operation (e.g. user.list, group.link.users.add)
+  --since WHEN      only rows last seen since WHEN: 2026-09-01, 2026-09-01T08:00:00Z, or 30d/12h/90m ago
+  --unused          list the legacy operations no API user called (in the window): what can be retired
+  --config FILE     configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
+                    sandbox defaults)
+  --json            rows as [{"apiUser","operation","outcome","count","firstSeen","lastSeen"}];
+                    with --unused [{"operation","method","path"}]
+
+Examples:
+  idm-compat usage --since 30d
+  idm-compat usage --unused --since 90d --json`,
+  options: {
+    user: { type: 'string' },
+    operation: { type: 'string' },
+    since: { type: 'string' },
+    unused: { type: 'boolean' },
+    config: { type: 'string', short: 'c' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const user = stringOption(args, 'user');
+    const operation = stringOption(args, 'operation');
+    const sinceText = stringOption(args, 'since');
+    const rows = await withStoreServices(args, io, ({ store, clock }) =>
+      store.usage.list({
+        ...(user === undefined ? {} : { apiUser: user }),
+        ...(operation === undefined ? {} : { operation }),
+        ...(sinceText === undefined ? {} : { since: parseSince(sinceText, clock.now()) }),
+      }),
+    );
+    if (flag(args, 'unused')) return printUnused(rows, flag(args, 'json'), io.out);
+    if (flag(args, 'json')) {
+      io.out(JSON.stringify(rows.map(toJson)));
+      return 0;
+    }
+    if (rows.length === 0) {
+      io.out('No recorded usage (in this window).');
+      return 0;
+    }
+    io.out(
+      formatTable([
+        ['OPERATION', 'API USER', 'OUTCOME', 'COUNT', 'FIRST SEEN', 'LAST SEEN'],
+        ...rows.map((row) => {
+          const json = toJson(row);
+          return [
+            row.operation,
+            row.apiUser || '(none)',
+            row.outcome,
+            String(row.count),
+            json.firstSeen,
+            json.lastSeen,
+          ];
+        }),
+      ]),
+    );
+    return 0;
+  },
+};
+
+function toJson(row: UsageCount) {
+  return {
+    apiUser: row.apiUser,
+    operation: row.operation,
+    outcome: row.outcome,
+    count: row.count,
+    firstSeen: new Date(row.firstSeen).toISOString(),
+    lastSeen: new Date(row.lastSeen).toISOString(),
+  };
+}
+
+/** The legacy operations without a call by any API user among `rows`; refused anonymous calls do not count. */
+function printUnused(rows: readonly UsageCount[], json: boolean, out: (text: string) => void): number {
+  const used = new Set(rows.filter((row) => row.apiUser !== '').map((row) => row.operation));
+  const unused = LEGACY_OPERATIONS.filter((operation) => !used.has(operation.id)).map((operation) => ({
+    operation: operation.id,
+    method: operation.method.toUpperCase(),
+    path: operation.path,
+  }));
+  if (json) out(JSON.stringify(unused));
+  else if (unused.length === 0) out('Every legacy operation was called (in this window).');
+  else
+    out(
+      formatTable([['OPERATION', 'METHOD', 'PATH'], ...unused.map((u) => [u.operation, u.method, u.path])]),
+    );
+  return 0;
+}

@@ -1,0 +1,352 @@
+// The request pipeline's observers over real HTTP on the real server and sandbox: Prometheus
+// metrics at /metrics (exact counter moves, own credentials and ranges, bounded series), the usage
+// inventory (exact counts through `idm-compat usage --json`, written behind, kept across a
+// restart) and deprecation headers; and what start-up refuses.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import { ConfigError, parseConfig } from '../src/config/load.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { MappingError } from '../src/mapping/errors.js';
+import { buildServices } from '../src/services.js';
+import type { Store } from '../src/store/types.js';
+import type { UsageCount } from '../src/store/usage.js';
+import { type AuthHarness, basic, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
+
+after(closeSharedSandbox);
+
+const USERS = '/iserv/api/Service/Core/Entity/User';
+const GROUPS = '/iserv/api/Service/Core/Entity/Group';
+
+/** The samples of a Prometheus text page: `name{labels}` → value. */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+async function scrape(h: AuthHarness, headers: Record<string, string> = {}): Promise<Map<string, number>> {
+  const response = await call(`${h.url}/metrics`, { headers });
+  assert.equal(response.status, 200, response.text);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  return samples(response.text);
+}
+
+/** What moved between two scrapes, for the series named `prefix…`. */
+function moved(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  prefix: string,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of after) {
+    if (!key.startsWith(prefix)) continue;
+    const delta = value - (before.get(key) ?? 0);
+    if (delta !== 0) out[key] = delta;
+  }
+  return out;
+}
+
+/** Runs the CLI in-process and returns exit code and output. */
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: CommandIo = { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`), env: {} };
+  const code = await runCli(args, io);
+  return { code, out, err };
+}
+
+describe('/metrics', () => {
+  let h: AuthHarness;
+  let alpha: string;
+  let beta: string;
+  before(async () => {
+    h = await startHarness();
+    alpha = await h.addUser('alpha', ['127.0.0.0/8']);
+    beta = await h.addUser('beta', ['10.0.0.0/8']);
+  });
+  after(() => h?.close());
+
+  it('counts a 401, a 403, a 404 path and a successful list on exactly their series', async () => {
+    const before = await scrape(h);
+    assert.equal((await call(`${h.url}${USERS}`)).status, 401);
+    assert.equal((await call(`${h.url}${USERS}`, { user: 'beta', password: beta })).status, 403);
+    assert.equal(
+      (await call(`${h.url}/iserv/api/Service/Nowhere`, { user: 'alpha', password: alpha })).status,
+      404,
+    );
+    assert.equal((await call(`${h.url}${USERS}`, { user: 'alpha', password: alpha })).status, 200);
+    const after = await scrape(h);
+    assert.deepEqual(moved(before, after, 'idm_compat_requests_total'), {
+      'idm_compat_requests_total{operation="user.list",status="401",api_user=""}': 1,
+      'idm_compat_requests_total{operation="user.list",status="403",api_user=""}': 1,
+      'idm_compat_requests_total{operation="unknown",status="404",api_user="alpha"}': 1,
+      'idm_compat_requests_total{operation="user.list",status="200",api_user="alpha"}': 1,
+      // The scrape before this one.
+      'idm_compat_requests_total{operation="ops.metrics",status="200",api_user=""}': 1,
+    });
+    assert.deepEqual(moved(before, after, 'idm_compat_auth_failures_total'), {
+      'idm_compat_auth_failures_total{reason="missing"}': 1,
+      'idm_compat_auth_failures_total{reason="address"}': 1,
+    });
+    assert.equal(after.get('idm_compat_request_duration_seconds_count{operation="user.list"}'), 3);
+    // The successful list made successor calls; their route has no raw ID.
+    const successor = moved(before, after, 'idm_compat_successor_requests_total');
+    assert.ok(
+      Object.keys(successor).some((key) => key.includes('route="/iserv/idm/api/v1/users"')),
+      JSON.stringify(successor),
+    );
+    assert.ok(after.has('process_cpu_user_seconds_total'), 'process metrics are included');
+  });
+
+  it('keeps the series bounded under 1,000 requests to random paths with random user names', async () => {
+    const count = (m: Map<string, number>) =>
+      [...m.keys()].filter((k) => k.startsWith('idm_compat_requests_total')).length;
+    await call(`${h.url}/iserv/api/x`, { user: 'nobody', password: 'x' });
+    await call(`${h.url}/random`);
+    const before = count(await scrape(h));
+    for (let batch = 0; batch < 20; batch++) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) => {
+          const random = randomBytes(6).toString('hex');
+          const path = i % 2 === 0 ? `/iserv/api/Service/${random}` : `/${random}/x`;
+          return call(`${h.url}${path}`, { user: `user-${random}`, password: random });
+        }),
+      );
+    }
+    const after = await scrape(h);
+    assert.ok(count(after) <= before + 2, `series grew from ${before} to ${count(after)}`);
+    assert.ok(![...after.keys()].some((k) => k.includes('user-')), 'no random user name became a label');
+  });
+});
+
+describe('/metrics credentials and ranges', () => {
+  it('answers 403 outside metrics.ranges, even with the right credentials', async () => {
+    const h = await startHarness({
+      config: { metrics: { ranges: ['10.0.0.0/8'], username: 'scraper', password: 'scrape-secret' } },
+    });
+    try {
+      const response = await call(`${h.url}/metrics`, { user: 'scraper', password: 'scrape-secret' });
+      assert.equal(response.status, 403);
+      assert.deepEqual(Object.keys(response.body as object).sort(), ['code', 'message']);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('answers 401 with a challenge without the metrics credentials, 200 with them', async () => {
+    const h = await startHarness({ config: { metrics: { username: 'scraper', password: 'scrape-secret' } } });
+    try {
+      const none = await call(`${h.url}/metrics`);
+      assert.equal(none.status, 401);
+      assert.match(none.headers.get('www-authenticate') ?? '', /^Basic realm="metrics"/);
+      assert.equal((await call(`${h.url}/metrics`, { user: 'scraper', password: 'wrong' })).status, 401);
+      await scrape(h, { authorization: basic('scraper', 'scrape-secret') });
+      assert.doesNotMatch(none.text, /scrape-secret/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('is not served with metrics.enabled false', async () => {
+    const h = await startHarness({ config: { metrics: { enabled: false } } });
+    try {
+      assert.equal((await call(`${h.url}/metrics`)).status, 404);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('usage inventory', () => {
+  let h: AuthHarness;
+  let passwords: Record<'alpha' | 'beta', string>;
+  before(async () => {
+    // Flushed only at shutdown here, so what the store holds shows that nothing is written per request.
+    h = await startHarness({ config: { usage: { flushIntervalSeconds: 300 } } });
+    passwords = {
+      alpha: await h.addUser('alpha', ['127.0.0.0/8']),
+      beta: await h.addUser('beta', ['127.0.0.0/8']),
+    };
+  });
+  after(() => h?.close());
+
+  const as = (user: 'alpha' | 'beta', path: string, method = 'GET') =>
+    call(`${h.url}${path}`, { user, password: passwords[user], method });
+
+  async function usage(...args: string[]): Promise<Omit<UsageCount, 'firstSeen' | 'lastSeen'>[]> {
+    const run = await cli(['usage', '--json', '--config', h.configFile, ...args]);
+    assert.equal(run.code, 0, run.err);
+    const rows = JSON.parse(run.out) as (UsageCount & { firstSeen: string; lastSeen: string })[];
+    for (const row of rows) assert.ok(Date.parse(row.firstSeen) <= Date.parse(row.lastSeen));
+    return rows.map(({ apiUser, operation, outcome, count }) => ({ apiUser, operation, outcome, count }));
+  }
+
+  it('counts a known mix from two API users exactly, written at shutdown and kept across a restart', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await as('alpha', USERS)).status, 200);
+    assert.equal((await as('alpha', `${USERS}/nobody.here`)).status, 404);
+    assert.equal((await as('beta', GROUPS)).status, 200);
+    assert.equal((await as('beta', `${GROUPS}/lehrer`)).status, 200);
+    assert.equal((await call(`${h.url}${GROUPS}`)).status, 401);
+    assert.deepEqual(await usage(), [], 'nothing written while the proxy runs (flush interval 300 s)');
+
+    await h.close();
+    const expected = [
+      { apiUser: 'beta', operation: 'group.get', outcome: '2xx', count: 1 },
+      { apiUser: '', operation: 'group.list', outcome: '4xx', count: 1 },
+      { apiUser: 'beta', operation: 'group.list', outcome: '2xx', count: 1 },
+      { apiUser: 'alpha', operation: 'user.get', outcome: '4xx', count: 1 },
+      { apiUser: 'alpha', operation: 'user.list', outcome: '2xx', count: 3 },
+    ];
+    assert.deepEqual(await usage(), expected);
+
+    // A restart on the same store: the counts go on from there.
+    h = await startHarness({ dir: h.dir, config: { usage: { flushIntervalSeconds: 300 } } });
+    assert.equal((await as('alpha', USERS)).status, 200);
+    await h.close();
+    assert.deepEqual(await usage('--user', 'alpha', '--operation', 'user.list'), [
+      { apiUser: 'alpha', operation: 'user.list', outcome: '2xx', count: 4 },
+    ]);
+    const unused = await cli(['usage', '--unused', '--json', '--config', h.configFile]);
+    const ids = (JSON.parse(unused.out) as { operation: string }[]).map((u) => u.operation);
+    assert.equal(ids.length, 41 - 4, 'every operation but the four called by an API user');
+    assert.ok(ids.includes('user.create') && !ids.includes('user.list') && !ids.includes('group.get'));
+    const future = await cli(['usage', '--json', '--since', '2999-01-01', '--config', h.configFile]);
+    assert.deepEqual(JSON.parse(future.out), []);
+    const bad = await cli(['usage', '--since', 'yesterday', '--config', h.configFile]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--since: not a date/);
+    h = await startHarness({ dir: h.dir });
+  });
+
+  it('writes one batch per flush, not one store write per request', async () => {
+    let writes = 0;
+    const real = h.services.store;
+    const store: Store = {
+      ...real,
+      kind: real.kind,
+      usage: {
+        add: async (rows) => {
+          writes++;
+          await real.usage.add(rows);
+        },
+        list: (filter) => real.usage.list(filter),
+      },
+      ping: () => real.ping(),
+      close: async () => undefined,
+    };
+    const services = await buildServices(h.config, { logger: silentLogger(), store });
+    const { createApp } = await import('../src/app.js');
+    const app = createApp(services);
+    const auth = { authorization: basic('alpha', passwords.alpha) };
+    const peer = {
+      incoming: { socket: { remoteAddress: '127.0.0.1', remotePort: 1, remoteFamily: 'IPv4' } },
+    };
+    for (let i = 0; i < 25; i++) {
+      const response = await app.request(`${GROUPS}/lehrer`, { headers: auth }, peer);
+      assert.equal(response.status, 200);
+    }
+    assert.equal(writes, 0);
+    await services.usage.flush();
+    assert.equal(writes, 1, 'one batch for 25 requests');
+    await services.close();
+    assert.equal(writes, 1, 'nothing left to write at close');
+  });
+});
+
+describe('deprecation headers', () => {
+  let h: AuthHarness;
+  let password: string;
+  before(async () => {
+    h = await startHarness({
+      config: {
+        deprecation: {
+          operations: {
+            'user.list': {
+              deprecation: '2026-01-01',
+              sunset: '2026-12-31T12:00:00+02:00',
+              link: 'https://docs.example/migrate-users',
+            },
+            '*': { deprecation: '2025-06-01T00:00:00Z' },
+          },
+        },
+      },
+    });
+    password = await h.addUser('alpha', ['127.0.0.0/8']);
+  });
+  after(() => h?.close());
+
+  it('sets Deprecation, Sunset and Link exactly as configured; an exact id wins over *', async () => {
+    const list = await call(`${h.url}${USERS}`, { user: 'alpha', password });
+    assert.equal(list.status, 200);
+    assert.equal(list.headers.get('deprecation'), `@${Date.parse('2026-01-01T00:00:00Z') / 1000}`);
+    assert.equal(list.headers.get('sunset'), 'Thu, 31 Dec 2026 10:00:00 GMT');
+    assert.equal(
+      list.headers.get('link'),
+      '<https://docs.example/migrate-users>; rel="deprecation", <https://docs.example/migrate-users>; rel="sunset"',
+    );
+    const groups = await call(`${h.url}${GROUPS}`, { user: 'alpha', password });
+    assert.equal(groups.headers.get('deprecation'), `@${Date.parse('2025-06-01T00:00:00Z') / 1000}`);
+    assert.equal(groups.headers.get('sunset'), null);
+    assert.equal(groups.headers.get('link'), null);
+    const health = await call(`${h.url}/healthz`);
+    assert.equal(health.headers.get('deprecation'), null, 'only legacy operations are deprecated');
+  });
+
+  it('refuses a sunset before the deprecation, naming the JSON path', () => {
+    const raw = {
+      sandbox: { enabled: true },
+      deprecation: { operations: { 'group.get': { deprecation: '2026-06-01', sunset: '2026-05-31' } } },
+    };
+    assert.throws(
+      () => parseConfig(raw, { label: 'c.json', env: {}, baseDir: '.' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.some(
+          (p) =>
+            p.path === 'deprecation.operations.group.get.sunset' &&
+            /must not be before deprecation/.test(p.message),
+        ),
+    );
+  });
+
+  it('refuses an operation id that names no operation at start-up', async () => {
+    await assert.rejects(
+      startHarness({
+        config: { deprecation: { operations: { 'user.lst': { deprecation: '2026-01-01' } } } },
+      }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.some((p) => p.path === 'deprecation.operations.user.lst'),
+    );
+  });
+});
+
+describe('start-up refuses a mapping profile that lacks a served operation', () => {
+  it('names the operation, its method and path', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-profile-'));
+    const copy = path.join(dir, 'iserv-idm-v1');
+    cpSync(path.resolve('mappings/iserv-idm-v1'), copy, { recursive: true });
+    const file = path.join(copy, 'operations', 'group.json');
+    const table = JSON.parse(readFileSync(file, 'utf8'));
+    delete table.operations['group.link.users.remove'];
+    writeFileSync(file, JSON.stringify(table));
+    await assert.rejects(
+      startHarness({ config: { mappings: { dir, profile: 'iserv-idm-v1' } } }),
+      (error: unknown) =>
+        error instanceof MappingError &&
+        error.problems.length === 1 &&
+        error.problems[0]?.path === '$.operations["group.link.users.remove"]' &&
+        /DELETE \/Core\/Entity\/Group\/\{id\}\/link\/users/.test(error.problems[0]?.message ?? ''),
+    );
+  });
+});
