@@ -1,177 +1,508 @@
-// `npm run bench`: measures the proxy against direct successor calls in one run and prints
-// requests/s, p50/p99 latency, successor calls per legacy call and the proxy's memory.
+// `npm run bench`: the proxy against the physical limit, in one run. Every process runs as in
+// production: the sandbox successor in its own process (`idm-compat sandbox`), the proxy in its
+// own (`idm-compat serve`, production mode, configuration file pointing at the sandbox), the bare
+// forwarding hop in its own (bench/hop.ts), and the load generator (autocannon) here. Everything
+// listens on 127.0.0.1. Three targets per scenario: `direct` (the equivalent successor calls with
+// a bearer token), `hop` (the direct calls through bench/hop.ts) and `proxy` (the legacy call).
 //
-// The proxy (with its embedded sandbox IDM) runs as a child process, exactly as `idm-compat serve`
-// runs in production, so the load generator does not share its event loop. Everything listens on
-// 127.0.0.1 only. Options (env): BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 10).
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+// Options (env): BENCH_SECONDS (5, per target), BENCH_CONNECTIONS (50), BENCH_LATENCY_SECONDS (2,
+// the one-connection run), BENCH_ONLY (a regular expression of scenario names), BENCH_CPU_PROF (a
+// directory: the proxies run under `node --cpu-prof` and write their profiles there).
+// `npm run bench -- --json` prints the figures as JSON instead of the table.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
+import {
+  cpuMicros,
+  type HopProcess,
+  type ProxyProcess,
+  peakRssMiB,
+  resetPeakRss,
+  rssMiB,
+  type SandboxProcess,
+  startHop,
+  startProxy,
+  startSandbox,
+} from './processes.js';
+import {
+  type BenchReport,
+  formatTable,
+  type ScenarioReport,
+  TARGETS,
+  type TargetFigures,
+  type TargetName,
+  toJson,
+} from './report.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const root = path.resolve(import.meta.dirname, '..');
-const bin = path.join(root, 'bin', 'idm-compat.js');
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 2);
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
+const json = process.argv.includes('--json');
 
-interface Scenario {
+const API = '/iserv/idm/api/v1';
+const LEGACY = '/iserv/api/Service/Core/Entity';
+/** The successor's Accept, as the proxy sends it. */
+const ACCEPT = 'application/ld+json, application/json';
+/** The attributes the proxy asks for, per legacy answer (from the default mapping profile). */
+const USER_ITEM =
+  'hexUuid,user,firstname,lastname,status,type,importId,auxInfo,created,createdBy.user,lastLogin,deleted,deletedBy.user,roles.role,groups.group,privileges.privilege';
+const USER_LIST = 'hexUuid,user,firstname,lastname,status,created,createdBy.user,lastLogin';
+const USER_EXTENDED =
+  'hexUuid,user,firstname,lastname,status,created,createdBy.user,lastLogin,roles.role,groups.group,privileges.privilege';
+/** Page size of the collection reads (the proxy's `successor.pageSize` and the direct reads'). */
+const PAGE_SIZE = 500;
+
+interface Call {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  body?: string;
+  contentType?: string;
+}
+
+interface LoadScenario {
   name: string;
-  /** The legacy call through the proxy. */
-  proxy: { path: string };
-  /** The equivalent call straight to the successor. */
-  direct: { path: string };
+  /** The successor calls a client would make itself; the hop forwards these too. */
+  direct: Call[];
+  proxy: Call[];
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+interface Target {
+  name: TargetName;
+  url: string;
+  headers: Record<string, string>;
+  calls: Call[];
+  /** The process whose CPU and memory count (none for direct). */
+  pid: number | undefined;
 }
 
-async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not become ready`);
+const startedAt = performance.now();
+function log(text: string): void {
+  process.stderr.write(`[${((performance.now() - startedAt) / 1000).toFixed(0).padStart(3)}s] ${text}\n`);
 }
 
-async function sandboxCalls(sandboxUrl: string): Promise<number> {
-  const response = await fetch(`${sandboxUrl}/__sandbox/counters`);
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** Successor API calls so far (token calls left out), from the sandbox's request counters. */
+async function successorCalls(sandbox: SandboxProcess): Promise<number> {
+  const response = await fetch(`${sandbox.url}/__sandbox/counters`);
   const body = (await response.json()) as { total: number; counters: Record<string, number> };
   return body.total - (body.counters['POST /token'] ?? 0);
 }
 
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round((kb / 1024) * 10) / 10;
+async function bearerToken(sandbox: SandboxProcess): Promise<string> {
+  const response = await fetch(sandbox.tokenEndpoint, {
+    method: 'POST',
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: 'idm-compat',
+      client_secret: 'sandbox-secret',
+      scope: 'iserv:idm:api-read iserv:idm:api-write',
+    }),
+  });
+  return ((await response.json()) as { access_token: string }).access_token;
 }
 
-async function load(url: string, headers: Record<string, string>) {
-  // An unrecorded warm-up first, so JIT compilation and connection set-up do not count.
-  const warmup = await autocannon({ url, connections, duration: 1, headers });
-  const result = await autocannon({ url, connections, duration: seconds, headers });
+function headersOf(target: Target, call: Call): Record<string, string> {
+  return call.contentType ? { ...target.headers, 'content-type': call.contentType } : target.headers;
+}
+
+async function autocannonRun(target: Target, duration: number) {
+  return autocannon({
+    url: target.url,
+    connections,
+    duration,
+    requests: target.calls.map((call) => ({
+      method: call.method,
+      path: call.path,
+      headers: headersOf(target, call),
+      ...(call.body === undefined ? {} : { body: call.body }),
+    })),
+  });
+}
+
+/** Median latency of one connection sending the target's calls one after another, in ms. */
+async function oneConnectionP50(target: Target): Promise<{ p50: number; errors: number }> {
+  const pool = new Pool(target.url, { connections: 1 });
+  const times: number[] = [];
+  let errors = 0;
+  const end = performance.now() + latencySeconds * 1000;
+  try {
+    for (let i = 0; performance.now() < end || times.length < 20; i++) {
+      const call = target.calls[i % target.calls.length];
+      if (!call) break;
+      const started = performance.now();
+      const response = await pool.request({
+        path: call.path,
+        method: call.method,
+        headers: headersOf(target, call),
+        body: call.body ?? null,
+      });
+      await response.body.arrayBuffer();
+      times.push(performance.now() - started);
+      if (response.statusCode >= 300) errors++;
+    }
+  } finally {
+    await pool.close();
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(times.length / 2)] ?? 0, errors };
+}
+
+async function measureLoad(target: Target, sandbox: SandboxProcess): Promise<TargetFigures> {
+  // An unrecorded warm-up first, so JIT compilation, caches and connection set-up do not count.
+  await autocannonRun(target, 1);
+  const callsBefore = await successorCalls(sandbox);
+  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  const result = await autocannonRun(target, seconds);
+  // The requests still in flight when the run stopped are sent and answered too: let them finish,
+  // and count every request sent.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const cpuAfter = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  const calls = (await successorCalls(sandbox)) - callsBefore;
+  const requests = result.requests.sent;
+  const cpu = cpuBefore && cpuAfter ? cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system : 0;
+  if (cpuBefore && cpuAfter && requests > 0) {
+    const user = Math.round((cpuAfter.user - cpuBefore.user) / requests);
+    const system = Math.round((cpuAfter.system - cpuBefore.system) / requests);
+    log(`  ${target.name}: ${requests} requests, CPU per request ${user} µs user + ${system} µs system`);
+  }
+  const single = await oneConnectionP50(target);
   return {
-    requests: result.requests.total,
-    warmupRequests: warmup.requests.total,
     rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    addedP50Ms: round(single.p50, 3),
+    cpuUsPerRequest: target.pid === undefined || requests === 0 ? null : Math.round(cpu / requests),
+    successorCallsPerRequest: requests === 0 ? null : round(calls / requests, 2),
+    rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
+    errors: result.errors + result.non2xx + single.errors,
   };
+}
+
+/** The load scenarios on the demo data; IDs are looked up in the sandbox first. */
+async function loadScenarios(sandbox: SandboxProcess, token: string): Promise<LoadScenario[]> {
+  const find = async (collection: string, query: string) => {
+    const response = await fetch(`${sandbox.apiBaseUrl}/${collection}?${query}&_attributes=hexUuid`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    });
+    const [first] = (await response.json()) as { hexUuid: string }[];
+    if (!first) throw new Error(`no ${collection} ${query} in the sandbox`);
+    return first.hexUuid;
+  };
+  const admin = await find('users', 'user=admin');
+  const lea = await find('users', 'user=lea.braun');
+  const group = await find('groups', 'group=klasse.5a');
+  const json = 'application/json';
+  return [
+    {
+      name: 'get one user (warm)',
+      direct: [{ method: 'GET', path: `${API}/users/${admin}?_attributes=${encodeURIComponent(USER_ITEM)}` }],
+      proxy: [{ method: 'GET', path: `${LEGACY}/User/admin` }],
+    },
+    {
+      name: 'list users',
+      direct: [
+        {
+          method: 'GET',
+          path: `${API}/users?deleted=false&_attributes=${encodeURIComponent(USER_LIST)}&itemsPerPage=${PAGE_SIZE}`,
+        },
+      ],
+      proxy: [{ method: 'GET', path: `${LEGACY}/User` }],
+    },
+    {
+      name: 'list users extended',
+      direct: [
+        {
+          method: 'GET',
+          path: `${API}/users?deleted=false&_attributes=${encodeURIComponent(USER_EXTENDED)}&itemsPerPage=${PAGE_SIZE}`,
+        },
+      ],
+      proxy: [{ method: 'GET', path: `${LEGACY}/User?extended=1` }],
+    },
+    {
+      // Every connection links the group and unlinks it again; both are idempotent, so the
+      // connections may interleave. Direct: the two writes; the proxy's unlink also reads which
+      // groups were linked (for an exact rollback) and reads the user back (its answer).
+      name: 'link + unlink a group',
+      direct: [
+        {
+          method: 'POST',
+          path: `${API}/users/${lea}/groups?_attributes=${encodeURIComponent(USER_ITEM)}`,
+          body: JSON.stringify({ addedGroups: [`${API}/groups/${group}`] }),
+          contentType: json,
+        },
+        { method: 'DELETE', path: `${API}/users/${lea}/groups/${group}` },
+      ],
+      proxy: [
+        {
+          method: 'POST',
+          path: `${LEGACY}/User/lea.braun/link/groups`,
+          body: '["klasse.5a"]',
+          contentType: json,
+        },
+        {
+          method: 'DELETE',
+          path: `${LEGACY}/User/lea.braun/link/groups`,
+          body: '["klasse.5a"]',
+          contentType: json,
+        },
+      ],
+    },
+    {
+      name: 'SSO authenticate',
+      direct: [
+        {
+          method: 'GET',
+          path: `${API}/users?user=lena.mueller&_attributes=${encodeURIComponent('hexUuid,user,deleted,locked')}&itemsPerPage=100`,
+        },
+      ],
+      proxy: [
+        {
+          method: 'POST',
+          path: '/iserv/api/Service/Sso/authenticate',
+          body: 'username=lena.mueller',
+          contentType: 'application/x-www-form-urlencoded',
+        },
+      ],
+    },
+  ];
+}
+
+interface Stack {
+  sandbox: SandboxProcess;
+  proxy: ProxyProcess;
+  hop: HopProcess;
+  token: string;
+  stop(): Promise<void>;
+}
+
+async function startStack(dir: string, name: string, fixture?: string): Promise<Stack> {
+  const sandbox = await startSandbox(fixture);
+  try {
+    const proxy = await startProxy(dir, name, sandbox, { pageSize: PAGE_SIZE }, cpuProfileDir);
+    const hop = await startHop(sandbox);
+    const token = await bearerToken(sandbox);
+    return {
+      sandbox,
+      proxy,
+      hop,
+      token,
+      stop: async () => {
+        await Promise.all([proxy.stop(), hop.stop()]);
+        await sandbox.stop();
+      },
+    };
+  } catch (error) {
+    await sandbox.stop();
+    throw error;
+  }
+}
+
+function targetsOf(stack: Stack, scenario: LoadScenario): Target[] {
+  const bearer = { authorization: `Bearer ${stack.token}`, accept: ACCEPT };
+  return [
+    { name: 'direct', url: stack.sandbox.url, headers: bearer, calls: scenario.direct, pid: undefined },
+    { name: 'hop', url: stack.hop.url, headers: bearer, calls: scenario.direct, pid: stack.hop.pid },
+    {
+      name: 'proxy',
+      url: stack.proxy.url,
+      headers: { authorization: stack.proxy.authorization },
+      calls: scenario.proxy,
+      pid: stack.proxy.pid,
+    },
+  ];
+}
+
+async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
+  const stack = await startStack(dir, 'proxy');
+  try {
+    const reports: ScenarioReport[] = [];
+    for (const scenario of await loadScenarios(stack.sandbox, stack.token)) {
+      if (only && !only.test(scenario.name)) continue;
+      const figures: Partial<Record<TargetName, TargetFigures>> = {};
+      for (const target of targetsOf(stack, scenario)) {
+        log(`${scenario.name}: ${target.name}…`);
+        figures[target.name] = await measureLoad(target, stack.sandbox);
+      }
+      const targets = complete(figures);
+      for (const name of TARGETS) {
+        const p50 = targets[name].addedP50Ms;
+        const direct = targets.direct.addedP50Ms;
+        if (p50 !== null && direct !== null) targets[name].addedP50Ms = round(p50 - direct, 2);
+      }
+      reports.push({ name: scenario.name, kind: 'load', targets });
+    }
+    return reports;
+  } finally {
+    await stack.stop();
+  }
+}
+
+function complete(figures: Partial<Record<TargetName, TargetFigures>>): Record<TargetName, TargetFigures> {
+  const { direct, hop, proxy } = figures;
+  if (!direct || !hop || !proxy) throw new Error('a target was not measured');
+  return { direct, hop, proxy };
+}
+
+/** A sandbox fixture with `count` more users (in the students' role and group). */
+function largeFixture(dir: string, count: number): string {
+  const users = Array.from({ length: count }, (_, i) => ({
+    user: `bench.user${String(i).padStart(6, '0')}`,
+    firstname: 'Bench',
+    lastname: `User ${i}`,
+    status: 'active',
+    roles: ['ROLE_STUDENT'],
+    groups: ['schueler'],
+  }));
+  const file = path.join(dir, `fixture-${count}.json`);
+  writeFileSync(file, JSON.stringify({ users }));
+  return file;
+}
+
+/**
+ * Reads every page of the extended user list as a client of the successor would (4 pages at
+ * once). Resolves when every page has arrived; `count()` parses them afterwards.
+ */
+async function allPages(base: string, headers: Record<string, string>): Promise<() => number> {
+  const pool = new Pool(base, { connections: 4 });
+  const page = async (n: number) => {
+    const response = await pool.request({
+      method: 'GET',
+      path: `${API}/users?deleted=false&_attributes=${encodeURIComponent(USER_EXTENDED)}&itemsPerPage=${PAGE_SIZE}&page=${n}`,
+      headers,
+    });
+    if (response.statusCode !== 200) throw new Error(`page ${n}: ${response.statusCode}`);
+    return response.body.text();
+  };
+  try {
+    const first = await page(1);
+    const total = (JSON.parse(first) as { 'hydra:totalItems': number })['hydra:totalItems'];
+    const pages = [first];
+    let next = 2;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next <= Math.ceil(total / PAGE_SIZE)) {
+          const n = next++;
+          pages[n - 1] = await page(n);
+        }
+      }),
+    );
+    return () =>
+      pages.reduce(
+        (sum, text) => sum + (JSON.parse(text) as { 'hydra:member': unknown[] })['hydra:member'].length,
+        0,
+      );
+  } finally {
+    await pool.close();
+  }
+}
+
+/** The proxy's V8 heap as its metrics show it, for the progress lines. */
+async function heapFigures(proxy: ProxyProcess): Promise<string> {
+  const text = await (await fetch(`${proxy.url}/metrics`)).text();
+  const mib = (name: string) => {
+    const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1];
+    return value === undefined ? '?' : (Number(value) / 2 ** 20).toFixed(0);
+  };
+  return `heap used ${mib('nodejs_heap_size_used_bytes')} MiB of ${mib('nodejs_heap_size_total_bytes')} MiB, external ${mib('nodejs_external_memory_bytes')} MiB`;
+}
+
+/** The legacy list through the proxy; resolves when the whole answer has arrived. */
+async function legacyList(proxy: ProxyProcess): Promise<() => number> {
+  const response = await fetch(`${proxy.url}${LEGACY}/User?extended=1`, {
+    headers: { authorization: proxy.authorization },
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`legacy list: ${response.status} ${text}`);
+  return () => (JSON.parse(text) as unknown[]).length;
+}
+
+async function measureLargeList(
+  stack: Stack,
+  target: TargetName,
+  repeat: number,
+  expected: number,
+): Promise<TargetFigures> {
+  const pid = target === 'hop' ? stack.hop.pid : target === 'proxy' ? stack.proxy.pid : undefined;
+  const bearer = { authorization: `Bearer ${stack.token}`, accept: ACCEPT };
+  const once = () =>
+    target === 'proxy'
+      ? legacyList(stack.proxy)
+      : allPages(target === 'hop' ? stack.hop.url : stack.sandbox.url, bearer);
+  await once(); // warm-up: caches, JIT, connections
+  if (pid !== undefined) {
+    log(`  ${target}: RSS ${rssMiB(pid)} MiB after the warm-up`);
+    resetPeakRss(pid);
+  }
+  const callsBefore = await successorCalls(stack.sandbox);
+  const cpuTotal = () => {
+    if (pid === undefined) return 0;
+    const { user, system } = cpuMicros(pid);
+    return user + system;
+  };
+  const cpuBefore = cpuTotal();
+  const times: number[] = [];
+  let errors = 0;
+  for (let i = 0; i < repeat; i++) {
+    const started = performance.now();
+    const count = await once();
+    times.push((performance.now() - started) / 1000);
+    if (count() < expected) errors++;
+  }
+  const calls = (await successorCalls(stack.sandbox)) - callsBefore;
+  times.sort((a, b) => a - b);
+  if (target === 'proxy') log(`  proxy: ${await heapFigures(stack.proxy)}`);
+  return {
+    rps: null,
+    p50Ms: null,
+    p99Ms: null,
+    addedP50Ms: null,
+    cpuUsPerRequest: pid === undefined ? null : Math.round((cpuTotal() - cpuBefore) / repeat),
+    successorCallsPerRequest: round(calls / repeat, 2),
+    rssMiB: pid === undefined ? null : rssMiB(pid),
+    errors,
+    seconds: round(times[Math.floor(times.length / 2)] ?? 0, 3),
+    peakRssMiB: pid === undefined ? null : peakRssMiB(pid),
+  };
+}
+
+async function runLargeList(dir: string, count: number, repeat: number): Promise<ScenarioReport | undefined> {
+  const name = `list users extended, ${count.toLocaleString('en')} users`;
+  if (only && !only.test(name)) return undefined;
+  log(`${name}: generating the fixture and starting…`);
+  const stack = await startStack(dir, `proxy-${count}`, largeFixture(dir, count));
+  try {
+    const figures: Partial<Record<TargetName, TargetFigures>> = {};
+    for (const target of TARGETS) {
+      log(`${name}: ${target}…`);
+      figures[target] = await measureLargeList(stack, target, repeat, count);
+    }
+    return { name, kind: 'large-list', targets: complete(figures) };
+  } finally {
+    await stack.stop();
+  }
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-bench-'));
-  const [proxyPort, sandboxPort] = [await freePort(), await freePort()];
-  const configFile = path.join(dir, 'config.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      server: { host: '127.0.0.1', port: proxyPort },
-      sandbox: { enabled: true, port: sandboxPort },
-      store: { type: 'sqlite', path: path.join(dir, 'bench.db') },
-      mappings: { dir: path.join(root, 'mappings') },
-      logging: { level: 'warn' },
-    }),
-  );
-  const added = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [bin, 'apiuser', 'add', 'bench', '--range', '127.0.0.1/32', '--json', '--config', configFile],
-      {
-        encoding: 'utf8',
-      },
-    ),
-  ) as { password: string };
-  const child = spawn(process.execPath, [bin, 'serve', '--config', configFile], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
   try {
-    const proxyUrl = `http://127.0.0.1:${proxyPort}`;
-    const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-    await waitFor(`${proxyUrl}/readyz`, child);
-    const tokenResponse = await fetch(`${sandboxUrl}/iserv/auth/public/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: 'idm-compat',
-        client_secret: 'sandbox-secret',
-        scope: 'iserv:idm:api-read',
-      }),
-    });
-    const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
-    const proxyHeaders = {
-      authorization: `Basic ${Buffer.from(`bench:${added.password}`).toString('base64')}`,
-    };
-    const directHeaders = { authorization: `Bearer ${token}`, accept: 'application/json' };
-    const api = '/iserv/idm/api/v1';
-    const scenarios: Scenario[] = [
-      {
-        name: 'get one user',
-        proxy: { path: '/iserv/api/Service/Core/Entity/User/admin' },
-        direct: { path: `${api}/users?user=admin` },
-      },
-      {
-        name: 'list users',
-        proxy: { path: '/iserv/api/Service/Core/Entity/User' },
-        direct: { path: `${api}/users?deleted=false&itemsPerPage=100` },
-      },
-      {
-        name: 'list users, extended',
-        proxy: { path: '/iserv/api/Service/Core/Entity/User?extended=1' },
-        direct: {
-          path: `${api}/users?deleted=false&itemsPerPage=100&_attributes=user,firstname,lastname,status,created,createdBy.user,lastLogin,roles.role,groups.group,privileges.privilege`,
-        },
-      },
-    ];
-
-    const rows: string[][] = [];
-    for (const scenario of scenarios) {
-      const before = await sandboxCalls(sandboxUrl);
-      const viaProxy = await load(`${proxyUrl}${scenario.proxy.path}`, proxyHeaders);
-      const successorCalls = (await sandboxCalls(sandboxUrl)) - before;
-      const proxyRequests = viaProxy.requests + viaProxy.warmupRequests;
-      const direct = await load(`${sandboxUrl}${scenario.direct.path}`, directHeaders);
-      const perCall = proxyRequests === 0 ? 0 : successorCalls / proxyRequests;
-      rows.push([scenario.name, 'proxy', ...figures(viaProxy), perCall.toFixed(2)]);
-      rows.push([scenario.name, 'direct', ...figures(direct), '1.00']);
+    const scenarios = await runLoadScenarios(dir);
+    for (const [count, repeat] of [
+      [10_000, 5],
+      [100_000, 1],
+    ] as const) {
+      const report = await runLargeList(dir, count, repeat);
+      if (report) scenarios.push(report);
     }
-    const header = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'successor calls/req'];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
-    process.stdout.write(
-      `idm-compat bench: ${seconds}s per target, ${connections} connections, Node ${process.version}\n\n`,
-    );
-    process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n`);
-    for (const row of rows) process.stdout.write(`${line(row)}\n`);
-    process.stdout.write(
-      `\nproxy process RSS after the run: ${child.pid === undefined ? '?' : rssMiB(child.pid)} MiB\n`,
-    );
+    const report: BenchReport = { node: process.version, seconds, connections, scenarios };
+    process.stdout.write(json ? toJson(report) : formatTable(report));
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function figures(r: { rps: number; p50: number; p99: number; errors: number }): string[] {
-  return [String(r.rps), String(r.p50), String(r.p99), String(r.errors)];
 }
 
 await main();

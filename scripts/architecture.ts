@@ -1,7 +1,9 @@
 // The import rules of the architecture, checked by `npm run check`:
 // - src/mapping/ translates and knows nothing of HTTP or the legacy routes;
 // - src/sandbox/ is a leaf: a stand-in successor that imports only itself and src/lib/;
-// - src/lib/ holds neutral utilities and imports no other folder of the proxy.
+// - src/lib/ holds neutral utilities and imports no other folder of the proxy;
+// - src/migration/ (recordings, replay, compare) works on recorded exchanges, not on the routes:
+//   it knows nothing of HTTP handling, the legacy routes or the CLI.
 // `npx tsx scripts/architecture.ts [ROOT]` prints every broken rule and exits 1 when there is one.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -33,6 +35,11 @@ const RULES: readonly Rule[] = [
     from: 'sandbox',
     allows: (target) => /^(sandbox|lib)(\/|$)/.test(target),
     text: 'src/sandbox is a leaf: it may import only src/sandbox and src/lib',
+  },
+  {
+    from: 'migration',
+    allows: (target) => !/^(legacy|http|app|server|cli|sandbox)(\/|$)/.test(target),
+    text: 'src/migration must not import the HTTP layer, the legacy routes, the CLI or the sandbox',
   },
   {
     from: 'lib',

@@ -5,11 +5,13 @@ import { compileDeprecation } from './http/deprecation.js';
 import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
 import { LegacyError } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
-import { dispatchLegacy } from './legacy/dispatch.js';
+import { createTranslator } from './http/translator.js';
+import { createLegacyDispatch, runOperation } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
 import { quoteInput } from './lib/quote.js';
+import { DASHBOARD_PATH, registerDashboard } from './ops/dashboard.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
 import type { AppEnv, Services } from './services.js';
@@ -34,7 +36,10 @@ export function createApp(services: Services): Hono<AppEnv> {
       [SSO_PATHS.callback, 'sso.callback'],
       [SSO_PATHS.landing, 'sso.landing'],
     ]),
-    prefixes: [[`${basePath}/docs`, 'docs']],
+    prefixes: [
+      [`${basePath}/docs`, 'docs'],
+      [DASHBOARD_PATH, 'ops.dashboard'],
+    ],
   };
   const deprecation = compileDeprecation(
     config,
@@ -45,6 +50,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use('*', requestPipeline(services, table, fixed, deprecation));
   registerHealth(app, services);
   registerMetrics(app, services);
+  registerDashboard(app, services);
   // SSO's browser pages live outside the base path: visitors follow return_to without API-user credentials.
   registerSso(app, services);
   // Authentication first (docs and SSO included), then the body limit, so the body of an
@@ -61,7 +67,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   );
   // The docs before the dispatch, which answers 404/405 for everything else.
   app.route(basePath, createLegacyDocs(LEGACY_OPERATIONS, { basePath, namespaces }));
-  app.all(`${basePath}/*`, dispatchLegacy);
+  app.all(`${basePath}/*`, createLegacyDispatch(createTranslator(services, runOperation)));
 
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`)));
   app.onError((error, c) => {

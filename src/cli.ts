@@ -8,12 +8,16 @@ import {
   parseCommandArgs,
   processIo,
 } from './cli/command.js';
+import { compareCommand } from './cli/compare.js';
 import { configCheckCommand } from './cli/config-check.js';
 import { configSchemaCommand } from './cli/config-schema.js';
 import { idsExportCommand, idsImportCommand } from './cli/ids.js';
 import { mappingsCheckCommand } from './cli/mappings-check.js';
+import { replayCommand } from './cli/replay.js';
 import { sandboxCommand } from './cli/sandbox.js';
 import { serveCommand } from './cli/serve.js';
+import { shadowReportCommand } from './cli/shadow-report.js';
+import { storeCopyCommand } from './cli/store-copy.js';
 import { usageCommand } from './cli/usage.js';
 import { ConfigError } from './config/load.js';
 import { MappingError } from './mapping/errors.js';
@@ -29,6 +33,10 @@ export const COMMANDS: readonly Command[] = [
   idsImportCommand,
   idsExportCommand,
   usageCommand,
+  shadowReportCommand,
+  storeCopyCommand,
+  replayCommand,
+  compareCommand,
 ];
 
 function overview(): string {

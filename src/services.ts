@@ -1,11 +1,17 @@
 import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import { checkOperationReferences } from './config/references.js';
 import type { OperationMatch } from './legacy/operation-table.js';
 import { REQUIRED_OPERATIONS } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
 import { profileDir } from './mapping/load.js';
+import { loadCompareRules } from './migration/compare-rules.js';
+import { LegacyUpstream } from './migration/legacy-upstream.js';
+import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.js';
+import { RecordingWriter } from './migration/recording.js';
+import { ShadowRunner } from './migration/shadow.js';
 import { createMetrics, type Metrics } from './observe/metrics.js';
 import { CallTracker, combineObservers, type Observer } from './observe/observer.js';
 import { UsageRecorder } from './observe/usage.js';
@@ -45,6 +51,15 @@ export interface Services extends StoreServices {
   readonly observer: Required<Observer>;
   /** The embedded sandbox IDM, in sandbox mode. */
   readonly sandbox: RunningSandbox | undefined;
+  /** The migration tools: per-operation modes (reloadable) and the old server, when configured. */
+  readonly migration: {
+    readonly modes: ModeHolder;
+    readonly legacy: LegacyUpstream | undefined;
+    /** Shadow mode's background comparisons (with the old server configured). */
+    readonly shadow: ShadowRunner | undefined;
+    /** The traffic recording (`migration.recording`). */
+    readonly recording: RecordingWriter | undefined;
+  };
   /**
    * The URL clients reach the proxy at, for links such as SSO's `return_to`: `legacy.publicUrl`,
    * else the configured listen address when its port is fixed; undefined: the request's origin.
@@ -98,10 +113,15 @@ export async function buildServices(
   };
   try {
     if (deps.scope === 'store') {
-      const store = deps.store ?? (await openStore(config.store));
+      // CLI commands fail at once when the database is unreachable; the server retries (below).
+      const store = deps.store ?? (await openStore(config.store, { retry: false }));
       cleanups.push(() => store.close());
       return { config, logger, clock, store, close };
     }
+    checkOperationReferences(
+      config,
+      REQUIRED_OPERATIONS.map((operation) => operation.id),
+    );
     const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
     const calls = new CallTracker();
     const metrics = createMetrics({
@@ -117,7 +137,7 @@ export async function buildServices(
     );
     const mappingDeps = { logger: logger.child({ component: 'mapping' }), clock, observer };
 
-    const store = deps.store ?? (await openStore(config.store));
+    const store = deps.store ?? (await openStore(config.store, { logger }));
     cleanups.push(() => store.close());
     usage = new UsageRecorder({
       repository: store.usage,
@@ -185,6 +205,36 @@ export async function buildServices(
           logger: logger.child({ component: 'sso' }),
         })
       : undefined;
+    const operationIds = REQUIRED_OPERATIONS.map((operation) => operation.id);
+    const modes = createModeHolder(new ModeTable(config.migration.modes, operationIds));
+    const legacySettings = config.migration.legacy;
+    const legacy = legacySettings ? new LegacyUpstream(legacySettings) : undefined;
+    if (legacy) cleanups.push(() => legacy.close());
+    // Closed before the successor client and the store (cleanups run last first): the comparisons
+    // still under way need both.
+    const shadow = legacy
+      ? new ShadowRunner({
+          settings: config.migration.shadow,
+          rules: loadCompareRules(config.migration.compare.rules),
+          repository: store.shadow,
+          observer,
+          clock,
+          logger: logger.child({ component: 'shadow' }),
+          flushIntervalMs: config.usage.flushIntervalSeconds * 1000,
+        })
+      : undefined;
+    if (shadow) cleanups.push(() => shadow.close());
+    const recordingSettings = config.migration.recording;
+    const recordingLog = logger.child({ component: 'recording' });
+    const recording = recordingSettings
+      ? new RecordingWriter({
+          path: recordingSettings.path,
+          maxBytes: recordingSettings.maxBytes,
+          operations: recordingSettings.operations,
+          onError: (error) => recordingLog.warn({ err: error }, 'recording not written'),
+        })
+      : undefined;
+    if (recording) cleanups.push(() => recording.close());
     const { port } = config.server;
     const publicUrl =
       config.legacy.publicUrl?.replace(/\/+$/, '') ?? (port === 0 ? undefined : expectedPublicUrl(config));
@@ -202,6 +252,7 @@ export async function buildServices(
       calls,
       observer,
       sandbox,
+      migration: { modes, legacy, shadow, recording },
       publicUrl,
       close,
     };

@@ -1,5 +1,6 @@
 // The import rules `npm run check` enforces: they hold for the project, and they fail a tree that
-// breaks them (mapping importing the HTTP layer, the sandbox importing the proxy, lib importing up).
+// breaks them (mapping or migration importing the HTTP layer, the sandbox importing the proxy, lib
+// importing up).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -33,12 +34,16 @@ describe('architecture import rules', () => {
         "import { a } from '../data.js';\nexport { b } from '../../config/load.js';\n",
       'src/lib/clock.ts': "import type { Services } from '../services.js';\n",
       'src/http/errors.ts': "import { TranslationError } from '../mapping/errors.js';\n",
+      'src/migration/compare.ts':
+        "import { globs } from './globs.js';\nimport { dispatch } from '../legacy/dispatch.js';\nimport type { AppEnv } from '../http/context.js';\n",
     });
     const found = checkArchitecture(root).map((v) => `${v.file}:${v.line} ${v.target}`);
     assert.deepEqual(found.sort(), [
       'src/lib/clock.ts:1 src/services',
       'src/mapping/engine.ts:2 src/http/legacy-error',
       'src/mapping/ids.ts:2 src/legacy/operations',
+      'src/migration/compare.ts:2 src/legacy/dispatch',
+      'src/migration/compare.ts:3 src/http/context',
       'src/sandbox/app.ts:1 src/store/types',
       'src/sandbox/routes/users.ts:2 src/config/load',
     ]);

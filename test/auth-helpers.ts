@@ -43,6 +43,8 @@ export interface HarnessOptions {
   /** Reuse a directory (and so the SQLite file) of an earlier harness: a restart. */
   dir?: string;
   logSink?: LogSink;
+  /** The sandbox to use as successor (default: the file's shared one). */
+  sandbox?: RunningSandbox;
 }
 
 /** The proxy app, listening. */
@@ -75,7 +77,7 @@ function merge(base: Record<string, unknown>, extra: Record<string, unknown>): R
 
 /** Starts the app on a real store and the sandbox successor; production mode (no demo user). */
 export async function startHarness(options: HarnessOptions = {}): Promise<AuthHarness> {
-  const idm = await sharedSandbox();
+  const idm = options.sandbox ?? (await sharedSandbox());
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'idm-compat-auth-'));
   const raw = merge(
     {

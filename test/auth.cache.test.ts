@@ -1,10 +1,13 @@
-// The credential cache: scrypt runs once per credential and TTL (counted, not timed); a new user, a
-// password reset, a removal or new ranges take effect at once — also when the CLI makes the change
-// in another process while the server runs.
+// The credential cache: scrypt runs once per credential and TTL (counted, not timed); a new user
+// takes effect at once, a password reset, a removal or new ranges as soon as the credentials
+// version is read again (at most one poll interval, by the injected clock) — also when the CLI
+// makes the change in another process while the server runs. Within the interval a cached check
+// asks the store nothing.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { setApiUserRanges } from '../src/auth/admin.js';
+import { CREDENTIALS_VERSION_POLL_MS } from '../src/auth/authenticator.js';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { ManualClock } from '../src/lib/clock.js';
@@ -72,6 +75,8 @@ describe('credential cache', () => {
   after(() => h?.close());
 
   const get = (pw: string) => call(`${h.url}${PROTECTED}`, { user: 'cached', password: pw });
+  /** Lets one poll interval pass, so the next request reads the credentials version. */
+  const nextPoll = () => clock.advance(CREDENTIALS_VERSION_POLL_MS);
 
   /** `count` requests with the same credentials at once; every one must be a 200. */
   async function concurrently(pw: string, count: number): Promise<void> {
@@ -101,6 +106,7 @@ describe('credential cache', () => {
   it('runs it once more after an invalidation, shared by concurrent requests', async () => {
     // New ranges (the same ones) bump the credentials version, which drops the cache.
     await setApiUserRanges(h.services.store, 'cached', ['127.0.0.0/8']);
+    nextPoll();
     const before = await kdfRunCount();
     await concurrently(password, 10);
     for (let i = 0; i < 10; i++) assert.equal((await get(password)).status, 200);
@@ -119,20 +125,21 @@ describe('credential cache', () => {
     assert.equal((await kdfRunCount()) - before, 1, 'verified again after 61 s, then cached');
   });
 
-  it('drops a reset password at once when the CLI runs in-process on its own connection', async () => {
+  it('drops a reset password within the poll interval when the CLI runs in-process on its own connection', async () => {
     assert.equal((await get(password)).status, 200);
     const io = captureIo();
     assert.equal(
       await runCli(['apiuser', 'reset-password', 'cached', '--config', h.configFile, '--json'], io),
       0,
     );
+    nextPoll();
     const fresh = (JSON.parse(io.stdout()) as { password: string }).password;
     assert.equal((await get(password)).status, 401, 'the old password is refused at once');
     assert.equal((await get(fresh)).status, 200);
     password = fresh;
   });
 
-  it('drops a reset password at once when the CLI runs as another process', async () => {
+  it('drops a reset password within the poll interval when the CLI runs as another process', async () => {
     assert.equal((await get(password)).status, 200);
     const result = await spawnCli([
       'apiuser',
@@ -143,6 +150,7 @@ describe('credential cache', () => {
       '--json',
     ]);
     assert.equal(result.code, 0, result.stderr);
+    nextPoll();
     const fresh = (JSON.parse(result.stdout) as { password: string }).password;
     assert.equal((await get(password)).status, 401);
     assert.equal((await get(fresh)).status, 200);
@@ -173,7 +181,7 @@ describe('credential cache', () => {
     assert.equal((await call(`${h.url}${PROTECTED}`, { user: 'spawned', password: 'wrong' })).status, 401);
   });
 
-  it('applies new ranges at once when another process sets them', async () => {
+  it('applies new ranges within the poll interval when another process sets them', async () => {
     assert.equal((await get(password)).status, 200);
     const narrowed = await spawnCli([
       'apiuser',
@@ -185,6 +193,7 @@ describe('credential cache', () => {
       h.configFile,
     ]);
     assert.equal(narrowed.code, 0, narrowed.stderr);
+    nextPoll();
     assert.equal((await get(password)).status, 403);
     const widened = await spawnCli([
       'apiuser',
@@ -196,13 +205,54 @@ describe('credential cache', () => {
       h.configFile,
     ]);
     assert.equal(widened.code, 0, widened.stderr);
+    nextPoll();
     assert.equal((await get(password)).status, 200);
   });
 
-  it('refuses a removed user at once when another process removes it', async () => {
+  it('asks the store nothing within the poll interval, and applies a change at the next poll', async () => {
+    assert.equal((await get(password)).status, 200);
+    const { apiUsers } = h.services.store;
+    const original = apiUsers.credentialsVersion;
+    let reads = 0;
+    apiUsers.credentialsVersion = () => {
+      reads++;
+      return original.call(apiUsers);
+    };
+    try {
+      nextPoll();
+      assert.equal((await get(password)).status, 200);
+      assert.equal(reads, 1, 'the first request after the interval reads the version');
+      const narrowed = await spawnCli([
+        'apiuser',
+        'set-ranges',
+        'cached',
+        '--range',
+        '10.0.0.0/8',
+        '--config',
+        h.configFile,
+      ]);
+      assert.equal(narrowed.code, 0, narrowed.stderr);
+      for (let i = 0; i < 20; i++)
+        assert.equal((await get(password)).status, 200, 'cached within the interval');
+      clock.advance(CREDENTIALS_VERSION_POLL_MS - 1);
+      assert.equal((await get(password)).status, 200, 'still within the interval');
+      assert.equal(reads, 1, 'no store query for 21 cached checks');
+      clock.advance(1);
+      assert.equal((await get(password)).status, 403, 'the new ranges apply at the next poll');
+      assert.equal(reads, 2);
+    } finally {
+      apiUsers.credentialsVersion = original;
+    }
+    await setApiUserRanges(h.services.store, 'cached', ['127.0.0.1']);
+    nextPoll();
+    assert.equal((await get(password)).status, 200);
+  });
+
+  it('refuses a removed user within the poll interval when another process removes it', async () => {
     assert.equal((await get(password)).status, 200);
     const result = await spawnCli(['apiuser', 'remove', 'cached', '--config', h.configFile]);
     assert.equal(result.code, 0, result.stderr);
+    nextPoll();
     assert.match(result.stdout, /Removed API user cached/);
     assert.equal((await get(password)).status, 401);
   });

@@ -3,7 +3,7 @@
 // and known addresses: an attacker escalating the per-user block does not lock out the integration.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { listApiUsers, removeApiUser } from '../src/auth/admin.js';
+import { listApiUsers, removeApiUser, unblockApiUser } from '../src/auth/admin.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { type AuthHarness, call, closeSharedSandbox, PROTECTED, startHarness } from './auth-helpers.js';
 
@@ -45,17 +45,26 @@ describe('throttling per user and address (defaults: 5 free failures, then 1 s, 
     assert.match(throttled.headers.get('content-type') ?? '', /^application\/json/);
     assert.deepEqual(throttled.body, {
       code: 429,
-      message: 'Too many failed logins; try again in 1 seconds',
+      message: 'Too many failed logins; try again in 1 second',
     });
     const [summary] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'alpha');
     assert.equal(summary?.throttled, true);
     assert.equal(summary?.recentFailures, 6);
+    // The 6th failure blocked the (user, address) pair; the 429 counts as throttled.
+    const metrics = await (await fetch(`${h.url}/metrics`)).text();
+    assert.match(metrics, /^idm_compat_login_blocks_total\{scope="pair"\} 1$/m);
+    assert.match(metrics, /^idm_compat_throttled_total 1$/m);
   });
 
   it('backs off exponentially while failures continue', async () => {
     clock.advance(1_000);
     assert.equal((await attempt(h, 'alpha', 'wrong-again')).status, 401);
-    assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).headers.get('retry-after'), '2');
+    const twice = await attempt(h, 'alpha', pw.alpha ?? '');
+    assert.equal(twice.headers.get('retry-after'), '2');
+    assert.equal(
+      (twice.body as { message: string }).message,
+      'Too many failed logins; try again in 2 seconds',
+    );
     clock.advance(2_000);
     assert.equal((await attempt(h, 'alpha', 'wrong-again')).status, 401);
     assert.equal((await attempt(h, 'alpha', pw.alpha ?? '')).headers.get('retry-after'), '4');
@@ -214,6 +223,29 @@ describe('an attacker spreading failures over many addresses does not lock out t
     assert.equal(throttled.headers.get('retry-after'), '1');
     clock.advance(1_000);
     assert.equal((await legit()).status, 200);
+  });
+
+  it('shows the block and the known address, and apiuser unblock lets a newcomer in at once', async () => {
+    clock.advance(61_000); // past the credential cache and the earlier blocks
+    // Wrong passwords from ever new addresses until the user's counter blocks.
+    for (let i = 0; i < 21; i++) await attempt(h, 'sis', `wrong-${i}`, `198.51.100.${100 + i}`);
+    const newcomer = () => attempt(h, 'sis', password, '10.20.0.7');
+    assert.equal((await newcomer()).status, 429);
+    const [blocked] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'sis');
+    assert.deepEqual(
+      blocked?.blocks.map((b) => [b.scope, b.address]),
+      [['user', null]],
+    );
+    assert.deepEqual(
+      blocked?.knownAddresses.map((k) => k.address),
+      [INTEGRATION],
+    );
+
+    assert.ok((await unblockApiUser(h.services.store, 'sis')) > 0);
+    assert.equal((await newcomer()).status, 200, 'the running server sees the cleared counters');
+    const [unblocked] = (await listApiUsers(h.services.store, clock)).filter((u) => u.name === 'sis');
+    assert.deepEqual(unblocked?.blocks, []);
+    assert.equal(unblocked?.recentFailures, 0);
   });
 });
 

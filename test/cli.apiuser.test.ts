@@ -55,6 +55,8 @@ interface ListedUser {
   throttled: boolean;
   throttledUntil: string | null;
   recentFailures: number;
+  blocks: { scope: string; address: string | null; until: string; failures: number }[];
+  knownAddresses: { address: string; lastSuccess: string }[];
 }
 
 async function listed(): Promise<ListedUser[]> {
@@ -167,6 +169,8 @@ describe('apiuser list', () => {
     assert.equal(untis.throttled, false);
     assert.equal(untis.throttledUntil, null);
     assert.equal(untis.recentFailures, 0);
+    assert.deepEqual(untis.blocks, []);
+    assert.deepEqual(untis.knownAddresses, []);
     assert.deepEqual(
       users.map((u) => u.name),
       [...users.map((u) => u.name)].sort(),
@@ -177,9 +181,9 @@ describe('apiuser list', () => {
     const result = await run('apiuser', 'list');
     assert.equal(result.code, 0);
     const [header, ...rows] = result.stdout.trimEnd().split('\n');
-    assert.match(header ?? '', /^NAME\s+RANGES\s+CREATED\s+LAST LOGIN\s+THROTTLED$/);
+    assert.match(header ?? '', /^NAME\s+RANGES\s+CREATED\s+LAST LOGIN\s+BLOCKED\s+FAILED\s+KNOWN$/);
     assert.ok(
-      rows.some((row) => /^untis\s+10\.20\.0\.0\/24,2001:db8:20::\/64\s+\S+\s+never\s+no$/.test(row)),
+      rows.some((row) => /^untis\s+10\.20\.0\.0\/24,2001:db8:20::\/64\s+\S+\s+never\s+no\s+0\s+0$/.test(row)),
       result.stdout,
     );
   });
@@ -246,6 +250,86 @@ describe('apiuser set-ranges', () => {
   });
 });
 
+describe('apiuser list and unblock with throttle state', () => {
+  const MINUTE = 60_000;
+  let now = 0;
+
+  before(async () => {
+    assert.equal((await run('apiuser', 'add', 'blocked.sync', '--range', '10.40.0.0/16')).code, 0);
+    // The state a running server leaves behind: the user's counter escalated by failures spread
+    // over many addresses, two addresses blocked on their own, and two known addresses (one past
+    // the 30 days).
+    now = Date.now();
+    const store = openSqliteStore(storeFile);
+    try {
+      const { loginThrottle } = store;
+      const fail = (scope: 'user' | 'pair', address: string, until: number, times: number) =>
+        Array.from({ length: times }).reduce<Promise<unknown>>(
+          (previous) =>
+            previous.then(() =>
+              loginThrottle.recordFailure({ scope, userName: 'blocked.sync', address }, now, 0, () => until),
+            ),
+          Promise.resolve(),
+        );
+      await fail('user', '', now + 10 * MINUTE, 24);
+      await fail('pair', '192.0.2.7', now + 5 * MINUTE, 7);
+      await fail('pair', '2001:db8:1::/64', now + 2 * MINUTE, 6);
+      await fail('pair', '198.51.100.9', now - MINUTE, 3);
+      await loginThrottle.recordSuccess('blocked.sync', '10.40.0.5', now - 2 * MINUTE, 0, 32);
+      await loginThrottle.recordSuccess('blocked.sync', '10.40.1.9', now - MINUTE, 0, 32);
+      await loginThrottle.recordSuccess('blocked.sync', '10.40.2.1', now - 31 * 24 * 60 * MINUTE, 0, 32);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('shows each current block with its end, the failures and the known addresses (--json)', async () => {
+    const user = (await listed()).find((u) => u.name === 'blocked.sync');
+    assert.ok(user);
+    const at = (ms: number) => new Date(ms).toISOString();
+    assert.equal(user.throttled, true);
+    assert.equal(user.throttledUntil, at(now + 10 * MINUTE));
+    assert.equal(user.recentFailures, 24);
+    assert.deepEqual(user.blocks, [
+      { scope: 'address', address: '192.0.2.7', until: at(now + 5 * MINUTE), failures: 7 },
+      { scope: 'address', address: '2001:db8:1::/64', until: at(now + 2 * MINUTE), failures: 6 },
+      { scope: 'user', address: null, until: at(now + 10 * MINUTE), failures: 24 },
+    ]);
+    assert.deepEqual(user.knownAddresses, [
+      { address: '10.40.1.9', lastSuccess: at(now - MINUTE) },
+      { address: '10.40.0.5', lastSuccess: at(now - 2 * MINUTE) },
+    ]);
+  });
+
+  it('prints BLOCKED, FAILED and KNOWN columns', async () => {
+    const result = await run('apiuser', 'list');
+    assert.equal(result.code, 0, result.stderr);
+    const row = result.stdout.split('\n').find((line) => line.startsWith('blocked.sync '));
+    const until = new Date(now + 10 * MINUTE).toISOString();
+    const addresses = new Date(now + 5 * MINUTE).toISOString();
+    assert.ok(row?.endsWith(`user until ${until}; 2 addresses until ${addresses}  24      2`), row);
+  });
+
+  it('unblock clears the counters, keeps the known addresses, and refuses unknown names', async () => {
+    const result = await run('apiuser', 'unblock', 'blocked.sync');
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, 'Cleared 4 failed-login counters of API user blocked.sync.\n');
+    const user = (await listed()).find((u) => u.name === 'blocked.sync');
+    assert.ok(user);
+    assert.equal(user.throttled, false);
+    assert.equal(user.recentFailures, 0);
+    assert.deepEqual(user.blocks, []);
+    assert.equal(user.knownAddresses.length, 2);
+    assert.deepEqual(JSON.parse((await run('apiuser', 'unblock', 'blocked.sync', '--json')).stdout), {
+      name: 'blocked.sync',
+      cleared: 0,
+    });
+    const unknown = await run('apiuser', 'unblock', 'ghost');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /no API user named "ghost"/);
+  });
+});
+
 describe('apiuser remove', () => {
   it('removes a user', async () => {
     const result = await run('apiuser', 'remove', 'webuntis.sync');
@@ -265,7 +349,7 @@ describe('apiuser remove', () => {
 describe('apiuser help', () => {
   it('has --help on every command and lists them in the overview', async () => {
     const overview = await cli(['--help']);
-    for (const command of ['add', 'list', 'remove', 'reset-password', 'set-ranges']) {
+    for (const command of ['add', 'list', 'remove', 'reset-password', 'set-ranges', 'unblock']) {
       assert.match(overview.stdout, new RegExp(`apiuser ${command}`));
       const help = await cli(['apiuser', command, '--help']);
       assert.equal(help.code, 0);

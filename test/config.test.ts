@@ -144,6 +144,39 @@ describe('configuration', () => {
     );
   });
 
+  it('reads a PostgreSQL store with its URL as a secret, defaults applied, and checks it', () => {
+    const config = (store: unknown, env: NodeJS.ProcessEnv = {}) =>
+      loadConfig({
+        file: tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, store })),
+        env,
+      });
+    const url = 'postgres://idm:pw-in-url@db.example:5432/idm';
+    assert.deepEqual(config({ type: 'postgres', url: { env: 'IDM_PG_URL' } }, { IDM_PG_URL: url }).store, {
+      type: 'postgres',
+      url,
+      poolSize: 10,
+      connectTimeoutMs: 5000,
+      statementTimeoutMs: 5000,
+      credentialsPollMs: 500,
+      startup: { attempts: 30, initialDelayMs: 500, maxDelayMs: 10_000 },
+    });
+    assert.equal(config({ type: 'postgres', url, schema: 'idm_compat', poolSize: 3 }).store.type, 'postgres');
+    assert.throws(
+      () => config({ type: 'postgres', url: { env: 'IDM_PG_URL' } }),
+      (error: unknown) => error instanceof ConfigError && error.problems[0]?.path === 'store.url',
+    );
+    assert.throws(
+      () => config({ type: 'postgres', url: 'mysql://u:pw-in-url@h/db' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems[0]?.path === 'store.url' &&
+        !error.message.includes('pw-in-url'),
+    );
+    assert.throws(() => config({ type: 'postgres', url, schema: 'Bad-Name; DROP' }), /store\.schema/);
+    assert.throws(() => config({ type: 'postgres', url, path: './x.db' }), /store/);
+    assert.throws(() => config({ type: 'postgres' }), /store\.url/);
+  });
+
   it('requires a successor unless the sandbox is enabled', () => {
     const file = tempFile('config.json', JSON.stringify({ server: { port: 8081 } }));
     assert.throws(() => loadConfig({ file, env: {} }), /successor: required unless sandbox.enabled/);

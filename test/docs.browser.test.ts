@@ -1,13 +1,12 @@
-// The interactive docs opened in real headless Chromium (Debian package `chromium`, installed by
-// .ci/run), authenticated with an API user: every legacy operation is listed on the rendered page.
+// The interactive docs opened in real headless Chromium (a system Chromium, or the one inside the
+// @sparticuz/chromium dev dependency), authenticated with an API user: every legacy operation is
+// listed on the rendered page.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import { launchBrowser } from './browser.js';
 
 after(closeSharedSandbox);
 
@@ -17,22 +16,9 @@ describe('interactive docs in headless Chromium', () => {
   let password = '';
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
     h = await startHarness();
     password = await h.addUser('browser', ['127.0.0.0/8']);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();

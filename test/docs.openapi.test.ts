@@ -18,6 +18,12 @@ interface OpenApiDocument {
   >;
 }
 
+interface JsonSchema {
+  maxLength?: number;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+}
+
 describe('interactive docs: OpenAPI document and assets', () => {
   let h: AuthHarness;
   let password = '';
@@ -69,6 +75,52 @@ describe('interactive docs: OpenAPI document and assets', () => {
     }
     const count = Object.values(document.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
     assert.equal(count, LEGACY_OPERATIONS.length);
+  });
+
+  /** The documented JSON schema of a request body. */
+  function bodySchema(path: string, method: string): JsonSchema {
+    const operation = document.paths[path]?.[method] as unknown as {
+      requestBody: { content: Record<string, { schema: JsonSchema }> };
+    };
+    const schema = operation.requestBody.content['application/json']?.schema;
+    assert.ok(schema, `${method} ${path} has no JSON body`);
+    return schema;
+  }
+
+  it('documents one length limit per writable field, the same on create and update', () => {
+    const limits = (schema: JsonSchema) =>
+      Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, v.maxLength]));
+    const user = {
+      username: 64,
+      firstname: 255,
+      lastname: 255,
+      status: undefined,
+      type: 255,
+      importId: 255,
+      auxInfo: 255,
+    };
+    assert.deepEqual(limits(bodySchema('/Core/Entity/User', 'post')), user);
+    assert.deepEqual(limits(bodySchema('/Core/Entity/User/{id}', 'put')), user);
+    assert.deepEqual(limits(bodySchema('/Core/Entity/Group', 'post')), { name: 64 });
+    assert.deepEqual(limits(bodySchema('/Core/Entity/Group/{id}', 'put')), { name: 64, account: 64 });
+    assert.deepEqual(limits(bodySchema('/Core/Entity/Role', 'post')), {
+      name: 50,
+      module: 255,
+      privileges: undefined,
+    });
+  });
+
+  it('documents the length limit of legacy IDs in paths and link bodies', () => {
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const { parameters = [] } = operation as unknown as {
+          parameters?: { in: string; schema: JsonSchema }[];
+        };
+        for (const parameter of parameters.filter((p) => p.in === 'path'))
+          assert.equal(parameter.schema.maxLength, 255, `${method} ${path}`);
+        if (path.includes('/link/')) assert.equal(bodySchema(path, method).items?.maxLength, 255, path);
+      }
+    }
   });
 
   it('names Basic auth, the first namespace as server and every namespace alias', () => {

@@ -256,6 +256,7 @@ describe('unexpected exceptions', () => {
       idMap: real.idMap,
       ssoTokens: failing(real.ssoTokens, 'issue', tokenError, () => broken === 'sso'),
       usage: real.usage,
+      shadow: real.shadow,
       ping: () => real.ping(),
       close: () => real.close(),
     };

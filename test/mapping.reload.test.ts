@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { reloadOnSignal } from '../src/mapping/reload.js';
+import { reloadOnSignal } from '../src/reload.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
 type User = { firstname: string; lastname: string; admin: boolean };
@@ -32,7 +32,7 @@ describe('mapping reload on SIGHUP', () => {
 
   before(async () => {
     proxy = await startUserProxy({ copyProfile: true });
-    stop = reloadOnSignal(proxy.mappings, proxy.services.logger);
+    stop = reloadOnSignal(proxy.services, { file: undefined, env: {}, logger: proxy.services.logger });
     fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
     profileFile = path.join(proxy.profileDir, 'profile.json');
     original = { fields: readFileSync(fieldsFile, 'utf8'), profile: readFileSync(profileFile, 'utf8') };

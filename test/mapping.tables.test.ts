@@ -175,10 +175,13 @@ describe('the shipped mapping profile', () => {
     );
     // Words that are idm-compat's own in one file, not the successor's, and why.
     const ownWords: Record<string, string[]> = {
-      // The API user's own record (`apiuser list --json`), kept in idm-compat's store.
-      [path.join('src', 'cli', 'apiuser.ts')]: ['lastLogin'],
+      // The API user's own record (`apiuser list --json`), kept in idm-compat's store, and the
+      // scope of its own failed-login counter (`blocks[].scope`, docs/auth.md).
+      [path.join('src', 'cli', 'apiuser.ts')]: ['lastLogin', 'user'],
       // The `--user` option of `idm-compat usage` (an API user of idm-compat's own).
       [path.join('src', 'cli', 'usage.ts')]: ['user'],
+      // The `--user` option of `idm-compat replay` (the API user the target accepts).
+      [path.join('src', 'cli', 'replay.ts')]: ['user'],
       // The fallback paging of a client used without a profile (SPEC 6, API Platform's defaults).
       // Everything built from a profile passes profile.json successor.paging: startServer at
       // construction, every engine read per call (asserted in test/mapping.engine.test.ts).

@@ -240,6 +240,7 @@ describe('usage inventory', () => {
           await real.usage.add(rows);
         },
         list: (filter) => real.usage.list(filter),
+        recent: (since) => real.usage.recent(since),
       },
       ping: () => real.ping(),
       close: async () => undefined,

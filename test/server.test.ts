@@ -128,6 +128,51 @@ describe('server in sandbox mode', () => {
   });
 });
 
+describe('readiness while the successor stalls', () => {
+  it('answers 503 after server.readinessTimeoutMs, not after the successor request timeout', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ready-'));
+    const config = parseConfig(
+      {
+        sandbox: { enabled: true },
+        server: { port: 0, readinessTimeoutMs: 500 },
+        store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+      },
+      { label: 'test', env: {}, baseDir: dir },
+    );
+    assert.equal(config.server.readinessTimeoutMs, 500);
+    assert.equal(
+      parseConfig({ sandbox: { enabled: true } }, { label: 'default', env: {}, baseDir: dir }).server
+        .readinessTimeoutMs,
+      2_000,
+    );
+    const server = await startServer({ config, logger: createLogger({ level: 'silent' }) });
+    const sandbox = server.sandbox;
+    assert.ok(sandbox);
+    try {
+      // Ready with a responsive successor (a busy machine may need more than one probe for the
+      // first token); the token stays cached for the probe below.
+      let ready = 0;
+      for (let i = 0; i < 20 && ready !== 200; i++) ready = (await fetch(`${server.url}/readyz`)).status;
+      assert.equal(ready, 200, 'ready with a responsive successor');
+      // Far below the successor request timeout (15 s by default), far above the probe's.
+      sandbox.faults.set({ latencyMs: 10_000 });
+      const response = await fetch(`${server.url}/readyz`);
+      const body = (await response.json()) as {
+        status: string;
+        checks: Record<string, { ok: boolean; error?: string }>;
+      };
+      assert.equal(response.status, 503, JSON.stringify(body));
+      assert.equal(body.status, 'not ready');
+      assert.equal(body.checks.store?.ok, true);
+      assert.equal(body.checks.successor?.ok, false);
+      assert.match(body.checks.successor?.error ?? '', /within 500 ms \(server\.readinessTimeoutMs\)/);
+    } finally {
+      sandbox.faults.reset();
+      await server.close();
+    }
+  });
+});
+
 describe('graceful shutdown', () => {
   it('lets in-flight requests finish, refuses new ones, then closes the sandbox and the store', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));

@@ -135,6 +135,34 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.ok((extra.body as ErrorBody).errors?.some((e) => e.path === 'body'));
   });
 
+  it('refuses a repeated username (form or multipart) and username[] with 400, signing in no one', async () => {
+    const before = tokenRows(proxy).length;
+    const multipart = new FormData();
+    multipart.append('username', 'thomas.becker');
+    multipart.append('username', 'admin');
+    const bodies: RequestInit['body'][] = [
+      new URLSearchParams('username=thomas.becker&username=admin'),
+      new URLSearchParams('username=admin&username=thomas.becker'),
+      new URLSearchParams('username=thomas.becker&username=thomas.becker'),
+      multipart,
+      new URLSearchParams('username[]=admin'),
+    ];
+    for (const body of bodies) {
+      const answer = await proxy.authenticate(undefined, { body });
+      assert.equal(answer.status, 400, answer.text);
+      const error = answer.body as ErrorBody;
+      assert.equal(error.code, 400);
+      assert.ok(
+        error.errors?.some((e) => e.path.startsWith('body')),
+        answer.text,
+      );
+      if (!(body instanceof URLSearchParams && body.has('username[]'))) {
+        assert.deepEqual(error.errors, [{ path: 'body.username', message: 'must be given once' }]);
+      }
+    }
+    assert.equal(tokenRows(proxy).length, before, 'no token was issued');
+  });
+
   it('needs API-user credentials (401) and answers 405 to GET', async () => {
     const url = `${proxy.url}/iserv/api/Service/Sso/authenticate`;
     const anonymous = await fetch(url, {

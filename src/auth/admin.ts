@@ -4,6 +4,7 @@ import type { Store } from '../store/types.js';
 import { normalizeRange } from './addresses.js';
 import { API_USER_NAME, isValidApiUserName } from './names.js';
 import { generatePassword, hashPassword } from './password.js';
+import { KNOWN_ADDRESS_SECONDS } from './throttle.js';
 
 /** A request to manage API users that cannot be carried out; nothing was changed. */
 export class ApiUserAdminError extends Error {
@@ -35,6 +36,16 @@ export interface ApiUserSummary {
   throttledUntil: string | null;
   /** Failed logins counted against the user (all addresses) since its last success. */
   recentFailures: number;
+  /**
+   * The counters blocking logins now: `user` blocks every address but the known ones, `address`
+   * blocks this user from that one address (an IPv6 /64 is written as its network).
+   */
+  blocks: { scope: 'user' | 'address'; address: string | null; until: string; failures: number }[];
+  /**
+   * Addresses the user logged in from within the last 30 days, newest first: inside its current
+   * ranges they get past a `user` block.
+   */
+  knownAddresses: { address: string; lastSuccess: string }[];
 }
 
 /** Validates and canonicalises ranges; throws ApiUserAdminError naming every bad one. */
@@ -105,6 +116,18 @@ export async function resetApiUserPassword(store: Store, name: string): Promise<
   return { name, password, ranges: user.ranges };
 }
 
+/**
+ * Clears an API user's failed-login counters (per user and per user and address), lifting its
+ * blocks at once, in every process sharing the store; known addresses stay. Returns how many
+ * counters there were.
+ */
+export async function unblockApiUser(store: Store, name: string): Promise<number> {
+  if (!(await store.apiUsers.get(name))) throw unknownUser(name);
+  const counters = (await store.loginThrottle.forUser(name)).length;
+  await store.loginThrottle.resetUser(name);
+  return counters;
+}
+
 /** Replaces an API user's ranges. */
 export async function setApiUserRanges(
   store: Store,
@@ -124,6 +147,10 @@ export async function listApiUsers(store: Store, clock: Clock): Promise<ApiUserS
   for (const user of users) {
     const states = await store.loginThrottle.forUser(user.name);
     const until = Math.max(0, ...states.map((state: ThrottleState) => state.blockedUntil));
+    const knownSince = now - KNOWN_ADDRESS_SECONDS * 1000;
+    const known = (await store.loginThrottle.knownAddresses(user.name)).filter(
+      (entry) => entry.lastSuccessAt > knownSince,
+    );
     summaries.push({
       name: user.name,
       ranges: user.ranges,
@@ -132,6 +159,18 @@ export async function listApiUsers(store: Store, clock: Clock): Promise<ApiUserS
       throttled: until > now,
       throttledUntil: until > now ? new Date(until).toISOString() : null,
       recentFailures: states.find((state) => state.scope === 'user')?.failures ?? 0,
+      blocks: states
+        .filter((state) => state.blockedUntil > now)
+        .map((state) => ({
+          scope: state.scope === 'user' ? 'user' : 'address',
+          address: state.scope === 'user' ? null : state.address,
+          until: new Date(state.blockedUntil).toISOString(),
+          failures: state.failures,
+        })),
+      knownAddresses: known.map((entry) => ({
+        address: entry.address,
+        lastSuccess: new Date(entry.lastSuccessAt).toISOString(),
+      })),
     });
   }
   return summaries;

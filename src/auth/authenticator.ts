@@ -36,7 +36,7 @@ export interface AuthenticatorOptions {
   credentialCacheMaxEntries: number;
   throttle: ThrottlePolicy;
   /** Told about every password key derivation (metrics). */
-  observer?: Pick<Observer, 'kdfRun'>;
+  observer?: Pick<Observer, 'kdfRun' | 'loginBlock'>;
 }
 
 interface VerifiedCredential {
@@ -50,6 +50,11 @@ const LAST_LOGIN_INTERVAL_MS = 60_000;
 const PRUNE_INTERVAL_MS = 10 * 60_000;
 /** A known address's last success is written at most this often per (user, address). */
 const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
+/**
+ * The store's credentials version is read at most this often on the cached path, so a cached
+ * credential check costs no store query; a credential change takes effect within this time.
+ */
+export const CREDENTIALS_VERSION_POLL_MS = 1_000;
 
 /**
  * Checks API-user credentials (SPEC 4): throttle state first (a throttled attempt costs no KDF
@@ -58,8 +63,10 @@ const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
  * (one the user logged in from within the last 30 days, inside its current ranges) is judged by
  * its (user, address) counter only, so failures spread over other addresses cannot lock out the
  * integration; such a success does not reset the user's counter. Verified credentials are cached
- * under an HMAC of (name, password) with a process-random key; the whole cache is dropped as soon
- * as the store's credentials version moves, which a CLI command in another process also causes.
+ * under an HMAC of (name, password) with a process-random key; the whole cache is dropped when
+ * the store's credentials version moves, which a CLI command in another process also causes. The
+ * version is read at most once per CREDENTIALS_VERSION_POLL_MS (by the injected clock) while the
+ * cache answers, and always before a credential is verified against the store.
  */
 export class Authenticator {
   private readonly cache: LRUCache<string, VerifiedCredential> | undefined;
@@ -69,6 +76,7 @@ export class Authenticator {
   /** When this process last wrote each known (user, address) pair, so busy pairs write once an hour. */
   private readonly knownAddressWritten = new LRUCache<string, number>({ max: 10_000 });
   private cacheVersion: number | undefined;
+  private versionReadAt = 0;
   private dummyHash: Promise<string> | undefined;
   private lastPrune = 0;
 
@@ -89,8 +97,12 @@ export class Authenticator {
   /** Authenticates one request's Basic credentials coming from `address` (undefined: unknown). */
   async authenticate(name: string, password: string, address: IpAddress | undefined): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
-    const version = await this.syncVersion();
     const key = this.cacheKey(name, password);
+    if (this.cache && this.versionIsFresh()) {
+      const cached = this.cache.get(key);
+      if (cached) return this.admit(cached, address);
+    }
+    const version = await this.syncVersion();
     const cached = this.cache?.get(key);
     if (cached) return this.admit(cached, address);
 
@@ -115,9 +127,13 @@ export class Authenticator {
       const failedAt = clock.now();
       const forgetBefore = failedAt - throttle.forgetAfterSeconds * 1000;
       for (const throttleKey of keys) {
-        await store.loginThrottle.recordFailure(throttleKey, failedAt, forgetBefore, (failures) =>
-          blockedUntil(throttle, throttleKey, failures, failedAt),
+        const state = await store.loginThrottle.recordFailure(
+          throttleKey,
+          failedAt,
+          forgetBefore,
+          (failures) => blockedUntil(throttle, throttleKey, failures, failedAt),
         );
+        if (state.blockedUntil > failedAt) this.options.observer?.loginBlock?.(throttleKey.scope);
       }
       await this.pruneNow(failedAt);
       return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };
@@ -181,7 +197,14 @@ export class Authenticator {
     });
   }
 
+  /** Whether the credentials version was read recently enough to trust the cache without a query. */
+  private versionIsFresh(): boolean {
+    const age = this.options.clock.now() - this.versionReadAt;
+    return this.cacheVersion !== undefined && age >= 0 && age < CREDENTIALS_VERSION_POLL_MS;
+  }
+
   private async syncVersion(): Promise<number> {
+    this.versionReadAt = this.options.clock.now();
     const version = await this.options.store.apiUsers.credentialsVersion();
     if (version !== this.cacheVersion) {
       this.cache?.clear();

@@ -68,7 +68,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
       case 'throttled':
         throw new LegacyError(
           429,
-          `Too many failed logins; try again in ${outcome.retryAfterSeconds} seconds`,
+          `Too many failed logins; try again in ${outcome.retryAfterSeconds} second${outcome.retryAfterSeconds === 1 ? '' : 's'}`,
           undefined,
           { 'Retry-After': String(outcome.retryAfterSeconds) },
         );

@@ -1,10 +1,12 @@
 import {
   ApiUserAdminError,
+  type ApiUserSummary,
   addApiUser,
   listApiUsers,
   removeApiUser,
   resetApiUserPassword,
   setApiUserRanges,
+  unblockApiUser,
 } from '../auth/admin.js';
 import { systemClock } from '../lib/clock.js';
 import type { Store } from '../store/types.js';
@@ -103,14 +105,36 @@ Example:
   },
 };
 
+/** The BLOCKED cell: which counters block now and until when (`no` when none). */
+function blockedCell(user: ApiUserSummary): string {
+  const parts: string[] = [];
+  const userBlock = user.blocks.find((block) => block.scope === 'user');
+  if (userBlock) parts.push(`user until ${userBlock.until}`);
+  const addressBlocks = user.blocks.filter((block) => block.scope === 'address');
+  const [only] = addressBlocks;
+  if (only && addressBlocks.length === 1) {
+    parts.push(`${only.address} until ${only.until}`);
+  } else if (addressBlocks.length > 1) {
+    const last = addressBlocks.map((block) => block.until).sort()[addressBlocks.length - 1];
+    parts.push(`${addressBlocks.length} addresses until ${last}`);
+  }
+  return parts.length > 0 ? parts.join('; ') : 'no';
+}
+
 /** `idm-compat apiuser list`: every API user with ranges, creation, last login and throttle state. */
 export const apiUserListCommand: Command = {
   path: ['apiuser', 'list'],
-  summary: 'List the API users: ranges, created, last login, throttled state.',
+  summary: 'List the API users: ranges, created, last login, blocks, failures, known addresses.',
   usage: '[--config FILE] [--json]',
-  help: `Options:
+  help: `BLOCKED says which failed-login counters refuse logins now and until when: "user" (every
+address but the known ones), an address (this user from there), or "N addresses". FAILED counts
+the user's failures since its last success; KNOWN the addresses it logged in from within 30 days.
+'idm-compat apiuser unblock NAME' lifts the blocks.
+
+Options:
   --json          print a JSON array of {"name","ranges","created","lastLogin","throttled",
-                  "throttledUntil","recentFailures"}
+                  "throttledUntil","recentFailures","blocks":[{"scope","address","until",
+                  "failures"}],"knownAddresses":[{"address","lastSuccess"}]}
 ${CONFIG_HELP}`,
   options: { json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
   async run(args, io) {
@@ -124,17 +148,15 @@ ${CONFIG_HELP}`,
       return 0;
     }
     const rows = [
-      ['NAME', 'RANGES', 'CREATED', 'LAST LOGIN', 'THROTTLED'],
+      ['NAME', 'RANGES', 'CREATED', 'LAST LOGIN', 'BLOCKED', 'FAILED', 'KNOWN'],
       ...users.map((user) => [
         user.name,
         user.ranges.join(','),
         user.created,
         user.lastLogin ?? 'never',
-        user.throttledUntil
-          ? `until ${user.throttledUntil}`
-          : user.recentFailures > 0
-            ? `no (${user.recentFailures} failed)`
-            : 'no',
+        blockedCell(user),
+        String(user.recentFailures),
+        String(user.knownAddresses.length),
       ]),
     ];
     io.out(formatTable(rows));
@@ -179,6 +201,32 @@ ${CONFIG_HELP}`,
   },
 };
 
+/** `idm-compat apiuser unblock NAME`: clears the user's failed-login counters. */
+export const apiUserUnblockCommand: Command = {
+  path: ['apiuser', 'unblock'],
+  summary: "Clear an API user's failed-login counters: its blocks end at once, also for running servers.",
+  usage: 'NAME [--config FILE] [--json]',
+  help: `Clears the counters per user and per user and address (what 'apiuser list' shows as BLOCKED
+and FAILED); the known addresses and the password stay. Failures with unknown names from an
+address are not the user's and stay counted.
+
+Options:
+  --json          print {"name","cleared"} (the number of counters removed)
+${CONFIG_HELP}`,
+  options: { json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
+  positionals: true,
+  async run(args, io) {
+    const name = nameArgument(args);
+    const cleared = await withStore(args, io, (store) => unblockApiUser(store, name));
+    io.out(
+      flag(args, 'json')
+        ? JSON.stringify({ name, cleared })
+        : `Cleared ${cleared} failed-login counter${cleared === 1 ? '' : 's'} of API user ${name}.`,
+    );
+    return 0;
+  },
+};
+
 /** `idm-compat apiuser set-ranges NAME --range CIDR…`: replaces the allowed source ranges. */
 export const apiUserSetRangesCommand: Command = {
   path: ['apiuser', 'set-ranges'],
@@ -215,4 +263,5 @@ export const API_USER_COMMANDS: readonly Command[] = [
   apiUserRemoveCommand,
   apiUserResetPasswordCommand,
   apiUserSetRangesCommand,
+  apiUserUnblockCommand,
 ];

@@ -1,4 +1,6 @@
 import { loadConfig } from '../config/load.js';
+import { checkOperationReferences } from '../config/references.js';
+import { LEGACY_OPERATIONS } from '../legacy/operations.js';
 import { type Command, flag, stringOption } from './command.js';
 
 /** `idm-compat config check`: validates a configuration file without starting anything. */
@@ -9,6 +11,10 @@ export const configCheckCommand: Command = {
   options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+    checkOperationReferences(
+      config,
+      LEGACY_OPERATIONS.map((operation) => operation.id),
+    );
     const summary = { file: config.source ?? null, mode: config.mode, valid: true };
     io.out(
       flag(args, 'json')

@@ -1,6 +1,6 @@
 import { type AppConfig, loadConfig } from '../config/load.js';
 import { createLogger } from '../lib/logger.js';
-import { reloadOnSignal } from '../mapping/reload.js';
+import { reloadOnSignal } from '../reload.js';
 import { type RunningServer, startServer } from '../server.js';
 import { type Command, stringOption } from './command.js';
 
@@ -27,8 +27,9 @@ Environment: HOST and PORT override server.host and server.port.`,
       stopSignal.cancel();
       throw error;
     }
-    // SIGHUP reloads the mapping tables; a broken file is logged and the old tables stay live.
-    const stopReloading = reloadOnSignal(running.services.mappings, logger);
+    // SIGHUP reloads the mapping tables and the migration modes; a broken file is logged and
+    // what was in force stays.
+    const stopReloading = reloadOnSignal(running.services, { file: config.source, env: io.env, logger });
     io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
     if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
     const signal = await stopSignal.received;

@@ -28,15 +28,31 @@ export type ResolvedSsoConfig = Omit<ConfigFile['sso'], 'oidc'> & {
   oidc: (Omit<NonNullable<ConfigFile['sso']['oidc']>, 'clientSecret'> & { clientSecret: string }) | undefined;
 };
 
+/** The store block with the PostgreSQL URL resolved. */
+export type ResolvedStoreConfig =
+  | Extract<ConfigFile['store'], { type: 'sqlite' }>
+  | (Omit<Extract<ConfigFile['store'], { type: 'postgres' }>, 'url'> & { url: string });
+
 /** The metrics block with its password resolved. */
 export type ResolvedMetricsConfig = Omit<ConfigFile['metrics'], 'password'> & {
   password: string | undefined;
 };
 
+type MigrationFile = ConfigFile['migration'];
+type LegacyUpstreamFile = NonNullable<MigrationFile['legacy']>;
+
+/** The migration block with the legacy upstream's and the dashboard's passwords resolved. */
+export type ResolvedMigrationConfig = Omit<MigrationFile, 'legacy' | 'dashboard'> & {
+  legacy: (Omit<LegacyUpstreamFile, 'password'> & { password: string }) | undefined;
+  dashboard: Omit<MigrationFile['dashboard'], 'password'> & { password: string | undefined };
+};
+
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
-export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'metrics'> {
+export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store' | 'metrics' | 'migration'> {
+  migration: ResolvedMigrationConfig;
   successor: ResolvedSuccessorConfig | undefined;
   sso: ResolvedSsoConfig;
+  store: ResolvedStoreConfig;
   metrics: ResolvedMetricsConfig;
   /** `sandbox` when the embedded sandbox IDM is the successor; `production` otherwise. */
   mode: 'sandbox' | 'production';
@@ -97,9 +113,28 @@ export function parseConfig(
     ...parsed.sso,
     oidc: ssoOidc && { ...ssoOidc, clientSecret: secret(ssoOidc.clientSecret, 'sso.oidc.clientSecret') },
   };
+  const store: ResolvedStoreConfig =
+    parsed.store.type === 'postgres'
+      ? { ...parsed.store, url: secret(parsed.store.url, 'store.url') }
+      : parsed.store;
+  // The URL holds a password: the message names its scheme rule, never the value.
+  if (store.type === 'postgres' && store.url !== '' && !/^postgres(ql)?:\/\//.test(store.url)) {
+    problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
+  }
   const metrics: ResolvedMetricsConfig = {
     ...parsed.metrics,
     password: parsed.metrics.password && secret(parsed.metrics.password, 'metrics.password'),
+  };
+  const upstream = parsed.migration.legacy;
+  const migration: ResolvedMigrationConfig = {
+    ...parsed.migration,
+    legacy: upstream && { ...upstream, password: secret(upstream.password, 'migration.legacy.password') },
+    dashboard: {
+      ...parsed.migration.dashboard,
+      password:
+        parsed.migration.dashboard.password &&
+        secret(parsed.migration.dashboard.password, 'migration.dashboard.password'),
+    },
   };
   const port = context.env.PORT;
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
@@ -116,7 +151,9 @@ export function parseConfig(
     server,
     successor,
     sso,
+    store,
     metrics,
+    migration,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
+import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 
 /**
  * A secret is given as a literal (for development only), or, as production should, by reference:
@@ -57,6 +58,13 @@ const serverSchema = z
       .min(0)
       .default(10_000)
       .describe('How long graceful shutdown waits for in-flight requests before closing connections'),
+    readinessTimeoutMs: z
+      .int()
+      .min(1)
+      .default(2_000)
+      .describe(
+        'How long /readyz waits for each check (store, successor token and read) before reporting it not ready',
+      ),
   })
   .prefault({});
 
@@ -249,8 +257,68 @@ const storeSchema = z
         .default('./data/idm-compat.db')
         .describe('SQLite database file (created if missing)'),
     }),
+    z.strictObject({
+      type: z.literal('postgres'),
+      url: secretSchema.describe(
+        'Connection URL postgres://user:password@host:5432/database (a secret: it holds the password)',
+      ),
+      poolSize: z.int().min(1).max(1000).default(10).describe('Connections per replica at most'),
+      schema: z
+        .string()
+        .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a plain lower-case identifier: letters, digits, _')
+        .optional()
+        .describe(
+          "Schema holding idm-compat's tables (created if missing); default: the connection's search_path",
+        ),
+      connectTimeoutMs: z
+        .int()
+        .min(100)
+        .max(600_000)
+        .default(5000)
+        .describe('Giving up on opening one connection after this long (ms)'),
+      statementTimeoutMs: z
+        .int()
+        .min(100)
+        .max(600_000)
+        .default(5000)
+        .describe('PostgreSQL cancels a statement that runs longer (statement_timeout, ms)'),
+      credentialsPollMs: z
+        .int()
+        .min(100)
+        .max(60_000)
+        .default(500)
+        .describe(
+          "How often a replica reads the credentials version, i.e. sees other replicas' API-user changes (ms)",
+        ),
+      startup: z
+        .strictObject({
+          attempts: z
+            .int()
+            .min(1)
+            .max(1000)
+            .default(30)
+            .describe('Connection attempts at start-up before giving up'),
+          initialDelayMs: z
+            .int()
+            .min(10)
+            .max(60_000)
+            .default(500)
+            .describe('Wait after the first failed attempt (ms)'),
+          maxDelayMs: z
+            .int()
+            .min(10)
+            .max(600_000)
+            .default(10_000)
+            .describe('Longest wait between attempts; the wait doubles up to it (ms)'),
+        })
+        .prefault({})
+        .describe('Retrying while the database is not reachable yet at start-up'),
+    }),
   ])
-  .prefault({ type: 'sqlite' });
+  .prefault({ type: 'sqlite' })
+  .describe(
+    'Where state lives: SQLite for one box (default), PostgreSQL for several replicas (docs/scaling.md)',
+  );
 
 const mappingsSchema = z
   .strictObject({
@@ -365,6 +433,11 @@ const usageSchema = z
   .prefault({})
   .describe('The usage inventory (docs/operations.md)');
 
+/** An operation id (`user.list`), a glob over ids (`group.*`, `group.link.*`) or `*`. */
+const operationPatternSchema = z
+  .string()
+  .regex(OPERATION_PATTERN, 'an operation id such as user.list, a glob such as group.*, or *');
+
 /** A calendar date or a date-time with offset, e.g. `2026-09-01` or `2026-09-01T00:00:00Z`. */
 const instantSchema = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 
@@ -383,15 +456,139 @@ const deprecationEntrySchema = z
 const deprecationSchema = z
   .strictObject({
     operations: z
-      .record(
-        z.string().regex(/^(\*|[a-z]+(\.[a-z0-9]+)*)$/, 'an operation id such as user.list, or *'),
-        deprecationEntrySchema,
-      )
+      .record(operationPatternSchema, deprecationEntrySchema)
       .default({})
-      .describe('Operation id (or * for all) → Deprecation, Sunset and Link headers on its answers'),
+      .describe('Operation id, glob (group.*) or * → Deprecation, Sunset and Link headers on its answers'),
   })
   .prefault({})
   .describe('Deprecation headers, RFC 9745 and RFC 8594 (docs/operations.md)');
+
+const migrationSchema = z
+  .strictObject({
+    legacy: z
+      .strictObject({
+        baseUrl: urlSchema.describe(
+          "The old server's legacy base, e.g. https://old.school.example/iserv/api",
+        ),
+        username: z.string().min(1).describe('The API user the proxy signs in to the old server with'),
+        password: secretSchema.describe("Its password (a secret); callers' credentials are never forwarded"),
+        timeouts: z
+          .strictObject({
+            connectMs: z
+              .int()
+              .min(1)
+              .default(5_000)
+              .describe('Connect timeout of every call to the old server'),
+            totalMs: z
+              .int()
+              .min(1)
+              .default(15_000)
+              .describe('Total timeout of one call, the answer included'),
+          })
+          .prefault({}),
+        pool: z
+          .strictObject({
+            connections: z.int().min(1).default(32).describe('Keep-alive connections to the old server'),
+            keepAliveMs: z
+              .int()
+              .min(0)
+              .default(30_000)
+              .describe('Idle time before a pooled connection closes'),
+          })
+          .prefault({}),
+      })
+      .optional()
+      .describe('The old server that still speaks the legacy API (docs/migration.md)'),
+    modes: z
+      .record(operationPatternSchema, z.enum(['translate', 'passthrough', 'shadow']))
+      .default({})
+      .describe('Operation id or glob → translate (default), passthrough or shadow; the most specific wins'),
+    shadow: z
+      .strictObject({
+        sampleRate: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(1)
+          .describe('Share of shadowed calls that are also translated'),
+        sticky: z
+          .boolean()
+          .default(false)
+          .describe('Sample per API user (all or none of its calls) instead of per call'),
+        timeoutMs: z.int().min(1).default(5_000).describe('Time box of one background translation'),
+        maxConcurrent: z
+          .int()
+          .min(1)
+          .default(8)
+          .describe('Background translations at once; beyond it comparisons are skipped and counted'),
+        writes: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Also shadow writes: they are then applied to BOTH servers (docs/migration.md says why that is dangerous)',
+          ),
+      })
+      .prefault({}),
+    recording: z
+      .strictObject({
+        path: z.string().min(1).describe('NDJSON file of recorded requests and answers (redacted)'),
+        operations: z
+          .array(operationPatternSchema)
+          .min(1)
+          .default(['*'])
+          .describe('Which operations to record'),
+        maxBytes: z
+          .int()
+          .min(1024)
+          .default(100 * 1024 * 1024)
+          .describe('Size at which the file is rotated'),
+      })
+      .optional()
+      .describe('Traffic recording for replay and compare'),
+    compare: z
+      .strictObject({
+        rules: z.string().min(1).optional().describe('Compare rules file (JSON); default: the shipped rules'),
+      })
+      .prefault({}),
+    dashboard: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe('Serve the migration dashboard at /_migration/'),
+        username: z.string().min(1).optional().describe('Basic user name of the dashboard'),
+        password: secretSchema.optional().describe('Basic password of the dashboard (a secret)'),
+        ranges: z
+          .array(cidrSchema)
+          .min(1)
+          .default(LOOPBACK_RANGES)
+          .describe('Source ranges allowed to open the dashboard (default: loopback only)'),
+      })
+      .refine((dashboard) => (dashboard.username === undefined) === (dashboard.password === undefined), {
+        message: 'username and password go together',
+        path: ['password'],
+      })
+      .prefault({}),
+  })
+  .superRefine((migration, ctx) => {
+    for (const [pattern, mode] of Object.entries(migration.modes)) {
+      if (mode !== 'translate' && !migration.legacy) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['modes', pattern],
+          message: `${mode} needs migration.legacy (the old server to forward to)`,
+        });
+      }
+      if (pattern === 'sso.authenticate' && mode !== 'translate') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['modes', pattern],
+          message: "SSO is always served by the proxy (its tokens and links are the proxy's own)",
+        });
+      }
+    }
+  })
+  .prefault({})
+  .describe(
+    'Migration tools: per-operation modes, shadow comparison, recording, dashboard (docs/migration.md)',
+  );
 
 /** The whole configuration file. Every key has a default except `successor`, needed unless the sandbox is on. */
 export const configSchema = z
@@ -411,6 +608,7 @@ export const configSchema = z
     metrics: metricsSchema,
     usage: usageSchema,
     deprecation: deprecationSchema,
+    migration: migrationSchema,
   })
   .superRefine((config, ctx) => {
     if (!config.sandbox.enabled && !config.successor) {

@@ -1,4 +1,5 @@
-import { type AppConfig, ConfigError } from '../config/load.js';
+import type { AppConfig } from '../config/load.js';
+import { mostSpecific } from '../lib/operation-patterns.js';
 
 /** The deprecation headers of each operation, compiled once from `deprecation.operations`. */
 export interface DeprecationHeaders {
@@ -7,23 +8,14 @@ export interface DeprecationHeaders {
 }
 
 /**
- * Compiles `deprecation.operations` (operation id or `*` → deprecation, sunset, link) into
+ * Compiles `deprecation.operations` (operation id, glob or `*` → deprecation, sunset, link) into
  * `Deprecation: @<epoch seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594) and `Link` with
- * `rel="deprecation"` (and `rel="sunset"` when a sunset is set). An exact id wins over `*`. An id
- * that names no operation is refused at start-up, so a typo cannot silently deprecate nothing.
+ * `rel="deprecation"` (and `rel="sunset"` when a sunset is set), for each legacy operation once:
+ * the most specific pattern wins (an exact id over `group.*` over `*`).
  */
 export function compileDeprecation(config: AppConfig, operationIds: readonly string[]): DeprecationHeaders {
-  const known = new Set(operationIds);
-  const compiled = new Map<string, [string, string][]>();
-  for (const [id, entry] of Object.entries(config.deprecation.operations)) {
-    if (id !== '*' && !known.has(id)) {
-      throw new ConfigError(config.source ?? '(embedded defaults)', [
-        {
-          path: `deprecation.operations.${id}`,
-          message: 'no legacy operation has this id (see docs/cli.md, usage)',
-        },
-      ]);
-    }
+  const patterns = new Map<string, [string, string][]>();
+  for (const [pattern, entry] of Object.entries(config.deprecation.operations)) {
     const headers: [string, string][] = [
       ['Deprecation', `@${Math.floor(Date.parse(entry.deprecation) / 1000)}`],
     ];
@@ -34,12 +26,17 @@ export function compileDeprecation(config: AppConfig, operationIds: readonly str
       if (entry.sunset !== undefined) links.push(`<${entry.link}>; rel="sunset"`);
       headers.push(['Link', links.join(', ')]);
     }
-    compiled.set(id, headers);
+    patterns.set(pattern, headers);
   }
-  const fallback = compiled.get('*');
+  const compiled = new Map<string, [string, string][]>();
+  for (const id of operationIds) {
+    const pattern = mostSpecific(patterns.keys(), id);
+    const headers = pattern === undefined ? undefined : patterns.get(pattern);
+    if (headers) compiled.set(id, headers);
+  }
   return {
     apply(operation, headers) {
-      const found = compiled.get(operation) ?? (known.has(operation) ? fallback : undefined);
+      const found = compiled.get(operation);
       if (!found) return;
       for (const [name, value] of found) {
         if (name === 'Link') headers.append(name, value);

@@ -2,6 +2,8 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { listSome, QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import { type InputProblem, TranslationError } from '../mapping/errors.js';
+import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import {
   describeUpstreamError,
   isProtectedEntity,
@@ -124,6 +126,15 @@ export function toLegacyError(error: unknown, context: ErrorContext = {}): Legac
   if (error instanceof LegacyError) return error;
   if (error instanceof TranslationError) return translationToLegacy(error, context);
   if (error instanceof UpstreamError) return upstreamToLegacy(error, context);
+  if (error instanceof LegacyUpstreamError) {
+    return new LegacyError(
+      error.code === 'timeout' ? 504 : 502,
+      `The old server (migration.legacy) failed: ${error.message}${logHint(context)}`,
+    );
+  }
+  // The database is down or too slow: a clear, retryable answer instead of a 500 (docs/scaling.md).
+  if (error instanceof StoreUnavailableError)
+    return new LegacyError(503, error.message, undefined, { 'Retry-After': '5' });
   if (error instanceof HTTPException) {
     const status = error.status as LegacyStatus;
     return new LegacyError(status, error.message || 'Request failed');

@@ -4,6 +4,7 @@ import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
 import type { DeprecationHeaders } from './deprecation.js';
 import { RequestLineLimiter } from './log-limit.js';
+import { recordExchange } from './recording.js';
 import { requestIdFrom } from './request-id.js';
 
 /** Operation names of the paths outside the legacy surface; `ops.*` is left out of the usage inventory. */
@@ -46,6 +47,7 @@ export function requestPipeline(
   };
   return async function requestPipelineMiddleware(c, next) {
     const started = performance.now();
+    const startedAt = clock.now();
     const requestId = requestIdFrom(c.req.header('x-request-id'));
     const log = services.logger.child({ reqId: requestId });
     const { name, match } = operationOf(c.req.method, c.req.path);
@@ -62,6 +64,21 @@ export function requestPipeline(
         await next();
       });
       deprecation.apply(name, c.res.headers);
+      const recording = services.migration.recording;
+      // Only requests an API user was let through for: what integrations really send and get.
+      if (
+        recording &&
+        match.kind === 'operation' &&
+        c.get('apiUser') !== undefined &&
+        recording.records(name)
+      ) {
+        recordExchange(c, recording, {
+          operation: name,
+          mode: services.migration.modes.current().modeOf(name),
+          startedAt,
+          durationMs: performance.now() - started,
+        });
+      }
     } finally {
       const status = c.res.status;
       const durationMs = performance.now() - started;

@@ -1,27 +1,52 @@
-import type { Handler } from 'hono';
+import { Readable } from 'node:stream';
+import type { Context, Handler } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
+import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
-import type { AppEnv } from '../services.js';
+import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
+import type { ForwardedRequest } from '../migration/legacy-upstream.js';
+import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
+import type { MatchedOperation } from './operation-table.js';
 
 /**
- * The last step below the legacy base path: runs the operation the pipeline matched before
- * authentication (its path parameters, query and body validated by the operation's schemas, so
- * handlers only see valid input), or answers 405 with `Allow` for a known path asked with another
- * method, and 404 for anything else. Until this step nothing has read the body, so the raw
- * request (`c.req.raw`) is still whole here.
+ * The last step below the legacy base path: serves the operation the pipeline matched before
+ * authentication in its migration mode — `translate` (its path parameters, query and body
+ * validated by the operation's schemas, then its handler), `passthrough` (forwarded unchanged to
+ * the old server), `shadow` (answered by the old server, translated in the background and
+ * compared) — or answers 405 with `Allow` for a known path asked with another method, and
+ * 404 for anything else. Until this step nothing has read the body, so the raw request
+ * (`c.req.raw`) is still whole here.
  */
-export const dispatchLegacy: Handler<AppEnv> = async (c) => {
-  const match = c.get('match');
-  if (match?.kind === 'method') {
-    const allowed = match.allowed.join(', ');
-    throw new LegacyError(405, `Method ${c.req.method} is not allowed here; allowed: ${allowed}`, undefined, {
-      Allow: allowed,
-    });
-  }
-  if (match?.kind !== 'operation') throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
-  const { operation, params: rawParams } = match.matched;
-  const params = validatePart('path', operation.params, rawParams);
+export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
+  return async function dispatchLegacy(c) {
+    const match = c.get('match');
+    if (match?.kind === 'method') {
+      const allowed = match.allowed.join(', ');
+      throw new LegacyError(
+        405,
+        `Method ${c.req.method} is not allowed here; allowed: ${allowed}`,
+        undefined,
+        {
+          Allow: allowed,
+        },
+      );
+    }
+    if (match?.kind !== 'operation') throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
+    const services = c.get('services');
+    const id = match.matched.operation.id;
+    const mode = services.migration.modes.current().modeOf(id);
+    services.observer.modeRequest(id, mode);
+    if (mode === 'passthrough') return passThrough(c, services);
+    if (mode === 'shadow') return shadowed(c, services, match.matched, translator);
+    return runOperation(c, match.matched);
+  };
+}
+
+/** Runs an operation's translation: input validated by its schemas, then its handler. */
+export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation): Promise<Response> {
+  const { operation } = matched;
+  const params = validatePart('path', operation.params, matched.params);
   const query = validatePart('query', operation.query, c.req.query());
   const body = validatePart('body', operation.body?.schema, await readBody(c, operation));
   const response = await operation.handler(c, { params, query, body });
@@ -29,4 +54,100 @@ export const dispatchLegacy: Handler<AppEnv> = async (c) => {
   // (without this the Node adapter would label an empty body text/plain).
   if (!response.headers.has('content-type')) response.headers.set('Content-Type', 'application/json');
   return response;
-};
+}
+
+/** The request as it came, for the old server: method, path below the base path, query, body bytes, types. */
+export async function forwardedRequest(c: Context<AppEnv>, basePath: string): Promise<ForwardedRequest> {
+  const url = new URL(c.req.url);
+  const body =
+    c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : new Uint8Array(await c.req.arrayBuffer());
+  return {
+    method: c.req.method,
+    path: url.pathname.slice(basePath.length),
+    search: url.search,
+    body,
+    contentType: c.req.header('content-type'),
+    accept: c.req.header('accept'),
+  };
+}
+
+/** Forwards the request unchanged to the old server and streams its answer back (status, body, content type). */
+async function passThrough(c: Context<AppEnv>, services: Services): Promise<Response> {
+  const legacy = services.migration.legacy;
+  // The configuration check refuses passthrough without migration.legacy; this guards a bug.
+  if (!legacy) throw new LegacyError(500, 'passthrough needs migration.legacy');
+  let answer: Awaited<ReturnType<typeof legacy.forward>>;
+  try {
+    answer = await legacy.forward(await forwardedRequest(c, services.config.legacy.basePath));
+  } catch (error) {
+    services.observer.legacyUpstreamCall(0);
+    throw error;
+  }
+  services.observer.legacyUpstreamCall(answer.status);
+  const headers: Record<string, string> = {};
+  if (answer.contentType !== undefined) headers['Content-Type'] = answer.contentType;
+  const empty = answer.status === 204 || answer.status === 304 || c.req.method === 'HEAD';
+  if (empty) answer.body.resume();
+  return new Response(empty ? null : (Readable.toWeb(answer.body) as ReadableStream<Uint8Array>), {
+    status: answer.status,
+    headers,
+  });
+}
+
+/**
+ * Shadow mode: the caller gets the old server's answer as in passthrough (read whole, so that it
+ * can be compared), and the translation of the same request is handed to the shadow runner,
+ * which decides whether to run it (sampling, writes, concurrency) and never delays this answer.
+ */
+async function shadowed(
+  c: Context<AppEnv>,
+  services: Services,
+  matched: MatchedOperation,
+  translator: Translator,
+): Promise<Response> {
+  const { legacy, shadow } = services.migration;
+  if (!legacy || !shadow) throw new LegacyError(500, 'shadow needs migration.legacy');
+  const basePath = services.config.legacy.basePath;
+  const forwarded = await forwardedRequest(c, basePath);
+  let answer: Awaited<ReturnType<typeof legacy.forwardBuffered>>;
+  try {
+    answer = await legacy.forwardBuffered(forwarded);
+  } catch (error) {
+    services.observer.legacyUpstreamCall(0);
+    throw error;
+  }
+  services.observer.legacyUpstreamCall(answer.status);
+  const apiUser = c.get('apiUser') ?? '';
+  const requestId = c.get('requestId');
+  const log = c.get('log');
+  const location = recordedLocation(c.req.url, basePath);
+  const { requestBody } = await recordedBody(
+    forwarded.contentType,
+    forwarded.body,
+    matched.operation.body?.kind,
+  );
+  const copy = {
+    method: c.req.method,
+    headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },
+    body: forwarded.body,
+  };
+  shadow.submit({
+    operation: matched.operation.id,
+    apiUser,
+    requestId,
+    method: c.req.method,
+    path: location.path,
+    query: location.query,
+    requestBody,
+    write: matched.operation.method !== 'get',
+    legacy: { status: answer.status, body: recordedAnswer(answer.body.toString('utf8')) },
+    translate: async () => {
+      const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
+      return { status: response.status, body: recordedAnswer(await response.text()) };
+    },
+  });
+  const headers: Record<string, string> = {};
+  if (answer.contentType !== undefined) headers['Content-Type'] = answer.contentType;
+  const empty = answer.status === 204 || answer.status === 304 || c.req.method === 'HEAD';
+  return new Response(empty ? null : answer.body, { status: answer.status, headers });
+}

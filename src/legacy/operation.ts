@@ -108,6 +108,9 @@ export function validatePart<S extends z.ZodType>(
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (!result.success) {
+    // A path ID that cannot be valid names no entity: 404, as an unknown one.
+    if (where === 'path')
+      throw new LegacyError(404, 'No entity with this ID', issuesToErrors(where, result.error));
     throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, result.error));
   }
   return result.data;
@@ -139,13 +142,16 @@ export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): 
     }
     let form: Record<string, unknown>;
     try {
-      form = await c.req.parseBody();
+      // `all`: a repeated field arrives as an array, for the schema to refuse, not as its last value.
+      form = await c.req.parseBody({ all: true });
     } catch {
       throw new LegacyError(400, 'Malformed form data in request body', [
         { path: 'body', message: 'cannot be parsed' },
       ]);
     }
-    return Object.fromEntries(Object.entries(form).filter(([, v]) => typeof v === 'string'));
+    return Object.fromEntries(
+      Object.entries(form).filter(([, v]) => typeof v === 'string' || Array.isArray(v)),
+    );
   }
   const text = await c.req.text();
   if (text.trim() === '') {

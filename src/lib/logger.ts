@@ -30,7 +30,7 @@ export const REDACT_PATHS = [
 
 export interface LoggerOptions {
   level?: string;
-  /** Where lines go; stdout when absent. Tests pass a stream to read the lines back. */
+  /** Where lines go; stdout (asynchronously written) when absent. Tests pass a stream to read the lines back. */
   destination?: DestinationStream;
 }
 
@@ -42,7 +42,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  return options.destination ? pino(config, options.destination) : pino(config);
+  // Stdout is written asynchronously: lines logged while a write is under way go out together with
+  // the next one, instead of one write system call per line. pino flushes what is left on exit.
+  return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
 /** A logger that writes nothing, for tools and tests that do not care about logs. */

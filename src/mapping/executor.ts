@@ -8,6 +8,7 @@ import type {
   CompiledOperation,
   CompiledProfile,
   CompiledRequest,
+  CompiledResource,
   CompiledStep,
 } from './compile.js';
 import { TranslationError } from './errors.js';
@@ -23,6 +24,12 @@ export interface RunInput {
   body?: unknown;
   /** Legacy fields to render for entity and collection results, `_id` included where wanted. */
   fields?: readonly string[];
+  /**
+   * A read-only collection result may come as `collection-pages`: rendered page by page while
+   * the successor's pages arrive, so a list of any size takes bounded memory. The first page is
+   * read and rendered before `run` resolves, so that its failures are the operation's.
+   */
+  stream?: boolean;
 }
 
 /** What an operation produced, in legacy shape. */
@@ -30,6 +37,7 @@ export type RunResult =
   | { type: 'none' }
   | { type: 'entity'; id: string | null; value: Record<string, unknown> }
   | { type: 'collection'; value: Record<string, unknown>[] }
+  | { type: 'collection-pages'; pages: AsyncGenerator<Record<string, unknown>[], void> }
   | { type: 'object'; value: Record<string, unknown> };
 
 interface Ref {
@@ -143,6 +151,10 @@ export class OperationExecutor {
     let entity: Entity | undefined = wantEntity ? subject?.entity : undefined;
     let last: unknown;
     let collection: Entity[] | undefined;
+    let collectionPages: AsyncGenerator<Entity[], void> | undefined;
+    // Only the last step's collection can stream, and only when nothing is written.
+    const streamStep =
+      input.stream && op.result.type === 'collection' && !writes ? op.steps[op.steps.length - 1] : undefined;
     const lookupBase = this.#lookup(op, state, {
       items,
       body: input.body,
@@ -171,7 +183,7 @@ export class OperationExecutor {
           failedItem = item;
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
-          const outcome = await this.#send(step, lookup, op.kind);
+          const outcome = await this.#send(step, lookup, op.kind, step === streamStep);
           pending.pop();
           failedItem = undefined;
           if (step.write) {
@@ -180,6 +192,7 @@ export class OperationExecutor {
             if (item) record.items.push(item);
           }
           if (outcome.collection) collection = outcome.collection;
+          if (outcome.pages) collectionPages = outcome.pages;
           if (outcome.tolerated) continue;
           last = outcome.body;
           if (step.returnsEntity) {
@@ -230,6 +243,10 @@ export class OperationExecutor {
         return { type: 'object', value };
       }
       case 'collection': {
+        if (collectionPages) {
+          const pages = renderPages(this.#resource(op), collectionPages, fields, this.ids);
+          return { type: 'collection-pages', pages: await primed(pages) };
+        }
         const resource = this.#resource(op);
         const rendered = await renderEntities(resource, collection ?? [], fields, this.ids);
         return { type: 'collection', value: rendered.map((r) => r.value) };
@@ -459,7 +476,13 @@ export class OperationExecutor {
     step: CompiledRequest & { collection?: boolean },
     lookup: VariableLookup,
     kind?: CompiledKind,
-  ): Promise<{ body?: unknown; collection?: Entity[]; tolerated?: boolean }> {
+    stream = false,
+  ): Promise<{
+    body?: unknown;
+    collection?: Entity[];
+    pages?: AsyncGenerator<Entity[], void>;
+    tolerated?: boolean;
+  }> {
     const path = renderText(step.path, lookup, encodeURIComponent);
     const query: SuccessorQuery = {};
     for (const [param, template] of step.query) {
@@ -469,6 +492,15 @@ export class OperationExecutor {
         : value === undefined || value === null
           ? undefined
           : String(value);
+    }
+    if (step.collection && stream) {
+      return {
+        pages: this.successor.streamCollection(path, {
+          query,
+          paging: this.profile.paging,
+          ...(kind === undefined ? {} : { identity: kind.uuidAttribute }),
+        }) as AsyncGenerator<Entity[], void>,
+      };
     }
     if (step.collection) {
       return {
@@ -601,4 +633,26 @@ const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
 /** `{[key]: value}` when the value is defined, else nothing (for optional properties under exactOptionalPropertyTypes). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/** Renders a collection page by page (references are translated in one batch per page). */
+async function* renderPages(
+  resource: CompiledResource,
+  pages: AsyncGenerator<Entity[], void>,
+  fields: readonly string[],
+  ids: IdResolver,
+): AsyncGenerator<Record<string, unknown>[], void> {
+  for await (const page of pages) {
+    yield (await renderEntities(resource, page, fields, ids)).map((rendered) => rendered.value);
+  }
+}
+
+/** Takes the first page now (its failure is the caller's to handle), the others as they are asked for. */
+async function primed<T>(pages: AsyncGenerator<T, void>): Promise<AsyncGenerator<T, void>> {
+  const first = await pages.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    yield* pages;
+  })();
 }

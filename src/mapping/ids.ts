@@ -209,12 +209,8 @@ export class IdResolver {
       }
     }
     if (rule.rule === 'sequence') {
-      let next = ((await idMap.maxSequence(kind.name, rule.prefix)) ?? rule.start - 1) + 1;
-      for (let attempt = 0; attempt < 20; attempt++, next++) {
-        const result = await tryInsert(`${rule.prefix}${next}`);
-        if (result === 'inserted') return `${rule.prefix}${next}`;
-        if (result === 'uuid-mapped') return (await existing()) ?? uuid;
-      }
+      // One atomic step in the store: replicas sharing it never hand out one number twice.
+      return (await idMap.assignSequence(kind.name, rule.prefix, rule.start, uuid, clock.now())).legacyId;
     }
     const result = await tryInsert(uuid);
     if (result === 'uuid-mapped') return (await existing()) ?? uuid;

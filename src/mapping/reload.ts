@@ -17,16 +17,3 @@ export function reloadAndLog(holder: MappingHolder, logger: Logger): ReloadResul
   }
   return result;
 }
-
-/** Reloads the mapping tables whenever the process gets `signal` (SIGHUP); returns a function that stops listening. */
-export function reloadOnSignal(
-  holder: MappingHolder,
-  logger: Logger,
-  signal: NodeJS.Signals = 'SIGHUP',
-): () => void {
-  const onSignal = () => {
-    reloadAndLog(holder, logger);
-  };
-  process.on(signal, onSignal);
-  return () => process.off(signal, onSignal);
-}

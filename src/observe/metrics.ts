@@ -60,6 +60,12 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'Requests refused with 429 because of failed-login throttling',
     registers: [registry],
   });
+  const loginBlocks = new Counter({
+    name: 'idm_compat_login_blocks_total',
+    help: 'Failed logins that started or lengthened a throttling block, by counter (user, pair, address)',
+    labelNames: ['scope'] as const,
+    registers: [registry],
+  });
   const kdfRuns = new Counter({
     name: 'idm_compat_password_kdf_runs_total',
     help: 'Password key derivations (credential checks not served from the cache)',
@@ -69,6 +75,24 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     name: 'idm_compat_id_cache_lookups_total',
     help: 'Legacy ID resolutions, served from the cache (hit) or by the successor (miss)',
     labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const modeRequests = new Counter({
+    name: 'idm_compat_mode_requests_total',
+    help: 'Legacy operations served, by migration mode (translate, passthrough, shadow)',
+    labelNames: ['operation', 'mode'] as const,
+    registers: [registry],
+  });
+  const shadowComparisons = new Counter({
+    name: 'idm_compat_shadow_comparisons_total',
+    help: 'Shadow comparisons, by outcome (match, mismatch, error, skipped)',
+    labelNames: ['operation', 'outcome'] as const,
+    registers: [registry],
+  });
+  const legacyUpstream = new Counter({
+    name: 'idm_compat_legacy_upstream_requests_total',
+    help: 'Calls to the old server (migration.legacy), by status (0: no answer)',
+    labelNames: ['status'] as const,
     registers: [registry],
   });
   const observer: Observer = {
@@ -86,7 +110,11 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
       if (reason === 'throttled') throttled.inc();
     },
     kdfRun: () => kdfRuns.inc(),
+    loginBlock: (scope) => loginBlocks.inc({ scope }),
     idCacheLookup: (result) => idCache.inc({ result }),
+    modeRequest: (operation, mode) => modeRequests.inc({ operation, mode }),
+    legacyUpstreamCall: (status) => legacyUpstream.inc({ status: String(status) }),
+    shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
   };
   return { registry, observer };
 }

@@ -39,9 +39,20 @@ export interface Observer {
   authFailure?(reason: AuthFailureReason): void;
   /** A password key derivation ran (a credential was not served from the cache). */
   kdfRun?(): void;
+  /** A failed login started or lengthened a block of a throttle counter (`user`, `pair` or `address`). */
+  loginBlock?(scope: 'user' | 'pair' | 'address'): void;
   /** A legacy ID resolution was served from the cache (`hit`) or needed the successor (`miss`). */
   idCacheLookup?(result: 'hit' | 'miss'): void;
+  /** A legacy operation was served in a migration mode (translate, passthrough, shadow). */
+  modeRequest?(operation: string, mode: string): void;
+  /** A call to the old server answered `status` (0: no answer). */
+  legacyUpstreamCall?(status: number): void;
+  /** The outcome of one shadow comparison: match, mismatch, error or skipped. */
+  shadowComparison?(operation: string, outcome: ShadowOutcomeKind): void;
 }
+
+/** What a shadow comparison came to. */
+export type ShadowOutcomeKind = 'match' | 'mismatch' | 'error' | 'skipped';
 
 /** One observer that forwards every event to each of `observers`. */
 export function combineObservers(...observers: readonly Observer[]): Required<Observer> {
@@ -59,7 +70,11 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
     tokenRenewal: each('tokenRenewal'),
     authFailure: each('authFailure'),
     kdfRun: each('kdfRun'),
+    loginBlock: each('loginBlock'),
     idCacheLookup: each('idCacheLookup'),
+    modeRequest: each('modeRequest'),
+    legacyUpstreamCall: each('legacyUpstreamCall'),
+    shadowComparison: each('shadowComparison'),
   };
 }
 

@@ -1,26 +1,47 @@
 import type { Hono } from 'hono';
 import type { AppEnv, Services } from '../services.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { UpstreamError } from '../successor/errors.js';
 
 /** Registers `GET /healthz` (the process answers) and `GET /readyz` (store and successor usable). */
 export function registerHealth(app: Hono<AppEnv>, services: Services): void {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
+    // A probe of its own, far shorter than a successor request may take with its retries: an
+    // orchestrator asking /readyz wants an answer before its own probe timeout.
+    const timeoutMs = services.config.server.readinessTimeoutMs;
     const [store, successor] = await Promise.all([
-      check(() => services.store.ping()),
-      check(() => services.successor.check()),
+      check(() => services.store.ping(), timeoutMs),
+      check((signal) => services.successor.check(signal), timeoutMs),
     ]);
     const ready = store.ok && successor.ok;
     return c.json({ status: ready ? 'ready' : 'not ready', checks: { store, successor } }, ready ? 200 : 503);
   });
 }
 
-async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+async function check(
+  probe: (signal: AbortSignal) => Promise<void>,
+  timeoutMs: number,
+): Promise<{ ok: boolean; error?: string }> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  // A probe that cannot be aborted (the store's ping) is given up on all the same.
+  const timedOut = new Promise<never>((_, reject) => {
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
   try {
-    await probe();
+    await Promise.race([probe(signal), timedOut]);
     return { ok: true };
   } catch (error) {
+    if (signal.aborted) {
+      return { ok: false, error: `no answer within ${timeoutMs} ms (server.readinessTimeoutMs)` };
+    }
     // Only our own error types carry operator-safe messages; anything else is summarised.
-    return { ok: false, error: error instanceof UpstreamError ? error.message : 'check failed' };
+    return {
+      ok: false,
+      error:
+        error instanceof UpstreamError || error instanceof StoreUnavailableError
+          ? error.message
+          : 'check failed',
+    };
   }
 }

@@ -236,10 +236,23 @@ export function loadFixture(data: SandboxData, input: string | SandboxFixture, n
       path,
     );
   });
+  // Accounts taken so far (users and groups share them, case-insensitively), kept up to date while
+  // loading: one look-up per new account rather than a scan of every user, so large fixtures load
+  // in linear time.
+  const taken = new Set(
+    [...data.store('users').values(), ...data.store('groups').values()].map((record) =>
+      ('user' in record ? record.user : record.group).toLowerCase(),
+    ),
+  );
+  const takeAccount = (account: string, path: string) => {
+    const wanted = account.toLowerCase();
+    if (taken.has(wanted)) fail(path, `account "${account}" is already taken`);
+    taken.add(wanted);
+  };
   const newUsers: UserRecord[] = [];
   fixture.users?.forEach((u, i) => {
     const path = `$.users[${i}]`;
-    if (data.accountTaken(u.user)) fail(`${path}.user`, `account "${u.user}" is already taken`);
+    takeAccount(u.user, `${path}.user`);
     const record: UserRecord = {
       id: idFor('users', u.id, u.user),
       created: createdAt(u.created),
@@ -267,7 +280,7 @@ export function loadFixture(data: SandboxData, input: string | SandboxFixture, n
     const path = `$.groups[${i}]`;
     const account = g.group ?? accountFromName(g.name);
     if (!account) fail(`${path}.group`, 'no account name given or derivable from the name');
-    if (data.accountTaken(account)) fail(`${path}.group`, `account "${account}" is already taken`);
+    takeAccount(account, `${path}.group`);
     const record: GroupRecord = {
       id: idFor('groups', g.id, account),
       created: createdAt(g.created),

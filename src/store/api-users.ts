@@ -1,6 +1,7 @@
 /**
  * Storage-neutral repositories of the API-user authentication layer (SPEC 4). Times are
- * milliseconds since the epoch. Implementations: SQLite (`sqlite/api-users.ts`); PostgreSQL later.
+ * milliseconds since the epoch. Implementations: SQLite (`sqlite/api-users.ts`), PostgreSQL
+ * (`postgres/api-users.ts`).
  */
 
 /** One API user as stored. */
@@ -55,6 +56,12 @@ export interface ThrottleState extends ThrottleKey {
   blockedUntil: number;
 }
 
+/** An address an API user logged in from successfully (see `recordSuccess`). */
+export interface KnownAddress {
+  address: string;
+  lastSuccessAt: number;
+}
+
 /** Failed-login counters, kept in the store so throttling survives restarts. */
 export interface LoginThrottleRepository {
   /** The counters that exist among `keys`. */
@@ -90,4 +97,6 @@ export interface LoginThrottleRepository {
   ): Promise<void>;
   /** When `userName` last logged in successfully from `address` (a throttle subject); undefined: never. */
   lastSuccess(userName: string, address: string): Promise<number | undefined>;
+  /** Every address (throttle subject) `userName` logged in from, with its last success, newest first. */
+  knownAddresses(userName: string): Promise<KnownAddress[]>;
 }

@@ -1,6 +1,7 @@
 /**
  * The ID mapping table of the `table` ID strategy (SPEC 5): legacy ID ↔ successor UUID per
- * entity kind. Storage-neutral; implementation: SQLite (`sqlite/id-map.ts`).
+ * entity kind. Storage-neutral; implementations: SQLite (`sqlite/id-map.ts`), PostgreSQL
+ * (`postgres/id-map.ts`).
  */
 
 /** Where a row came from: an `ids import`, or an assignment rule for an entity the proxy saw. */
@@ -44,8 +45,25 @@ export interface IdMapRepository {
     at: number,
     onProgress?: (done: number) => void,
   ): Promise<IdMapImportResult>;
+  /**
+   * Adds rows as they are (source and time kept), skipping every row whose legacy ID or UUID is
+   * already mapped in its kind; one transaction. Answers how many were added (`store copy`).
+   */
+  insertMany(rows: readonly IdMapRow[]): Promise<number>;
   /** The highest number N among legacy IDs `prefix + N` of a kind, for the sequence rule. */
   maxSequence(kind: string, prefix: string): Promise<number | undefined>;
+  /**
+   * The sequence rule, atomically: maps `uuid` to `prefix + (highest N + 1)` (`start` when there is none),
+   * or answers the legacy ID it already has. Processes sharing the store never hand out one
+   * number twice: the read of the highest number and the insert happen under one lock.
+   */
+  assignSequence(
+    kind: string,
+    prefix: string,
+    start: number,
+    uuid: string,
+    at: number,
+  ): Promise<{ legacyId: string; inserted: boolean }>;
   /** Every row (of one kind, or all), ordered by kind then legacy ID. */
   list(kind?: string): Promise<IdMapRow[]>;
   /** Number of rows (of one kind, or all). */

@@ -1,11 +1,42 @@
-import type { ConfigFile } from '../config/schema.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResolvedStoreConfig } from '../config/load.js';
+import type { Logger } from '../lib/logger.js';
+import { isStoreUnavailable } from './errors.js';
+import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import type { Store } from './types.js';
 
-/** Opens the store the configuration names. */
-export function openStore(config: ConfigFile['store']): Store {
-  switch (config.type) {
-    case 'sqlite':
-      return openSqliteStore(config.path);
+/** How `openStore` behaves while the database is not reachable. */
+export interface OpenStoreOptions {
+  /** Where each failed attempt is reported (a warning per retry). */
+  logger?: Pick<Logger, 'warn' | 'info'>;
+  /** false: one attempt only, for CLI commands that should fail at once; default true. */
+  retry?: boolean;
+  /** Stops retrying (e.g. a shutdown signal during start-up). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Opens the store the configuration names. PostgreSQL is retried with a doubling wait (bounded by
+ * `store.startup`) while it is unreachable, logging each retry; other errors fail at once.
+ */
+export async function openStore(config: ResolvedStoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
+  if (config.type === 'sqlite') return openSqliteStore(config.path);
+  const { attempts, initialDelayMs, maxDelayMs } = config.startup;
+  const maxAttempts = options.retry === false ? 1 : attempts;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const store = await openPostgresStore(config);
+      if (attempt > 1) options.logger?.info({ attempt }, 'store (PostgreSQL) reachable, starting');
+      return store;
+    } catch (error) {
+      if (!isStoreUnavailable(error) || attempt >= maxAttempts || options.signal?.aborted) throw error;
+      const retryInMs = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1));
+      options.logger?.warn(
+        { attempt, attempts: maxAttempts, retryInMs, reason: error.message },
+        `store (PostgreSQL) not reachable (attempt ${attempt} of ${maxAttempts}); retrying in ${retryInMs} ms`,
+      );
+      await sleep(retryInMs, undefined, options.signal ? { signal: options.signal } : undefined);
+    }
   }
 }

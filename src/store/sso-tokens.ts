@@ -1,8 +1,8 @@
 /**
  * SSO tokens (SPEC 3) and the OIDC logins started with them. Tokens and OIDC `state` values are
  * stored only as SHA-256 hashes; every consume is atomic, so a token or a state works once.
- * Storage-neutral; implementation: SQLite (`sqlite/sso-tokens.ts`). Times are milliseconds since
- * the epoch.
+ * Storage-neutral; implementations: SQLite (`sqlite/sso-tokens.ts`), PostgreSQL
+ * (`postgres/sso-tokens.ts`). Times are milliseconds since the epoch.
  */
 
 /** What an SSO token was issued for. */

@@ -1,5 +1,6 @@
 import type { ApiUserRepository, LoginThrottleRepository } from './api-users.js';
 import type { IdMapRepository } from './id-map.js';
+import type { ShadowRepository } from './shadow.js';
 import type { SsoTokenRepository } from './sso-tokens.js';
 import type { UsageRepository } from './usage.js';
 
@@ -9,7 +10,7 @@ import type { UsageRepository } from './usage.js';
  * (PostgreSQL, for several replicas) can stand behind the same interface as SQLite.
  */
 export interface Store {
-  /** Which implementation this is; `postgres` is reserved for the networked one to come. */
+  /** Which implementation this is: one SQLite file, or PostgreSQL shared by several replicas. */
   readonly kind: 'sqlite' | 'postgres';
   /** API users (SPEC 4). */
   readonly apiUsers: ApiUserRepository;
@@ -21,6 +22,8 @@ export interface Store {
   readonly ssoTokens: SsoTokenRepository;
   /** The usage inventory: calls per (API user, legacy operation, outcome class). */
   readonly usage: UsageRepository;
+  /** Outcomes of shadow comparisons (migration shadow mode). */
+  readonly shadow: ShadowRepository;
   /** Resolves when the store answers a trivial query; used by /readyz. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

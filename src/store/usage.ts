@@ -2,7 +2,8 @@
  * The usage inventory (SPEC 8): how often each API user called each legacy operation, per
  * outcome class, with first and last seen. Counts arrive in batches from the write-behind
  * recorder (never one write per request) and are summed with what is stored. Storage-neutral;
- * implementations: SQLite (`sqlite/usage.ts`). Times are milliseconds since the epoch.
+ * implementations: SQLite (`sqlite/usage.ts`), PostgreSQL (`postgres/usage.ts`). Times are
+ * milliseconds since the epoch.
  */
 
 /** One row of the inventory: an (API user, operation, outcome class) and how it was used. */
@@ -35,4 +36,12 @@ export interface UsageRepository {
   add(counts: readonly UsageCount[]): Promise<void>;
   /** The stored rows that match, ordered by operation, API user and outcome. */
   list(filter?: UsageFilter): Promise<UsageCount[]>;
+  /**
+   * Calls per (API user, operation) since the hour `since` falls in (counts are kept per hour of
+   * their last-seen time, for eight days), ordered by operation and API user.
+   */
+  recent(since: number): Promise<{ apiUser: string; operation: string; count: number }[]>;
 }
+
+/** How long the hourly usage counts behind `recent` are kept. */
+export const HOURLY_USAGE_KEEP_MS = 8 * 24 * 3_600_000;

@@ -1,9 +1,9 @@
 import { type Clock, systemClock } from '../lib/clock.js';
 import { type Logger, silentLogger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
-import { readAllPages } from './collections.js';
+import { readAllPages, streamAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
-import { type FetchFn, HttpTransport } from './http.js';
+import { type FetchFn, type HeaderLookup, HttpTransport } from './http.js';
 import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
 import { type Access, TokenSource } from './tokens.js';
 
@@ -102,7 +102,7 @@ export interface SuccessorRequest {
 export interface SuccessorResponse<T = unknown> {
   status: number;
   body: T;
-  headers: Headers;
+  headers: HeaderLookup;
 }
 
 /** The successor IDM API as the rest of the proxy sees it. */
@@ -111,8 +111,16 @@ export interface SuccessorClient {
   request<T = unknown>(req: SuccessorRequest): Promise<SuccessorResponse<T>>;
   /** Reads every page of a collection and returns all its members. */
   readCollection(path: string, options?: CollectionReadOptions): Promise<Record<string, unknown>[]>;
-  /** Readiness: a token is obtainable (oauth2) and the API answers a read; rejects with an UpstreamError. */
-  check(): Promise<void>;
+  /** Reads a collection page by page: the members of each page, in order, as they arrive (bounded memory). */
+  streamCollection(
+    path: string,
+    options?: CollectionReadOptions,
+  ): AsyncGenerator<Record<string, unknown>[], void>;
+  /**
+   * Readiness: a token is obtainable (oauth2) and the API answers a read; rejects with an
+   * UpstreamError, or with the signal's reason once it fires.
+   */
+  check(signal?: AbortSignal): Promise<void>;
   /** Closes the connection pool. */
   close(): Promise<void>;
 }
@@ -228,38 +236,54 @@ class HttpSuccessorClient implements SuccessorClient {
     path: string,
     options: CollectionReadOptions = {},
   ): Promise<Record<string, unknown>[]> {
+    const { first, fetchPage, settings } = this.#collectionRead(path, options);
+    return readAllPages(first, fetchPage, settings, options.signal);
+  }
+
+  streamCollection(
+    path: string,
+    options: CollectionReadOptions = {},
+  ): AsyncGenerator<Record<string, unknown>[], void> {
+    const { first, fetchPage, settings } = this.#collectionRead(path, options);
+    return streamAllPages(first, fetchPage, settings, options.signal);
+  }
+
+  #collectionRead(path: string, options: CollectionReadOptions) {
     const paging = options.paging ?? this.#paging;
     const first = this.#resolve(path, options.query);
     if (!first.searchParams.has(paging.itemsPerPage))
       first.searchParams.set(paging.itemsPerPage, String(this.#pageSize));
-    return readAllPages(
-      first,
-      async (url, signal) =>
-        (
-          await this.#call('GET', url, {
-            body: undefined,
-            contentType: 'application/json',
-            access: 'read',
-            signal,
-          })
-        ).body,
-      {
-        baseUrl: this.#baseUrl,
-        concurrency: this.#pageConcurrency,
-        maxPages: this.#maxPages,
-        pageParam: paging.page,
-        ...(options.identity === undefined ? {} : { identity: options.identity }),
-        logger: this.#logger,
-      },
-      options.signal,
-    );
+    const fetchPage = async (url: URL, signal: AbortSignal) =>
+      (
+        await this.#call('GET', url, {
+          body: undefined,
+          contentType: 'application/json',
+          access: 'read',
+          signal,
+        })
+      ).body;
+    const settings = {
+      baseUrl: this.#baseUrl,
+      concurrency: this.#pageConcurrency,
+      maxPages: this.#maxPages,
+      pageParam: paging.page,
+      ...(options.identity === undefined ? {} : { identity: options.identity }),
+      logger: this.#logger,
+    };
+    return { first, fetchPage, settings };
   }
 
-  async check(): Promise<void> {
-    if (this.#tokens) await this.#tokens.token('read');
+  async check(signal?: AbortSignal): Promise<void> {
+    if (this.#tokens) await this.#tokens.token('read', signal);
     const path = this.#checkPath?.();
-    if (path !== undefined)
-      await this.request({ method: 'GET', path, query: { [this.#paging.itemsPerPage]: '1' } });
+    if (path !== undefined) {
+      await this.request({
+        method: 'GET',
+        path,
+        query: { [this.#paging.itemsPerPage]: '1' },
+        ...(signal === undefined ? {} : { signal }),
+      });
+    }
   }
 
   async close(): Promise<void> {
@@ -361,7 +385,7 @@ class HttpSuccessorClient implements SuccessorClient {
 }
 
 /** A 403 whose Bearer challenge says the token lacks a scope (not a refusal of the operation itself). */
-function isScopeRefusal(result: { status: number; headers: Headers }): boolean {
+function isScopeRefusal(result: { status: number; headers: HeaderLookup }): boolean {
   return (
     result.status === 403 &&
     parseBearerChallenge(result.headers.get('www-authenticate'))?.error === 'insufficient_scope'
@@ -372,7 +396,7 @@ function isScopeRefusal(result: { status: number; headers: Headers }): boolean {
 function parseBody(
   method: string,
   url: URL,
-  result: { status: number; headers: Headers; text: string },
+  result: { status: number; headers: HeaderLookup; text: string },
 ): unknown {
   if (result.text === '' || result.status === 204 || result.status === 205) return undefined;
   const type = result.headers.get('content-type') ?? '';

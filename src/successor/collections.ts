@@ -38,6 +38,25 @@ export async function readAllPages(
   settings: CollectionSettings,
   signal?: AbortSignal,
 ): Promise<Item[]> {
+  const all: Item[] = [];
+  for await (const page of streamAllPages(first, fetchPage, settings, signal)) {
+    for (const item of page) all.push(item);
+  }
+  return all;
+}
+
+/**
+ * The pages of a collection in order, as `readAllPages` reads them (same checks, repeated
+ * entities dropped), each as soon as it and the ones before it have arrived: with a known total,
+ * at most `concurrency` pages are fetched ahead of the consumer, so memory stays bounded
+ * whatever the collection's size. Ending the iteration early aborts the pages still running.
+ */
+export async function* streamAllPages(
+  first: URL,
+  fetchPage: PageFetcher,
+  settings: CollectionSettings,
+  signal?: AbortSignal,
+): AsyncGenerator<Item[], void, undefined> {
   // One internal signal for the whole read: when one concurrent page fails the others stop.
   const controller = new AbortController();
   // A listener removed at the end rather than AbortSignal.any, which keeps what it combines
@@ -46,31 +65,56 @@ export async function readAllPages(
   if (signal?.aborted) controller.abort(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   const read = (url: URL) => fetchPage(url, controller.signal).then((body) => parsePage(body, url));
+  const seen = new Set<string>();
+  let dropped = 0;
+  // An offset pager shows an item twice when the collection changes while it is read: repeated
+  // entities are dropped.
+  const fresh = (page: Item[]): Item[] => {
+    const result: Item[] = [];
+    for (const item of page) {
+      const key = identity(item, settings.identity);
+      if (key !== undefined) {
+        if (seen.has(key)) {
+          dropped++;
+          continue;
+        }
+        seen.add(key);
+      }
+      result.push(item);
+    }
+    return result;
+  };
   try {
     const firstPage = await read(first);
-    let pages: Item[][];
+    let pages: AsyncGenerator<Item[], void, undefined>;
     if (firstPage.format === 'array') {
-      pages = await readArrayPages(first, firstPage.items, read, settings);
+      pages = readArrayPages(first, firstPage.items, read, settings);
     } else if (firstPage.total !== undefined) {
-      pages = await readCountedPages(first, firstPage.items, firstPage.total, read, settings, controller);
+      pages = readCountedPages(first, firstPage.items, firstPage.total, read, settings, controller);
     } else {
-      pages = await followNextLinks(first, firstPage, read, settings);
+      pages = followNextLinks(first, firstPage, read, settings);
     }
-    return dedupe(pages.flat(), first, settings);
+    for await (const page of pages) yield fresh(page);
+    if (dropped > 0) {
+      settings.logger.debug(
+        { successor: { path: first.pathname, dropped } },
+        'duplicate collection items dropped',
+      );
+    }
   } finally {
     signal?.removeEventListener('abort', onAbort);
     controller.abort();
   }
 }
 
-async function readArrayPages(
+async function* readArrayPages(
   first: URL,
   firstItems: Item[],
   read: (url: URL) => Promise<Page>,
   settings: CollectionSettings,
-): Promise<Item[][]> {
-  const pages = [firstItems];
-  if (firstItems.length === 0) return pages;
+): AsyncGenerator<Item[], void, undefined> {
+  yield firstItems;
+  if (firstItems.length === 0) return;
   let previous = signature(firstItems, settings.identity);
   // Plain arrays carry no metadata: a page shorter than the first one (or an empty one) is the
   // last. The first page may be short because the server caps the page size, so it proves nothing.
@@ -79,64 +123,76 @@ async function readArrayPages(
     const url = pageUrl(first, number, settings.pageParam);
     const page = await read(url);
     if (page.format !== 'array') throw badPage(url, 'switched from a plain array to a Hydra collection');
-    if (page.items.length === 0) return pages;
+    if (page.items.length === 0) return;
     const current = signature(page.items, settings.identity);
     if (current === previous) throw ignoresPage(url);
     previous = current;
-    pages.push(page.items);
-    if (page.items.length < firstItems.length) return pages;
+    yield page.items;
+    if (page.items.length < firstItems.length) return;
   }
 }
 
-async function readCountedPages(
+async function* readCountedPages(
   first: URL,
   firstItems: Item[],
   total: number,
   read: (url: URL) => Promise<Page>,
   settings: CollectionSettings,
   controller: AbortController,
-): Promise<Item[][]> {
-  if (firstItems.length >= total) return [firstItems];
+): AsyncGenerator<Item[], void, undefined> {
+  if (firstItems.length >= total) {
+    yield firstItems;
+    return;
+  }
   if (firstItems.length === 0) throw badPage(first, `announces ${total} items but its first page is empty`);
   // The server's real page size, which may be smaller than the one asked for.
   const perPage = firstItems.length;
   const pageCount = Math.ceil(total / perPage);
   if (pageCount > settings.maxPages) throw tooManyPages(first, settings.maxPages);
 
-  const pages: Item[][] = [firstItems];
   const firstSignature = signature(firstItems, settings.identity);
-  let nextNumber = 2;
+  const running = new Map<number, Promise<Item[]>>();
   let failure: { error: unknown } | undefined;
-  const worker = async () => {
-    while (failure === undefined && nextNumber <= pageCount) {
-      const number = nextNumber++;
-      const url = pageUrl(first, number, settings.pageParam);
-      try {
-        const page = await read(url);
-        if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
-        if (page.items.length > 0 && signature(page.items, settings.identity) === firstSignature)
-          throw ignoresPage(url);
-        pages[number - 1] = page.items;
-      } catch (error) {
-        // Keep the first failure; the abort stops the pages still running.
-        failure ??= { error };
-        controller.abort();
-      }
-    }
+  let nextNumber = 2;
+  const start = (number: number) => {
+    const url = pageUrl(first, number, settings.pageParam);
+    const page = read(url).then((page) => {
+      if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
+      if (page.items.length > 0 && signature(page.items, settings.identity) === firstSignature)
+        throw ignoresPage(url);
+      return page.items;
+    });
+    // Keep the first failure (the earliest, not the lowest page number); the abort stops the
+    // pages still running.
+    page.catch((error: unknown) => {
+      failure ??= { error };
+      controller.abort();
+    });
+    running.set(number, page);
   };
-  const workers = Array.from({ length: Math.min(settings.concurrency, pageCount - 1) }, worker);
-  await Promise.all(workers);
-  if (failure !== undefined) throw failure.error;
-  return pages;
+  yield firstItems;
+  for (let number = 2; number <= pageCount; number++) {
+    while (nextNumber <= pageCount && nextNumber < number + settings.concurrency) start(nextNumber++);
+    const page = running.get(number);
+    running.delete(number);
+    if (!page) break;
+    let items: Item[];
+    try {
+      items = await page;
+    } catch (error) {
+      throw failure?.error ?? error;
+    }
+    yield items;
+  }
 }
 
-async function followNextLinks(
+async function* followNextLinks(
   first: URL,
   firstPage: Page & { format: 'hydra' },
   read: (url: URL) => Promise<Page>,
   settings: CollectionSettings,
-): Promise<Item[][]> {
-  const pages = [firstPage.items];
+): AsyncGenerator<Item[], void, undefined> {
+  yield firstPage.items;
   const visited = new Set([first.href]);
   let previous = signature(firstPage.items, settings.identity);
   let current = first;
@@ -163,11 +219,10 @@ async function followNextLinks(
       if (currentSignature === previous) throw ignoresPage(url);
       previous = currentSignature;
     }
-    pages.push(page.items);
+    yield page.items;
     current = url;
     next = page.next;
   }
-  return pages;
 }
 
 /** Recognises a plain array or a Hydra collection (`hydra:`-prefixed or not). */
@@ -222,28 +277,6 @@ function identity(item: Item, path: readonly string[] | undefined): string | und
 /** What a page contains, to notice a server that answers every page with the same items. */
 function signature(page: Item[], path: readonly string[] | undefined): string {
   return page.map((item) => identity(item, path) ?? JSON.stringify(item)).join('\n');
-}
-
-/** Drops repeated entities (an offset pager shows an item twice when the collection changes while it is read). */
-function dedupe(all: Item[], first: URL, settings: CollectionSettings): Item[] {
-  const { logger } = settings;
-  const seen = new Set<string>();
-  const result: Item[] = [];
-  for (const item of all) {
-    const key = identity(item, settings.identity);
-    if (key !== undefined) {
-      if (seen.has(key)) continue;
-      seen.add(key);
-    }
-    result.push(item);
-  }
-  if (result.length < all.length) {
-    logger.debug(
-      { successor: { path: first.pathname, dropped: all.length - result.length } },
-      'duplicate collection items dropped',
-    );
-  }
-  return result;
 }
 
 function pageUrl(first: URL, number: number, pageParam: string): URL {

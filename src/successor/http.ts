@@ -1,4 +1,6 @@
-import { Agent, fetch as undiciFetch } from 'undici';
+import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import { type Observer, successorRoute } from '../observe/observer.js';
 import { UpstreamError, type UpstreamSource } from './errors.js';
@@ -33,19 +35,24 @@ export interface HttpCall {
   source: UpstreamSource;
 }
 
+/** Response headers by (case-insensitive) name; a fetch `Headers` is one. */
+export interface HeaderLookup {
+  get(name: string): string | null;
+}
+
 /** A complete response: status, headers and the body read to the end. */
 export interface HttpResult {
   status: number;
-  headers: Headers;
+  headers: HeaderLookup;
   text: string;
 }
 
 const RETRY_STATUSES = new Set([502, 503, 504]);
 
 /**
- * The successor client's HTTP layer: a keep-alive pool (undici Agent with a connect timeout), a
- * total timeout per call combined with the caller's signal, and retries with exponential backoff
- * and jitter for idempotent reads only.
+ * The successor client's HTTP layer: a keep-alive pool (undici Agent with a connect timeout, used
+ * through its `request`, not the WHATWG fetch), a total timeout per call (one timer, also watching
+ * the caller's signal), and retries with exponential backoff and jitter for idempotent reads only.
  */
 export class HttpTransport {
   readonly #settings: HttpSettings;
@@ -147,29 +154,22 @@ export class HttpTransport {
 
   async #attempt(call: HttpCall, attempt: number): Promise<HttpResult> {
     call.signal?.throwIfAborted();
-    const deadline = callDeadline(this.#settings.totalMs, call.signal);
-    const { signal } = deadline;
+    const deadline = new Deadline(this.#settings.totalMs, call.signal);
     const started = performance.now();
     let status: number | undefined;
-    const logPath = `${call.url.pathname}${call.url.search}`;
     try {
-      const response = await this.#fetch(call.url.href, {
-        method: call.method,
-        headers: call.headers,
-        ...(call.body === undefined ? {} : { body: call.body }),
-        redirect: 'manual',
-        signal,
-      });
-      status = response.status;
       // The body is read inside the same timeout: a server that sends headers and then stalls
       // is a timeout too.
-      const text = await response.text();
-      return { status: response.status, headers: response.headers, text };
+      const result = this.#agent
+        ? await this.#request(this.#agent, call, deadline)
+        : await this.#fetchOnce(call, deadline.abortSignal());
+      status = result.status;
+      return result;
     } catch (error) {
       if (call.signal?.aborted) throw call.signal.reason;
-      throw this.#networkError(call, error, deadline.timedOut());
+      throw this.#networkError(call, error, deadline.timedOut);
     } finally {
-      deadline.dispose();
+      deadline.clear();
       const durationMs = performance.now() - started;
       this.#settings.observer?.successorCall?.({
         kind: 'api',
@@ -182,7 +182,7 @@ export class HttpTransport {
         {
           successor: {
             method: call.method,
-            path: logPath,
+            path: `${call.url.pathname}${call.url.search}`,
             status,
             durationMs: Math.round(durationMs),
             attempt,
@@ -191,6 +191,33 @@ export class HttpTransport {
         'successor call',
       );
     }
+  }
+
+  /** One call through the pool's `request`: no Request/Response objects, no web streams. */
+  async #request(agent: Agent, call: HttpCall, deadline: Deadline): Promise<HttpResult> {
+    const response = await agent.request({
+      origin: call.url.origin,
+      path: `${call.url.pathname}${call.url.search}`,
+      method: call.method as Dispatcher.HttpMethod,
+      headers: call.headers,
+      body: call.body ?? null,
+      signal: deadline,
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, headers: headerLookup(response.headers), text };
+  }
+
+  /** One call through an injected fetch. */
+  async #fetchOnce(call: HttpCall, signal: AbortSignal): Promise<HttpResult> {
+    const response = await this.#fetch(call.url.href, {
+      method: call.method,
+      headers: call.headers,
+      ...(call.body === undefined ? {} : { body: call.body }),
+      redirect: 'manual',
+      signal,
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text };
   }
 
   #networkError(call: HttpCall, error: unknown, timedOut: boolean): UpstreamError {
@@ -241,35 +268,6 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/**
- * The signal of one call: aborted after `ms` or when the caller's signal fires. Unlike
- * `AbortSignal.timeout` (+ `AbortSignal.any`) it lets go of everything at `dispose()`: a pending
- * timeout signal keeps the call's fetch state (listeners, request, response) reachable until it
- * fires, which under load held tens of thousands of finished calls for `totalMs`.
- */
-function callDeadline(
-  ms: number,
-  parent: AbortSignal | undefined,
-): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException('The operation timed out.', 'TimeoutError'));
-  }, ms);
-  timer.unref();
-  const onAbort = () => controller.abort(parent?.reason);
-  parent?.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    dispose: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener('abort', onAbort);
-    },
-  };
-}
-
 /** Waits `ms`, or rejects with the signal's reason when it fires first. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -287,4 +285,64 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * The total timeout of one attempt and the caller's signal, as one abort source: a single timer
+ * and an EventEmitter (which undici accepts as a signal), instead of AbortSignal.timeout and
+ * AbortSignal.any per call. An AbortSignal is made only for an injected fetch.
+ */
+class Deadline extends EventEmitter {
+  aborted = false;
+  reason: unknown;
+  timedOut = false;
+  readonly #timer: NodeJS.Timeout;
+  readonly #parent: AbortSignal | undefined;
+  readonly #onParentAbort: (() => void) | undefined;
+  #controller: AbortController | undefined;
+
+  constructor(ms: number, parent: AbortSignal | undefined) {
+    super();
+    this.#timer = setTimeout(() => {
+      this.timedOut = true;
+      this.#abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    }, ms);
+    this.#parent = parent;
+    if (parent) {
+      this.#onParentAbort = () => this.#abort(parent.reason);
+      parent.addEventListener('abort', this.#onParentAbort, { once: true });
+    }
+  }
+
+  /** An AbortSignal that follows this deadline (for fetch). */
+  abortSignal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.aborted) this.#controller.abort(this.reason);
+    return this.#controller.signal;
+  }
+
+  /** Stops the timer and lets go of the caller's signal. */
+  clear(): void {
+    clearTimeout(this.#timer);
+    if (this.#parent && this.#onParentAbort) this.#parent.removeEventListener('abort', this.#onParentAbort);
+  }
+
+  #abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#controller?.abort(reason);
+    this.emit('abort');
+  }
+}
+
+/** Header look-up on undici's plain header object (names are lower case there). */
+function headerLookup(headers: IncomingHttpHeaders): HeaderLookup {
+  return {
+    get: (name) => {
+      const value = headers[name.toLowerCase()];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
 }

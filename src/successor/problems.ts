@@ -1,4 +1,5 @@
 import { UpstreamError, type UpstreamViolation } from './errors.js';
+import type { HeaderLookup } from './http.js';
 
 /** How the failed call was authenticated, so 401/403 messages can say what to fix. */
 export type AuthContext =
@@ -11,7 +12,7 @@ export interface FailedResponse {
   /** URL path of the call (no query), for messages. */
   path: string;
   status: number;
-  headers: Headers;
+  headers: HeaderLookup;
   text: string;
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation, hasExtended } from '../operation.js';
 import { errorResponses } from '../responses.js';
-import { mappedList } from '../translate.js';
+import { streamedList } from '../stream.js';
 import {
   GROUP_EXTENDED_FIELDS,
   GROUP_LIST_FIELDS,
@@ -26,6 +26,6 @@ export const groupListOperation = defineOperation({
   },
   async handler(c) {
     const fields = hasExtended(c) ? [...GROUP_LIST_FIELDS, ...GROUP_EXTENDED_FIELDS] : GROUP_LIST_FIELDS;
-    return c.json(await mappedList(c, 'group.list', { fields }), 200);
+    return streamedList(c, 'group.list', fields);
   },
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACCOUNT_MAX, legacyId, legacyText } from '../limits.js';
 
 /**
  * The legacy contract of the Group resource (seed 2 and 4.2): what callers send and get. How
@@ -72,14 +73,17 @@ export const groupSchema = z
   })
   .describe('Group');
 
-const text = z.string().min(1, 'must not be empty');
+// The account is derived from the name on create, so the name has the account's limit, on
+// create and update alike.
+const name = legacyText(ACCOUNT_MAX).describe('Name');
+const account = legacyText(ACCOUNT_MAX).describe('Account');
 
 /** The body of POST (create): only `name`; unknown fields are a 400. */
-export const groupCreateSchema = z.strictObject({ name: text.describe('Name') }).describe('GroupCreate');
+export const groupCreateSchema = z.strictObject({ name }).describe('GroupCreate');
 
 /** The body of PUT (update): `name` and/or `account`; unknown fields are a 400. */
 export const groupUpdateSchema = z
-  .strictObject({ name: text.optional().describe('Name'), account: text.optional().describe('Account') })
+  .strictObject({ name: name.optional(), account: account.optional() })
   .describe('GroupUpdate');
 
 /** What PUT answers: the writable fields. */
@@ -88,7 +92,7 @@ export const groupWritableSchema = z
   .describe('GroupWritable');
 
 /** Path parameters of the operations on one group. */
-export const groupParams = z.object({ id: z.string().min(1).describe('Legacy group ID') });
+export const groupParams = z.object({ id: legacyId().describe('Legacy group ID') });
 
 /** Query of the list operation. */
 export const groupListQuery = z.object({

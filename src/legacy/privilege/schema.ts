@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { legacyId } from '../limits.js';
 
 /**
  * The legacy contract of the Privilege resource (seed 2 and 4.4): read-only, linkable to roles
@@ -37,7 +38,7 @@ export const privilegeSchema = z
   .describe('Privilege');
 
 /** Path parameters of the operations on one privilege. */
-export const privilegeParams = z.object({ id: z.string().min(1).describe('Legacy privilege ID') });
+export const privilegeParams = z.object({ id: legacyId().describe('Legacy privilege ID') });
 
 /** Query of the list operation. */
 export const privilegeListQuery = z.object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { legacyId, legacyText, ROLE_NAME_MAX, TEXT_MAX } from '../limits.js';
 import { linkBodySchema } from '../user/schema.js';
 
 /**
@@ -38,8 +39,6 @@ export const roleSchema = z
   })
   .describe('Role');
 
-const text = z.string().min(1, 'must not be empty');
-
 /**
  * The body of POST (create). The seed does not show it; the proxy takes `name`, `module` and
  * optionally `privileges` (privilege IDs, all checked before anything is written). Unknown
@@ -47,14 +46,14 @@ const text = z.string().min(1, 'must not be empty');
  */
 export const roleCreateSchema = z
   .strictObject({
-    name: text.describe('Name; the technical key (the legacy ID) is derived from it'),
-    module: text.describe('Module, e.g. Core'),
+    name: legacyText(ROLE_NAME_MAX).describe('Name; the technical key (the legacy ID) is derived from it'),
+    module: legacyText(TEXT_MAX).describe('Module, e.g. Core'),
     privileges: linkBodySchema.optional().describe('Privilege IDs to grant to the new role'),
   })
   .describe('RoleCreate');
 
 /** Path parameters of the operations on one role. */
-export const roleParams = z.object({ id: z.string().min(1).describe('Legacy role ID') });
+export const roleParams = z.object({ id: legacyId().describe('Legacy role ID') });
 
 /** Query of the list operation. */
 export const roleListQuery = z.object({

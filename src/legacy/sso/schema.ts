@@ -11,7 +11,18 @@ export const SSO_TAG = 'Single sign-on';
 /** The form of `POST /Service/Sso/authenticate`. */
 export const ssoAuthenticateForm = z
   .strictObject({
-    username: z.string().min(1).max(255).describe('The user to authenticate (legacy username)'),
+    username: z
+      .string({
+        error: (issue) =>
+          issue.input === undefined
+            ? 'is required'
+            : Array.isArray(issue.input)
+              ? 'must be given once'
+              : undefined,
+      })
+      .min(1)
+      .max(255)
+      .describe('The user to authenticate (legacy username), exactly once'),
   })
   .describe('SsoAuthenticateForm');
 

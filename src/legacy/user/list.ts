@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation, hasExtended } from '../operation.js';
 import { errorResponses } from '../responses.js';
-import { mappedList } from '../translate.js';
+import { streamedList } from '../stream.js';
 import {
   USER_EXTENDED_FIELDS,
   USER_LIST_FIELDS,
@@ -26,6 +26,6 @@ export const userListOperation = defineOperation({
   },
   async handler(c) {
     const fields = hasExtended(c) ? [...USER_LIST_FIELDS, ...USER_EXTENDED_FIELDS] : USER_LIST_FIELDS;
-    return c.json(await mappedList(c, 'user.list', { fields }), 200);
+    return streamedList(c, 'user.list', fields);
   },
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACCOUNT_MAX, legacyId, legacyText, TEXT_MAX } from '../limits.js';
 
 /**
  * The legacy contract of the User resource (seed 2 and 4.1): what callers send and get. How
@@ -98,32 +99,38 @@ export const userSchema = z
   })
   .describe('User');
 
-const text = z.string().min(1, 'must not be empty');
-const optionalText = z.string().nullable();
+// One schema per writable field, shared by create and update, so that both enforce the same limits.
+const username = legacyText(ACCOUNT_MAX).describe('Account');
+const firstname = legacyText(TEXT_MAX);
+const lastname = legacyText(TEXT_MAX);
+const optionalText = legacyText(TEXT_MAX, { empty: true }).nullable();
+const type = optionalText.describe('User type');
+const importId = optionalText.describe('Import ID');
+const auxInfo = optionalText.describe('Class/Information');
 
 /** The body of POST (create): unknown fields are a 400. */
 export const userCreateSchema = z
   .strictObject({
-    username: text.describe('Account'),
-    firstname: text,
-    lastname: text,
+    username,
+    firstname,
+    lastname,
     status: status.optional(),
-    type: optionalText.optional(),
-    importId: optionalText.optional(),
-    auxInfo: optionalText.optional(),
+    type: type.optional(),
+    importId: importId.optional(),
+    auxInfo: auxInfo.optional(),
   })
   .describe('UserCreate');
 
 /** The body of PUT (update): any writable field; unknown fields are a 400. */
 export const userUpdateSchema = z
   .strictObject({
-    username: text.optional(),
-    firstname: text.optional(),
-    lastname: text.optional(),
+    username: username.optional(),
+    firstname: firstname.optional(),
+    lastname: lastname.optional(),
     status: status.optional(),
-    type: optionalText.optional(),
-    importId: optionalText.optional(),
-    auxInfo: optionalText.optional(),
+    type: type.optional(),
+    importId: importId.optional(),
+    auxInfo: auxInfo.optional(),
   })
   .describe('UserUpdate');
 
@@ -141,10 +148,7 @@ export const userWritableSchema = z
   .describe('UserWritable');
 
 /** The body of the link operations: a JSON array of legacy ID strings. */
-export const linkBodySchema = z
-  .array(z.string().min(1, 'an ID must not be empty'))
-  .max(1000)
-  .describe('IDs to link or unlink');
+export const linkBodySchema = z.array(legacyId()).max(1000).describe('IDs to link or unlink');
 
 /** The body of the password operations. */
 export const passwordBodySchema = z
@@ -155,7 +159,7 @@ export const passwordBodySchema = z
 export const passwordAnswerSchema = z.object({ password: z.string() }).describe('TemporaryPassword');
 
 /** Path parameters of the operations on one user. */
-export const userParams = z.object({ id: z.string().min(1).describe('Legacy user ID') });
+export const userParams = z.object({ id: legacyId().describe('Legacy user ID') });
 
 /** Query of the list operation. */
 export const userListQuery = z.object({

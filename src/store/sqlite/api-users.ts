@@ -1,6 +1,7 @@
 import type {
   ApiUserRecord,
   ApiUserRepository,
+  KnownAddress,
   LoginThrottleRepository,
   ThrottleKey,
   ThrottleScope,
@@ -223,6 +224,10 @@ export class SqliteLoginThrottleRepository implements LoginThrottleRepository {
            SELECT address FROM auth_known_addresses WHERE user_name = @user
            ORDER BY last_success_at DESC, address LIMIT -1 OFFSET @keep))`,
       ),
+      knownAddresses: db.prepare<[string], { address: string; last_success_at: number }>(
+        `SELECT address, last_success_at FROM auth_known_addresses WHERE user_name = ?
+         ORDER BY last_success_at DESC, address`,
+      ),
       lastSuccess: db
         .prepare<[string, string], number>(
           'SELECT last_success_at FROM auth_known_addresses WHERE user_name = ? AND address = ?',
@@ -297,5 +302,11 @@ export class SqliteLoginThrottleRepository implements LoginThrottleRepository {
 
   async lastSuccess(userName: string, address: string): Promise<number | undefined> {
     return this.statements.lastSuccess.get(userName, address);
+  }
+
+  async knownAddresses(userName: string): Promise<KnownAddress[]> {
+    return this.statements.knownAddresses
+      .all(userName)
+      .map((row) => ({ address: row.address, lastSuccessAt: row.last_success_at }));
   }
 }

@@ -110,7 +110,25 @@ export class SqliteIdMapRepository implements IdMapRepository {
     return result;
   }
 
+  async insertMany(rows: readonly IdMapRow[]): Promise<number> {
+    const insert = this.db.prepare(
+      `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    );
+    return this.db.transaction(() =>
+      rows.reduce(
+        (added, row) =>
+          added + insert.run(row.kind, row.legacyId, row.uuid, row.source, row.updatedAt).changes,
+        0,
+      ),
+    )();
+  }
+
   async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
+    return this.maxSequenceNow(kind, prefix);
+  }
+
+  private maxSequenceNow(kind: string, prefix: string): number | undefined {
     const row = this.db
       .prepare(
         `SELECT MAX(CAST(substr(legacy_id, length(@prefix) + 1) AS INTEGER)) AS n FROM id_map
@@ -119,6 +137,34 @@ export class SqliteIdMapRepository implements IdMapRepository {
       )
       .get({ prefix, kind }) as { n: number | null };
     return row.n ?? undefined;
+  }
+
+  async assignSequence(
+    kind: string,
+    prefix: string,
+    start: number,
+    uuid: string,
+    at: number,
+  ): Promise<{ legacyId: string; inserted: boolean }> {
+    // IMMEDIATE takes the write lock first, so another process cannot read the same maximum.
+    return this.db
+      .transaction(() => {
+        const mapped = this.db
+          .prepare('SELECT legacy_id FROM id_map WHERE kind = ? AND uuid = ?')
+          .get(kind, uuid) as Pick<Row, 'legacy_id'> | undefined;
+        if (mapped) return { legacyId: mapped.legacy_id, inserted: false };
+        const exists = this.db.prepare('SELECT 1 FROM id_map WHERE kind = ? AND legacy_id = ?');
+        let next = (this.maxSequenceNow(kind, prefix) ?? start - 1) + 1;
+        while (exists.get(kind, `${prefix}${next}`)) next++;
+        const legacyId = `${prefix}${next}`;
+        this.db
+          .prepare(
+            "INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, 'assigned', ?)",
+          )
+          .run(kind, legacyId, uuid, at);
+        return { legacyId, inserted: true };
+      })
+      .immediate();
   }
 
   async list(kind?: string): Promise<IdMapRow[]> {

@@ -7,8 +7,9 @@ import {
 } from './api-users.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
+import { SHADOW_MIGRATION, SqliteShadowRepository } from './shadow.js';
 import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';
-import { SqliteUsageRepository, USAGE_MIGRATION } from './usage.js';
+import { SqliteUsageRepository, USAGE_HOURLY_MIGRATION, USAGE_MIGRATION } from './usage.js';
 
 /** Every SQLite schema step, in order. Each area of the store appends its own. */
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
@@ -17,6 +18,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   SSO_TOKENS_MIGRATION,
   KNOWN_ADDRESSES_MIGRATION,
   USAGE_MIGRATION,
+  USAGE_HOURLY_MIGRATION,
+  SHADOW_MIGRATION,
 ];
 
 /** The SQLite store (the default): one file, WAL mode. */
@@ -28,6 +31,7 @@ export class SqliteStore implements Store {
   readonly idMap: SqliteIdMapRepository;
   readonly ssoTokens: SqliteSsoTokenRepository;
   readonly usage: SqliteUsageRepository;
+  readonly shadow: SqliteShadowRepository;
 
   constructor(readonly db: SqliteDatabase) {
     this.apiUsers = new SqliteApiUserRepository(db);
@@ -35,6 +39,7 @@ export class SqliteStore implements Store {
     this.idMap = new SqliteIdMapRepository(db);
     this.ssoTokens = new SqliteSsoTokenRepository(db);
     this.usage = new SqliteUsageRepository(db);
+    this.shadow = new SqliteShadowRepository(db);
   }
 
   async ping(): Promise<void> {

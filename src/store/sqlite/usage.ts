@@ -1,5 +1,6 @@
+import { hourOf } from '../shadow.js';
 import type { Migration } from '../types.js';
-import type { UsageCount, UsageFilter, UsageRepository } from '../usage.js';
+import { HOURLY_USAGE_KEEP_MS, type UsageCount, type UsageFilter, type UsageRepository } from '../usage.js';
 import type { SqliteDatabase } from './database.js';
 
 /** Schema of the usage inventory: one row per (API user, operation, outcome class). */
@@ -14,6 +15,20 @@ export const USAGE_MIGRATION: Migration = {
       first_seen INTEGER NOT NULL,
       last_seen INTEGER NOT NULL,
       PRIMARY KEY (api_user, operation, outcome)
+    ) WITHOUT ROWID;
+  `,
+};
+
+/** Hourly counts behind `recent` (the dashboard's "last 24 h"), kept for eight days. */
+export const USAGE_HOURLY_MIGRATION: Migration = {
+  id: 'usage-002-hourly',
+  sql: `
+    CREATE TABLE usage_hourly (
+      api_user TEXT NOT NULL,
+      operation TEXT NOT NULL,
+      hour INTEGER NOT NULL,
+      count INTEGER NOT NULL,
+      PRIMARY KEY (api_user, operation, hour)
     ) WITHOUT ROWID;
   `,
 };
@@ -41,9 +56,29 @@ export class SqliteUsageRepository implements UsageRepository {
          first_seen = min(first_seen, excluded.first_seen),
          last_seen = max(last_seen, excluded.last_seen)`,
     );
+    const hourly = this.db.prepare(
+      `INSERT INTO usage_hourly (api_user, operation, hour, count) VALUES (?, ?, ?, ?)
+       ON CONFLICT (api_user, operation, hour) DO UPDATE SET count = count + excluded.count`,
+    );
+    const prune = this.db.prepare('DELETE FROM usage_hourly WHERE hour < ?');
     this.db.transaction(() => {
-      for (const c of counts) upsert.run(c.apiUser, c.operation, c.outcome, c.count, c.firstSeen, c.lastSeen);
+      for (const c of counts) {
+        upsert.run(c.apiUser, c.operation, c.outcome, c.count, c.firstSeen, c.lastSeen);
+        hourly.run(c.apiUser, c.operation, hourOf(c.lastSeen), c.count);
+      }
+      prune.run(hourOf(Math.max(...counts.map((c) => c.lastSeen)) - HOURLY_USAGE_KEEP_MS));
     })();
+  }
+
+  async recent(since: number): Promise<{ apiUser: string; operation: string; count: number }[]> {
+    return (
+      this.db
+        .prepare(
+          `SELECT api_user, operation, SUM(count) AS count FROM usage_hourly WHERE hour >= ?
+           GROUP BY api_user, operation ORDER BY operation, api_user`,
+        )
+        .all(hourOf(since)) as { api_user: string; operation: string; count: number }[]
+    ).map((row) => ({ apiUser: row.api_user, operation: row.operation, count: row.count }));
   }
 
   async list(filter: UsageFilter = {}): Promise<UsageCount[]> {

@@ -1,0 +1,215 @@
+// The processes of a bench run (sandbox successor, proxy, hop), each started as in production,
+// and what /proc tells about them.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export const root = path.resolve(import.meta.dirname, '..');
+const bin = path.join(root, 'bin', 'idm-compat.js');
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** A started child process; `stop()` ends it with SIGTERM and waits. */
+export interface Running {
+  child: ChildProcess;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+function running(child: ChildProcess): Running {
+  if (child.pid === undefined) throw new Error('the child process did not start');
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    pid: child.pid,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Resolves with the first stdout line matching `done`, rejects when the process exits first. */
+function waitForOutput(child: ChildProcess, done: (text: string) => boolean, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      if (done(text)) {
+        child.stdout?.off('data', onData);
+        child.off('exit', onExit);
+        resolve(text);
+      }
+    };
+    const onExit = (code: number | null) => reject(new Error(`${what} exited (${code}) before it was ready`));
+    child.stdout?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+export interface SandboxProcess extends Running {
+  url: string;
+  issuer: string;
+  apiBaseUrl: string;
+  tokenEndpoint: string;
+}
+
+/** `idm-compat sandbox --json` in its own process: the successor, as remote as 127.0.0.1 allows. */
+export async function startSandbox(fixture?: string): Promise<SandboxProcess> {
+  const port = await freePort();
+  const args = [bin, 'sandbox', '--port', String(port), '--json'];
+  if (fixture) args.push('--fixture', fixture);
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = await waitForOutput(
+    child,
+    (text) => {
+      try {
+        JSON.parse(text);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    'the sandbox',
+  );
+  const summary = JSON.parse(out) as {
+    url: string;
+    issuer: string;
+    apiBaseUrl: string;
+    tokenEndpoint: string;
+  };
+  return { ...running(child), ...summary };
+}
+
+export interface ProxyProcess extends Running {
+  url: string;
+  /** Basic credentials of the bench's API user. */
+  authorization: string;
+}
+
+/**
+ * The proxy in production mode (`idm-compat serve` with a configuration file pointing at the
+ * sandbox, NODE_ENV=production, default log level with the log going nowhere). `cpuProfileDir`
+ * runs it under `node --cpu-prof`.
+ */
+export async function startProxy(
+  dir: string,
+  name: string,
+  sandbox: SandboxProcess,
+  successor: Record<string, unknown>,
+  cpuProfileDir?: string,
+): Promise<ProxyProcess> {
+  const port = await freePort();
+  const configFile = path.join(dir, `${name}.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      server: { host: '127.0.0.1', port },
+      successor: {
+        baseUrl: sandbox.apiBaseUrl,
+        auth: {
+          type: 'oauth2',
+          issuer: sandbox.issuer,
+          clientId: 'idm-compat',
+          clientSecret: 'sandbox-secret',
+        },
+        ...successor,
+      },
+      store: { type: 'sqlite', path: path.join(dir, `${name}.db`) },
+      mappings: { dir: path.join(root, 'mappings') },
+      sso: { target: `${sandbox.url}/login` },
+    }),
+  );
+  const added = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [bin, 'apiuser', 'add', 'bench', '--range', '127.0.0.1/32', '--json', '--config', configFile],
+      { encoding: 'utf8' },
+    ),
+  ) as { password: string };
+  const flags = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [];
+  const child = spawn(process.execPath, [...flags, bin, 'serve', '--config', configFile], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const proxy = {
+    ...running(child),
+    url,
+    authorization: `Basic ${Buffer.from(`bench:${added.password}`).toString('base64')}`,
+  };
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return proxy;
+    } catch {
+      // not listening yet
+    }
+    if (i > 300) {
+      await proxy.stop();
+      throw new Error('the proxy did not become ready');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export interface HopProcess extends Running {
+  url: string;
+}
+
+/** bench/hop.ts in its own process, forwarding to the sandbox. */
+export async function startHop(sandbox: SandboxProcess): Promise<HopProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bench', 'hop.ts'), sandbox.url, String(port)],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
+  );
+  await waitForOutput(child, (text) => text.includes('ready'), 'the hop');
+  return { ...running(child), url: `http://127.0.0.1:${port}` };
+}
+
+/** CPU time a process has used so far in user and system mode, in µs. */
+export function cpuMicros(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start at field 3; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    user: (Number(fields[11]) / CLOCK_TICKS) * 1e6,
+    system: (Number(fields[12]) / CLOCK_TICKS) * 1e6,
+  };
+}
+
+function statusKiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+}
+
+/** Resident memory now, in MiB. */
+export function rssMiB(pid: number): number {
+  return Math.round((statusKiB(pid, 'VmRSS') / 1024) * 10) / 10;
+}
+
+/** Peak resident memory since the last `resetPeakRss`, in MiB. */
+export function peakRssMiB(pid: number): number {
+  return Math.round((statusKiB(pid, 'VmHWM') / 1024) * 10) / 10;
+}
+
+/** Resets the peak resident memory (VmHWM) of a process of ours to its current RSS (Linux ≥ 4.0). */
+export function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}

@@ -1,0 +1,147 @@
+// What `npm run bench` reports: the figures of one target, the table on the terminal and the
+// `--json` document. Pure functions, so their shape is tested without running a benchmark.
+
+/** The three ways a scenario is run in one bench run. */
+export const TARGETS = ['direct', 'hop', 'proxy'] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+/** The figures of one target in one scenario; null where a figure does not apply. */
+export interface TargetFigures {
+  /** Requests per second at `connections` connections. */
+  rps: number | null;
+  /** Median and 99th percentile latency at `connections` connections, in ms. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  /** Median latency at one connection minus the direct target's, in ms (0 for direct). */
+  addedP50Ms: number | null;
+  /** CPU time (user + system) of the proxy or hop process per request, in µs; null for direct. */
+  cpuUsPerRequest: number | null;
+  /** Successor API calls (token calls not counted) per request of this target. */
+  successorCallsPerRequest: number | null;
+  /** Resident memory of the proxy or hop process after the target's run; null for direct. */
+  rssMiB: number | null;
+  /** Requests that failed or answered other than 2xx (should be 0). */
+  errors: number;
+  /** Large lists only: seconds until the whole answer has arrived (median). */
+  seconds?: number;
+  /** Large lists only: peak resident memory of the proxy or hop process during the list. */
+  peakRssMiB?: number | null;
+}
+
+export interface ScenarioReport {
+  name: string;
+  /** Large lists are timed one request at a time rather than loaded. */
+  kind: 'load' | 'large-list';
+  targets: Record<TargetName, TargetFigures>;
+}
+
+export interface BenchReport {
+  node: string;
+  seconds: number;
+  connections: number;
+  scenarios: ScenarioReport[];
+}
+
+/** The `--json` document. */
+export function toJson(report: BenchReport): string {
+  return `${JSON.stringify(
+    {
+      node: report.node,
+      seconds: report.seconds,
+      connections: report.connections,
+      scenarios: report.scenarios.map((scenario) => ({ name: scenario.name, targets: scenario.targets })),
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+function cell(value: number | null | undefined, digits = 0): string {
+  if (value === null || value === undefined) return '—';
+  return digits === 0 ? String(Math.round(value)) : value.toFixed(digits);
+}
+
+function ratio(value: number | null | undefined, base: number | null | undefined): string {
+  if (value === null || value === undefined || !base) return '';
+  return ` (${(value / base).toFixed(2)}×)`;
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** The terminal table: loaded scenarios first, then the large lists. */
+export function formatTable(report: BenchReport): string {
+  const load = report.scenarios.filter((scenario) => scenario.kind === 'load');
+  const large = report.scenarios.filter((scenario) => scenario.kind === 'large-list');
+  const parts = [
+    `idm-compat bench: Node ${report.node}, ${report.seconds}s per target, ${report.connections} connections`,
+  ];
+  if (load.length > 0) {
+    const rows = load.flatMap((scenario) =>
+      TARGETS.map((name) => {
+        const t = scenario.targets[name];
+        const direct = scenario.targets.direct;
+        const hop = scenario.targets.hop;
+        return [
+          scenario.name,
+          name,
+          `${cell(t.rps)}${name === 'direct' ? '' : ratio(t.rps, direct.rps)}`,
+          cell(t.p50Ms, 1),
+          cell(t.p99Ms, 1),
+          cell(t.addedP50Ms, 2),
+          `${cell(t.cpuUsPerRequest)}${name === 'proxy' ? ratio(t.cpuUsPerRequest, hop.cpuUsPerRequest) : ''}`,
+          cell(t.successorCallsPerRequest, 2),
+          cell(t.rssMiB),
+          String(t.errors),
+        ];
+      }),
+    );
+    parts.push(
+      table(
+        [
+          'scenario',
+          'target',
+          'req/s (× direct)',
+          'p50 ms',
+          'p99 ms',
+          '+p50 ms @1',
+          'CPU µs/req (× hop)',
+          'calls/req',
+          'RSS MiB',
+          'errors',
+        ],
+        rows,
+      ),
+    );
+  }
+  if (large.length > 0) {
+    const rows = large.flatMap((scenario) =>
+      TARGETS.map((name) => {
+        const t = scenario.targets[name];
+        return [
+          scenario.name,
+          name,
+          `${cell(t.seconds, 2)}${name === 'direct' ? '' : ratio(t.seconds, scenario.targets.direct.seconds)}`,
+          cell(t.cpuUsPerRequest === null ? null : t.cpuUsPerRequest / 1000),
+          cell(t.successorCallsPerRequest, 0),
+          cell(t.peakRssMiB),
+          String(t.errors),
+        ];
+      }),
+    );
+    parts.push(
+      table(
+        ['large list', 'target', 'seconds (× direct)', 'CPU ms', 'calls', 'peak RSS MiB', 'errors'],
+        rows,
+      ),
+    );
+  }
+  return `${parts.join('\n\n')}\n`;
+}

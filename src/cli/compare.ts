@@ -1,0 +1,106 @@
+import { writeFileSync } from 'node:fs';
+import { compareRecordings } from '../migration/compare.js';
+import {
+  type CompareRules,
+  CompareRulesError,
+  DEFAULT_COMPARE_RULES_FILE,
+  EXACT_RULES,
+  loadCompareRules,
+} from '../migration/compare-rules.js';
+import { renderHtmlReport } from '../migration/html-report.js';
+import { type RecordedExchange, readRecording } from '../migration/recording.js';
+import { reportTable } from '../migration/report-text.js';
+import { type Command, CommandError, type CommandIo, flag, stringOption } from './command.js';
+
+async function load(
+  file: string,
+  io: CommandIo,
+): Promise<{ exchanges: RecordedExchange[]; invalid: number }> {
+  let recording: Awaited<ReturnType<typeof readRecording>>;
+  try {
+    recording = await readRecording(file);
+  } catch (error) {
+    throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  for (const problem of recording.problems.slice(0, 20))
+    io.err(`${file}:${problem.line}: ${problem.message}`);
+  if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
+  return { exchanges: recording.exchanges, invalid: recording.problems.length };
+}
+
+/** `idm-compat compare A B`: compares two recordings of the same requests, per operation. */
+export const compareCommand: Command = {
+  path: ['compare'],
+  summary: 'Compare two recordings of the same requests: match rates per operation and differing paths.',
+  usage: 'A.ndjson B.ndjson [--rules FILE | --exact] [--html REPORT.html] [--samples N] [--json]',
+  help: `Pairs the exchanges of A and B (by request id, else in order within operation, method and
+path), compares status and body under the compare rules, and prints per operation the pairs,
+matches, mismatches, match rate and the most frequent differing JSON paths. Without --rules the
+shipped rules (mappings/compare-rules.default.json) ignore known harmless differences.
+Unusable lines of A or B are listed on stderr and left out.
+Exit code 0 when every pair matches, 1 when some differ or a side has unpaired requests,
+2 for unusable input.
+
+Options:
+  --rules FILE        compare rules (JSON, see docs/migration.md) instead of the shipped ones
+  --exact             no rules: every difference counts
+  --html FILE         also write a self-contained HTML report with sample differences
+  --samples N         sample differences kept per operation (default 5)
+  --json              print {operations:[{operation,pairs,matched,mismatched,rate,onlyA,onlyB,paths,samples}],totals}
+
+Example:
+  idm-compat compare old.ndjson proxy.ndjson --html report.html`,
+  options: {
+    rules: { type: 'string' },
+    exact: { type: 'boolean' },
+    html: { type: 'string' },
+    samples: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  positionals: true,
+  async run(args, io) {
+    const [fileA, fileB, ...rest] = args.positionals;
+    if (fileA === undefined || fileB === undefined) throw new CommandError('give two recordings: A B');
+    if (rest.length > 0) throw new CommandError(`two files only; unexpected: ${rest.join(' ')}`);
+    const rulesFile = stringOption(args, 'rules');
+    if (rulesFile !== undefined && flag(args, 'exact'))
+      throw new CommandError('--rules and --exact exclude each other');
+    const samplesText = stringOption(args, 'samples');
+    const samples = samplesText === undefined ? 5 : Number(samplesText);
+    if (!Number.isInteger(samples) || samples < 0) {
+      throw new CommandError(`--samples must be an integer ≥ 0: ${samplesText}`);
+    }
+    let rules: CompareRules;
+    try {
+      rules = flag(args, 'exact') ? EXACT_RULES : loadCompareRules(rulesFile);
+    } catch (error) {
+      if (error instanceof CompareRulesError) throw new CommandError(error.message);
+      throw error;
+    }
+    const a = await load(fileA, io);
+    const b = await load(fileB, io);
+    if (a.invalid + b.invalid > 0 && a.exchanges.length + b.exchanges.length === 0) {
+      throw new CommandError('no usable exchanges in either recording');
+    }
+    const report = compareRecordings(a.exchanges, b.exchanges, rules, { samples });
+    const htmlFile = stringOption(args, 'html');
+    if (htmlFile !== undefined) {
+      const page = await renderHtmlReport(report, {
+        a: fileA,
+        b: fileB,
+        rules: flag(args, 'exact') ? 'exact (none)' : (rulesFile ?? DEFAULT_COMPARE_RULES_FILE),
+        generatedAt: new Date(),
+      });
+      try {
+        writeFileSync(htmlFile, page);
+      } catch (error) {
+        throw new CommandError(
+          `cannot write ${htmlFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+        );
+      }
+    }
+    io.out(flag(args, 'json') ? JSON.stringify(report) : reportTable(report));
+    const t = report.totals;
+    return t.mismatched > 0 || t.onlyA > 0 || t.onlyB > 0 ? 1 : 0;
+  },
+};

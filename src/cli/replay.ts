@@ -1,0 +1,217 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { SingleBar } from 'cli-progress';
+import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
+import { RecordingWriter, readRecording } from '../migration/recording.js';
+import { replayExchanges } from '../migration/replay.js';
+import { type Command, CommandError, flag, processIo, stringListOption, stringOption } from './command.js';
+
+function positiveNumber(text: string | undefined, name: string, integer: boolean): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new CommandError(`--${name} must be a positive ${integer ? 'integer' : 'number'}: ${text}`);
+  }
+  return value;
+}
+
+function readPassword(env: NodeJS.ProcessEnv, envName: string | undefined, file: string | undefined): string {
+  if ((envName === undefined) === (file === undefined)) {
+    throw new CommandError(
+      'give the password with exactly one of --password-env VAR or --password-file FILE',
+    );
+  }
+  if (envName !== undefined) {
+    const value = env[envName];
+    if (value === undefined || value === '')
+      throw new CommandError(`environment variable ${envName} is not set`);
+    return value;
+  }
+  try {
+    // A trailing newline (as `echo` writes it) is not part of the password.
+    const value = readFileSync(file ?? '', 'utf8').replace(/\r?\n$/, '');
+    if (value === '') throw new CommandError(`password file ${file} is empty`);
+    return value;
+  } catch (error) {
+    if (error instanceof CommandError) throw error;
+    throw new CommandError(
+      `cannot read password file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
+  }
+}
+
+function targetUrl(text: string | undefined): string {
+  if (text === undefined)
+    throw new CommandError('missing --target URL (the legacy base URL, e.g. http://host/iserv/api)');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CommandError(`--target is not a URL: ${text}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CommandError('--target must be http or https');
+  if (url.username !== '' || url.password !== '') {
+    throw new CommandError(
+      '--target must not hold credentials; use --user and --password-env/--password-file',
+    );
+  }
+  if (url.search !== '' || url.hash !== '')
+    throw new CommandError('--target must be a base URL without ? or #');
+  return url.href.replace(/\/+$/, '');
+}
+
+/** `idm-compat replay FILE`: sends recorded requests to a legacy-speaking server and records its answers. */
+export const replayCommand: Command = {
+  path: ['replay'],
+  summary: 'Replay a recording against a server that speaks the legacy API and record its answers.',
+  usage:
+    'FILE --target URL --user NAME (--password-env VAR | --password-file F) --out FILE [--operations GLOB…] [--reads-only | --writes] [--concurrency N] [--rate N] [--timeout MS] [--json]',
+  help: `Sends every recorded request of FILE (NDJSON, see docs/migration.md) to the target and writes
+its answers, in the same format and with the same request ids, to --out (replaced if it exists),
+so that \`idm-compat compare FILE OUT\` pairs them. Reads (GET) only unless --writes; a write
+waits for the requests before it and runs alone, so writes arrive in recorded order. Requests
+whose body held a redacted secret (password operations) are skipped: replaying would send the
+placeholder. Exit code 1 when a request got no answer or a line of FILE was unusable.
+
+Options:
+  --target URL          the target's legacy base URL, e.g. http://127.0.0.1:8080/iserv/api
+  --user NAME           API user the target accepts (HTTP Basic)
+  --password-env VAR    read its password from environment variable VAR
+  --password-file F     read its password from file F (one trailing newline is dropped)
+  --out FILE            where the answers are written (NDJSON)
+  --operations GLOB     only these operations (repeatable): an id (user.get), a glob (user.*) or *
+  --reads-only          only GET requests (the default)
+  --writes              also replay writes (POST, PUT, DELETE): they change the target
+  --concurrency N       reads in flight at once (default 4)
+  --rate N              at most N requests started per second (default unlimited)
+  --timeout MS          per-request timeout (default 30000)
+  --json                print the summary as JSON (no progress bar)
+
+Example:
+  IDM_PW=… idm-compat replay old.ndjson --target https://proxy.school.example/iserv/api \\
+    --user migration --password-env IDM_PW --out proxy.ndjson`,
+  options: {
+    target: { type: 'string' },
+    user: { type: 'string' },
+    'password-env': { type: 'string' },
+    'password-file': { type: 'string' },
+    out: { type: 'string', short: 'o' },
+    operations: { type: 'string', multiple: true },
+    'reads-only': { type: 'boolean' },
+    writes: { type: 'boolean' },
+    concurrency: { type: 'string' },
+    rate: { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  positionals: true,
+  async run(args, io) {
+    const [file, ...rest] = args.positionals;
+    if (file === undefined) throw new CommandError('missing the recording FILE');
+    if (rest.length > 0) throw new CommandError(`one FILE only; unexpected: ${rest.join(' ')}`);
+    const target = targetUrl(stringOption(args, 'target'));
+    const user = stringOption(args, 'user');
+    if (user === undefined || user === '') throw new CommandError('missing --user NAME');
+    const out = stringOption(args, 'out');
+    if (out === undefined) throw new CommandError('missing --out FILE');
+    if (flag(args, 'writes') && flag(args, 'reads-only')) {
+      throw new CommandError('--reads-only and --writes exclude each other');
+    }
+    const concurrency = positiveNumber(stringOption(args, 'concurrency'), 'concurrency', true);
+    const rate = positiveNumber(stringOption(args, 'rate'), 'rate', false);
+    const timeoutMs = positiveNumber(stringOption(args, 'timeout'), 'timeout', true);
+    const operations = stringListOption(args, 'operations');
+    const badPattern = operations.find((pattern) => !OPERATION_PATTERN.test(pattern));
+    if (badPattern !== undefined) {
+      throw new CommandError(
+        `--operations ${badPattern}: not an operation id (user.list), a glob (group.*) or *`,
+      );
+    }
+    const password = readPassword(
+      io.env,
+      stringOption(args, 'password-env'),
+      stringOption(args, 'password-file'),
+    );
+    let recording: Awaited<ReturnType<typeof readRecording>>;
+    try {
+      recording = await readRecording(file);
+    } catch (error) {
+      throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    for (const problem of recording.problems.slice(0, 20))
+      io.err(`${file}:${problem.line}: ${problem.message}`);
+    if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
+    try {
+      writeFileSync(out, '', { mode: 0o600 });
+    } catch (error) {
+      throw new CommandError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    const writer = new RecordingWriter({ path: out, maxPendingLines: Number.POSITIVE_INFINITY });
+    // A progress bar only on a terminal (and never in --json mode or in-process test runs).
+    const bar =
+      !flag(args, 'json') && io === processIo && process.stderr.isTTY
+        ? new SingleBar({ format: 'replaying [{bar}] {value}/{total} requests', hideCursor: true })
+        : undefined;
+    let started = false;
+    let summary: Awaited<ReturnType<typeof replayExchanges>>;
+    try {
+      summary = await replayExchanges(
+        recording.exchanges,
+        {
+          target,
+          user,
+          password,
+          operations:
+            stringListOption(args, 'operations').length > 0
+              ? stringListOption(args, 'operations')
+              : undefined,
+          writes: flag(args, 'writes'),
+          concurrency,
+          rate,
+          timeoutMs,
+          onProgress: (done, total) => {
+            if (!started) bar?.start(total, 0);
+            started = true;
+            bar?.update(done);
+          },
+        },
+        (exchange) => writer.record(exchange),
+      );
+    } finally {
+      bar?.stop();
+      await writer.close();
+    }
+    const skipped = summary.skipped.writes + summary.skipped.operations + summary.skipped.redactedBody;
+    if (flag(args, 'json')) {
+      io.out(
+        JSON.stringify({
+          file,
+          out,
+          target,
+          total: summary.total,
+          replayed: summary.replayed,
+          failed: summary.failures.length,
+          skipped: summary.skipped,
+          invalidLines: recording.problems.length,
+          statuses: summary.statuses,
+          failures: summary.failures,
+        }),
+      );
+    } else {
+      const statuses = Object.entries(summary.statuses)
+        .map(([status, count]) => `${status}: ${count}`)
+        .join(', ');
+      io.out(
+        `${file}: replayed ${summary.replayed} of ${summary.total} requests against ${target} → ${out}` +
+          ` (${skipped} skipped: ${summary.skipped.writes} writes, ${summary.skipped.operations} other operations,` +
+          ` ${summary.skipped.redactedBody} with a redacted body; ${summary.failures.length} failed)` +
+          (statuses === '' ? '' : `\nstatuses: ${statuses}`),
+      );
+      for (const failure of summary.failures.slice(0, 20)) {
+        io.err(`  ${failure.requestId} (${failure.operation}): ${failure.message}`);
+      }
+      if (summary.failures.length > 20) io.err(`  … and ${summary.failures.length - 20} more failures`);
+    }
+    return summary.failures.length > 0 || recording.problems.length > 0 ? 1 : 0;
+  },
+};

@@ -1,0 +1,102 @@
+import path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
+import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import { type Command, CommandError, flag, processIo, stringOption } from './command.js';
+
+const TABLES: readonly { key: keyof CopyResult; label: string }[] = [
+  { key: 'apiUsers', label: 'api users' },
+  { key: 'idMap', label: 'id map' },
+  { key: 'usage', label: 'usage' },
+];
+
+/** A description of a store for output: never the PostgreSQL URL (it holds the password). */
+function describeStore(config: ResolvedStoreConfig): string {
+  if (config.type === 'sqlite') return `sqlite ${config.path}`;
+  return config.schema === undefined ? 'postgres' : `postgres (schema ${config.schema})`;
+}
+
+function sameStore(a: ResolvedStoreConfig, b: ResolvedStoreConfig): boolean {
+  if (a.type === 'sqlite' && b.type === 'sqlite') return path.resolve(a.path) === path.resolve(b.path);
+  if (a.type === 'postgres' && b.type === 'postgres') return a.url === b.url && a.schema === b.schema;
+  return false;
+}
+
+function line(label: string, table: CopyTableResult): string {
+  return `  ${`${label}:`.padEnd(11)} ${table.copied} copied, ${table.present} already there, ${table.differ} differ (${table.source} in the source)`;
+}
+
+/** `idm-compat store copy --from CONFIG --to CONFIG`: copies the state of one store into another. */
+export const storeCopyCommand: Command = {
+  path: ['store', 'copy'],
+  summary: 'Copy API users, the ID mapping table and the usage inventory from one store to another.',
+  usage: '--from FILE --to FILE [--json]',
+  help: `Typically from the SQLite store of one box to the PostgreSQL store of several replicas
+(docs/scaling.md). Both stores are named by configuration files (their "store" blocks); the target
+schema is created when missing. API users keep their password hashes, ranges and last login.
+
+Only what the target lacks is written: running the copy twice copies nothing the second time.
+Rows the target already has differently (another password hash or ranges, a legacy ID mapped to
+another UUID) are left as they are and listed; the exit code is 1 then. Usage rows whose
+(API user, operation, outcome) the target already counts are left alone, so copy before the
+replicas take traffic. Throttle counters, known addresses and SSO tokens are short-lived and
+not copied.
+
+Options:
+  --from FILE     configuration file of the source store
+  --to FILE       configuration file of the target store
+  --json          print the counts per table as JSON
+
+Example:
+  idm-compat store copy --from /etc/idm-compat/sqlite.json --to /etc/idm-compat/config.json`,
+  options: {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const fromFile = stringOption(args, 'from');
+    const toFile = stringOption(args, 'to');
+    if (fromFile === undefined || toFile === undefined)
+      throw new CommandError('--from and --to are required');
+    const from = loadConfig({ file: fromFile, env: io.env }).store;
+    const to = loadConfig({ file: toFile, env: io.env }).store;
+    if (sameStore(from, to)) throw new CommandError('--from and --to name the same store');
+    const json = flag(args, 'json');
+    const bar =
+      !json && io === processIo && process.stderr.isTTY
+        ? new SingleBar({ format: 'copying [{bar}] {value}/{total} rows', hideCursor: true })
+        : undefined;
+    const stores: Store[] = [];
+    try {
+      stores.push(await openStore(from, { retry: false }));
+      stores.push(await openStore(to, { retry: false }));
+      const [source, target] = stores as [Store, Store];
+      const result = await copyStore(source, target, {
+        onStart: (total) => bar?.start(total, 0),
+        onProgress: (done) => bar?.update(done),
+      });
+      bar?.stop();
+      const differ = TABLES.reduce((sum, table) => sum + result[table.key].differ, 0);
+      if (json) {
+        io.out(JSON.stringify({ from: describeStore(from), to: describeStore(to), tables: result }));
+      } else {
+        io.out(
+          [
+            `copied ${describeStore(from)} → ${describeStore(to)}`,
+            ...TABLES.map((table) => line(table.label, result[table.key])),
+          ].join('\n'),
+        );
+        for (const table of TABLES) {
+          for (const difference of result[table.key].differences) io.err(`  differs: ${difference}`);
+        }
+      }
+      return differ > 0 ? 1 : 0;
+    } finally {
+      bar?.stop();
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  },
+};

@@ -1,0 +1,48 @@
+import type { Context } from 'hono';
+import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
+import type { RecordingWriter } from '../migration/recording.js';
+import type { AppEnv } from '../services.js';
+
+/**
+ * Hands one finished request and its answer to the recording (`migration.recording`): the answer
+ * is read from a copy of the response, the request body only when the request already read it
+ * (a body nobody read is not read now); the writer redacts and appends without blocking.
+ */
+export function recordExchange(
+  c: Context<AppEnv>,
+  writer: RecordingWriter,
+  exchange: {
+    operation: string;
+    mode: 'translate' | 'passthrough' | 'shadow';
+    startedAt: number;
+    durationMs: number;
+  },
+): void {
+  const response = c.res.clone();
+  const bodyWasRead = Object.keys(c.req.bodyCache).length > 0;
+  const requestBytes = bodyWasRead ? c.req.arrayBuffer() : undefined;
+  const match = c.get('match');
+  const kind = match.kind === 'operation' ? match.matched.operation.body?.kind : undefined;
+  const log = c.get('log');
+  void (async () => {
+    try {
+      const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
+      const request = await recordedBody(c.req.header('content-type'), bytes, kind);
+      writer.record({
+        time: new Date(exchange.startedAt).toISOString(),
+        requestId: c.get('requestId'),
+        apiUser: c.get('apiUser') ?? null,
+        operation: exchange.operation,
+        mode: exchange.mode,
+        method: c.req.method,
+        ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
+        ...request,
+        status: response.status,
+        responseBody: recordedAnswer(await response.text()),
+        durationMs: Math.round(exchange.durationMs * 10) / 10,
+      });
+    } catch (error) {
+      log.warn({ err: error }, 'request not recorded');
+    }
+  })();
+}

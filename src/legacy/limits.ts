@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * The input bounds of the legacy surface, checked by the operations' zod schemas before any
+ * successor call and shown in the OpenAPI document (`maxLength`). docs/mappings.md lists them.
+ */
+
+/** Account names (user `username`, group `account`) and the names they are derived from: the successor's account limit. */
+export const ACCOUNT_MAX = 64;
+
+/**
+ * Role names. The default profile derives the role key (the legacy ID) as ROLE_ + the name
+ * transliterated, at most five ASCII characters per UTF-16 code unit (㎯ → RADS2): 5 + 5 × 50
+ * stays within {@link LEGACY_ID_MAX_BYTES}.
+ */
+export const ROLE_NAME_MAX = 50;
+
+/** Other writable text fields: the usual column length where the successor documents none. */
+export const TEXT_MAX = 255;
+
+/** Longest legacy ID, in bytes of its URL-encoded form (what goes into a successor URL). */
+export const LEGACY_ID_MAX_BYTES = 255;
+
+// In a `u` regex a paired surrogate is one code point, so \p{Cs} matches only unpaired ones.
+const CONTROL = /\p{Cc}/u;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Refuses control characters (C0, DEL, C1) and unpaired UTF-16 surrogates, which no name may hold. */
+function wellFormed(schema: z.ZodString): z.ZodString {
+  return schema
+    .refine((value) => !CONTROL.test(value), 'must not contain control characters')
+    .refine((value) => !LONE_SURROGATE.test(value), 'must not contain unpaired UTF-16 surrogates');
+}
+
+/**
+ * A writable legacy text field: at most `max` UTF-16 code units (an emoji counts two), well-formed,
+ * and non-empty unless `empty` allows it.
+ */
+export function legacyText(max: number, options: { empty?: boolean } = {}): z.ZodString {
+  const text = options.empty ? z.string() : z.string().min(1, 'must not be empty');
+  return wellFormed(text.max(max, `must be at most ${max} characters`));
+}
+
+/** A legacy ID (path or body): non-empty, well-formed, at most {@link LEGACY_ID_MAX_BYTES} bytes URL-encoded. */
+export function legacyId(): z.ZodString {
+  const message = `must be at most ${LEGACY_ID_MAX_BYTES} bytes URL-encoded`;
+  // Every UTF-16 code unit encodes to at least one byte, so `max` is implied by the byte cap; it
+  // is stated for the OpenAPI document, and the byte check runs only where `max` held.
+  return wellFormed(z.string().min(1, 'an ID must not be empty').max(LEGACY_ID_MAX_BYTES, message)).refine(
+    (id) =>
+      id.length > LEGACY_ID_MAX_BYTES ||
+      LONE_SURROGATE.test(id) ||
+      encodeURIComponent(id).length <= LEGACY_ID_MAX_BYTES,
+    message,
+  );
+}

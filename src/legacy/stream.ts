@@ -1,0 +1,58 @@
+import type { Context } from 'hono';
+import { LegacyError } from '../http/legacy-error.js';
+import type { AppEnv } from '../services.js';
+import { runMapped } from './translate.js';
+
+type Item = Record<string, unknown>;
+
+/**
+ * Runs a list operation and answers its JSON array while the successor's pages arrive, never
+ * holding the whole list: the first page is read before the answer starts, so its failures are
+ * answered as errors like any other; a later failure cuts the answer off (the client sees an
+ * incomplete body, never a short list that looks whole) and is logged. The bytes are the same as
+ * `c.json(list)`'s.
+ */
+export async function streamedList(
+  c: Context<AppEnv>,
+  operationId: string,
+  fields: readonly string[],
+): Promise<Response> {
+  const result = await runMapped(c, operationId, { fields, stream: true });
+  if (result.type === 'collection') return c.json(result.value, 200);
+  if (result.type !== 'collection-pages') {
+    throw new LegacyError(
+      500,
+      `The operation table of ${operationId} answers "${result.type}", but the legacy operation needs "collection"; fix its "result" in the mapping profile`,
+    );
+  }
+  const pages = result.pages;
+  let opened = false;
+  // Chunks are strings: Node encodes them as it writes, with no copy of each page in between.
+  const body = new ReadableStream<string>({
+    async pull(controller) {
+      try {
+        const next = await pages.next();
+        if (next.done) {
+          controller.enqueue(opened ? ']' : '[]');
+          controller.close();
+          return;
+        }
+        // One JSON.stringify per page; its brackets are replaced by the list's own.
+        const members = JSON.stringify(next.value as Item[]).slice(1, -1);
+        if (members === '') return;
+        controller.enqueue(`${opened ? ',' : '['}${members}`);
+        opened = true;
+      } catch (error) {
+        c.get('log')?.error(
+          { err: error, operation: operationId },
+          'list answer cut off: a later page failed',
+        );
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await pages.return();
+    },
+  });
+  return c.body(body, 200, { 'Content-Type': 'application/json' });
+}

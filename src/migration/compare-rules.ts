@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { mostSpecific, OPERATION_PATTERN } from '../lib/operation-patterns.js';
+import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
+
+/** The compare rules shipped with the package (known harmless differences). */
+export const DEFAULT_COMPARE_RULES_FILE = fileURLToPath(
+  new URL('../../mappings/compare-rules.default.json', import.meta.url),
+);
+
+const jsonPath = z.string().superRefine((value, ctx) => {
+  try {
+    compilePath(value);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: error instanceof JsonPathError ? error.message : String(error) });
+  }
+});
+
+/** How values are normalised before they are compared. */
+export const normaliseSchema = z.strictObject({
+  idsCaseInsensitive: z
+    .boolean()
+    .optional()
+    .describe('Compare legacy IDs (_id, createdBy, deletedBy, owner, and the ID lists) case-insensitively'),
+  datesToDay: z.boolean().optional().describe('Compare date-times only by their day (YYYY-MM-DD)'),
+  dateTimesToUtc: z
+    .boolean()
+    .optional()
+    .describe('Compare date-times as instants: +01:00 and Z forms of the same time are equal'),
+  trimTrailingWhitespace: z.boolean().optional().describe('Ignore whitespace at the end of strings'),
+});
+
+/** The rules for one operation (or the default): what to ignore and how to normalise. */
+export const compareRuleSchema = z.strictObject({
+  ignore: z.array(jsonPath).optional().describe('JSON paths whose values are not compared'),
+  unorderedArrays: z
+    .union([z.boolean(), z.array(jsonPath)])
+    .optional()
+    .describe('Arrays compared regardless of order: JSON paths, or true for every array'),
+  normalise: normaliseSchema.optional(),
+});
+
+/** A compare rules file: `default` for every operation, `operations` by operation id or glob. */
+export const compareRulesSchema = z.strictObject({
+  $schema: z.string().optional(),
+  description: z.string().optional(),
+  default: compareRuleSchema.optional(),
+  operations: z
+    .record(
+      z.string().regex(OPERATION_PATTERN, 'an operation id such as user.list, a glob such as group.*, or *'),
+      compareRuleSchema,
+    )
+    .optional()
+    .describe('Per operation id or glob (user.get, user.*); the most specific one adds to the default'),
+});
+
+/** A compare rules file as written. */
+export type CompareRulesFile = z.infer<typeof compareRulesSchema>;
+/** Normalisation switches. */
+export type Normalise = Required<z.infer<typeof normaliseSchema>>;
+
+/** The rules that apply to one operation, compiled. */
+export interface ResolvedRule {
+  ignore: CompiledPath[];
+  unorderedArrays: true | CompiledPath[];
+  normalise: Normalise;
+}
+
+/** Compare rules ready to use: resolves (and caches) the rule of each operation. */
+export interface CompareRules {
+  readonly file: CompareRulesFile;
+  forOperation(operation: string): ResolvedRule;
+}
+
+/** A rules file that cannot be read or is invalid: `file JSON-path: reason`. */
+export class CompareRulesError extends Error {
+  override readonly name = 'CompareRulesError';
+}
+
+/** Compiles validated rules; an operation gets the default merged with its most specific entry. */
+export function compileCompareRules(file: CompareRulesFile): CompareRules {
+  const cache = new Map<string, ResolvedRule>();
+  const operations = file.operations ?? {};
+  const base = file.default ?? {};
+  return {
+    file,
+    forOperation(operation) {
+      const cached = cache.get(operation);
+      if (cached) return cached;
+      const key = mostSpecific(Object.keys(operations), operation);
+      const rule = mergeRules(base, key === undefined ? {} : (operations[key] ?? {}));
+      cache.set(operation, rule);
+      return rule;
+    },
+  };
+}
+
+type Rule = z.infer<typeof compareRuleSchema>;
+
+// The operation's rule adds to the default: ignore lists and unordered paths are joined (true
+// wins), normalise switches set on the operation override the default's.
+function mergeRules(base: Rule, own: Rule): ResolvedRule {
+  const paths = (list: string[] | undefined) => (list ?? []).map(compilePath);
+  const unordered = (value: Rule['unorderedArrays']) =>
+    value === true ? true : value === false || value === undefined ? [] : paths(value);
+  const a = unordered(base.unorderedArrays);
+  const b = unordered(own.unorderedArrays);
+  const normalise = { ...base.normalise, ...own.normalise };
+  return {
+    ignore: [...paths(base.ignore), ...paths(own.ignore)],
+    unorderedArrays: own.unorderedArrays === false ? [] : a === true || b === true ? true : [...a, ...b],
+    normalise: {
+      idsCaseInsensitive: normalise.idsCaseInsensitive ?? false,
+      datesToDay: normalise.datesToDay ?? false,
+      dateTimesToUtc: normalise.dateTimesToUtc ?? false,
+      trimTrailingWhitespace: normalise.trimTrailingWhitespace ?? false,
+    },
+  };
+}
+
+/** Validates parsed JSON as a rules file; throws {@link CompareRulesError} naming every problem. */
+export function parseCompareRules(value: unknown, label: string): CompareRules {
+  const parsed = compareRulesSchema.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const where = [
+        '$',
+        ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)),
+      ].join('');
+      // A bad record key (an operation pattern) carries the reason in its nested issue.
+      const message =
+        issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+      return `${label} ${where}: ${message}`;
+    });
+    throw new CompareRulesError(problems.join('\n'));
+  }
+  return compileCompareRules(parsed.data);
+}
+
+/** Reads and validates a rules file (default: the shipped rules). */
+export function loadCompareRules(file: string = DEFAULT_COMPARE_RULES_FILE): CompareRules {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new CompareRulesError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CompareRulesError(
+      `${file}: not JSON (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+  return parseCompareRules(value, file);
+}
+
+/** Rules that compare everything exactly. */
+export const EXACT_RULES: CompareRules = compileCompareRules({});

@@ -1,0 +1,334 @@
+import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
+import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
+import type { RecordedExchange } from './recording.js';
+import { redactValue } from './redact.js';
+import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
+
+/** The outcome of comparing two answers to the same request. */
+export type Comparison = { match: true } | { match: false; differences: Difference[]; paths: string[] };
+
+/** What the two sides answered: status and parsed body. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+// Keys whose values are legacy IDs, and keys whose values are lists of legacy IDs
+// (`idsCaseInsensitive`).
+const ID_KEYS = new Set(['_id', 'createdBy', 'deletedBy', 'owner']);
+const ID_LIST_KEYS = new Set(['roles', 'groups', 'privileges', 'users', 'flags']);
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+const MISSING = Symbol('missing');
+
+/** Applies the normalisation switches to a body (a copy; the input is not changed). */
+export function normaliseBody(value: unknown, normalise: Normalise): unknown {
+  const walk = (node: unknown, key: PathKey | undefined, parentKey: PathKey | undefined): unknown => {
+    if (typeof node === 'string') {
+      let text = node;
+      if (normalise.trimTrailingWhitespace) text = text.trimEnd();
+      if (DATE_TIME.test(text)) {
+        if (normalise.dateTimesToUtc) {
+          const time = new Date(text);
+          if (!Number.isNaN(time.getTime())) text = time.toISOString();
+        }
+        if (normalise.datesToDay) text = text.slice(0, 10);
+      }
+      const isId =
+        (typeof key === 'string' && ID_KEYS.has(key)) ||
+        (typeof key === 'number' && typeof parentKey === 'string' && ID_LIST_KEYS.has(parentKey));
+      if (normalise.idsCaseInsensitive && isId) text = text.toLowerCase();
+      return text;
+    }
+    if (Array.isArray(node)) return node.map((item, index) => walk(item, index, key));
+    if (node !== null && typeof node === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [name, inner] of Object.entries(node)) out[name] = walk(inner, name, key);
+      return out;
+    }
+    return node;
+  };
+  return walk(value, undefined, undefined);
+}
+
+/** JSON with object keys sorted: equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, inner]) => inner !== undefined)
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+// Unordered arrays are sorted the same way on both sides: objects with an `_id` by it (so one
+// changed field shows at the same element), everything else by its canonical JSON.
+function sortForCompare(items: unknown[]): unknown[] {
+  const keyOf = (item: unknown) =>
+    item !== null &&
+    typeof item === 'object' &&
+    !Array.isArray(item) &&
+    typeof (item as { _id?: unknown })._id === 'string'
+      ? `0${(item as { _id: string })._id}`
+      : `1${canonicalJson(item)}`;
+  return items
+    .map((item) => ({ item, key: keyOf(item) }))
+    .sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0))
+    .map(({ item }) => item);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Compares two answers under one operation's rule: status first, then the normalised bodies. */
+export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Comparison {
+  if (a.status !== b.status) {
+    return { match: false, differences: [{ path: 'status', a: a.status, b: b.status }], paths: ['status'] };
+  }
+  const differences: Difference[] = [];
+  const paths = new Set<string>();
+  const left = normaliseBody(redactValue(a.body ?? null), rule.normalise);
+  const right = normaliseBody(redactValue(b.body ?? null), rule.normalise);
+  const differ = (keys: PathKey[], x: unknown, y: unknown) => {
+    const difference: Difference = { path: formatPath(keys) };
+    if (x !== MISSING) difference.a = x;
+    if (y !== MISSING) difference.b = y;
+    differences.push(difference);
+    paths.add(generalisePath(keys));
+  };
+  const walk = (keys: PathKey[], x: unknown, y: unknown) => {
+    if (matchesAnyPath(rule.ignore, keys)) return;
+    if (Array.isArray(x) && Array.isArray(y)) {
+      const unordered = rule.unorderedArrays === true || matchesAnyPath(rule.unorderedArrays, keys);
+      const xs = unordered ? sortForCompare(x) : x;
+      const ys = unordered ? sortForCompare(y) : y;
+      for (let i = 0; i < Math.max(xs.length, ys.length); i += 1) {
+        walk([...keys, i], i < xs.length ? xs[i] : MISSING, i < ys.length ? ys[i] : MISSING);
+      }
+      return;
+    }
+    if (isPlainObject(x) && isPlainObject(y)) {
+      const names = new Set([...Object.keys(x), ...Object.keys(y)]);
+      for (const name of names) {
+        walk(
+          [...keys, name],
+          Object.hasOwn(x, name) ? x[name] : MISSING,
+          Object.hasOwn(y, name) ? y[name] : MISSING,
+        );
+      }
+      return;
+    }
+    if (x === y) return;
+    if (x !== MISSING && y !== MISSING && canonicalJson(x) === canonicalJson(y)) return;
+    differ(keys, x, y);
+  };
+  walk([], left, right);
+  return differences.length === 0 ? { match: true } : { match: false, differences, paths: [...paths] };
+}
+
+/** Compares two recorded exchanges of the same request under `rules`. */
+export function compareExchanges(a: RecordedExchange, b: RecordedExchange, rules: CompareRules): Comparison {
+  return compareAnswers(
+    { status: a.status, body: a.responseBody },
+    { status: b.status, body: b.responseBody },
+    rules.forOperation(a.operation),
+  );
+}
+
+/** Two exchanges of the same request, one from each recording. */
+export interface ExchangePair {
+  a: RecordedExchange;
+  b: RecordedExchange;
+}
+
+/**
+ * Pairs the exchanges of two recordings: by request id first, then the rest in order within
+ * (operation, method, path). What stays alone is returned as `onlyA`/`onlyB`.
+ */
+export function pairExchanges(
+  as: readonly RecordedExchange[],
+  bs: readonly RecordedExchange[],
+): { pairs: ExchangePair[]; onlyA: RecordedExchange[]; onlyB: RecordedExchange[] } {
+  const byId = new Map<string, number[]>();
+  bs.forEach((b, index) => {
+    const list = byId.get(b.requestId);
+    if (list) list.push(index);
+    else byId.set(b.requestId, [index]);
+  });
+  const usedB = new Set<number>();
+  const pairs: ExchangePair[] = [];
+  const restA: RecordedExchange[] = [];
+  for (const a of as) {
+    const index = byId.get(a.requestId)?.shift();
+    const b = index === undefined ? undefined : bs[index];
+    if (index !== undefined && b !== undefined) {
+      usedB.add(index);
+      pairs.push({ a, b });
+    } else restA.push(a);
+  }
+  const keyOf = (e: RecordedExchange) => `${e.operation}\n${e.method}\n${e.path}`;
+  const queues = new Map<string, RecordedExchange[]>();
+  bs.forEach((b, index) => {
+    if (usedB.has(index)) return;
+    const queue = queues.get(keyOf(b));
+    if (queue) queue.push(b);
+    else queues.set(keyOf(b), [b]);
+  });
+  const onlyA: RecordedExchange[] = [];
+  for (const a of restA) {
+    const b = queues.get(keyOf(a))?.shift();
+    if (b) pairs.push({ a, b });
+    else onlyA.push(a);
+  }
+  return { pairs, onlyA, onlyB: [...queues.values()].flat() };
+}
+
+/** Limits of a report. */
+export interface ReportLimits {
+  /** Differing paths listed per operation (default 10). */
+  paths?: number;
+  /** Sample differences kept per operation (default 5). */
+  samples?: number;
+  /** Differences listed per sample (default 20). */
+  differencesPerSample?: number;
+}
+
+interface Tally {
+  pairs: number;
+  matched: number;
+  onlyA: number;
+  onlyB: number;
+  errors: number;
+  skipped: number;
+  paths: Map<string, number>;
+  samples: Sample[];
+}
+
+/**
+ * Accumulates comparisons into a report, one request at a time (compare runs it over two
+ * recordings; the shadow mode feeds it as answers come in).
+ */
+export class ReportBuilder {
+  private readonly tallies = new Map<string, Tally>();
+  private readonly limits: Required<ReportLimits>;
+  private readonly withShadowCounts: boolean;
+
+  constructor(limits: ReportLimits = {}, options: { shadow?: boolean } = {}) {
+    this.limits = { paths: 10, samples: 5, differencesPerSample: 20, ...limits };
+    this.withShadowCounts = options.shadow ?? false;
+  }
+
+  private tally(operation: string): Tally {
+    let tally = this.tallies.get(operation);
+    if (!tally) {
+      tally = {
+        pairs: 0,
+        matched: 0,
+        onlyA: 0,
+        onlyB: 0,
+        errors: 0,
+        skipped: 0,
+        paths: new Map(),
+        samples: [],
+      };
+      this.tallies.set(operation, tally);
+    }
+    return tally;
+  }
+
+  /** Counts one compared request (`a` is the request whose answer side A gave). */
+  add(a: RecordedExchange, bStatus: number, comparison: Comparison): void {
+    const tally = this.tally(a.operation);
+    tally.pairs += 1;
+    if (comparison.match) {
+      tally.matched += 1;
+      return;
+    }
+    for (const path of comparison.paths) tally.paths.set(path, (tally.paths.get(path) ?? 0) + 1);
+    if (tally.samples.length < this.limits.samples) {
+      tally.samples.push({
+        requestId: a.requestId,
+        method: a.method,
+        path: a.path,
+        query: a.query,
+        requestBody: redactValue(a.requestBody ?? null),
+        status: { a: a.status, b: bStatus },
+        differences: comparison.differences.slice(0, this.limits.differencesPerSample),
+        moreDifferences: Math.max(0, comparison.differences.length - this.limits.differencesPerSample),
+      });
+    }
+  }
+
+  /** Counts a request only one side answered. */
+  addUnpaired(operation: string, side: 'a' | 'b'): void {
+    const tally = this.tally(operation);
+    if (side === 'a') tally.onlyA += 1;
+    else tally.onlyB += 1;
+  }
+
+  /** Counts a request that could not be compared (shadow: translation failed or timed out). */
+  addError(operation: string): void {
+    this.tally(operation).errors += 1;
+  }
+
+  /** Counts a request left uncompared on purpose (shadow: not sampled, a write). */
+  addSkipped(operation: string): void {
+    this.tally(operation).skipped += 1;
+  }
+
+  /** The report so far. */
+  report(): CompareReport {
+    const operations: OperationReport[] = [...this.tallies.entries()]
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+      .map(([operation, t]) => ({
+        operation,
+        ...this.counts(t),
+        paths: [...t.paths.entries()]
+          .sort(([p, m], [q, n]) => n - m || (p < q ? -1 : p > q ? 1 : 0))
+          .slice(0, this.limits.paths)
+          .map(([path, count]) => ({ path, count })),
+        samples: t.samples,
+      }));
+    const sum = (pick: (t: Tally) => number) => [...this.tallies.values()].reduce((s, t) => s + pick(t), 0);
+    const totals = this.counts({
+      pairs: sum((t) => t.pairs),
+      matched: sum((t) => t.matched),
+      onlyA: sum((t) => t.onlyA),
+      onlyB: sum((t) => t.onlyB),
+      errors: sum((t) => t.errors),
+      skipped: sum((t) => t.skipped),
+      paths: new Map(),
+      samples: [],
+    });
+    return { operations, totals };
+  }
+
+  private counts(t: Tally) {
+    return {
+      pairs: t.pairs,
+      matched: t.matched,
+      mismatched: t.pairs - t.matched,
+      rate: t.pairs === 0 ? null : t.matched / t.pairs,
+      onlyA: t.onlyA,
+      onlyB: t.onlyB,
+      ...(this.withShadowCounts ? { errors: t.errors, skipped: t.skipped } : {}),
+    };
+  }
+}
+
+/** Compares two recordings: pairs their exchanges and builds the per-operation report. */
+export function compareRecordings(
+  as: readonly RecordedExchange[],
+  bs: readonly RecordedExchange[],
+  rules: CompareRules,
+  limits: ReportLimits = {},
+): CompareReport {
+  const builder = new ReportBuilder(limits);
+  const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
+  for (const { a, b } of pairs) builder.add(a, b.status, compareExchanges(a, b, rules));
+  for (const a of onlyA) builder.addUnpaired(a.operation, 'a');
+  for (const b of onlyB) builder.addUnpaired(b.operation, 'b');
+  return builder.report();
+}

@@ -1,0 +1,79 @@
+import type { RecordedExchange } from './recording.js';
+
+/** The request half of a recorded exchange, as derived from what arrived on the wire. */
+export type RecordedRequest = Pick<RecordedExchange, 'path' | 'query' | 'requestFormat' | 'requestBody'>;
+
+const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
+
+/**
+ * Splits a request URL into the recorded `path` (below `basePath`) and raw `query`. A path
+ * outside the base path is kept whole.
+ */
+export function recordedLocation(url: string, basePath: string): Pick<RecordedExchange, 'path' | 'query'> {
+  const parsed = new URL(url, 'http://localhost');
+  const base = basePath.replace(/\/+$/, '');
+  const below =
+    base !== '' && (parsed.pathname === base || parsed.pathname.startsWith(`${base}/`))
+      ? parsed.pathname.slice(base.length)
+      : parsed.pathname;
+  return { path: below === '' ? '/' : below, query: parsed.search.replace(/^\?/, '') };
+}
+
+const MULTIPART = /^multipart\/form-data/i;
+
+function parseJson(text: string): Pick<RecordedExchange, 'requestFormat' | 'requestBody'> | undefined {
+  try {
+    return { requestBody: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+async function parseForm(
+  contentType: string,
+  body: string | Uint8Array,
+): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
+  try {
+    const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+    const fields: Record<string, string> = {};
+    for (const [name, value] of form.entries()) {
+      if (typeof value === 'string' && !(name in fields)) fields[name] = value;
+    }
+    return { requestFormat: 'form', requestBody: fields };
+  } catch {
+    return { requestFormat: 'form', requestBody: null };
+  }
+}
+
+/**
+ * The recorded body of a request (not yet redacted): the JSON it parses to, or its form fields
+ * as an object (string fields only, the first of a repeated name), else null. `kind` is what the
+ * operation reads; without it, multipart is a form, a URL-encoded body that is valid JSON is
+ * JSON (legacy clients such as `curl -d` send JSON under the form content type), else a form.
+ */
+export async function recordedBody(
+  contentType: string | undefined,
+  body: string | Uint8Array | undefined,
+  kind?: 'json' | 'form',
+): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
+  if (body === undefined || body.length === 0) return { requestBody: null };
+  const type = contentType ?? '';
+  const text = () => (typeof body === 'string' ? body : new TextDecoder().decode(body));
+  if (kind === 'json') return parseJson(text()) ?? { requestBody: null };
+  if (kind === 'form')
+    return FORM.test(type) ? parseForm(type, body) : { requestFormat: 'form', requestBody: null };
+  if (MULTIPART.test(type)) return parseForm(type, body);
+  const json = parseJson(text());
+  if (json) return json;
+  return FORM.test(type) ? parseForm(type, body) : { requestBody: null };
+}
+
+/** Parses an answer body for a recording: its JSON, or null (empty or not JSON). */
+export function recordedAnswer(text: string): unknown {
+  if (text.trim() === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}

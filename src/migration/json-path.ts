@@ -1,0 +1,120 @@
+/**
+ * The small JSON path syntax of compare rules and reports:
+ *
+ * - `$` the whole body; `.name` a member; `["any key"]` a member whose name is not a plain word;
+ * - `[3]` one array element; `[*]` any element; `.*` any member;
+ * - `..name` (or `..*`, `..[*]`) the member at any depth below.
+ *
+ * Examples: `$.lastlogin`, `$[*].lastlogin`, `$.errors[*].message`, `$..lastlogin`.
+ * Reported paths are concrete (`$[12].firstname`); {@link generalisePath} turns indices into `[*]`.
+ */
+
+/** One step of a concrete location: a member name or an array index. */
+export type PathKey = string | number;
+
+type Segment =
+  | { kind: 'member'; name: string }
+  | { kind: 'anyMember' }
+  | { kind: 'index'; index: number }
+  | { kind: 'anyIndex' }
+  | { kind: 'descend' };
+
+/** A path pattern parsed once. */
+export interface CompiledPath {
+  readonly source: string;
+  matches(keys: readonly PathKey[]): boolean;
+}
+
+/** A path pattern that is not valid syntax. */
+export class JsonPathError extends Error {
+  override readonly name = 'JsonPathError';
+}
+
+const WORD = /^[A-Za-z_$][\w$-]*/;
+
+/** Parses a path pattern; throws {@link JsonPathError} with the position of the problem. */
+export function compilePath(source: string): CompiledPath {
+  if (!source.startsWith('$')) throw new JsonPathError(`must start with $: ${source}`);
+  const segments: Segment[] = [];
+  let rest = source.slice(1);
+  const fail = (why: string): never => {
+    throw new JsonPathError(`${why} at "${rest}" in ${source}`);
+  };
+  while (rest.length > 0) {
+    if (rest.startsWith('..')) {
+      segments.push({ kind: 'descend' });
+      rest = rest.slice(2);
+      if (rest.startsWith('[')) continue;
+      rest = `.${rest}`;
+      if (rest === '.') fail('a member must follow ..');
+    }
+    if (rest.startsWith('.*')) {
+      segments.push({ kind: 'anyMember' });
+      rest = rest.slice(2);
+    } else if (rest.startsWith('.')) {
+      const word = WORD.exec(rest.slice(1));
+      if (!word) fail('expected a member name');
+      const name = word?.[0] ?? '';
+      segments.push({ kind: 'member', name });
+      rest = rest.slice(1 + name.length);
+    } else if (rest.startsWith('[*]')) {
+      segments.push({ kind: 'anyIndex' });
+      rest = rest.slice(3);
+    } else if (rest.startsWith('["')) {
+      const end = /^\["(?:[^"\\]|\\.)*"\]/.exec(rest);
+      if (!end) fail('unterminated ["…"]');
+      const text = end?.[0] ?? '';
+      segments.push({ kind: 'member', name: JSON.parse(text.slice(1, -1)) as string });
+      rest = rest.slice(text.length);
+    } else if (rest.startsWith('[')) {
+      const index = /^\[(\d+)\]/.exec(rest);
+      if (!index) fail('expected [N], [*] or ["name"]');
+      segments.push({ kind: 'index', index: Number(index?.[1]) });
+      rest = rest.slice(index?.[0].length ?? 0);
+    } else {
+      fail('expected . or [');
+    }
+  }
+  return { source, matches: (keys) => matchFrom(segments, 0, keys, 0) };
+}
+
+function matchFrom(segments: Segment[], i: number, keys: readonly PathKey[], j: number): boolean {
+  const segment = segments[i];
+  if (segment === undefined) return j === keys.length;
+  if (segment.kind === 'descend') {
+    for (let k = j; k <= keys.length; k += 1) if (matchFrom(segments, i + 1, keys, k)) return true;
+    return false;
+  }
+  const key = keys[j];
+  if (key === undefined) return false;
+  const ok =
+    segment.kind === 'member'
+      ? key === segment.name
+      : segment.kind === 'anyMember'
+        ? typeof key === 'string'
+        : segment.kind === 'index'
+          ? key === segment.index
+          : typeof key === 'number';
+  return ok && matchFrom(segments, i + 1, keys, j + 1);
+}
+
+/** Whether any of `paths` matches the location `keys`. */
+export function matchesAnyPath(paths: readonly CompiledPath[], keys: readonly PathKey[]): boolean {
+  return paths.some((path) => path.matches(keys));
+}
+
+/** Renders a concrete location, e.g. `$.errors[0].message`. */
+export function formatPath(keys: readonly PathKey[]): string {
+  let out = '$';
+  for (const key of keys) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (WORD.exec(key)?.[0] === key) out += `.${key}`;
+    else out += `[${JSON.stringify(key)}]`;
+  }
+  return out;
+}
+
+/** The location with every array index as `[*]`, for counting paths across requests. */
+export function generalisePath(keys: readonly PathKey[]): string {
+  return formatPath(keys.map((key) => (typeof key === 'number' ? -1 : key))).replace(/\[-1\]/g, '[*]');
+}

@@ -1,0 +1,263 @@
+import { createReadStream } from 'node:fs';
+import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import { patternMatches } from '../lib/operation-patterns.js';
+import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
+
+/** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
+export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
+
+/**
+ * One recorded request with its answer: one line of a recording (NDJSON). `path` is below the
+ * legacy base path (`/Service/Core/Entity/User/ada.l`); `query` is the raw query string without
+ * `?` (`''` when none), kept raw so repeated and bracketed keys (`extended[]`) replay as sent.
+ */
+export const recordedExchangeSchema = z.object({
+  time: z.iso.datetime({ offset: true }).describe('When the request arrived (ISO 8601)'),
+  requestId: z.string().min(1).describe('Request id; a replay keeps it, so compare can pair the two'),
+  apiUser: z.string().nullable().describe('The authenticated API user (null when none)'),
+  operation: z.string().min(1).describe('Legacy operation id, e.g. user.get'),
+  mode: z.enum(RECORDING_MODES),
+  method: z.string().min(1).describe('HTTP method, upper case'),
+  path: z.string().startsWith('/').describe('Path below the legacy base path'),
+  query: z.string().describe('Raw query string without ?, empty when none'),
+  requestFormat: z
+    .enum(['json', 'form'])
+    .optional()
+    .describe('How the body was sent: JSON (default) or form fields'),
+  requestBody: z.unknown().describe('Parsed JSON, the form fields as an object, or null'),
+  status: z.int().min(0).max(999),
+  responseBody: z.unknown().describe('Parsed JSON answer, or null (empty or not JSON)'),
+  durationMs: z.number().min(0),
+});
+
+/** One line of a recording. */
+export type RecordedExchange = z.infer<typeof recordedExchangeSchema>;
+
+/** The exchange with every secret replaced: no credentials, passwords or SSO tokens. */
+export function redactExchange(exchange: RecordedExchange): RecordedExchange {
+  return {
+    ...exchange,
+    path: redactString(exchange.path),
+    query: redactQuery(exchange.query),
+    requestBody: redactValue(exchange.requestBody ?? null),
+    responseBody: redactValue(exchange.responseBody ?? null),
+  };
+}
+
+/** Whether a request body held a secret that was redacted (so replaying it would send the placeholder). */
+export function hasRedactedBody(exchange: RecordedExchange): boolean {
+  return JSON.stringify(exchange.requestBody ?? null).includes(JSON.stringify(REDACTED));
+}
+
+/** Serialises one exchange as a recording line (redacted, newline-terminated). */
+export function exchangeLine(exchange: RecordedExchange): string {
+  return `${JSON.stringify(redactExchange(exchange))}\n`;
+}
+
+/** A line of a recording that could not be read. */
+export interface RecordingProblem {
+  line: number;
+  message: string;
+}
+
+/** Reads a recording (NDJSON) line by line; invalid lines are reported, not thrown. */
+export async function readRecording(
+  file: string,
+): Promise<{ exchanges: RecordedExchange[]; problems: RecordingProblem[] }> {
+  const exchanges: RecordedExchange[] = [];
+  const problems: RecordingProblem[] = [];
+  const lines = createInterface({
+    input: createReadStream(file, 'utf8'),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  let number = 0;
+  for await (const line of lines) {
+    number += 1;
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      problems.push({ line: number, message: 'not JSON' });
+      continue;
+    }
+    const parsed = recordedExchangeSchema.safeParse(value);
+    if (parsed.success) exchanges.push(parsed.data);
+    else {
+      const issue = parsed.error.issues[0];
+      problems.push({
+        line: number,
+        message: issue ? `${issue.path.join('.') || '(line)'}: ${issue.message}` : 'invalid',
+      });
+    }
+  }
+  return { exchanges, problems };
+}
+
+/** Options of {@link RecordingWriter}. */
+export interface RecordingWriterOptions {
+  /** The NDJSON file; appended to when it exists. */
+  path: string;
+  /** Rotate before the file would grow beyond this many bytes (default: never). */
+  maxBytes?: number;
+  /** Rotated files kept: `path.1` (newest) … `path.N` (default 5); older ones are deleted. */
+  maxFiles?: number;
+  /** Operation ids or globs to record (`["user.*"]`, src/lib/operation-patterns.ts); default every operation (`["*"]`). */
+  operations?: readonly string[];
+  /** Lines held in memory while the disk is slow; beyond it lines are dropped and counted (default 10 000). */
+  maxPendingLines?: number;
+  /** Called with write errors (the writer keeps going; the caller never sees them). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Appends redacted exchanges to an NDJSON file without blocking the caller: `record()` only
+ * queues the line; a background flush appends the queue, rotating by size. `close()` flushes.
+ */
+export class RecordingWriter {
+  readonly path: string;
+  readonly maxBytes: number;
+  readonly maxFiles: number;
+  private readonly operations: readonly string[];
+  private readonly maxPending: number;
+  private readonly onError: (error: unknown) => void;
+  private pending: string[] = [];
+  private flushing: Promise<void> | undefined;
+  private handle: FileHandle | undefined;
+  private size = 0;
+  private closed = false;
+  /** Lines dropped because the queue was full. */
+  dropped = 0;
+  /** Lines written so far. */
+  written = 0;
+
+  constructor(options: RecordingWriterOptions) {
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    const maxFiles = options.maxFiles ?? 5;
+    if (!(maxBytes > 0)) throw new RangeError('maxBytes must be a positive number');
+    if (!Number.isInteger(maxFiles) || maxFiles < 0) throw new RangeError('maxFiles must be an integer ≥ 0');
+    this.path = options.path;
+    this.maxBytes = maxBytes;
+    this.maxFiles = maxFiles;
+    this.operations = options.operations ?? ['*'];
+    this.maxPending = options.maxPendingLines ?? 10_000;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  /** Whether exchanges of `operation` are recorded. */
+  records(operation: string): boolean {
+    return this.operations.some((pattern) => patternMatches(pattern, operation));
+  }
+
+  /** Queues one exchange (redacted) unless its operation is filtered out; never throws, never waits. */
+  record(exchange: RecordedExchange): void {
+    if (this.closed || !this.records(exchange.operation)) return;
+    if (this.pending.length >= this.maxPending) {
+      this.dropped += 1;
+      return;
+    }
+    let line: string;
+    try {
+      line = exchangeLine(exchange);
+    } catch (error) {
+      this.onError(error);
+      return;
+    }
+    this.pending.push(line);
+    if (this.flushing === undefined) {
+      this.flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+    }
+  }
+
+  /** Resolves when every exchange queued so far is on disk. */
+  async flush(): Promise<void> {
+    while (this.flushing !== undefined) await this.flushing;
+  }
+
+  /** Flushes and closes the file; later `record()` calls are ignored. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush();
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const lines = this.pending;
+        this.pending = [];
+        await this.append(lines);
+      }
+    } catch (error) {
+      this.onError(error);
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async append(lines: string[]): Promise<void> {
+    let chunk = '';
+    let chunkBytes = 0;
+    let count = 0;
+    for (const line of lines) {
+      const bytes = Buffer.byteLength(line);
+      // Rotate at a line boundary; a single line larger than maxBytes gets a file of its own.
+      if (this.size + chunkBytes + bytes > this.maxBytes && this.size + chunkBytes > 0) {
+        await this.write(chunk, chunkBytes, count);
+        chunk = '';
+        chunkBytes = 0;
+        count = 0;
+        await this.rotate();
+      }
+      chunk += line;
+      chunkBytes += bytes;
+      count += 1;
+    }
+    await this.write(chunk, chunkBytes, count);
+  }
+
+  private async write(chunk: string, bytes: number, count: number): Promise<void> {
+    if (count === 0) return;
+    const handle = await this.file();
+    await handle.appendFile(chunk, 'utf8');
+    this.size += bytes;
+    this.written += count;
+  }
+
+  private async file(): Promise<FileHandle> {
+    if (this.handle) return this.handle;
+    const handle = await open(this.path, 'a', 0o600);
+    this.size = (await handle.stat()).size;
+    this.handle = handle;
+    return handle;
+  }
+
+  private async rotate(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close();
+    if (this.maxFiles === 0) {
+      await rm(this.path, { force: true });
+    } else {
+      await rm(`${this.path}.${this.maxFiles}`, { force: true });
+      for (let n = this.maxFiles - 1; n >= 1; n -= 1) {
+        if (await exists(`${this.path}.${n}`)) await rename(`${this.path}.${n}`, `${this.path}.${n + 1}`);
+      }
+      if (await exists(this.path)) await rename(this.path, `${this.path}.1`);
+    }
+    this.size = 0;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,46 @@
+import { ConfigError, loadConfig } from '../config/load.js';
+import { checkOperationReferences } from '../config/references.js';
+import type { Logger } from '../lib/logger.js';
+import { type ModeHolder, ModeTable } from './modes.js';
+
+/**
+ * Reads `migration.modes` from the configuration file again and puts them in force as a whole;
+ * on any problem (invalid file, unknown operation, a mode that needs the old server when none is
+ * configured) the current modes stay and the problems are logged. In-flight requests keep the
+ * mode they started with. Without a file (sandbox defaults) there is nothing to reload.
+ */
+export function reloadModes(
+  holder: ModeHolder,
+  options: {
+    file: string | undefined;
+    env: NodeJS.ProcessEnv;
+    operationIds: readonly string[];
+    hasLegacy: boolean;
+  },
+  logger: Logger,
+): boolean {
+  if (options.file === undefined) return false;
+  try {
+    const config = loadConfig({ file: options.file, env: options.env });
+    checkOperationReferences(config, options.operationIds);
+    if (!options.hasLegacy && Object.values(config.migration.modes).some((mode) => mode !== 'translate')) {
+      throw new ConfigError(options.file, [
+        {
+          path: 'migration.legacy',
+          message: 'was not configured at start-up; adding the old server needs a restart',
+        },
+      ]);
+    }
+    const table = new ModeTable(config.migration.modes, options.operationIds);
+    holder.replace(table);
+    logger.info({ modes: config.migration.modes }, 'migration modes reloaded');
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    logger.error(
+      { problems: error.problems },
+      `migration modes not reloaded, the previous modes stay in force:\n${error.message}`,
+    );
+    return false;
+  }
+}

@@ -1,0 +1,31 @@
+import type { CompareReport } from './report.js';
+
+/** A match rate as shown to people: `99.6 %`, `–` without pairs. */
+export function formatRate(rate: number | null): string {
+  return rate === null ? '–' : `${(rate * 100).toFixed(1)} %`;
+}
+
+/**
+ * A report as a plain-text table (one row per operation, then TOTAL) followed by each
+ * operation's most frequent differing paths. Shadow reports get ERRORS and SKIPPED columns.
+ */
+export function reportTable(report: CompareReport): string {
+  const shadow = report.totals.errors !== undefined || report.totals.skipped !== undefined;
+  const header = ['OPERATION', 'PAIRS', 'MATCHED', 'MISMATCHED', 'RATE', 'ONLY A', 'ONLY B'];
+  if (shadow) header.push('ERRORS', 'SKIPPED');
+  const cells = (name: string, c: CompareReport['totals']) => {
+    const row = [name, c.pairs, c.matched, c.mismatched, formatRate(c.rate), c.onlyA, c.onlyB].map(String);
+    if (shadow) row.push(String(c.errors ?? 0), String(c.skipped ?? 0));
+    return row;
+  };
+  const rows = [...report.operations.map((o) => cells(o.operation, o)), cells('TOTAL', report.totals)];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (row: string[]) =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ');
+  const lines = [line(header), ...rows.map(line)];
+  for (const operation of report.operations.filter((o) => o.paths.length > 0)) {
+    lines.push('', `${operation.operation}: most frequent differing paths`);
+    for (const path of operation.paths) lines.push(`  ${String(path.count).padStart(5)}  ${path.path}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,238 @@
+import { createHash } from 'node:crypto';
+import type { ResolvedMigrationConfig } from '../config/load.js';
+import type { Logger } from '../lib/logger.js';
+import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
+import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
+import { type Answer, compareAnswers } from './compare.js';
+import type { CompareRules } from './compare-rules.js';
+import { redactValue } from './redact.js';
+import type { Sample } from './report.js';
+
+/** One shadowed request: what the old server answered, and how to get the translation's answer. */
+export interface ShadowRequest {
+  operation: string;
+  apiUser: string;
+  requestId: string;
+  method: string;
+  /** Path below the legacy base path, and the raw query without `?`. */
+  path: string;
+  query: string;
+  requestBody: unknown;
+  /** Whether the operation changes state (a write is shadowed only with `migration.shadow.writes`). */
+  write: boolean;
+  /** The old server's answer, which the caller got. */
+  legacy: Answer;
+  /** Runs the translation against the successor and resolves to its answer. */
+  translate: () => Promise<Answer>;
+}
+
+/** Differences kept per sample, and samples kept per operation in the store. */
+const DIFFERENCES_PER_SAMPLE = 20;
+const SAMPLES_KEPT = 50;
+
+/**
+ * The background half of shadow mode (SPEC 8): the caller already has the old server's answer;
+ * here the translation runs against the successor — sampled (`sampleRate`, per API user when
+ * `sticky`), time-boxed (`timeoutMs`), at most `maxConcurrent` at once (beyond that the
+ * comparison is skipped and counted, never queued) — and the two answers are compared under the
+ * compare rules. Outcomes (match, mismatch with the differing paths and a redacted sample, error,
+ * skipped) go to the metrics at once and to the store in batches, like the usage inventory.
+ */
+export class ShadowRunner {
+  #running = 0;
+  #counts = new Map<string, ShadowCount>();
+  #paths = new Map<string, ShadowPathCount>();
+  #samples: ShadowSample[] = [];
+  #flushing: Promise<void> | undefined;
+  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly options: {
+      settings: ResolvedMigrationConfig['shadow'];
+      rules: CompareRules;
+      repository: ShadowRepository;
+      observer: Pick<Required<Observer>, 'shadowComparison'>;
+      clock: { now(): number };
+      logger: Logger;
+      flushIntervalMs: number;
+      random?: () => number;
+    },
+  ) {
+    if (options.flushIntervalMs > 0) {
+      this.#timer = setInterval(() => void this.flush(), options.flushIntervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Background translations running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Starts the comparison of one shadowed request, or counts it as skipped; never waits for it. */
+  submit(request: ShadowRequest): void {
+    const { settings } = this.options;
+    if (
+      (request.write && !settings.writes) ||
+      !this.#sampled(request.apiUser) ||
+      this.#running >= settings.maxConcurrent
+    ) {
+      this.#outcome(request.operation, 'skipped');
+      return;
+    }
+    this.#running += 1;
+    const work = this.#compare(request).finally(() => {
+      this.#running -= 1;
+      this.#inFlight.delete(work);
+    });
+    this.#inFlight.add(work);
+  }
+
+  /** Waits for the comparisons under way (tests, shutdown). */
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Writes what was counted since the last flush in one store call. */
+  async flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    if (this.#counts.size === 0 && this.#samples.length === 0) return;
+    const batch = {
+      counts: [...this.#counts.values()],
+      paths: [...this.#paths.values()],
+      samples: this.#samples,
+    };
+    this.#counts = new Map();
+    this.#paths = new Map();
+    this.#samples = [];
+    this.#flushing = this.options.repository
+      .add(batch, SAMPLES_KEPT)
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: error }, 'shadow outcomes not written; kept for the next flush');
+        for (const c of batch.counts) this.#count(c.operation, c.outcome, c.count, c.hour);
+        for (const p of batch.paths) this.#path(p.operation, p.path, p.count, p.hour);
+        this.#samples.push(...batch.samples);
+      })
+      .finally(() => {
+        this.#flushing = undefined;
+      });
+    await this.#flushing;
+  }
+
+  /** Lets the comparisons under way finish (each is time-boxed), stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.settle();
+    await this.flush();
+  }
+
+  #sampled(apiUser: string): boolean {
+    const rate = this.options.settings.sampleRate;
+    if (rate >= 1) return true;
+    if (rate <= 0) return false;
+    if (!this.options.settings.sticky) return (this.options.random ?? Math.random)() < rate;
+    // Sticky: the same API user is always in or always out, so its whole traffic is compared.
+    return createHash('sha256').update(apiUser).digest().readUInt32BE(0) / 2 ** 32 < rate;
+  }
+
+  async #compare(request: ShadowRequest): Promise<void> {
+    const { settings, rules, logger } = this.options;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), settings.timeoutMs);
+    });
+    let translated: Answer | 'timeout';
+    try {
+      translated = await Promise.race([request.translate(), timeout]);
+    } catch (error) {
+      this.#error(
+        request,
+        `the translation failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (translated === 'timeout') {
+      this.#error(
+        request,
+        `the translation took longer than ${settings.timeoutMs} ms (migration.shadow.timeoutMs)`,
+      );
+      return;
+    }
+    // A 5xx of the translation is a translation error, not a difference in content.
+    if (translated.status >= 500) {
+      const message = (translated.body as { message?: unknown } | null)?.message;
+      this.#error(
+        request,
+        `the translation answered ${translated.status}${typeof message === 'string' ? `: ${message}` : ''}`,
+      );
+      return;
+    }
+    const comparison = compareAnswers(request.legacy, translated, rules.forOperation(request.operation));
+    if (comparison.match) {
+      this.#outcome(request.operation, 'match');
+      return;
+    }
+    this.#outcome(request.operation, 'mismatch');
+    for (const path of comparison.paths) this.#path(request.operation, path, 1);
+    const sample: Sample = {
+      requestId: request.requestId,
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      requestBody: redactValue(request.requestBody ?? null),
+      status: { a: request.legacy.status, b: translated.status },
+      differences: comparison.differences.slice(0, DIFFERENCES_PER_SAMPLE),
+      moreDifferences: Math.max(0, comparison.differences.length - DIFFERENCES_PER_SAMPLE),
+    };
+    this.#sample(request, 'mismatch', sample);
+    logger.debug({ shadow: { operation: request.operation, paths: comparison.paths } }, 'shadow mismatch');
+  }
+
+  #error(request: ShadowRequest, error: string): void {
+    this.#outcome(request.operation, 'error');
+    this.#sample(request, 'error', {
+      requestId: request.requestId,
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      error,
+    });
+  }
+
+  #sample(request: ShadowRequest, outcome: 'mismatch' | 'error', detail: unknown): void {
+    this.#samples.push({
+      at: this.options.clock.now(),
+      operation: request.operation,
+      apiUser: request.apiUser,
+      requestId: request.requestId,
+      outcome,
+      detail,
+    });
+    // Bounded between flushes too: only the newest are kept anyway.
+    if (this.#samples.length > 4 * SAMPLES_KEPT)
+      this.#samples.splice(0, this.#samples.length - 4 * SAMPLES_KEPT);
+  }
+
+  /** One outcome: told to the metrics at once, counted for the next flush. */
+  #outcome(operation: string, outcome: ShadowOutcomeKind): void {
+    this.options.observer.shadowComparison(operation, outcome);
+    this.#count(operation, outcome);
+  }
+
+  #count(operation: string, outcome: ShadowOutcomeKind, count = 1, hour = this.options.clock.now()): void {
+    const key = `${operation}\u0000${outcome}`;
+    const known = this.#counts.get(key);
+    if (known) known.count += count;
+    else this.#counts.set(key, { operation, outcome, hour, count });
+  }
+
+  #path(operation: string, path: string, count: number, hour = this.options.clock.now()): void {
+    const key = `${operation}\u0000${path}`;
+    const known = this.#paths.get(key);
+    if (known) known.count += count;
+    else this.#paths.set(key, { operation, path, hour, count });
+  }
+}

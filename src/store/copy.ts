@@ -1,0 +1,151 @@
+import type { ApiUserRecord } from './api-users.js';
+import type { IdMapRow } from './id-map.js';
+import type { Store } from './types.js';
+import type { UsageCount } from './usage.js';
+
+/** What happened to one table. */
+export interface CopyTableResult {
+  /** Rows in the source. */
+  source: number;
+  /** Rows written to the target. */
+  copied: number;
+  /** Rows the target already had, equal to the source's (or, for usage, with its own counts). */
+  present: number;
+  /** Rows the target has differently (another hash, ranges or UUID); left as they are. */
+  differ: number;
+  /** Up to 20 descriptions of differing rows, without secrets. */
+  differences: string[];
+}
+
+/** The result of a copy, per table. */
+export interface CopyResult {
+  apiUsers: CopyTableResult;
+  idMap: CopyTableResult;
+  usage: CopyTableResult;
+}
+
+export interface CopyStoreOptions {
+  /** Called once with the number of source rows of all tables. */
+  onStart?: (total: number) => void;
+  /** Called with the number of source rows handled so far. */
+  onProgress?: (done: number) => void;
+}
+
+const CHUNK = 500;
+const MAX_DIFFERENCES = 20;
+
+const emptyResult = (source: number): CopyTableResult => ({
+  source,
+  copied: 0,
+  present: 0,
+  differ: 0,
+  differences: [],
+});
+
+function differs(result: CopyTableResult, description: string): void {
+  result.differ++;
+  if (result.differences.length < MAX_DIFFERENCES) result.differences.push(description);
+}
+
+const sameRanges = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((range, i) => range === b[i]);
+
+const usageKey = (row: Pick<UsageCount, 'apiUser' | 'operation' | 'outcome'>) =>
+  JSON.stringify([row.apiUser, row.operation, row.outcome]);
+
+/**
+ * Copies API users (hashes, ranges, last login), the ID mapping table and the usage inventory
+ * from one store to another. Only what the target lacks is written, so a second run copies
+ * nothing; rows the target has differently are left alone and reported.
+ */
+export async function copyStore(from: Store, to: Store, options: CopyStoreOptions = {}): Promise<CopyResult> {
+  const [users, idRows, usageRows] = await Promise.all([
+    from.apiUsers.list(),
+    from.idMap.list(),
+    from.usage.list(),
+  ]);
+  options.onStart?.(users.length + idRows.length + usageRows.length);
+  let done = 0;
+  const advance = (rows: number) => {
+    done += rows;
+    options.onProgress?.(done);
+  };
+  const apiUsers = await copyApiUsers(users, to, advance);
+  const idMap = await copyIdMap(idRows, to, advance);
+  const usage = await copyUsage(usageRows, to, advance);
+  return { apiUsers, idMap, usage };
+}
+
+async function copyApiUsers(
+  users: readonly ApiUserRecord[],
+  to: Store,
+  advance: (rows: number) => void,
+): Promise<CopyTableResult> {
+  const result = emptyResult(users.length);
+  for (const user of users) {
+    const { lastLoginAt, ...record } = user;
+    if (await to.apiUsers.create(record)) result.copied++;
+    else {
+      const existing = await to.apiUsers.get(user.name);
+      if (existing && existing.passwordHash === user.passwordHash && sameRanges(existing.ranges, user.ranges))
+        result.present++;
+      else differs(result, `API user ${user.name}: the target has another password or other ranges`);
+    }
+    if (lastLoginAt !== null) await to.apiUsers.recordLogin(user.name, lastLoginAt);
+    advance(1);
+  }
+  return result;
+}
+
+async function copyIdMap(
+  rows: readonly IdMapRow[],
+  to: Store,
+  advance: (rows: number) => void,
+): Promise<CopyTableResult> {
+  const result = emptyResult(rows.length);
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const part = rows.slice(start, start + CHUNK);
+    result.copied += await to.idMap.insertMany(part);
+    // Every row of the chunk is now in the target, unless its legacy ID or UUID was mapped otherwise.
+    const byKind = new Map<string, IdMapRow[]>();
+    for (const row of part) byKind.set(row.kind, [...(byKind.get(row.kind) ?? []), row]);
+    for (const [kind, kindRows] of byKind) {
+      const mapped = await to.idMap.byLegacyIds(
+        kind,
+        kindRows.map((row) => row.legacyId),
+      );
+      for (const row of kindRows) {
+        if (mapped.get(row.legacyId) === row.uuid) continue;
+        const uuid = mapped.get(row.legacyId);
+        differs(
+          result,
+          uuid === undefined
+            ? `${kind} ${row.legacyId}: its UUID ${row.uuid} has another legacy ID in the target`
+            : `${kind} ${row.legacyId}: the target maps it to ${uuid}, the source to ${row.uuid}`,
+        );
+      }
+    }
+    advance(part.length);
+  }
+  result.present = result.source - result.copied - result.differ;
+  return result;
+}
+
+async function copyUsage(
+  rows: readonly UsageCount[],
+  to: Store,
+  advance: (rows: number) => void,
+): Promise<CopyTableResult> {
+  const result = emptyResult(rows.length);
+  const present = new Set((await to.usage.list()).map(usageKey));
+  const missing = rows.filter((row) => !present.has(usageKey(row)));
+  result.present = rows.length - missing.length;
+  advance(result.present);
+  for (let start = 0; start < missing.length; start += CHUNK) {
+    const part = missing.slice(start, start + CHUNK);
+    await to.usage.add(part);
+    result.copied += part.length;
+    advance(part.length);
+  }
+  return result;
+}

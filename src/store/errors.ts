@@ -1,0 +1,17 @@
+/**
+ * The store cannot be reached (connection refused or lost, the server shutting down, a connect
+ * or statement timeout). Requests that need the store answer 503 with this message; it never
+ * names the connection URL or a password.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  readonly code = 'store_unavailable';
+  constructor(message = 'the store (database) is unavailable', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Whether `error` is (or wraps) a StoreUnavailableError. */
+export function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
+  return error instanceof StoreUnavailableError;
+}

@@ -1,0 +1,217 @@
+import type {
+  IdMapImportResult,
+  IdMapInsertResult,
+  IdMapRepository,
+  IdMapRow,
+  IdMapSource,
+} from '../id-map.js';
+import type { Migration } from '../types.js';
+import type { PostgresDatabase } from './database.js';
+
+/** Schema of the ID mapping table: unique per kind in both directions. */
+export const PG_ID_MAP_MIGRATION: Migration = {
+  id: 'mapping-001-id-map',
+  sql: `
+    CREATE TABLE id_map (
+      kind TEXT NOT NULL,
+      legacy_id TEXT NOT NULL,
+      uuid TEXT NOT NULL,
+      source TEXT NOT NULL CHECK (source IN ('import', 'assigned')),
+      updated_at BIGINT NOT NULL,
+      PRIMARY KEY (kind, legacy_id)
+    );
+    CREATE UNIQUE INDEX id_map_uuid ON id_map (kind, uuid);
+  `,
+};
+
+interface Row {
+  kind: string;
+  legacy_id: string;
+  uuid: string;
+  source: IdMapSource;
+  updated_at: number;
+}
+
+const toRow = (row: Row): IdMapRow => ({
+  kind: row.kind,
+  legacyId: row.legacy_id,
+  uuid: row.uuid,
+  source: row.source,
+  updatedAt: row.updated_at,
+});
+
+/** Legacy IDs `prefix` + digits; the prefix is matched literally (no pattern characters). */
+const SEQUENCE_WHERE = `kind = $1 AND left(legacy_id, length($2)) = $2
+  AND length(legacy_id) > length($2) AND substr(legacy_id, length($2) + 1) ~ '^[0-9]+$'`;
+
+/** The ID mapping table in PostgreSQL; lists of IDs go as one array parameter. */
+export class PostgresIdMapRepository implements IdMapRepository {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async byLegacyIds(kind: string, legacyIds: readonly string[]): Promise<Map<string, string>> {
+    if (legacyIds.length === 0) return new Map();
+    const { rows } = await this.db.query<Pick<Row, 'legacy_id' | 'uuid'>>(
+      'SELECT legacy_id, uuid FROM id_map WHERE kind = $1 AND legacy_id = ANY($2::text[])',
+      [kind, legacyIds],
+    );
+    return new Map(rows.map((row) => [row.legacy_id, row.uuid]));
+  }
+
+  async byUuids(kind: string, uuids: readonly string[]): Promise<Map<string, string>> {
+    if (uuids.length === 0) return new Map();
+    const { rows } = await this.db.query<Pick<Row, 'legacy_id' | 'uuid'>>(
+      'SELECT legacy_id, uuid FROM id_map WHERE kind = $1 AND uuid = ANY($2::text[])',
+      [kind, uuids],
+    );
+    return new Map(rows.map((row) => [row.uuid, row.legacy_id]));
+  }
+
+  async insert(row: Omit<IdMapRow, 'updatedAt'>, at: number): Promise<IdMapInsertResult> {
+    const inserted = await this.db.query(
+      `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT DO NOTHING`,
+      [row.kind, row.legacyId, row.uuid, row.source, at],
+    );
+    if (inserted.rowCount === 1) return 'inserted';
+    const { rows } = await this.db.query('SELECT 1 FROM id_map WHERE kind = $1 AND uuid = $2', [
+      row.kind,
+      row.uuid,
+    ]);
+    return rows.length > 0 ? 'uuid-mapped' : 'legacy-taken';
+  }
+
+  async upsert(
+    rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
+    at: number,
+    onProgress?: (done: number) => void,
+  ): Promise<IdMapImportResult> {
+    const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+    const chunk = 500;
+    for (let start = 0; start < rows.length; start += chunk) {
+      const part = rows.slice(start, start + chunk);
+      const counted = await this.db.transaction(async (client) => {
+        const done: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+        for (const row of part) {
+          const moved =
+            ((
+              await client.query('DELETE FROM id_map WHERE kind = $1 AND uuid = $2 AND legacy_id <> $3', [
+                row.kind,
+                row.uuid,
+                row.legacyId,
+              ])
+            ).rowCount ?? 0) > 0;
+          // The row comes back only when it was inserted or changed; xmax = 0 marks an insert.
+          const { rows: written } = await client.query<{ inserted: boolean }>(
+            `INSERT INTO id_map AS m (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'import', $4)
+             ON CONFLICT (kind, legacy_id) DO UPDATE SET uuid = excluded.uuid, source = 'import',
+               updated_at = excluded.updated_at
+             WHERE m.uuid <> excluded.uuid
+             RETURNING (xmax = 0) AS inserted`,
+            [row.kind, row.legacyId, row.uuid, at],
+          );
+          const outcome = written[0];
+          if (outcome === undefined && !moved) done.unchanged++;
+          else if (outcome?.inserted && !moved) done.added++;
+          else done.changed++;
+        }
+        return done;
+      });
+      result.added += counted.added;
+      result.changed += counted.changed;
+      result.unchanged += counted.unchanged;
+      onProgress?.(Math.min(rows.length, start + chunk));
+    }
+    return result;
+  }
+
+  async insertMany(rows: readonly IdMapRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const result = await this.db.query(
+      `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+       ON CONFLICT DO NOTHING`,
+      [
+        rows.map((r) => r.kind),
+        rows.map((r) => r.legacyId),
+        rows.map((r) => r.uuid),
+        rows.map((r) => r.source),
+        rows.map((r) => r.updatedAt),
+      ],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
+    const { rows } = await this.db.query<{ n: string | null }>(
+      `SELECT MAX(substr(legacy_id, length($2) + 1)::numeric)::text AS n FROM id_map WHERE ${SEQUENCE_WHERE}`,
+      [kind, prefix],
+    );
+    const n = rows[0]?.n;
+    return n === null || n === undefined ? undefined : Number(n);
+  }
+
+  async assignSequence(
+    kind: string,
+    prefix: string,
+    start: number,
+    uuid: string,
+    at: number,
+  ): Promise<{ legacyId: string; inserted: boolean }> {
+    return this.db.transaction(async (client) => {
+      // One lock per (kind, prefix), held to the end of the transaction: replicas assigning at
+      // the same moment take turns, so no two read the same highest number.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+        `idm-compat id_map ${kind} ${prefix}`,
+      ]);
+      const mapped = await client.query<{ legacy_id: string }>(
+        'SELECT legacy_id FROM id_map WHERE kind = $1 AND uuid = $2',
+        [kind, uuid],
+      );
+      const existing = mapped.rows[0];
+      if (existing) return { legacyId: existing.legacy_id, inserted: false };
+      const { rows } = await client.query<{ n: string | null }>(
+        `SELECT MAX(substr(legacy_id, length($2) + 1)::numeric)::text AS n FROM id_map WHERE ${SEQUENCE_WHERE}`,
+        [kind, prefix],
+      );
+      const max = rows[0]?.n;
+      let next = max === null || max === undefined ? start : Number(max) + 1;
+      // A row imported under the same number meanwhile (imports do not take the lock) is skipped.
+      for (;;) {
+        const legacyId = `${prefix}${next}`;
+        const inserted = await client.query(
+          `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'assigned', $4)
+           ON CONFLICT (kind, legacy_id) DO NOTHING`,
+          [kind, legacyId, uuid, at],
+        );
+        if (inserted.rowCount === 1) return { legacyId, inserted: true };
+        next++;
+      }
+    });
+  }
+
+  async list(kind?: string): Promise<IdMapRow[]> {
+    const { rows } =
+      kind === undefined
+        ? await this.db.query<Row>('SELECT * FROM id_map ORDER BY kind COLLATE "C", legacy_id COLLATE "C"')
+        : await this.db.query<Row>('SELECT * FROM id_map WHERE kind = $1 ORDER BY legacy_id COLLATE "C"', [
+            kind,
+          ]);
+    return rows.map(toRow);
+  }
+
+  async count(kind?: string): Promise<number> {
+    const { rows } =
+      kind === undefined
+        ? await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM id_map')
+        : await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM id_map WHERE kind = $1', [kind]);
+    return rows[0]?.n ?? 0;
+  }
+
+  async remove(kind: string, legacyId: string): Promise<boolean> {
+    const result = await this.db.query('DELETE FROM id_map WHERE kind = $1 AND legacy_id = $2', [
+      kind,
+      legacyId,
+    ]);
+    return (result.rowCount ?? 0) > 0;
+  }
+}

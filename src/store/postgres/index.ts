@@ -1,0 +1,80 @@
+import type { Migration, Store } from '../types.js';
+import {
+  PG_API_USERS_MIGRATION,
+  PG_KNOWN_ADDRESSES_MIGRATION,
+  PostgresApiUserRepository,
+  PostgresLoginThrottleRepository,
+} from './api-users.js';
+import { migrate, type PostgresConnectionOptions, PostgresDatabase } from './database.js';
+import { PG_ID_MAP_MIGRATION, PostgresIdMapRepository } from './id-map.js';
+import { PG_SHADOW_MIGRATION, PostgresShadowRepository } from './shadow.js';
+import { PG_SSO_TOKENS_MIGRATION, PostgresSsoTokenRepository } from './sso-tokens.js';
+import { PG_USAGE_HOURLY_MIGRATION, PG_USAGE_MIGRATION, PostgresUsageRepository } from './usage.js';
+
+export type { PostgresConnectionOptions } from './database.js';
+
+/** Every PostgreSQL schema step, in order; ids match the SQLite steps of the same area. */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  PG_API_USERS_MIGRATION,
+  PG_ID_MAP_MIGRATION,
+  PG_SSO_TOKENS_MIGRATION,
+  PG_KNOWN_ADDRESSES_MIGRATION,
+  PG_USAGE_MIGRATION,
+  PG_USAGE_HOURLY_MIGRATION,
+  PG_SHADOW_MIGRATION,
+];
+
+/** Options of the PostgreSQL store. */
+export interface PostgresStoreOptions extends PostgresConnectionOptions {
+  /** How often at most the credentials version row is read (other replicas' changes show within this). */
+  credentialsPollMs?: number;
+}
+
+/** The PostgreSQL store: shared by any number of replicas. */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  private closed = false;
+  readonly apiUsers: PostgresApiUserRepository;
+  readonly loginThrottle: PostgresLoginThrottleRepository;
+  readonly idMap: PostgresIdMapRepository;
+  readonly ssoTokens: PostgresSsoTokenRepository;
+  readonly usage: PostgresUsageRepository;
+  readonly shadow: PostgresShadowRepository;
+
+  constructor(
+    readonly db: PostgresDatabase,
+    options: { credentialsPollMs?: number | undefined } = {},
+  ) {
+    this.apiUsers = new PostgresApiUserRepository(db, options.credentialsPollMs ?? 500);
+    this.loginThrottle = new PostgresLoginThrottleRepository(db);
+    this.idMap = new PostgresIdMapRepository(db);
+    this.ssoTokens = new PostgresSsoTokenRepository(db);
+    this.usage = new PostgresUsageRepository(db);
+    this.shadow = new PostgresShadowRepository(db);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.db.close();
+  }
+}
+
+/**
+ * Connects to PostgreSQL and brings the schema up to date (under an advisory lock). Rejects with
+ * StoreUnavailableError when the server cannot be reached; the pool is closed again then.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const db = new PostgresDatabase(options);
+  try {
+    await migrate(db, POSTGRES_MIGRATIONS);
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+  return new PostgresStore(db, { credentialsPollMs: options.credentialsPollMs });
+}

@@ -1,0 +1,92 @@
+// The figures `npm run bench` prints: the --json document's shape and the terminal table, from a
+// report built by hand (no timing involved).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type BenchReport, formatTable, type TargetFigures, toJson } from '../bench/report.js';
+
+const figures = (overrides: Partial<TargetFigures> = {}): TargetFigures => ({
+  rps: 1000,
+  p50Ms: 5,
+  p99Ms: 12,
+  addedP50Ms: 0.4,
+  cpuUsPerRequest: 150,
+  successorCallsPerRequest: 1,
+  rssMiB: 120.5,
+  errors: 0,
+  ...overrides,
+});
+
+const report: BenchReport = {
+  node: 'v20.20.2',
+  seconds: 5,
+  connections: 50,
+  scenarios: [
+    {
+      name: 'get one user (warm)',
+      kind: 'load',
+      targets: {
+        direct: figures({ rps: 4000, addedP50Ms: 0, cpuUsPerRequest: null, rssMiB: null }),
+        hop: figures({ rps: 3000, cpuUsPerRequest: 100 }),
+        proxy: figures({ rps: 2400, cpuUsPerRequest: 180 }),
+      },
+    },
+    {
+      name: 'list users extended, 10,000 users',
+      kind: 'large-list',
+      targets: {
+        direct: figures({ rps: null, seconds: 0.5, peakRssMiB: null, cpuUsPerRequest: null }),
+        hop: figures({ rps: null, seconds: 0.55, peakRssMiB: 95 }),
+        proxy: figures({ rps: null, seconds: 0.6, peakRssMiB: 140, cpuUsPerRequest: 100_000 }),
+      },
+    },
+  ],
+};
+
+describe('bench report', () => {
+  it('prints the JSON document with node, scenarios and every figure per target', () => {
+    const json = JSON.parse(toJson(report)) as {
+      node: string;
+      scenarios: { name: string; targets: Record<string, Record<string, unknown>> }[];
+    };
+    assert.equal(json.node, 'v20.20.2');
+    assert.deepEqual(
+      json.scenarios.map((scenario) => scenario.name),
+      ['get one user (warm)', 'list users extended, 10,000 users'],
+    );
+    for (const scenario of json.scenarios) {
+      assert.deepEqual(Object.keys(scenario).sort(), ['name', 'targets']);
+      assert.deepEqual(Object.keys(scenario.targets), ['direct', 'hop', 'proxy']);
+      for (const target of Object.values(scenario.targets)) {
+        for (const key of [
+          'rps',
+          'p50Ms',
+          'p99Ms',
+          'addedP50Ms',
+          'cpuUsPerRequest',
+          'successorCallsPerRequest',
+          'rssMiB',
+        ])
+          assert.ok(key in target, key);
+      }
+    }
+    const large = json.scenarios[1]?.targets.proxy;
+    assert.equal(large?.seconds, 0.6);
+    assert.equal(large?.peakRssMiB, 140);
+  });
+
+  it('prints one table row per scenario and target, ratios to direct and to the hop', () => {
+    const table = formatTable(report);
+    const lines = table.split('\n');
+    assert.match(lines[0] ?? '', /Node v20\.20\.2, 5s per target, 50 connections/);
+    const proxyRow = lines.find((line) => line.startsWith('get one user (warm)') && / proxy /.test(line));
+    assert.ok(proxyRow, table);
+    assert.match(proxyRow, /2400 \(0\.60×\)/, 'req/s as a share of direct');
+    assert.match(proxyRow, /180 \(1\.80×\)/, 'CPU per request as a multiple of the hop');
+    const directRow = lines.find((line) => line.startsWith('get one user (warm)') && / direct /.test(line));
+    assert.match(directRow ?? '', / — /, 'no proxy process, no CPU figure');
+    const largeRow = lines.find(
+      (line) => line.startsWith('list users extended, 10,000') && / proxy /.test(line),
+    );
+    assert.match(largeRow ?? '', /0\.60 \(1\.20×\)\s+100\s+1\s+140/, 'seconds, CPU ms, calls, peak RSS');
+  });
+});

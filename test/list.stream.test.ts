@@ -1,0 +1,139 @@
+// Large lists are answered while the successor's pages arrive: the same bytes as the whole list,
+// a failure on the first page answered like any other, a later one cutting the answer off (never
+// a short list that looks whole), and the collection read never more than pageConcurrency pages
+// ahead of what has been answered.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { createSuccessorClient } from '../src/successor/client.js';
+import { sandbox } from './sandbox-helpers.js';
+import { startUserProxy, type UserProxy } from './user-helpers.js';
+
+const USERS = Array.from({ length: 250 }, (_, i) => ({
+  user: `stream.user${String(i).padStart(3, '0')}`,
+  firstname: 'Stream',
+  lastname: `User ${i}`,
+  groups: ['schueler'],
+  roles: ['ROLE_STUDENT'],
+}));
+
+describe('streamed legacy lists', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    // 250 more users than the seed: three successor pages of 100.
+    proxy = await startUserProxy({ sandbox: { fixture: { users: USERS } } });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('answers a list of several pages in chunks, byte for byte the whole list', async () => {
+    const fields = [...USER_LIST_FIELDS, ...USER_EXTENDED_FIELDS];
+    const whole = await proxy.mappings.current().run('user.list', { fields });
+    assert.equal(whole.type, 'collection');
+    proxy.resetCounts();
+    const answer = await proxy.call('GET', '/Entity/User?extended=1');
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.headers.get('content-type'), 'application/json');
+    assert.equal(answer.headers.get('transfer-encoding'), 'chunked');
+    assert.equal(answer.text, JSON.stringify(whole.type === 'collection' ? whole.value : undefined));
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users': 3 });
+  });
+
+  it('answers a failure of the first page as an error, like any other', async () => {
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', times: 1, status: 500 }] });
+    try {
+      const answer = await proxy.call<{ message: string }>('GET', '/Entity/User');
+      assert.equal(answer.status, 502, answer.text);
+      assert.match(answer.body.message, /successor/i);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
+  it('cuts the answer off when a later page fails, and logs why', async () => {
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 1, times: 1, status: 500 }] });
+    try {
+      const response = await fetch(`${proxy.core}/Entity/User`, {
+        headers: { authorization: proxy.authorization },
+      });
+      assert.equal(response.status, 200, 'the first page was fine, so the answer had begun');
+      await assert.rejects(response.text(), 'the body ends without its last chunk');
+      assert.ok(
+        proxy.logSink.lines().some((line) => line.msg === 'list answer cut off: a later page failed'),
+        'the failure is logged',
+      );
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+});
+
+describe('a streamed empty list', () => {
+  let empty: UserProxy;
+
+  before(async () => {
+    empty = await startUserProxy({ sandbox: { seed: false } });
+  });
+  after(async () => {
+    await empty?.close();
+  });
+
+  it('is []', async () => {
+    const answer = await empty.call('GET', '/Entity/User');
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.text, '[]');
+  });
+});
+
+describe('streamCollection', () => {
+  let sb: RunningSandbox;
+
+  before(async () => {
+    sb = await sandbox({
+      seed: false,
+      fixture: {
+        users: Array.from({ length: 95 }, (_, i) => ({
+          user: `pupil.${String(i).padStart(3, '0')}`,
+          firstname: 'Pupil',
+          lastname: `Number ${i}`,
+        })),
+      },
+    });
+  });
+  after(async () => {
+    await sb?.close();
+  });
+
+  it('reads at most pageConcurrency pages ahead of the consumer, in order', async () => {
+    const client = createSuccessorClient({
+      baseUrl: sb.apiBaseUrl,
+      auth: { type: 'apiKey', key: sb.apiKey },
+      pageSize: 10,
+      pageConcurrency: 2,
+    });
+    try {
+      sb.counters.reset();
+      const pages = client.streamCollection('/users');
+      const users: Record<string, unknown>[] = [];
+      const first = await pages.next();
+      if (!first.done) users.push(...first.value);
+      assert.equal(sb.counters.get('GET /users'), 1, 'nothing is read ahead of the first page');
+      const second = await pages.next();
+      if (!second.done) users.push(...second.value);
+      const read = sb.counters.get('GET /users');
+      assert.ok(read >= 2 && read <= 3, `pages 2 and 3 at most, not all 10 (${read} read)`);
+      for await (const page of pages) users.push(...page);
+      assert.equal(sb.counters.get('GET /users'), 10);
+      assert.deepEqual(
+        users.map((user) => user.user),
+        Array.from({ length: 95 }, (_, i) => `pupil.${String(i).padStart(3, '0')}`),
+        'every user once, in order',
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});

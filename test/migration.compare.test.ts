@@ -1,0 +1,550 @@
+// The compare engine and its rules: JSON path syntax, the rules file (validation, default plus
+// the most specific operation entry), normalisation, unordered arrays, pairing of two
+// recordings, the per-operation report — with properties (an exchange always matches itself;
+// ignore rules never add mismatches; normalisation never adds mismatches).
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { compareAnswers, compareRecordings, pairExchanges, ReportBuilder } from '../src/migration/compare.js';
+import {
+  CompareRulesError,
+  EXACT_RULES,
+  loadCompareRules,
+  parseCompareRules,
+  type ResolvedRule,
+} from '../src/migration/compare-rules.js';
+import { renderHtmlReport } from '../src/migration/html-report.js';
+import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/migration/json-path.js';
+import type { RecordedExchange } from '../src/migration/recording.js';
+import { REDACTED } from '../src/migration/redact.js';
+import { compareReportSchema } from '../src/migration/report.js';
+import { reportTable } from '../src/migration/report-text.js';
+
+function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
+  return {
+    time: '2026-03-02T08:00:00.000Z',
+    requestId: 'req-1',
+    apiUser: 'untis',
+    operation: 'user.get',
+    mode: 'replay',
+    method: 'GET',
+    path: '/Service/Core/Entity/User/ada.l',
+    query: '',
+    requestBody: null,
+    status: 200,
+    responseBody: null,
+    durationMs: 1,
+    ...over,
+  };
+}
+
+const exact: ResolvedRule = EXACT_RULES.forOperation('x');
+const rule = (file: unknown, operation = 'user.get') =>
+  parseCompareRules(file, 'rules.json').forOperation(operation);
+const paths = (a: unknown, b: unknown, r: ResolvedRule = exact) => {
+  const result = compareAnswers({ status: 200, body: a }, { status: 200, body: b }, r);
+  return result.match ? [] : result.differences.map((d) => d.path);
+};
+
+describe('JSON paths', () => {
+  it('matches members, indices, wildcards and any depth', () => {
+    const m = (p: string, keys: (string | number)[]) => compilePath(p).matches(keys);
+    assert.ok(m('$', []));
+    assert.ok(m('$.lastlogin', ['lastlogin']));
+    assert.ok(!m('$.lastlogin', ['x', 'lastlogin']));
+    assert.ok(m('$[*].lastlogin', [3, 'lastlogin']));
+    assert.ok(!m('$[*].lastlogin', ['a', 'lastlogin']));
+    assert.ok(m('$.errors[*].message', ['errors', 0, 'message']));
+    assert.ok(m('$.errors[1].message', ['errors', 1, 'message']));
+    assert.ok(!m('$.errors[1].message', ['errors', 0, 'message']));
+    assert.ok(m('$.*.x', ['any', 'x']));
+    assert.ok(m('$..lastlogin', ['lastlogin']));
+    assert.ok(m('$..lastlogin', [4, 'deep', 'lastlogin']));
+    assert.ok(m('$..[*]', ['roles', 2]));
+    assert.ok(m('$["odd key"].x', ['odd key', 'x']));
+    assert.ok(m('$.a-b', ['a-b']));
+  });
+
+  it('rejects bad syntax with the position', () => {
+    for (const bad of ['lastlogin', '$.', '$[x]', '$..', '$["open', '$ .a']) {
+      assert.throws(() => compilePath(bad), JsonPathError, bad);
+    }
+  });
+
+  it('formats concrete paths and generalises indices', () => {
+    assert.equal(formatPath([]), '$');
+    assert.equal(formatPath([12, 'firstname']), '$[12].firstname');
+    assert.equal(formatPath(['odd key', 0]), '$["odd key"][0]');
+    assert.equal(generalisePath(['users', 3, 'roles', 0]), '$.users[*].roles[*]');
+  });
+
+  it('property: a formatted path matches itself and its generalisation matches it', () => {
+    const key = fc.oneof(fc.nat({ max: 20 }), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(fc.array(key, { maxLength: 5 }), (keys) => {
+        assert.ok(compilePath(formatPath(keys)).matches(keys));
+        assert.ok(compilePath(generalisePath(keys)).matches(keys));
+      }),
+    );
+  });
+});
+
+describe('compare rules', () => {
+  it('the shipped default rules load', () => {
+    const rules = loadCompareRules();
+    assert.ok(rules.forOperation('user.get').ignore.some((p) => p.source === '$..lastlogin'));
+    assert.equal(rules.forOperation('user.list').unorderedArrays === true, false);
+  });
+
+  it('an operation gets the default plus its most specific entry', () => {
+    const rules = parseCompareRules(
+      {
+        default: { ignore: ['$.a'], unorderedArrays: ['$.x'], normalise: { trimTrailingWhitespace: true } },
+        operations: {
+          '*': { ignore: ['$.star'] },
+          'user.*': { ignore: ['$.b'], normalise: { trimTrailingWhitespace: false, datesToDay: true } },
+          'user.get': { ignore: ['$.c'], unorderedArrays: true },
+        },
+      },
+      'rules.json',
+    );
+    const get = rules.forOperation('user.get');
+    assert.deepEqual(
+      get.ignore.map((p) => p.source),
+      ['$.a', '$.c'],
+    );
+    assert.equal(get.unorderedArrays, true);
+    const list = rules.forOperation('user.list');
+    assert.deepEqual(
+      list.ignore.map((p) => p.source),
+      ['$.a', '$.b'],
+    );
+    assert.deepEqual(list.normalise, {
+      idsCaseInsensitive: false,
+      datesToDay: true,
+      dateTimesToUtc: false,
+      trimTrailingWhitespace: false,
+    });
+    assert.deepEqual(
+      rules.forOperation('group.get').ignore.map((p) => p.source),
+      ['$.a', '$.star'],
+    );
+  });
+
+  it('names every problem of an invalid file with its JSON path', () => {
+    const error = (() => {
+      try {
+        parseCompareRules(
+          {
+            default: { ignore: ['lastlogin'], normalise: { lowercase: true } },
+            operations: { 'user.get': { unorderedArrays: 'yes' }, '*.list': {} },
+            extra: 1,
+          },
+          'rules.json',
+        );
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    assert.ok(error instanceof CompareRulesError);
+    assert.match(error.message, /rules\.json \$\.default\.ignore\[0\]: must start with \$/);
+    assert.match(error.message, /rules\.json \$\.default\.normalise: .*lowercase/);
+    assert.match(error.message, /rules\.json \$\.operations\.user\.get\.unorderedArrays/);
+    assert.match(error.message, /extra/);
+    assert.match(error.message, /rules\.json \$\.operations\.\*\.list: an operation id such as user\.list/);
+  });
+
+  it('a missing or broken file is a CompareRulesError', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-rules-'));
+    assert.throws(() => loadCompareRules(path.join(dir, 'none.json')), /cannot read .*ENOENT/);
+    writeFileSync(path.join(dir, 'bad.json'), '{');
+    assert.throws(() => loadCompareRules(path.join(dir, 'bad.json')), /not JSON/);
+  });
+});
+
+describe('compare', () => {
+  it('reports a different status alone, and differing values with both sides', () => {
+    const result = compareAnswers(
+      { status: 200, body: { a: 1 } },
+      { status: 404, body: { code: 404 } },
+      exact,
+    );
+    assert.deepEqual(result, {
+      match: false,
+      differences: [{ path: 'status', a: 200, b: 404 }],
+      paths: ['status'],
+    });
+    const values = compareAnswers(
+      { status: 200, body: { a: 1, list: [1, 2], gone: true } },
+      { status: 200, body: { a: 2, list: [1, 2, 3], extra: null } },
+      exact,
+    );
+    assert.deepEqual(values, {
+      match: false,
+      differences: [
+        { path: '$.a', a: 1, b: 2 },
+        { path: '$.list[2]', b: 3 },
+        { path: '$.gone', a: true },
+        { path: '$.extra', b: null },
+      ],
+      paths: ['$.a', '$.list[*]', '$.gone', '$.extra'],
+    });
+  });
+
+  it('never shows a secret in a difference', () => {
+    const result = compareAnswers(
+      { status: 200, body: { password: 'TempA-123', note: 'Bearer abc.def' } },
+      { status: 200, body: { password: 'TempB-456', note: 'plain' } },
+      exact,
+    );
+    assert.ok(!JSON.stringify(result).includes('TempA-123'));
+    assert.ok(!JSON.stringify(result).includes('abc.def'));
+    assert.deepEqual(result.match ? [] : result.differences, [{ path: '$.note', a: REDACTED, b: 'plain' }]);
+  });
+
+  it('ignores the paths its rule names', () => {
+    const r = rule({ default: { ignore: ['$..lastlogin', '$.errors[*].message'] } });
+    assert.deepEqual(
+      paths(
+        [{ lastlogin: '2026-01-01T00:00:00Z', errors: [{ message: 'a' }] }, { x: 1 }],
+        [{ lastlogin: null, errors: [{ message: 'b' }] }, { x: 1 }],
+        r,
+      ),
+      ['$[0].errors[0].message'],
+      '$[0].errors is not $.errors',
+    );
+    assert.deepEqual(
+      paths(
+        { lastlogin: 'x', errors: [{ message: 'a', path: 'p' }] },
+        { errors: [{ message: 'b', path: 'q' }] },
+        r,
+      ),
+      ['$.errors[0].path'],
+    );
+  });
+
+  it('compares unordered arrays as multisets; objects with _id line up by it', () => {
+    const r = rule({ default: { unorderedArrays: ['$..roles', '$'] } });
+    assert.deepEqual(paths({ roles: ['b', 'a'], other: [1, 2] }, { roles: ['a', 'b'], other: [2, 1] }, r), [
+      '$.other[0]',
+      '$.other[1]',
+    ]);
+    assert.deepEqual(
+      paths(
+        [
+          { _id: 'b', name: 'B' },
+          { _id: 'a', name: 'A' },
+        ],
+        [
+          { _id: 'a', name: 'A' },
+          { _id: 'b', name: 'Bee' },
+        ],
+        r,
+      ),
+      ['$[1].name'],
+    );
+    assert.deepEqual(paths([1, 1, 2], [1, 2, 2], rule({ default: { unorderedArrays: true } })).length, 1);
+  });
+
+  it('normalises IDs, date-times and trailing whitespace only when asked', () => {
+    const a = {
+      _id: 'Ada.L',
+      roles: ['ROLE_ADMIN'],
+      username: 'Ada.L',
+      lastlogin: '2026-03-02T09:14:00+01:00',
+      firstname: 'Ada  ',
+    };
+    const b = {
+      _id: 'ada.l',
+      roles: ['role_admin'],
+      username: 'ada.l',
+      lastlogin: '2026-03-02T08:14:00.000Z',
+      firstname: 'Ada',
+    };
+    assert.deepEqual(paths(a, b), ['$._id', '$.roles[0]', '$.username', '$.lastlogin', '$.firstname']);
+    const all = rule({
+      default: {
+        normalise: { idsCaseInsensitive: true, dateTimesToUtc: true, trimTrailingWhitespace: true },
+      },
+    });
+    // username is not an ID field: its case still counts.
+    assert.deepEqual(paths(a, b, all), ['$.username']);
+    const day = rule({ default: { normalise: { datesToDay: true, dateTimesToUtc: true } } });
+    assert.deepEqual(paths({ t: '2026-03-02T09:14:00+01:00' }, { t: '2026-03-02T23:59:59Z' }, day), []);
+    assert.deepEqual(paths({ t: '2026-03-02T09:14:00+01:00' }, { t: '2026-03-03T00:00:00Z' }, day), ['$.t']);
+  });
+
+  const json = fc.jsonValue({ maxDepth: 3 });
+  const rulesFile = fc.record({
+    ignore: fc.array(fc.constantFrom('$.a', '$[*]', '$..b', '$.*.c', '$[0]'), { maxLength: 3 }),
+    unorderedArrays: fc.oneof(fc.boolean(), fc.array(fc.constantFrom('$', '$..a', '$[*]'), { maxLength: 2 })),
+    normalise: fc.record({
+      idsCaseInsensitive: fc.boolean(),
+      datesToDay: fc.boolean(),
+      dateTimesToUtc: fc.boolean(),
+      trimTrailingWhitespace: fc.boolean(),
+    }),
+  });
+
+  it('property: an answer always matches itself, under any rules', () => {
+    fc.assert(
+      fc.property(json, fc.nat({ max: 599 }), rulesFile, (body, status, file) => {
+        const r = rule({ default: file });
+        assert.deepEqual(compareAnswers({ status, body }, { status, body: structuredClone(body) }, r), {
+          match: true,
+        });
+      }),
+    );
+  });
+
+  it('property: ignore rules and normalisation never add mismatches', () => {
+    fc.assert(
+      fc.property(json, json, rulesFile, (a, b, file) => {
+        const plain = rule({ default: { unorderedArrays: file.unorderedArrays } });
+        const withRules = rule({ default: file });
+        const before = compareAnswers({ status: 200, body: a }, { status: 200, body: b }, plain);
+        const after = compareAnswers({ status: 200, body: a }, { status: 200, body: b }, withRules);
+        if (before.match) assert.equal(after.match, true);
+        if (!after.match && !before.match) {
+          const ignored = rule({ default: { ignore: file.ignore, unorderedArrays: file.unorderedArrays } });
+          const onlyIgnore = compareAnswers({ status: 200, body: a }, { status: 200, body: b }, ignored);
+          const kept = new Set(before.differences.map((d) => d.path));
+          for (const d of onlyIgnore.match ? [] : onlyIgnore.differences) assert.ok(kept.has(d.path), d.path);
+        }
+      }),
+    );
+  });
+});
+
+describe('pairing and the report', () => {
+  it('pairs by request id first, then by order within operation, method and path', () => {
+    const as = [
+      exchange({ requestId: 'x1' }),
+      exchange({ requestId: 'a-only-id', path: '/p' }),
+      exchange({ requestId: 'a-2nd', path: '/p' }),
+      exchange({ requestId: 'lonely-a', operation: 'group.get', path: '/g' }),
+    ];
+    const bs = [
+      exchange({ requestId: 'b-first', path: '/p' }),
+      exchange({ requestId: 'x1' }),
+      exchange({ requestId: 'b-second', path: '/p' }),
+      exchange({ requestId: 'lonely-b', operation: 'role.get', path: '/r' }),
+    ];
+    const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
+    assert.deepEqual(
+      pairs.map(({ a, b }) => [a.requestId, b.requestId]),
+      [
+        ['x1', 'x1'],
+        ['a-only-id', 'b-first'],
+        ['a-2nd', 'b-second'],
+      ],
+    );
+    assert.deepEqual(
+      onlyA.map((e) => e.requestId),
+      ['lonely-a'],
+    );
+    assert.deepEqual(
+      onlyB.map((e) => e.requestId),
+      ['lonely-b'],
+    );
+  });
+
+  it('property: every exchange ends up in exactly one pair or unpaired, pairs share operation, method and path or id', () => {
+    const ex = fc
+      .record({
+        requestId: fc.constantFrom('r1', 'r2', 'r3', 'r4', 'r5'),
+        operation: fc.constantFrom('user.get', 'group.get'),
+        path: fc.constantFrom('/a', '/b'),
+      })
+      .map((over) => exchange(over));
+    fc.assert(
+      fc.property(fc.array(ex, { maxLength: 12 }), fc.array(ex, { maxLength: 12 }), (as, bs) => {
+        const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
+        assert.equal(pairs.length + onlyA.length, as.length);
+        assert.equal(pairs.length + onlyB.length, bs.length);
+        assert.equal(new Set([...pairs.map((p) => p.a), ...onlyA]).size, as.length);
+        assert.equal(new Set([...pairs.map((p) => p.b), ...onlyB]).size, bs.length);
+        for (const { a, b } of pairs) {
+          assert.ok(
+            a.requestId === b.requestId ||
+              (a.operation === b.operation && a.method === b.method && a.path === b.path),
+          );
+        }
+      }),
+    );
+  });
+
+  it('counts per operation, ranks differing paths and keeps samples with their request', () => {
+    const as: RecordedExchange[] = [];
+    const bs: RecordedExchange[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const id = `u${i}`;
+      as.push(exchange({ requestId: id, responseBody: { firstname: 'A', lastname: 'L', _id: id } }));
+      bs.push(
+        exchange({
+          requestId: id,
+          responseBody: { firstname: i < 4 ? 'B' : 'A', lastname: i < 1 ? 'M' : 'L', _id: id },
+        }),
+      );
+    }
+    as.push(exchange({ requestId: 'l', operation: 'user.list', responseBody: [] }));
+    bs.push(exchange({ requestId: 'l', operation: 'user.list', responseBody: [] }));
+    bs.push(exchange({ requestId: 'extra', operation: 'user.list', responseBody: [] }));
+    const report = compareRecordings(as, bs, EXACT_RULES, { samples: 2 });
+    compareReportSchema.parse(report);
+    const get = report.operations.find((o) => o.operation === 'user.get');
+    assert.ok(get);
+    assert.equal(get.pairs, 10);
+    assert.equal(get.matched, 6);
+    assert.equal(get.mismatched, 4);
+    assert.equal(get.rate, 0.6);
+    assert.deepEqual(get.paths, [
+      { path: '$.firstname', count: 4 },
+      { path: '$.lastname', count: 1 },
+    ]);
+    assert.equal(get.samples.length, 2);
+    assert.deepEqual(get.samples[0], {
+      requestId: 'u0',
+      method: 'GET',
+      path: '/Service/Core/Entity/User/ada.l',
+      query: '',
+      requestBody: null,
+      status: { a: 200, b: 200 },
+      differences: [
+        { path: '$.firstname', a: 'A', b: 'B' },
+        { path: '$.lastname', a: 'L', b: 'M' },
+      ],
+      moreDifferences: 0,
+    });
+    const list = report.operations.find((o) => o.operation === 'user.list');
+    assert.deepEqual(
+      { pairs: list?.pairs, matched: list?.matched, rate: list?.rate, onlyB: list?.onlyB },
+      { pairs: 1, matched: 1, rate: 1, onlyB: 1 },
+    );
+    assert.deepEqual(report.totals, {
+      pairs: 11,
+      matched: 7,
+      mismatched: 4,
+      rate: 7 / 11,
+      onlyA: 0,
+      onlyB: 1,
+    });
+  });
+
+  it('a shadow report also counts errors and skipped requests', () => {
+    const builder = new ReportBuilder({}, { shadow: true });
+    builder.addError('user.get');
+    builder.addSkipped('user.create');
+    const report = compareReportSchema.parse(builder.report());
+    assert.deepEqual(report.totals, {
+      pairs: 0,
+      matched: 0,
+      mismatched: 0,
+      rate: null,
+      onlyA: 0,
+      onlyB: 0,
+      errors: 1,
+      skipped: 1,
+    });
+  });
+
+  it('the default rules accept the harmless differences between the old server and the translation', () => {
+    const rules = loadCompareRules();
+    const oldList = [
+      { username: 'Ada.L', _id: 'Ada.L', lastlogin: '2026-03-02T09:14:00+01:00', roles: ['b', 'a'] },
+      { username: 'bo', _id: 'bo', lastlogin: null, roles: [] },
+    ];
+    const newList = [
+      { username: 'bo', _id: 'bo', lastlogin: null, roles: [] },
+      { username: 'Ada.L', _id: 'Ada.L', lastlogin: '2026-03-05T10:00:00Z', roles: ['a', 'b'] },
+    ];
+    const report = compareRecordings(
+      [
+        exchange({ requestId: '1', operation: 'user.list', responseBody: oldList }),
+        exchange({
+          requestId: '2',
+          operation: 'user.get',
+          status: 404,
+          responseBody: { code: 404, message: 'Not found' },
+        }),
+        exchange({
+          requestId: '3',
+          operation: 'sso.authenticate',
+          responseBody: { username: 'bo', token: 't1', return_to: 'https://old.example/sso?token=t1' },
+        }),
+      ],
+      [
+        exchange({ requestId: '1', operation: 'user.list', responseBody: newList }),
+        exchange({
+          requestId: '2',
+          operation: 'user.get',
+          status: 404,
+          responseBody: { code: 404, message: 'No such user: x' },
+        }),
+        exchange({
+          requestId: '3',
+          operation: 'sso.authenticate',
+          responseBody: {
+            username: 'bo',
+            token: 't2',
+            return_to: 'https://proxy.example/sso/continue?token=t2',
+          },
+        }),
+      ],
+      rules,
+    );
+    assert.deepEqual(report.totals.matched, 3, JSON.stringify(report.operations, null, 1));
+    // An ID in another case is not harmless: integrations compare IDs exactly.
+    const cased = compareRecordings(
+      [exchange({ responseBody: { _id: 'Ada.L', firstname: 'Ada ' } })],
+      [exchange({ responseBody: { _id: 'ada.l', firstname: 'Ada' } })],
+      rules,
+    );
+    assert.deepEqual(cased.operations[0]?.paths, [{ path: '$._id', count: 1 }]);
+  });
+});
+
+describe('report as text', () => {
+  it('aligns a table with TOTAL, lists frequent paths, and adds ERRORS/SKIPPED for shadow reports', () => {
+    const builder = new ReportBuilder({}, { shadow: true });
+    builder.add(exchange({ operation: 'user.get' }), 200, {
+      match: false,
+      differences: [],
+      paths: ['$.firstname'],
+    });
+    builder.add(exchange({ operation: 'user.get' }), 200, { match: true });
+    builder.addError('group.get');
+    builder.addSkipped('user.create');
+    assert.equal(
+      reportTable(builder.report()),
+      [
+        'OPERATION    PAIRS  MATCHED  MISMATCHED    RATE  ONLY A  ONLY B  ERRORS  SKIPPED',
+        'group.get        0        0           0       –       0       0       1        0',
+        'user.create      0        0           0       –       0       0       0        1',
+        'user.get         2        1           1  50.0 %       0       0       0        0',
+        'TOTAL            2        1           1  50.0 %       0       0       1        1',
+        '',
+        'user.get: most frequent differing paths',
+        '      1  $.firstname',
+      ].join('\n'),
+    );
+    assert.doesNotMatch(reportTable(new ReportBuilder().report()), /ERRORS/);
+  });
+});
+
+describe('report as HTML', () => {
+  it('adds Errors and Skipped columns for shadow reports only', async () => {
+    const meta = { a: 'legacy', b: 'translation', rules: 'default', generatedAt: new Date(0) };
+    const shadow = new ReportBuilder({}, { shadow: true });
+    shadow.addError('user.get');
+    const page = await renderHtmlReport(shadow.report(), { ...meta, title: 'Shadow <report>' });
+    assert.match(page, /<th class="num">Errors<\/th><th class="num">Skipped<\/th>/);
+    assert.match(page, /<td class="num">1<\/td><td class="num">0<\/td>/);
+    assert.match(page, /<title>Shadow &lt;report&gt;<\/title>/);
+    assert.doesNotMatch(await renderHtmlReport(new ReportBuilder().report(), meta), /Errors/);
+  });
+});

