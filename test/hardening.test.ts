@@ -66,11 +66,27 @@ describe('hardening', () => {
     // 10 KB: a whole URL stays under Node's 16 KB header limit.
     const long = 'x'.repeat(10_000);
 
-    it('a 10 KB path ID: the message quotes 100 characters and cuts with …', async () => {
+    it('a 10 KB path ID: a short 404', async () => {
       const answer = await proxy.call<ErrorBody>('GET', `/Entity/User/${long}`);
-      assert.ok(answer.status === 404 || answer.status === 400, answer.text.slice(0, 200));
+      assert.equal(answer.status, 404, answer.text.slice(0, 200));
       assert.ok(answer.text.length < 1_000, `${answer.text.length} bytes`);
-      if (answer.status === 404) assert.ok(answer.body.message.includes(`"${'x'.repeat(100)}"…`));
+    });
+
+    it('an unknown 250-character path ID: the message quotes 100 characters and cuts with …', async () => {
+      const answer = await proxy.call<ErrorBody>('GET', `/Entity/User/${'x'.repeat(250)}`);
+      assert.equal(answer.status, 404, answer.text);
+      assert.equal(answer.body.message, `No user with ID "${'x'.repeat(100)}"…`);
+    });
+
+    it('an unknown 250-character link ID: quoted the same way in the message and its errors entry', async () => {
+      const answer = await proxy.call<ErrorBody>('POST', '/Entity/User/lena.mueller/link/roles', [
+        'y'.repeat(250),
+      ]);
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal(answer.body.message, `Unknown role ID: "${'y'.repeat(100)}"…; nothing was changed`);
+      assert.deepEqual(answer.body.errors, [
+        { path: 'body.0', message: `no role with ID "${'y'.repeat(100)}"…` },
+      ]);
     });
 
     it('a 10 KB path that names no operation', async () => {
