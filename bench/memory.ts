@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { ChildLines, gcReport, mib } from './gc.js';
 
 const amount = Number(process.env.MEMORY_REQUESTS ?? 20_000);
 const connections = Number(process.env.MEMORY_CONNECTIONS ?? 50);
@@ -75,31 +76,6 @@ function rssMiB(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 102.4) / 10;
 }
 
-/** Lines the proxy child prints on stderr, for the GC and snapshot signals' answers. */
-class ChildLines {
-  #waiting: { prefix: string; resolve: (rest: string) => void }[] = [];
-  constructor(child: ChildProcess) {
-    let buffer = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const lines = buffer.split('\n');
-      buffer = lines.pop() ?? '';
-      for (const line of lines) {
-        const waiter = this.#waiting.find((w) => line.startsWith(w.prefix));
-        if (waiter) {
-          this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
-          waiter.resolve(line.slice(waiter.prefix.length));
-        } else process.stderr.write(`${line}\n`);
-      }
-    });
-  }
-  next(prefix: string): Promise<string> {
-    return new Promise((resolve) => this.#waiting.push({ prefix, resolve }));
-  }
-}
-
-const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
-
 /** The highest RSS of a process while `work` runs (sampled every 100 ms). */
 async function peakRss<T>(pid: number, work: Promise<T>): Promise<{ result: T; peak: number }> {
   let peak = rssMiB(pid);
@@ -115,9 +91,7 @@ async function peakRss<T>(pid: number, work: Promise<T>): Promise<{ result: T; p
 
 /** Heap used now, then RSS and heap after a full GC in the child. */
 async function figures(child: ChildProcess, lines: ChildLines, label: string): Promise<string> {
-  const answer = lines.next('memory: ');
-  child.kill('SIGUSR2');
-  const { before, after } = JSON.parse(await answer) as Record<'before' | 'after', NodeJS.MemoryUsage>;
+  const { before, after } = await gcReport(child, lines);
   return `${label.padEnd(16)} RSS ${mib(before.rss).padStart(6)} MiB, heap used ${mib(before.heapUsed).padStart(6)} of ${mib(before.heapTotal).padStart(6)} MiB; after GC: RSS ${mib(after.rss).padStart(6)}, heap used ${mib(after.heapUsed).padStart(5)} of ${mib(after.heapTotal).padStart(6)} MiB`;
 }
 
