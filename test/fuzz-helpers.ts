@@ -61,6 +61,7 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
     '../../etc/passwd',
     '%00',
     '%2F..%2F',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a log4shell-style probe, meant literally
     '${jndi:ldap://x}',
     '<script>alert(1)</script>',
     "' OR 1=1 --",
