@@ -112,6 +112,7 @@ export async function startProxy(
   sandbox: SandboxProcess,
   successor: Record<string, unknown>,
   cpuProfileDir?: string,
+  store: Record<string, unknown> = { type: 'sqlite', path: path.join(dir, `${name}.db`) },
 ): Promise<ProxyProcess> {
   const port = await freePort();
   const configFile = path.join(dir, `${name}.json`);
@@ -129,7 +130,7 @@ export async function startProxy(
         },
         ...successor,
       },
-      store: { type: 'sqlite', path: path.join(dir, `${name}.db`) },
+      store,
       mappings: { dir: path.join(root, 'mappings') },
       sso: { target: `${sandbox.url}/login` },
     }),
