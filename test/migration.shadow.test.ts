@@ -9,26 +9,17 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
-import type { CommandIo } from '../src/cli/command.js';
-import { runCli } from '../src/cli.js';
 import { reloadOnSignal } from '../src/reload.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
 import { launchBrowser } from './browser.js';
+import { runCliCaptured } from './cli-helpers.js';
 import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
 
 after(closeSharedSandbox);
 
 const CORE = '/iserv/api/Service/Core';
 
-async function cli(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CommandIo = { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`), env };
-  return { code: await runCli(args, io), out, err };
-}
+const cli = runCliCaptured;
 
 interface ShadowJson {
   operations: {
@@ -97,8 +88,8 @@ describe('shadow mode against an old server whose data differs on purpose', () =
     await shadow().settle();
     await shadow().flush();
     const run = await cli(['shadow', 'report', '--json', '--config', front.configFile]);
-    assert.equal(run.code, 0, run.err);
-    return new Map((JSON.parse(run.out) as ShadowJson).operations.map((op) => [op.operation, op]));
+    assert.equal(run.code, 0, run.stderr);
+    return new Map((JSON.parse(run.stdout) as ShadowJson).operations.map((op) => [op.operation, op]));
   }
 
   it('answers exactly what the old server answers', async () => {
@@ -253,11 +244,11 @@ describe('shadow mode against an old server whose data differs on purpose', () =
       ],
       env,
     );
-    assert.equal(replayed.code, 0, replayed.err);
+    assert.equal(replayed.code, 0, replayed.stderr);
     const same = await cli(['compare', recording, againstOld, '--json']);
-    const sameReport = JSON.parse(same.out) as { totals: { pairs: number; rate: number } };
+    const sameReport = JSON.parse(same.stdout) as { totals: { pairs: number; rate: number } };
     assert.ok(sameReport.totals.pairs > 0);
-    assert.equal(sameReport.totals.rate, 1, same.out);
+    assert.equal(sameReport.totals.rate, 1, same.stdout);
 
     // The translation side: the same proxy with every operation translated (a second harness on the successor).
     const translated = await startFront(old, {}, {});
@@ -283,9 +274,9 @@ describe('shadow mode against an old server whose data differs on purpose', () =
         ],
         { P: pw },
       );
-      assert.equal(run.code, 0, run.err);
+      assert.equal(run.code, 0, run.stderr);
       const compared = await cli(['compare', recording, out, '--json']);
-      const ops = (JSON.parse(compared.out) as ShadowJson).operations.filter((op) => op.pairs > 0);
+      const ops = (JSON.parse(compared.stdout) as ShadowJson).operations.filter((op) => op.pairs > 0);
       assert.deepEqual(
         ops.map((op) => [op.operation, op.paths.map((p) => p.path).sort()]),
         [['user.get', ['$.firstname', 'status'].sort()]],
