@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { startPostgres, type TestPostgres } from '../test/postgres-helpers.js';
 import {
   cpuMicros,
   type HopProcess,
@@ -29,6 +30,7 @@ import {
 import {
   type BenchReport,
   formatTable,
+  LOAD_TARGETS,
   type ScenarioReport,
   TARGETS,
   type TargetFigures,
@@ -275,29 +277,49 @@ async function loadScenarios(sandbox: SandboxProcess, token: string): Promise<Lo
 interface Stack {
   sandbox: SandboxProcess;
   proxy: ProxyProcess;
+  /** The same proxy on the PostgreSQL store (loaded scenarios only). */
+  proxyPostgres: ProxyProcess | undefined;
   hop: HopProcess;
   token: string;
   stop(): Promise<void>;
 }
 
-async function startStack(dir: string, name: string, fixture?: string): Promise<Stack> {
-  const sandbox = await startSandbox(fixture);
+async function startStack(
+  dir: string,
+  name: string,
+  options: { fixture?: string; postgres?: boolean } = {},
+): Promise<Stack> {
+  const sandbox = await startSandbox(options.fixture);
+  let database: TestPostgres | undefined;
   try {
     const proxy = await startProxy(dir, name, sandbox, { pageSize: PAGE_SIZE }, cpuProfileDir);
+    // The embedded PostgreSQL server of the test suite, on loopback; the proxy on it is otherwise
+    // configured exactly like the SQLite one.
+    database = options.postgres ? await startPostgres() : undefined;
+    const proxyPostgres = database
+      ? await startProxy(dir, `${name}-postgres`, sandbox, { pageSize: PAGE_SIZE }, cpuProfileDir, {
+          type: 'postgres',
+          url: await database.createDatabase(),
+        })
+      : undefined;
     const hop = await startHop(sandbox);
     const token = await bearerToken(sandbox);
+    const db = database;
     return {
       sandbox,
       proxy,
+      proxyPostgres,
       hop,
       token,
       stop: async () => {
-        await Promise.all([proxy.stop(), hop.stop()]);
+        await Promise.all([proxy.stop(), hop.stop(), proxyPostgres?.stop()]);
         await sandbox.stop();
+        await db?.destroy();
       },
     };
   } catch (error) {
     await sandbox.stop();
+    await database?.destroy();
     throw error;
   }
 }
@@ -314,11 +336,22 @@ function targetsOf(stack: Stack, scenario: LoadScenario): Target[] {
       calls: scenario.proxy,
       pid: stack.proxy.pid,
     },
+    ...(stack.proxyPostgres
+      ? [
+          {
+            name: 'proxyPostgres' as const,
+            url: stack.proxyPostgres.url,
+            headers: { authorization: stack.proxyPostgres.authorization },
+            calls: scenario.proxy,
+            pid: stack.proxyPostgres.pid,
+          },
+        ]
+      : []),
   ];
 }
 
 async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
-  const stack = await startStack(dir, 'proxy');
+  const stack = await startStack(dir, 'proxy', { postgres: !process.env.BENCH_NO_POSTGRES });
   try {
     const reports: ScenarioReport[] = [];
     for (const scenario of await loadScenarios(stack.sandbox, stack.token)) {
@@ -329,10 +362,11 @@ async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
         figures[target.name] = await measureLoad(target, stack.sandbox);
       }
       const targets = complete(figures);
-      for (const name of TARGETS) {
-        const p50 = targets[name].addedP50Ms;
+      for (const name of LOAD_TARGETS) {
+        const figuresOf = targets[name];
+        const p50 = figuresOf?.addedP50Ms ?? null;
         const direct = targets.direct.addedP50Ms;
-        if (p50 !== null && direct !== null) targets[name].addedP50Ms = round(p50 - direct, 2);
+        if (figuresOf && p50 !== null && direct !== null) figuresOf.addedP50Ms = round(p50 - direct, 2);
       }
       reports.push({ name: scenario.name, kind: 'load', targets });
     }
@@ -342,10 +376,10 @@ async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
   }
 }
 
-function complete(figures: Partial<Record<TargetName, TargetFigures>>): Record<TargetName, TargetFigures> {
-  const { direct, hop, proxy } = figures;
+function complete(figures: Partial<Record<TargetName, TargetFigures>>): ScenarioReport['targets'] {
+  const { direct, hop, proxy, proxyPostgres } = figures;
   if (!direct || !hop || !proxy) throw new Error('a target was not measured');
-  return { direct, hop, proxy };
+  return { direct, hop, proxy, ...(proxyPostgres ? { proxyPostgres } : {}) };
 }
 
 /** A sandbox fixture with `count` more users (in the students' role and group). */
@@ -474,7 +508,7 @@ async function runLargeList(dir: string, count: number, repeat: number): Promise
   const name = `list users extended, ${count.toLocaleString('en')} users`;
   if (only && !only.test(name)) return undefined;
   log(`${name}: generating the fixture and starting…`);
-  const stack = await startStack(dir, `proxy-${count}`, largeFixture(dir, count));
+  const stack = await startStack(dir, `proxy-${count}`, { fixture: largeFixture(dir, count) });
   try {
     const figures: Partial<Record<TargetName, TargetFigures>> = {};
     for (const target of TARGETS) {

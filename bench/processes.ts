@@ -2,8 +2,8 @@
 // and what /proc tells about them.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from '../test/postgres-helpers.js';
 
 export const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'idm-compat.js');
@@ -27,20 +27,6 @@ function running(child: ChildProcess): Running {
       await exited;
     },
   };
-}
-
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /** Resolves with the first stdout line matching `done`, rejects when the process exits first. */
@@ -112,6 +98,7 @@ export async function startProxy(
   sandbox: SandboxProcess,
   successor: Record<string, unknown>,
   cpuProfileDir?: string,
+  store: Record<string, unknown> = { type: 'sqlite', path: path.join(dir, `${name}.db`) },
 ): Promise<ProxyProcess> {
   const port = await freePort();
   const configFile = path.join(dir, `${name}.json`);
@@ -129,7 +116,7 @@ export async function startProxy(
         },
         ...successor,
       },
-      store: { type: 'sqlite', path: path.join(dir, `${name}.db`) },
+      store,
       mappings: { dir: path.join(root, 'mappings') },
       sso: { target: `${sandbox.url}/login` },
     }),

@@ -3,7 +3,9 @@
 
 /** The three ways a scenario is run in one bench run. */
 export const TARGETS = ['direct', 'hop', 'proxy'] as const;
-export type TargetName = (typeof TARGETS)[number];
+/** The loaded scenarios also run through a proxy on the PostgreSQL store (same scenarios, same run). */
+export const LOAD_TARGETS = [...TARGETS, 'proxyPostgres'] as const;
+export type TargetName = (typeof LOAD_TARGETS)[number];
 
 /** The figures of one target in one scenario; null where a figure does not apply. */
 export interface TargetFigures {
@@ -32,7 +34,7 @@ export interface ScenarioReport {
   name: string;
   /** Large lists are timed one request at a time rather than loaded. */
   kind: 'load' | 'large-list';
-  targets: Record<TargetName, TargetFigures>;
+  targets: Record<(typeof TARGETS)[number], TargetFigures> & { proxyPostgres?: TargetFigures };
 }
 
 export interface BenchReport {
@@ -85,21 +87,24 @@ export function formatTable(report: BenchReport): string {
   ];
   if (load.length > 0) {
     const rows = load.flatMap((scenario) =>
-      TARGETS.map((name) => {
+      LOAD_TARGETS.flatMap((name) => {
         const t = scenario.targets[name];
+        if (!t) return [];
         const direct = scenario.targets.direct;
         const hop = scenario.targets.hop;
         return [
-          scenario.name,
-          name,
-          `${cell(t.rps)}${name === 'direct' ? '' : ratio(t.rps, direct.rps)}`,
-          cell(t.p50Ms, 1),
-          cell(t.p99Ms, 1),
-          cell(t.addedP50Ms, 2),
-          `${cell(t.cpuUsPerRequest)}${name === 'proxy' ? ratio(t.cpuUsPerRequest, hop.cpuUsPerRequest) : ''}`,
-          cell(t.successorCallsPerRequest, 2),
-          cell(t.rssMiB),
-          String(t.errors),
+          [
+            scenario.name,
+            name,
+            `${cell(t.rps)}${name === 'direct' ? '' : ratio(t.rps, direct.rps)}`,
+            cell(t.p50Ms, 1),
+            cell(t.p99Ms, 1),
+            cell(t.addedP50Ms, 2),
+            `${cell(t.cpuUsPerRequest)}${name.startsWith('proxy') ? ratio(t.cpuUsPerRequest, hop.cpuUsPerRequest) : ''}`,
+            cell(t.successorCallsPerRequest, 2),
+            cell(t.rssMiB),
+            String(t.errors),
+          ],
         ];
       }),
     );

@@ -28,6 +28,7 @@ const report: BenchReport = {
         direct: figures({ rps: 4000, addedP50Ms: 0, cpuUsPerRequest: null, rssMiB: null }),
         hop: figures({ rps: 3000, cpuUsPerRequest: 100 }),
         proxy: figures({ rps: 2400, cpuUsPerRequest: 180 }),
+        proxyPostgres: figures({ rps: 2200, cpuUsPerRequest: 190 }),
       },
     },
     {
@@ -53,9 +54,15 @@ describe('bench report', () => {
       json.scenarios.map((scenario) => scenario.name),
       ['get one user (warm)', 'list users extended, 10,000 users'],
     );
+    assert.deepEqual(Object.keys(json.scenarios[0]?.targets ?? {}), [
+      'direct',
+      'hop',
+      'proxy',
+      'proxyPostgres',
+    ]);
     for (const scenario of json.scenarios) {
       assert.deepEqual(Object.keys(scenario).sort(), ['name', 'targets']);
-      assert.deepEqual(Object.keys(scenario.targets), ['direct', 'hop', 'proxy']);
+      assert.deepEqual(Object.keys(scenario.targets).slice(0, 3), ['direct', 'hop', 'proxy']);
       for (const target of Object.values(scenario.targets)) {
         for (const key of [
           'rps',
@@ -80,6 +87,10 @@ describe('bench report', () => {
     assert.match(lines[0] ?? '', /Node v20\.20\.2, 5s per target, 50 connections/);
     const proxyRow = lines.find((line) => line.startsWith('get one user (warm)') && / proxy /.test(line));
     assert.ok(proxyRow, table);
+    const postgresRow = lines.find(
+      (line) => line.startsWith('get one user (warm)') && / proxyPostgres /.test(line),
+    );
+    assert.match(postgresRow ?? '', /2200 \(0\.55×\)/, 'the PostgreSQL store has its row next to SQLite');
     assert.match(proxyRow, /2400 \(0\.60×\)/, 'req/s as a share of direct');
     assert.match(proxyRow, /180 \(1\.80×\)/, 'CPU per request as a multiple of the hop');
     const directRow = lines.find((line) => line.startsWith('get one user (warm)') && / direct /.test(line));

@@ -5,6 +5,8 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { CommandIo } from '../src/cli/command.js';
+import { runCli } from '../src/cli.js';
 
 const ENTRY =
   "import { runCli } from './src/cli.ts'; process.exitCode = await runCli(process.argv.slice(1));";
@@ -117,4 +119,28 @@ export function spawnCli(args: string[], options: SpawnCliOptions = {}): CliProc
 export function loadedModules(moduleLog: string): string[] {
   if (!existsSync(moduleLog)) return [];
   return readFileSync(moduleLog, 'utf8').split('\n').filter(Boolean);
+}
+
+/** One in-process CLI run: its exit code and what it printed. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI in this process (no child) with its output captured and the given environment. */
+export async function runCliCaptured(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const io: CommandIo = {
+    out: (text) => {
+      stdout += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    err: (text) => {
+      stderr += text.endsWith('\n') ? text : `${text}\n`;
+    },
+    env,
+  };
+  const code = await runCli(args, io);
+  return { code, stdout, stderr };
 }

@@ -6,34 +6,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { verifyPassword } from '../src/auth/password.js';
-import type { CommandIo } from '../src/cli/command.js';
-import { runCli } from '../src/cli.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { runCliCaptured } from './cli-helpers.js';
 
 let configFile = '';
 let storeFile = '';
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const io: CommandIo = {
-    out: (text) => {
-      stdout += text.endsWith('\n') ? text : `${text}\n`;
-    },
-    err: (text) => {
-      stderr += text.endsWith('\n') ? text : `${text}\n`;
-    },
-    env,
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
+const cli = runCliCaptured;
 
 /** Runs with `--config` pointing at the test's store. */
 const run = (...args: string[]) => cli([...args, '--config', configFile]);

@@ -7,33 +7,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashPassword, verifyPassword } from '../src/auth/password.js';
-import type { CommandIo } from '../src/cli/command.js';
-import { runCli } from '../src/cli.js';
 import { openPostgresStore } from '../src/store/postgres/index.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
+import { runCliCaptured } from './cli-helpers.js';
 import { freePort, startPostgres, type TestPostgres } from './postgres-helpers.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const io: CommandIo = {
-    out: (text) => {
-      stdout += text.endsWith('\n') ? text : `${text}\n`;
-    },
-    err: (text) => {
-      stderr += text.endsWith('\n') ? text : `${text}\n`;
-    },
-    env,
-  };
-  return { code: await runCli(args, io), stdout, stderr };
-}
+const cli = runCliCaptured;
 
 const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-copy-'));
 function configFile(name: string, store: unknown): string {

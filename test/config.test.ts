@@ -203,7 +203,13 @@ describe('configuration', () => {
     assert.ok(validate(example), JSON.stringify(validate.errors));
     const config = loadConfig({
       file: path.join(root, 'config.example.json'),
-      env: { IDM_CLIENT_SECRET: 'x', IDM_SSO_CLIENT_SECRET: 'y', IDM_COMPAT_METRICS_PASSWORD: 'z' },
+      env: {
+        IDM_CLIENT_SECRET: 'x',
+        IDM_SSO_CLIENT_SECRET: 'y',
+        IDM_COMPAT_METRICS_PASSWORD: 'z',
+        OLD_SERVER_PASSWORD: 'o',
+        IDM_COMPAT_DASHBOARD_PASSWORD: 'd',
+      },
     });
     assert.equal(config.mode, 'production');
     const broken = structuredClone(example) as { server: { port: unknown } };

@@ -247,6 +247,15 @@ describe('compare', () => {
       ),
       ['$[1].name'],
     );
+    // One extra entity is one difference, not a shift of every entity after it.
+    assert.deepEqual(
+      paths(
+        [{ _id: 'a' }, { _id: 'b', name: 'B' }, { _id: 'c', name: 'C' }],
+        [{ _id: 'a' }, { _id: 'c', name: 'C' }],
+        r,
+      ),
+      ['$[1]'],
+    );
     assert.deepEqual(paths([1, 1, 2], [1, 2, 2], rule({ default: { unorderedArrays: true } })).length, 1);
   });
 

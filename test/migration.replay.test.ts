@@ -9,36 +9,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { CommandIo } from '../src/cli/command.js';
-import { runCli } from '../src/cli.js';
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { readRecording } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
 import { replayExchanges } from '../src/migration/replay.js';
 import { type CompareReport, compareReportSchema } from '../src/migration/report.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
+import { runCliCaptured } from './cli-helpers.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const io: CommandIo = {
-    out: (text) => {
-      stdout += text.endsWith('\n') ? text : `${text}\n`;
-    },
-    err: (text) => {
-      stderr += text.endsWith('\n') ? text : `${text}\n`;
-    },
-    env,
-  };
-  const code = await runCli(args, io);
-  return { code, stdout, stderr };
-}
+const cli = runCliCaptured;
 
 let n = 0;
 function recorded(operation: string, method: string, p: string, over: Partial<RecordedExchange> = {}) {

@@ -8,8 +8,6 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { CommandIo } from '../src/cli/command.js';
-import { runCli } from '../src/cli.js';
 import { ConfigError, parseConfig } from '../src/config/load.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
@@ -17,6 +15,7 @@ import { buildServices } from '../src/services.js';
 import type { Store } from '../src/store/types.js';
 import type { UsageCount } from '../src/store/usage.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
+import { runCliCaptured } from './cli-helpers.js';
 
 after(closeSharedSandbox);
 
@@ -56,14 +55,7 @@ function moved(
   return out;
 }
 
-/** Runs the CLI in-process and returns exit code and output. */
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CommandIo = { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`), env: {} };
-  const code = await runCli(args, io);
-  return { code, out, err };
-}
+const cli = runCliCaptured;
 
 describe('/metrics', () => {
   let h: AuthHarness;
@@ -185,8 +177,8 @@ describe('usage inventory', () => {
 
   async function usage(...args: string[]): Promise<Omit<UsageCount, 'firstSeen' | 'lastSeen'>[]> {
     const run = await cli(['usage', '--json', '--config', h.configFile, ...args]);
-    assert.equal(run.code, 0, run.err);
-    const rows = JSON.parse(run.out) as (UsageCount & { firstSeen: string; lastSeen: string })[];
+    assert.equal(run.code, 0, run.stderr);
+    const rows = JSON.parse(run.stdout) as (UsageCount & { firstSeen: string; lastSeen: string })[];
     for (const row of rows) assert.ok(Date.parse(row.firstSeen) <= Date.parse(row.lastSeen));
     return rows.map(({ apiUser, operation, outcome, count }) => ({ apiUser, operation, outcome, count }));
   }
@@ -217,14 +209,14 @@ describe('usage inventory', () => {
       { apiUser: 'alpha', operation: 'user.list', outcome: '2xx', count: 4 },
     ]);
     const unused = await cli(['usage', '--unused', '--json', '--config', h.configFile]);
-    const ids = (JSON.parse(unused.out) as { operation: string }[]).map((u) => u.operation);
+    const ids = (JSON.parse(unused.stdout) as { operation: string }[]).map((u) => u.operation);
     assert.equal(ids.length, 41 - 4, 'every operation but the four called by an API user');
     assert.ok(ids.includes('user.create') && !ids.includes('user.list') && !ids.includes('group.get'));
     const future = await cli(['usage', '--json', '--since', '2999-01-01', '--config', h.configFile]);
-    assert.deepEqual(JSON.parse(future.out), []);
+    assert.deepEqual(JSON.parse(future.stdout), []);
     const bad = await cli(['usage', '--since', 'yesterday', '--config', h.configFile]);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--since: not a date/);
+    assert.match(bad.stderr, /--since: not a date/);
     h = await startHarness({ dir: h.dir });
   });
 

@@ -27,20 +27,21 @@ export async function streamedList(
   }
   const pages = result.pages;
   let opened = false;
-  // Chunks are strings: Node encodes them as it writes, with no copy of each page in between.
-  const body = new ReadableStream<string>({
+  // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const next = await pages.next();
         if (next.done) {
-          controller.enqueue(opened ? ']' : '[]');
+          controller.enqueue(encoder.encode(opened ? ']' : '[]'));
           controller.close();
           return;
         }
         // One JSON.stringify per page; its brackets are replaced by the list's own.
         const members = JSON.stringify(next.value as Item[]).slice(1, -1);
         if (members === '') return;
-        controller.enqueue(`${opened ? ',' : '['}${members}`);
+        controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
         opened = true;
       } catch (error) {
         c.get('log')?.error(

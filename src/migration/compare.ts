@@ -64,6 +64,17 @@ export function canonicalJson(value: unknown): string {
 
 // Unordered arrays are sorted the same way on both sides: objects with an `_id` by it (so one
 // changed field shows at the same element), everything else by its canonical JSON.
+/** The items by their `_id` when every one is an object with a distinct string `_id`; else undefined. */
+function entityIds(items: unknown[]): Map<string, unknown> | undefined {
+  const byId = new Map<string, unknown>();
+  for (const item of items) {
+    const id = isPlainObject(item) ? item._id : undefined;
+    if (typeof id !== 'string' || byId.has(id)) return undefined;
+    byId.set(id, item);
+  }
+  return byId;
+}
+
 function sortForCompare(items: unknown[]): unknown[] {
   const keyOf = (item: unknown) =>
     item !== null &&
@@ -102,6 +113,17 @@ export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Compar
     if (matchesAnyPath(rule.ignore, keys)) return;
     if (Array.isArray(x) && Array.isArray(y)) {
       const unordered = rule.unorderedArrays === true || matchesAnyPath(rule.unorderedArrays, keys);
+      // Entities with legacy IDs are paired by `_id`: one extra or missing entity is one
+      // difference, not a shift of every entity after it.
+      const xIds = unordered ? entityIds(x) : undefined;
+      const yIds = xIds ? entityIds(y) : undefined;
+      if (xIds && yIds) {
+        const ids = [...new Set([...xIds.keys(), ...yIds.keys()])].sort();
+        ids.forEach((id, i) => {
+          walk([...keys, i], xIds.has(id) ? xIds.get(id) : MISSING, yIds.has(id) ? yIds.get(id) : MISSING);
+        });
+        return;
+      }
       const xs = unordered ? sortForCompare(x) : x;
       const ys = unordered ? sortForCompare(y) : y;
       for (let i = 0; i < Math.max(xs.length, ys.length); i += 1) {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ResolvedMigrationConfig } from '../config/load.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
+import { PeriodicFlush } from '../observe/periodic-flush.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
 import { type Answer, compareAnswers } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
@@ -43,8 +44,7 @@ export class ShadowRunner {
   #counts = new Map<string, ShadowCount>();
   #paths = new Map<string, ShadowPathCount>();
   #samples: ShadowSample[] = [];
-  #flushing: Promise<void> | undefined;
-  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #flusher: PeriodicFlush;
   readonly #inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -59,10 +59,7 @@ export class ShadowRunner {
       random?: () => number;
     },
   ) {
-    if (options.flushIntervalMs > 0) {
-      this.#timer = setInterval(() => void this.flush(), options.flushIntervalMs);
-      this.#timer.unref();
-    }
+    this.#flusher = new PeriodicFlush(options.flushIntervalMs, () => this.#flushOnce());
   }
 
   /** Background translations running now. */
@@ -95,8 +92,17 @@ export class ShadowRunner {
   }
 
   /** Writes what was counted since the last flush in one store call. */
-  async flush(): Promise<void> {
-    while (this.#flushing) await this.#flushing;
+  flush(): Promise<void> {
+    return this.#flusher.flush();
+  }
+
+  /** Lets the comparisons under way finish (each is time-boxed), stops the timer and writes what is left. */
+  async close(): Promise<void> {
+    await this.settle();
+    await this.#flusher.close();
+  }
+
+  async #flushOnce(): Promise<void> {
     if (this.#counts.size === 0 && this.#samples.length === 0) return;
     const batch = {
       counts: [...this.#counts.values()],
@@ -106,25 +112,14 @@ export class ShadowRunner {
     this.#counts = new Map();
     this.#paths = new Map();
     this.#samples = [];
-    this.#flushing = this.options.repository
-      .add(batch, SAMPLES_KEPT)
-      .catch((error: unknown) => {
-        this.options.logger.warn({ err: error }, 'shadow outcomes not written; kept for the next flush');
-        for (const c of batch.counts) this.#count(c.operation, c.outcome, c.count, c.hour);
-        for (const p of batch.paths) this.#path(p.operation, p.path, p.count, p.hour);
-        this.#samples.push(...batch.samples);
-      })
-      .finally(() => {
-        this.#flushing = undefined;
-      });
-    await this.#flushing;
-  }
-
-  /** Lets the comparisons under way finish (each is time-boxed), stops the timer and writes what is left. */
-  async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    await this.settle();
-    await this.flush();
+    try {
+      await this.options.repository.add(batch, SAMPLES_KEPT);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'shadow outcomes not written; kept for the next flush');
+      for (const c of batch.counts) this.#count(c.operation, c.outcome, c.count, c.hour);
+      for (const p of batch.paths) this.#path(p.operation, p.path, p.count, p.hour);
+      this.#samples.push(...batch.samples);
+    }
   }
 
   #sampled(apiUser: string): boolean {

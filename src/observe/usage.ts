@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { UsageCount, UsageRepository } from '../store/usage.js';
 import type { Observer, RequestEvent } from './observer.js';
+import { PeriodicFlush } from './periodic-flush.js';
 
 /** The outcome class of a status for the usage inventory: `2xx`, `4xx`, … */
 export function outcomeClass(status: number): string {
@@ -15,16 +16,12 @@ export function outcomeClass(status: number): string {
  */
 export class UsageRecorder implements Observer {
   #pending = new Map<string, UsageCount>();
-  #flushing: Promise<void> | undefined;
-  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #flusher: PeriodicFlush;
 
   constructor(
     private readonly options: { repository: UsageRepository; flushIntervalMs: number; logger: Logger },
   ) {
-    if (options.flushIntervalMs > 0) {
-      this.#timer = setInterval(() => void this.flush(), options.flushIntervalMs);
-      this.#timer.unref();
-    }
+    this.#flusher = new PeriodicFlush(options.flushIntervalMs, () => this.#flushOnce());
   }
 
   request(event: RequestEvent): void {
@@ -39,30 +36,28 @@ export class UsageRecorder implements Observer {
   }
 
   /** Writes what was counted since the last flush (one store call); waits for a flush under way. */
-  async flush(): Promise<void> {
-    while (this.#flushing) await this.#flushing;
-    if (this.#pending.size === 0) return;
-    const batch = [...this.#pending.values()];
-    this.#pending = new Map();
-    this.#flushing = this.options.repository
-      .add(batch)
-      .catch((error: unknown) => {
-        for (const row of batch) this.#add(row);
-        this.options.logger.warn(
-          { err: error, rows: batch.length },
-          'usage inventory not written; kept in memory for the next flush',
-        );
-      })
-      .finally(() => {
-        this.#flushing = undefined;
-      });
-    await this.#flushing;
+  flush(): Promise<void> {
+    return this.#flusher.flush();
   }
 
   /** Stops the timer and writes what is left. */
-  async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    await this.flush();
+  close(): Promise<void> {
+    return this.#flusher.close();
+  }
+
+  async #flushOnce(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    const batch = [...this.#pending.values()];
+    this.#pending = new Map();
+    try {
+      await this.options.repository.add(batch);
+    } catch (error) {
+      for (const row of batch) this.#add(row);
+      this.options.logger.warn(
+        { err: error, rows: batch.length },
+        'usage inventory not written; kept in memory for the next flush',
+      );
+    }
   }
 
   #add(row: UsageCount): void {

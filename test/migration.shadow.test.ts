@@ -1,0 +1,379 @@
+// Shadow mode, recording, replay/compare, the dashboard and cutover (SPEC 8), with real processes'
+// parts on loopback: the old server is a second idm-compat on its own sandbox whose data differs
+// on purpose (one changed first name, one extra user); the proxy under test shadows it against the
+// file's shared sandbox. Shadow must find exactly those differences and nothing else.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Browser } from 'playwright-core';
+import { reloadOnSignal } from '../src/reload.js';
+import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
+import { launchBrowser } from './browser.js';
+import { runCliCaptured } from './cli-helpers.js';
+import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
+
+after(closeSharedSandbox);
+
+const CORE = '/iserv/api/Service/Core';
+
+const cli = runCliCaptured;
+
+interface ShadowJson {
+  operations: {
+    operation: string;
+    pairs: number;
+    matched: number;
+    mismatched: number;
+    errors: number;
+    skipped: number;
+    paths: { path: string; count: number }[];
+  }[];
+}
+
+describe('shadow mode against an old server whose data differs on purpose', () => {
+  let old: OldServer;
+  let front: AuthHarness;
+  let password: string;
+  let recording: string;
+
+  before(async () => {
+    old = await startOldServer();
+    // The planted differences, made through the old server's own legacy API.
+    const asOld = { user: old.username, password: old.password };
+    const renamed = await call(`${old.baseUrl}/Service/Core/Entity/User/thomas.becker`, {
+      ...asOld,
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ firstname: 'Tom' }),
+    });
+    assert.equal(renamed.status, 200, renamed.text);
+    const extra = await call(`${old.baseUrl}/Service/Core/Entity/User`, {
+      ...asOld,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'only.old', firstname: 'Only', lastname: 'Old' }),
+    });
+    assert.equal(extra.status, 201, extra.text);
+    recording = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), 'traffic.ndjson');
+    front = await startFront(
+      old,
+      {
+        modes: { 'user.*': 'shadow', 'group.list': 'shadow', 'sso.*': 'translate' },
+        shadow: { timeoutMs: 4_000 },
+        recording: { path: recording },
+        dashboard: { username: 'ops', password: 'dash-secret' },
+      },
+      { config: { usage: { flushIntervalSeconds: 300 } } },
+    );
+    password = await front.addUser('integration', ['127.0.0.0/8']);
+  });
+  after(async () => {
+    await front?.close();
+    await old?.close();
+  });
+
+  const viaFront = (
+    p: string,
+    init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+  ) => call(`${front.url}${CORE}${p}`, { user: 'integration', password, ...init });
+  const shadow = () => {
+    const runner = front.services.migration.shadow;
+    assert.ok(runner);
+    return runner;
+  };
+  async function report(): Promise<Map<string, ShadowJson['operations'][number]>> {
+    await shadow().settle();
+    await shadow().flush();
+    const run = await cli(['shadow', 'report', '--json', '--config', front.configFile]);
+    assert.equal(run.code, 0, run.stderr);
+    return new Map((JSON.parse(run.stdout) as ShadowJson).operations.map((op) => [op.operation, op]));
+  }
+
+  it('answers exactly what the old server answers', async () => {
+    for (const p of [
+      '/Entity/User',
+      '/Entity/User/thomas.becker',
+      '/Entity/User/only.old',
+      '/Entity/Group',
+    ]) {
+      const [proxied, original] = [
+        await viaFront(p),
+        await call(`${old.baseUrl}/Service/Core${p}`, { user: old.username, password: old.password }),
+      ];
+      assert.equal(proxied.status, original.status, p);
+      assert.equal(proxied.text, original.text, p);
+      if (p.endsWith('thomas.becker')) assert.equal((proxied.body as { firstname: string }).firstname, 'Tom');
+    }
+  });
+
+  it('finds the planted differences and nothing else under the default rules', async () => {
+    await viaFront('/Entity/User/lena.mueller');
+    const ops = await report();
+    assert.deepEqual(
+      { ...ops.get('user.get'), samples: undefined },
+      {
+        operation: 'user.get',
+        pairs: 3,
+        matched: 1,
+        mismatched: 2,
+        rate: 1 / 3,
+        onlyA: 0,
+        onlyB: 0,
+        errors: 0,
+        skipped: 0,
+        paths: [
+          { path: '$.firstname', count: 1 },
+          { path: 'status', count: 1 },
+        ],
+        samples: undefined,
+      },
+    );
+    const list = ops.get('user.list');
+    assert.equal(list?.pairs, 1);
+    assert.equal(list?.mismatched, 1);
+    assert.deepEqual(
+      list?.paths.map((p) => p.path).sort(),
+      ['$[*]', '$[*].firstname'],
+      'the list differs only where the extra user and the changed first name are',
+    );
+    const groups = ops.get('group.list');
+    assert.deepEqual([groups?.pairs, groups?.matched], [1, 1], 'identical groups match');
+  });
+
+  it('does not shadow writes unless enabled: the write lands on the old server only, counted as skipped', async () => {
+    const successor = await sharedSandbox();
+    const created = await viaFront('/Entity/User', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'shadow.write', firstname: 'Shadow', lastname: 'Write' }),
+    });
+    assert.equal(created.status, 201, created.text);
+    assert.ok(old.sandbox.data.userByAccount('shadow.write'));
+    assert.equal(successor.data.userByAccount('shadow.write'), undefined);
+    assert.equal((await report()).get('user.create')?.skipped, 1);
+  });
+
+  it('answers before the slowed translation finishes, and skips (counts) comparisons beyond the bound under a flood', async () => {
+    const successor = await sharedSandbox();
+    successor.faults.set({ latencyMs: 1_500 });
+    try {
+      const before = (await report()).get('user.get')?.skipped ?? 0;
+      const first = await viaFront('/Entity/User/lena.mueller');
+      assert.equal(first.status, 200);
+      assert.equal(shadow().running, 1, 'the caller has its answer while its translation still runs');
+      // maxConcurrent is 8: with 8 running, every further shadowed read is skipped, not queued.
+      await Promise.all(Array.from({ length: 7 }, () => viaFront('/Entity/User/lena.mueller')));
+      assert.equal(shadow().running, 8);
+      const flood = await Promise.all(
+        Array.from({ length: 20 }, () => viaFront('/Entity/User/lena.mueller')),
+      );
+      assert.ok(flood.every((answer) => answer.status === 200));
+      assert.equal(shadow().running, 8, 'never more than the bound');
+      const after = (await report()).get('user.get');
+      assert.equal((after?.skipped ?? 0) - before, 20);
+    } finally {
+      successor.faults.reset();
+    }
+  });
+
+  it('records every request with its answer, redacted: no password, temporary password, SSO token or credentials', async () => {
+    const secret = 'N3w-Passw0rd-Secret!';
+    const set = await viaFront('/User/lena.mueller/password', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: secret }),
+    });
+    assert.equal(set.status, 204, set.text);
+    const reset = await viaFront('/User/lena.mueller/password/reset', { method: 'POST' });
+    assert.equal(reset.status, 200, reset.text);
+    const temporary = (reset.body as { password: string }).password;
+    const sso = await call(`${front.url}/iserv/api/Service/Sso/authenticate`, {
+      user: 'integration',
+      password,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=lena.mueller',
+    });
+    assert.equal(sso.status, 200, sso.text);
+    const token = (sso.body as { token: string }).token;
+    await front.services.migration.recording?.flush();
+    const text = readFileSync(recording, 'utf8');
+    for (const leaked of [
+      secret,
+      temporary,
+      token,
+      password,
+      basic('integration', password).slice(6),
+      old.password,
+    ])
+      assert.ok(!text.includes(leaked), 'a secret reached the recording');
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const byOperation = new Map(lines.map((line) => [line.operation, line]));
+    assert.deepEqual(byOperation.get('user.password.set')?.requestBody, { password: '[redacted]' });
+    assert.deepEqual(byOperation.get('user.password.reset')?.responseBody, { password: '[redacted]' });
+    assert.equal(byOperation.get('user.get')?.mode, 'shadow');
+    assert.equal(byOperation.get('sso.authenticate')?.mode, 'translate');
+    assert.ok(lines.every((line) => line.apiUser === 'integration'));
+  });
+
+  it('replays the recorded reads against the old server (100 %) and the translation (the planted differences)', async () => {
+    const dir = path.dirname(recording);
+    const env = { REPLAY_PASSWORD: old.password };
+    const againstOld = path.join(dir, 'old.ndjson');
+    const replayed = await cli(
+      [
+        'replay',
+        recording,
+        '--target',
+        old.baseUrl,
+        '--user',
+        old.username,
+        '--password-env',
+        'REPLAY_PASSWORD',
+        '--operations',
+        'user.get',
+        '--out',
+        againstOld,
+        '--json',
+      ],
+      env,
+    );
+    assert.equal(replayed.code, 0, replayed.stderr);
+    const same = await cli(['compare', recording, againstOld, '--json']);
+    const sameReport = JSON.parse(same.stdout) as { totals: { pairs: number; rate: number } };
+    assert.ok(sameReport.totals.pairs > 0);
+    assert.equal(sameReport.totals.rate, 1, same.stdout);
+
+    // The translation side: the same proxy with every operation translated (a second harness on the successor).
+    const translated = await startFront(old, {}, {});
+    try {
+      const user = 'replayer';
+      const pw = await translated.addUser(user, ['127.0.0.0/8']);
+      const out = path.join(dir, 'translated.ndjson');
+      const run = await cli(
+        [
+          'replay',
+          recording,
+          '--target',
+          `${translated.url}/iserv/api`,
+          '--user',
+          user,
+          '--password-env',
+          'P',
+          '--operations',
+          'user.get',
+          '--out',
+          out,
+          '--json',
+        ],
+        { P: pw },
+      );
+      assert.equal(run.code, 0, run.stderr);
+      const compared = await cli(['compare', recording, out, '--json']);
+      const ops = (JSON.parse(compared.stdout) as ShadowJson).operations.filter((op) => op.pairs > 0);
+      assert.deepEqual(
+        ops.map((op) => [op.operation, op.paths.map((p) => p.path).sort()]),
+        [['user.get', ['$.firstname', 'status'].sort()]],
+      );
+    } finally {
+      await translated.close();
+    }
+  });
+
+  describe('the migration dashboard', () => {
+    let browser: Browser;
+    before(async () => {
+      browser = await launchBrowser();
+    });
+    after(async () => {
+      await browser?.close();
+    });
+
+    it('refuses wrong or missing credentials', async () => {
+      assert.equal((await call(`${front.url}/_migration/`)).status, 401);
+      assert.equal(
+        (await call(`${front.url}/_migration/api/status`, { user: 'ops', password: 'wrong' })).status,
+        401,
+      );
+      const status = await call(`${front.url}/_migration/api/status`, {
+        user: 'ops',
+        password: 'dash-secret',
+      });
+      assert.equal(status.status, 200);
+      const body = status.body as {
+        operations: { operation: string; mode: string; usage: { apiUser: string }[] }[];
+      };
+      assert.equal(body.operations.length, 41);
+      assert.equal(body.operations.find((op) => op.operation === 'user.get')?.mode, 'shadow');
+      assert.equal(body.operations.find((op) => op.operation === 'role.list')?.mode, 'translate');
+    });
+
+    it('loads in headless Chromium with its table, modes, usage and shadow figures, without script or network', async () => {
+      await front.services.usage.flush();
+      const context = await browser.newContext({
+        httpCredentials: { username: 'ops', password: 'dash-secret' },
+        javaScriptEnabled: false,
+      });
+      const requested: string[] = [];
+      context.on('request', (request) => requested.push(request.url()));
+      try {
+        const page = await context.newPage();
+        const response = await page.goto(`${front.url}/_migration/`);
+        assert.equal(response?.status(), 200);
+        assert.equal(await page.locator('#operations tbody tr').count(), 41);
+        const row = page.locator('tr[data-operation="user.get"]');
+        assert.match((await row.innerText()) ?? '', /shadow/);
+        assert.match(await row.innerText(), /integration: \d+ in 24 h/);
+        assert.match(await row.innerText(), /\$\.firstname/);
+        assert.deepEqual(requested, [`${front.url}/_migration/`], 'no other request: no CDN, no script');
+      } finally {
+        await context.close();
+      }
+    });
+  });
+
+  it('cuts over on SIGHUP: user.get from shadow to translate, without dropping a request', async () => {
+    const configFile = front.configFile;
+    const config = JSON.parse(readFileSync(configFile, 'utf8'));
+    config.migration.modes['user.get'] = 'translate';
+    writeFileSync(configFile, JSON.stringify(config));
+    const stop = reloadOnSignal(front.services, { file: configFile, env: {}, logger: front.services.logger });
+    try {
+      let running = true;
+      const statuses: number[] = [];
+      const load = (async () => {
+        while (running) statuses.push((await viaFront('/Entity/User/thomas.becker')).status);
+      })();
+      await sleep(100);
+      process.kill(process.pid, 'SIGHUP');
+      for (
+        let i = 0;
+        i < 100 && front.services.migration.modes.current().modeOf('user.get') !== 'translate';
+        i++
+      )
+        await sleep(20);
+      await sleep(100);
+      running = false;
+      await load;
+      assert.equal(front.services.migration.modes.current().modeOf('user.get'), 'translate');
+      assert.ok(statuses.length > 2);
+      assert.ok(
+        statuses.every((status) => status === 200),
+        `every request answered: ${statuses.join(',')}`,
+      );
+      // Translated now: the successor's first name, not the old server's.
+      assert.equal(
+        ((await viaFront('/Entity/User/thomas.becker')).body as { firstname: string }).firstname,
+        'Thomas',
+      );
+    } finally {
+      stop();
+    }
+  });
+});
