@@ -12,10 +12,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { freePort } from '../test/postgres-helpers.js';
 import { ChildLines, gcReport, mib } from './gc.js';
 
 const amount = Number(process.env.MEMORY_REQUESTS ?? 20_000);
@@ -27,19 +27,6 @@ const snapshots = process.env.MEMORY_SNAPSHOTS === '1';
 const nodeFlags = (process.env.MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'idm-compat.js');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** Resolves with the first stdout line of a child that parses as JSON. */
 function firstJsonLine(child: ChildProcess): Promise<Record<string, unknown>> {

@@ -12,8 +12,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { freePort } from '../test/postgres-helpers.js';
 import { ChildLines, gcReport, mib } from './gc.js';
-import { freePort, root, rssMiB, startSandbox } from './processes.js';
+import { root, rssMiB, startSandbox } from './processes.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string' }, connections: { type: 'string' } },
