@@ -5,7 +5,12 @@ import type { OperationMatch } from './legacy/operation-table.js';
 import { REQUIRED_OPERATIONS } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
-import { apiBasePath, createMappingHolder, type MappingHolder } from './mapping/engine.js';
+import {
+  apiBasePath,
+  createMappingHolder,
+  loadServingProfile,
+  type MappingHolder,
+} from './mapping/engine.js';
 import { profileDir } from './mapping/load.js';
 import { loadCompareRules } from './migration/compare-rules.js';
 import { LegacyUpstream } from './migration/legacy-upstream.js';
@@ -123,6 +128,8 @@ export async function buildServices(
       REQUIRED_OPERATIONS.map((operation) => operation.id),
     );
     const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
+    // The mapping profile first: a broken table stops start-up before anything is opened or started.
+    const initialProfile = loadServingProfile(mappingsFolder, REQUIRED_OPERATIONS);
     const calls = new CallTracker();
     const metrics = createMetrics({
       processMetrics: config.metrics.enabled && config.metrics.processMetrics,
@@ -182,6 +189,7 @@ export async function buildServices(
         apiBase: apiBasePath(runConfig.successor.baseUrl),
       },
       REQUIRED_OPERATIONS,
+      initialProfile,
     );
     const profile = mappings.current().profile;
     logger.info(

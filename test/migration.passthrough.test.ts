@@ -60,6 +60,8 @@ describe('passthrough', () => {
     });
     assert.equal(created.status, 201, created.text);
     assert.equal((created.body as { username: string }).username, 'passed.through');
+    // The old server's Location, moved to the proxy the caller talks to.
+    assert.equal(created.headers.get('location'), `${front.url}${CORE}/Entity/User/passed.through`);
     assert.ok(old.sandbox.data.userByAccount('passed.through'), 'on the old server');
     assert.equal(successor.data.userByAccount('passed.through'), undefined, 'not on the successor');
     const seen = old.harness.logSink
@@ -70,6 +72,22 @@ describe('passthrough', () => {
       seen.map((line) => line.apiUser),
       ['proxy-account'],
       "the old server saw the proxy's account, never the caller's",
+    );
+  });
+
+  it('refuses an ID with an encoded path separator or dot segment before anything is forwarded (404)', async () => {
+    const marker = old.harness.logSink.lines().length;
+    for (const id of ['x%2F..%2F..%2FGroup%2Flehrer', 'x%5C..', '..%2F', '.']) {
+      const answer = await viaFront(`/Entity/User/${id}`);
+      assert.equal(answer.status, 404, `${id}: ${answer.text}`);
+    }
+    assert.deepEqual(
+      old.harness.logSink
+        .lines()
+        .slice(marker)
+        .filter((line) => line.msg === 'request completed'),
+      [],
+      'nothing reached the old server',
     );
   });
 
@@ -145,6 +163,24 @@ describe('passthrough to an old server that fails', () => {
       );
     } finally {
       await front.close();
+    }
+  });
+
+  it("answers 502, not the caller's 401, when the old server refuses the proxy's own credentials", async () => {
+    const old = await startOldServer();
+    const front = await startFront(
+      { ...old, password: 'not-the-password' },
+      { modes: { '*': 'passthrough' } },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const answer = await call(`${front.url}${CORE}/Entity/User`, { user: 'integration', password });
+      assert.equal(answer.status, 502, answer.text);
+      assert.equal(answer.headers.get('www-authenticate'), null);
+      assert.doesNotMatch(answer.text, /not-the-password/);
+    } finally {
+      await front.close();
+      await old.close();
     }
   });
 

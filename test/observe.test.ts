@@ -189,6 +189,9 @@ describe('usage inventory', () => {
     assert.equal((await as('beta', GROUPS)).status, 200);
     assert.equal((await as('beta', `${GROUPS}/lehrer`)).status, 200);
     assert.equal((await call(`${h.url}${GROUPS}`)).status, 401);
+    // Operators' endpoints are not integrations' usage.
+    assert.equal((await call(`${h.url}/healthz`)).status, 200);
+    assert.equal((await call(`${h.url}/metrics`)).status, 200);
     assert.deepEqual(await usage(), [], 'nothing written while the proxy runs (flush interval 300 s)');
 
     await h.close();

@@ -4,7 +4,7 @@ import { LegacyError } from '../http/legacy-error.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
 import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
-import type { ForwardedRequest } from '../migration/legacy-upstream.js';
+import type { ForwardedRequest, UpstreamAnswer } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
 import type { MatchedOperation } from './operation-table.js';
@@ -61,9 +61,15 @@ export async function forwardedRequest(c: Context<AppEnv>, basePath: string): Pr
   const url = new URL(c.req.url);
   const body =
     c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : new Uint8Array(await c.req.arrayBuffer());
+  // The raw path below the base path: as many segments are dropped as the base path has (the
+  // request matched it decoded, so its raw spelling may differ in length, e.g. `/iserv/%61pi`).
+  const baseSegments = basePath.split('/').length - 1;
   return {
     method: c.req.method,
-    path: url.pathname.slice(basePath.length),
+    path: `/${url.pathname
+      .split('/')
+      .slice(baseSegments + 1)
+      .join('/')}`,
     search: url.search,
     body,
     contentType: c.req.header('content-type'),
@@ -78,20 +84,47 @@ async function passThrough(c: Context<AppEnv>, services: Services): Promise<Resp
   if (!legacy) throw new LegacyError(500, 'passthrough needs migration.legacy');
   let answer: Awaited<ReturnType<typeof legacy.forward>>;
   try {
-    answer = await legacy.forward(await forwardedRequest(c, services.config.legacy.basePath));
+    answer = await legacy.forward(
+      await forwardedRequest(c, services.config.legacy.basePath),
+      c.req.raw.signal,
+    );
   } catch (error) {
     services.observer.legacyUpstreamCall(0);
     throw error;
   }
   services.observer.legacyUpstreamCall(answer.status);
-  const headers: Record<string, string> = {};
-  if (answer.contentType !== undefined) headers['Content-Type'] = answer.contentType;
-  const empty = answer.status === 204 || answer.status === 304 || c.req.method === 'HEAD';
+  const empty = bodiless(answer.status, c.req.method);
   if (empty) answer.body.resume();
   return new Response(empty ? null : (Readable.toWeb(answer.body) as ReadableStream<Uint8Array>), {
     status: answer.status,
-    headers,
+    headers: answerHeaders(c, services, answer),
   });
+}
+
+/** Whether an answer has no body to send (HTTP forbids one, or the request was HEAD). */
+function bodiless(status: number, method: string): boolean {
+  return status === 204 || status === 205 || status === 304 || method === 'HEAD';
+}
+
+/**
+ * The old server's headers for the caller: its content type and the forwarded ones, with a
+ * `Location` below the old server's base moved to the proxy's (the caller never talks to the old
+ * server itself).
+ */
+function answerHeaders(
+  c: Context<AppEnv>,
+  services: Services,
+  answer: UpstreamAnswer,
+): Record<string, string> {
+  const headers: Record<string, string> = { ...answer.headers };
+  if (answer.contentType !== undefined) headers['content-type'] = answer.contentType;
+  const oldBase = services.config.migration.legacy?.baseUrl.replace(/\/+$/, '');
+  const location = headers.location;
+  if (location !== undefined && oldBase !== undefined && location.startsWith(oldBase)) {
+    const origin = services.publicUrl ?? new URL(c.req.url).origin;
+    headers.location = `${origin}${services.config.legacy.basePath}${location.slice(oldBase.length)}`;
+  }
+  return headers;
 }
 
 /**
@@ -111,7 +144,7 @@ async function shadowed(
   const forwarded = await forwardedRequest(c, basePath);
   let answer: Awaited<ReturnType<typeof legacy.forwardBuffered>>;
   try {
-    answer = await legacy.forwardBuffered(forwarded);
+    answer = await legacy.forwardBuffered(forwarded, c.req.raw.signal);
   } catch (error) {
     services.observer.legacyUpstreamCall(0);
     throw error;
@@ -140,14 +173,16 @@ async function shadowed(
     query: location.query,
     requestBody,
     write: matched.operation.method !== 'get',
-    legacy: { status: answer.status, body: recordedAnswer(answer.body.toString('utf8')) },
-    translate: async () => {
-      const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
-      return { status: response.status, body: recordedAnswer(await response.text()) };
-    },
+    legacy: { status: answer.status, body: recordedAnswer(answer.bytes.toString('utf8')) },
+    // Outside the caller's call tracking: its log line counts only what it waited for.
+    translate: () =>
+      services.calls.detached(async () => {
+        const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
+        return { status: response.status, body: recordedAnswer(await response.text()) };
+      }),
   });
-  const headers: Record<string, string> = {};
-  if (answer.contentType !== undefined) headers['Content-Type'] = answer.contentType;
-  const empty = answer.status === 204 || answer.status === 304 || c.req.method === 'HEAD';
-  return new Response(empty ? null : answer.body, { status: answer.status, headers });
+  return new Response(bodiless(answer.status, c.req.method) ? null : answer.bytes, {
+    status: answer.status,
+    headers: answerHeaders(c, services, answer),
+  });
 }

@@ -78,8 +78,11 @@ function matchSegments(entry: Entry, parts: readonly string[]): Record<string, s
     const expected = entry.segments[i];
     const part = parts[i] ?? '';
     if (expected === null) {
-      if (part === '') return undefined;
-      params[entry.names[name++] ?? ''] = decodeSegment(part);
+      const value = part === '' ? '' : decodeSegment(part);
+      // No legacy ID holds a path separator or is a dot segment: such a value (`x%2F..%2F..`)
+      // could name another resource on a server that decodes it, so it matches nothing (404).
+      if (value === '' || value === '.' || value === '..' || /[/\\]/.test(value)) return undefined;
+      params[entry.names[name++] ?? ''] = value;
     } else if (expected !== part) return undefined;
   }
   return params;

@@ -118,8 +118,10 @@ export function createMappingHolder(
   folder: string,
   deps: MappingDeps,
   required: readonly RequiredOperation[] = [],
+  /** The profile when the caller already loaded (and checked) it. */
+  initial?: CompiledProfile,
 ): MappingHolder {
-  let engine = createMappingEngine(loadServingProfile(folder, required), deps);
+  let engine = createMappingEngine(initial ?? loadServingProfile(folder, required), deps);
   return {
     folder,
     current: () => engine,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Pool, errors as undiciErrors } from 'undici';
+import { type Dispatcher, Pool, errors as undiciErrors } from 'undici';
 import type { ResolvedMigrationConfig } from '../config/load.js';
 
 /** Settings of the old server (`migration.legacy`), secrets resolved. */
@@ -17,11 +17,25 @@ export interface ForwardedRequest {
   accept: string | undefined;
 }
 
+/** Headers of the old server's answer that reach the caller besides Content-Type. */
+const FORWARDED_HEADERS = [
+  'location',
+  'allow',
+  'retry-after',
+  'cache-control',
+  'etag',
+  'last-modified',
+] as const;
+
 /** The old server's answer, its body still streaming. */
 export interface UpstreamAnswer {
   status: number;
   contentType: string | undefined;
+  /** The headers of FORWARDED_HEADERS that the old server sent. */
+  headers: Record<string, string>;
   body: Readable;
+  /** Fires at the total timeout, also while the body streams. */
+  deadline: AbortSignal;
 }
 
 /** Why the old server gave no answer: `unavailable` (502) or `timeout` (504). */
@@ -47,7 +61,10 @@ export class LegacyUpstream {
   readonly #authorization: string;
   readonly #totalMs: number;
 
-  constructor(settings: LegacyUpstreamSettings) {
+  readonly #maxBufferedBytes: number;
+
+  constructor(settings: LegacyUpstreamSettings, options: { maxBufferedBytes?: number } = {}) {
+    this.#maxBufferedBytes = options.maxBufferedBytes ?? 32 * 1024 * 1024;
     const base = new URL(settings.baseUrl);
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
@@ -62,41 +79,77 @@ export class LegacyUpstream {
     });
   }
 
-  /** Sends the request to the old server; rejects with a LegacyUpstreamError when no answer comes. */
-  async forward(request: ForwardedRequest): Promise<UpstreamAnswer> {
+  /**
+   * Sends the request to the old server; rejects with a LegacyUpstreamError when no answer comes
+   * within the total timeout, when `signal` (the caller hung up) fires, or when the old server
+   * refuses the proxy's own credentials (a 401 is the proxy's problem, never the caller's).
+   */
+  async forward(request: ForwardedRequest, signal?: AbortSignal): Promise<UpstreamAnswer> {
     const headers: Record<string, string> = { authorization: this.#authorization };
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     if (request.accept !== undefined) headers.accept = request.accept;
+    const deadline = AbortSignal.timeout(this.#totalMs);
+    let response: Dispatcher.ResponseData;
     try {
-      const response = await this.#pool.request({
+      response = await this.#pool.request({
         method: request.method as 'GET',
         path: `${this.#basePath}${request.path}${request.search}`,
         headers,
+        signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
         ...(request.body === undefined || request.body.byteLength === 0 ? {} : { body: request.body }),
       });
-      const type = response.headers['content-type'];
-      return {
-        status: response.statusCode,
-        contentType: Array.isArray(type) ? type[0] : type,
-        body: response.body,
-      };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failure(error, deadline);
     }
+    if (response.statusCode === 401 || response.statusCode === 407) {
+      response.body.resume();
+      throw new LegacyUpstreamError(
+        'unavailable',
+        "the old server refused the proxy's own credentials (migration.legacy.username/password)",
+      );
+    }
+    const headerOf = (name: string) => {
+      const value = response.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    return {
+      status: response.statusCode,
+      contentType: headerOf('content-type'),
+      headers: Object.fromEntries(
+        FORWARDED_HEADERS.flatMap((name) => {
+          const value = headerOf(name);
+          return value === undefined ? [] : [[name, value]];
+        }),
+      ),
+      body: response.body,
+      deadline,
+    };
   }
 
-  /** Reads a whole answer of the old server (for shadow comparison and recording), within the timeout. */
+  /** Reads a whole answer of the old server (for shadow comparison), within the timeout and a size cap. */
   async forwardBuffered(
     request: ForwardedRequest,
-  ): Promise<{ status: number; contentType: string | undefined; body: Buffer }> {
-    const answer = await this.forward(request);
+    signal?: AbortSignal,
+  ): Promise<UpstreamAnswer & { bytes: Buffer }> {
+    const answer = await this.forward(request, signal);
+    const chunks: Buffer[] = [];
+    let size = 0;
     try {
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer.body) chunks.push(chunk as Buffer);
-      return { status: answer.status, contentType: answer.contentType, body: Buffer.concat(chunks) };
+      for await (const chunk of answer.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.#maxBufferedBytes) {
+          answer.body.destroy();
+          throw new LegacyUpstreamError(
+            'unavailable',
+            `the old server's answer is larger than ${this.#maxBufferedBytes} bytes, too large to compare in shadow mode`,
+          );
+        }
+        chunks.push(chunk as Buffer);
+      }
     } catch (error) {
-      throw this.#failure(error);
+      throw error instanceof LegacyUpstreamError ? error : this.#failure(error, answer.deadline);
     }
+    return { ...answer, bytes: Buffer.concat(chunks) };
   }
 
   /** Closes the pooled connections. */
@@ -104,8 +157,9 @@ export class LegacyUpstream {
     await this.#pool.close();
   }
 
-  #failure(error: unknown): LegacyUpstreamError {
+  #failure(error: unknown, deadline: AbortSignal): LegacyUpstreamError {
     if (
+      deadline.aborted ||
       error instanceof undiciErrors.HeadersTimeoutError ||
       error instanceof undiciErrors.BodyTimeoutError ||
       error instanceof undiciErrors.ConnectTimeoutError

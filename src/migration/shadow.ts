@@ -6,7 +6,7 @@ import { PeriodicFlush } from '../observe/periodic-flush.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
 import { type Answer, compareAnswers } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
-import { redactValue } from './redact.js';
+import { redactQuery, redactString, redactValue } from './redact.js';
 import type { Sample } from './report.js';
 
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */
@@ -78,12 +78,17 @@ export class ShadowRunner {
       this.#outcome(request.operation, 'skipped');
       return;
     }
+    // The slot is held until the translation itself settles, not just until the time box: a
+    // translation past its time cannot be cancelled, and it still loads the successor.
     this.#running += 1;
-    const work = this.#compare(request).finally(() => {
-      this.#running -= 1;
-      this.#inFlight.delete(work);
-    });
-    this.#inFlight.add(work);
+    const translation = request.translate();
+    const done: Promise<void> = Promise.allSettled([this.#compare(request, translation), translation]).then(
+      () => {
+        this.#running -= 1;
+        this.#inFlight.delete(done);
+      },
+    );
+    this.#inFlight.add(done);
   }
 
   /** Waits for the comparisons under way (tests, shutdown). */
@@ -131,7 +136,7 @@ export class ShadowRunner {
     return createHash('sha256').update(apiUser).digest().readUInt32BE(0) / 2 ** 32 < rate;
   }
 
-  async #compare(request: ShadowRequest): Promise<void> {
+  async #compare(request: ShadowRequest, translation: Promise<Answer>): Promise<void> {
     const { settings, rules, logger } = this.options;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
@@ -139,7 +144,7 @@ export class ShadowRunner {
     });
     let translated: Answer | 'timeout';
     try {
-      translated = await Promise.race([request.translate(), timeout]);
+      translated = await Promise.race([translation, timeout]);
     } catch (error) {
       this.#error(
         request,
@@ -175,8 +180,8 @@ export class ShadowRunner {
     const sample: Sample = {
       requestId: request.requestId,
       method: request.method,
-      path: request.path,
-      query: request.query,
+      path: redactString(request.path),
+      query: redactQuery(request.query),
       requestBody: redactValue(request.requestBody ?? null),
       status: { a: request.legacy.status, b: translated.status },
       differences: comparison.differences.slice(0, DIFFERENCES_PER_SAMPLE),
@@ -191,8 +196,8 @@ export class ShadowRunner {
     this.#sample(request, 'error', {
       requestId: request.requestId,
       method: request.method,
-      path: request.path,
-      query: request.query,
+      path: redactString(request.path),
+      query: redactQuery(request.query),
       error,
     });
   }

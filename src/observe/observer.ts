@@ -102,6 +102,11 @@ export class CallTracker implements Observer {
     return this.#storage.run({ calls: 0, durationMs: 0, tokenCalls: 0, tokenDurationMs: 0 }, fn);
   }
 
+  /** Runs `fn` outside any `track`: background work started by a request is not counted to it. */
+  detached<T>(fn: () => T): T {
+    return this.#storage.exit(fn);
+  }
+
   /** The statistics of the enclosing `track`, or undefined outside of one. */
   current(): CallStats | undefined {
     return this.#storage.getStore();

@@ -25,6 +25,8 @@ export class UsageRecorder implements Observer {
   }
 
   request(event: RequestEvent): void {
+    // Health, readiness, metrics and the dashboard are the operators' own, not integrations' usage.
+    if (event.operation.startsWith('ops.')) return;
     this.#add({
       apiUser: event.apiUser,
       operation: event.operation,
