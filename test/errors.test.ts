@@ -2,7 +2,7 @@
 // 401/403/404/405/413/429, malformed JSON, unexpected exceptions (500), and what Node's parser
 // refuses (431 oversized headers, 400); no stack traces; no secret in bodies or logs.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, Agent as HttpAgent, request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
@@ -146,6 +146,40 @@ describe('legacy error model', () => {
     const body = assertLegacyError(response, 400);
     assert.match(body.message, /Malformed JSON/);
     assert.equal(body.errors?.[0]?.path, 'body');
+  });
+
+  it('tells the client to close a connection whose request body was refused unread, and only then', async () => {
+    // Node's client shows the Connection header the server sent (fetch hides hop-by-hop headers).
+    const send = (init: { method: string; headers: Record<string, string>; body?: string }) =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const request = httpRequest(
+          `${h.url}/iserv/api/Service/Core/Entity/User`,
+          { method: init.method, headers: init.headers, agent: new HttpAgent({ keepAlive: true }) },
+          (response) => {
+            response.resume();
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }),
+            );
+          },
+        );
+        request.on('error', reject);
+        request.end(init.body);
+      });
+    const body = JSON.stringify({ username: 'x'.repeat(100_000) });
+    const refused = await send({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.deepEqual(refused, { status: 401, connection: 'close' });
+    const read = await send({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic('errors', password) },
+      body: '{"username": 5}',
+    });
+    assert.deepEqual(
+      read,
+      { status: 400, connection: 'keep-alive' },
+      'the body was read: the connection stays',
+    );
+    const none = await send({ method: 'GET', headers: {} });
+    assert.deepEqual(none, { status: 401, connection: 'keep-alive' }, 'no body: the connection stays');
   });
 
   it('413 over the body limit, by Content-Length and when streamed', async () => {

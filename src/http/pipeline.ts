@@ -64,6 +64,10 @@ export function requestPipeline(
         await next();
       });
       deprecation.apply(name, c.res.headers);
+      // Answered without reading the request's body (refused before it, e.g. 401 or 413): the
+      // server gives the rest only a moment before it drops the connection, so the client is told
+      // not to send the next request on it.
+      if (hasUnreadBody(c.req.raw)) c.res.headers.set('Connection', 'close');
       const recording = services.migration.recording;
       // Only requests an API user was let through for: what integrations really send and get.
       if (
@@ -100,4 +104,11 @@ export function requestPipeline(
         );
     }
   };
+}
+
+/** Whether a request announced a body that nothing has read. */
+function hasUnreadBody(request: Request): boolean {
+  if (request.bodyUsed || request.body === null) return false;
+  const length = request.headers.get('content-length');
+  return request.headers.has('transfer-encoding') || (length !== null && length !== '0');
 }
