@@ -181,7 +181,9 @@ export function encodeBody(value: unknown, type: string): string {
 }
 
 let previous = '';
-const agent = new Agent({ pipelining: 0, keepAliveTimeout: 1, keepAliveMaxTimeout: 1 });
+// A keep-alive client like an integration's: a request refused before its body was read must come
+// with `Connection: close`, or the next request on that connection meets a dropped socket.
+const agent = new Agent();
 
 /** How long one answer may take before the suite calls it a hang. */
 export const ANSWER_BOUND_MS = 20_000;
@@ -202,7 +204,6 @@ export async function sendAndCheck(proxy: UserProxy, request: FuzzRequest): Prom
   previous = label;
   try {
     response = await fetch(`${proxy.url}/iserv/api/Service${request.path}`, {
-      // A connection of its own: a refused request never leaves a half-read socket for the next one.
       dispatcher: agent,
       method: request.method,
       headers,
