@@ -106,9 +106,12 @@ export function requestPipeline(
   };
 }
 
-/** Whether a request announced a body that nothing has read. */
+/**
+ * Whether a request announced a body that nothing has read. The headers are asked first: on the
+ * Node adapter, `bodyUsed` builds the full fetch Request, which a bodiless GET never needs.
+ */
 function hasUnreadBody(request: Request): boolean {
-  if (request.bodyUsed || request.body === null) return false;
   const length = request.headers.get('content-length');
-  return request.headers.has('transfer-encoding') || (length !== null && length !== '0');
+  const announced = request.headers.has('transfer-encoding') || (length !== null && length !== '0');
+  return announced && !request.bodyUsed;
 }
