@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { cappedAnswer } from '../src/http/recording.js';
 import { recordedAnswer, recordedBody, recordedLocation } from '../src/migration/exchange.js';
 import {
   type RecordedExchange,
@@ -331,5 +332,26 @@ describe('request parts of a recorded exchange', () => {
     assert.deepEqual(recordedAnswer(''), null);
     assert.deepEqual(recordedAnswer('<html>'), null);
     assert.deepEqual(recordedAnswer('{"a":1}'), { a: 1 });
+  });
+});
+
+describe('the recorded answer of a request', () => {
+  it('is the parsed JSON, or null past the size cap, cancelling the copy instead of holding it', async () => {
+    assert.deepEqual(await cappedAnswer(new Response('{"a":[1,2]}')), { a: [1, 2] });
+    assert.equal(await cappedAnswer(new Response('not json')), null);
+    let pulled = 0;
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(1024).fill(0x20));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    assert.equal(await cappedAnswer(new Response(endless), 10 * 1024), null);
+    assert.ok(cancelled, 'the copy was cancelled');
+    assert.ok(pulled <= 12, `read only up to the cap (${pulled} chunks)`);
   });
 });

@@ -217,6 +217,9 @@ describe('usage inventory', () => {
     assert.ok(ids.includes('user.create') && !ids.includes('user.list') && !ids.includes('group.get'));
     const future = await cli(['usage', '--json', '--since', '2999-01-01', '--config', h.configFile]);
     assert.deepEqual(JSON.parse(future.stdout), []);
+    const mixed = await cli(['usage', '--unused', '--operation', 'user.list', '--config', h.configFile]);
+    assert.equal(mixed.code, 2);
+    assert.match(mixed.stderr, /does not go with --operation/);
     const bad = await cli(['usage', '--since', 'yesterday', '--config', h.configFile]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--since: not a date/);

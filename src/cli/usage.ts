@@ -57,6 +57,9 @@ Examples:
     const user = stringOption(args, 'user');
     const operation = stringOption(args, 'operation');
     const sinceText = stringOption(args, 'since');
+    if (flag(args, 'unused') && operation !== undefined) {
+      throw new CommandError('--unused lists operations; it does not go with --operation');
+    }
     const rows = await withStoreServices(args, io, ({ store, clock }) =>
       store.usage.list({
         ...(user === undefined ? {} : { apiUser: user }),

@@ -3,10 +3,14 @@ import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exc
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
 
+/** Answers larger than this are recorded without their body (`responseBody: null`). */
+export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
+
 /**
  * Hands one finished request and its answer to the recording (`migration.recording`): the answer
- * is read from a copy of the response, the request body only when the request already read it
- * (a body nobody read is not read now); the writer redacts and appends without blocking.
+ * is read from a copy of the response (up to RECORDED_ANSWER_MAX_BYTES, so a copy never holds a
+ * large streamed list in memory), the request body only when the request already read it (a body
+ * nobody read is not read now); the writer redacts and appends without blocking.
  */
 export function recordExchange(
   c: Context<AppEnv>,
@@ -38,11 +42,30 @@ export function recordExchange(
         ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
         ...request,
         status: response.status,
-        responseBody: recordedAnswer(await response.text()),
+        responseBody: await cappedAnswer(response),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {
       log.warn({ err: error }, 'request not recorded');
     }
   })();
+}
+
+/** The parsed answer, or null when it is not JSON or larger than `cap` bytes (the copy is then cancelled). */
+export async function cappedAnswer(response: Response, cap = RECORDED_ANSWER_MAX_BYTES): Promise<unknown> {
+  const reader = response.body?.getReader();
+  if (!reader) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > cap) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return recordedAnswer(Buffer.concat(chunks).toString('utf8'));
 }
