@@ -84,6 +84,11 @@ async function listen(
     ? createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, listener)
     : createHttpServer(listener);
   server.on('clientError', answerClientError);
+  // Node's default (5 s) is shorter than what many clients and load balancers keep an idle
+  // connection for, so the server would close connections they are about to reuse ("socket hang
+  // up"). The headers timeout must outlast it, or a request arriving on a kept connection races it.
+  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  server.headersTimeout = config.server.keepAliveTimeoutMs + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => {

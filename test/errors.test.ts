@@ -151,35 +151,46 @@ describe('legacy error model', () => {
   it('tells the client to close a connection whose request body was refused unread, and only then', async () => {
     // Node's client shows the Connection header the server sent (fetch hides hop-by-hop headers).
     const send = (init: { method: string; headers: Record<string, string>; body?: string }) =>
-      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-        const request = httpRequest(
-          `${h.url}/iserv/api/Service/Core/Entity/User`,
-          { method: init.method, headers: init.headers, agent: new HttpAgent({ keepAlive: true }) },
-          (response) => {
-            response.resume();
-            response.on('end', () =>
-              resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }),
-            );
-          },
-        );
-        request.on('error', reject);
-        request.end(init.body);
-      });
+      new Promise<{ status: number; connection: string | undefined; keepAlive?: string }>(
+        (resolve, reject) => {
+          const request = httpRequest(
+            `${h.url}/iserv/api/Service/Core/Entity/User`,
+            { method: init.method, headers: init.headers, agent: new HttpAgent({ keepAlive: true }) },
+            (response) => {
+              response.resume();
+              response.on('end', () =>
+                resolve({
+                  status: response.statusCode ?? 0,
+                  connection: response.headers.connection,
+                  keepAlive: String(response.headers['keep-alive']),
+                }),
+              );
+            },
+          );
+          request.on('error', reject);
+          request.end(init.body);
+        },
+      );
     const body = JSON.stringify({ username: 'x'.repeat(100_000) });
     const refused = await send({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    assert.deepEqual(refused, { status: 401, connection: 'close' });
+    const seen = (answer: { status: number; connection: string | undefined }) => ({
+      status: answer.status,
+      connection: answer.connection,
+    });
+    assert.deepEqual(seen(refused), { status: 401, connection: 'close' });
     const read = await send({
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: basic('errors', password) },
       body: '{"username": 5}',
     });
     assert.deepEqual(
-      read,
+      seen(read),
       { status: 400, connection: 'keep-alive' },
       'the body was read: the connection stays',
     );
     const none = await send({ method: 'GET', headers: {} });
-    assert.deepEqual(none, { status: 401, connection: 'keep-alive' }, 'no body: the connection stays');
+    assert.deepEqual(seen(none), { status: 401, connection: 'keep-alive' }, 'no body: the connection stays');
+    assert.equal(none.keepAlive, 'timeout=65', 'kept connections stay open 65 s (server.keepAliveTimeoutMs)');
   });
 
   it('413 over the body limit, by Content-Length and when streamed', async () => {

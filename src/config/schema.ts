@@ -58,6 +58,14 @@ const serverSchema = z
       .min(0)
       .default(10_000)
       .describe('How long graceful shutdown waits for in-flight requests before closing connections'),
+    keepAliveTimeoutMs: z
+      .int()
+      .min(1_000)
+      .max(290_000)
+      .default(65_000)
+      .describe(
+        'How long an idle keep-alive connection stays open; longer than clients and load balancers keep theirs, so the server is never the side that closes a connection a client is reusing',
+      ),
     readinessTimeoutMs: z
       .int()
       .min(1)
