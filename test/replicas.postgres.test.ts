@@ -395,10 +395,15 @@ describe('PostgreSQL restarted under load', () => {
     const load = Promise.all(
       replicas.map(async (base, i) => {
         while (!stopLoad) {
+          // A connection error is a finding too, not a reason to leave the load running.
           const answer = await request(base, DOCS, {
             user: [`load-${i}`, 'x'],
             from: `10.9.${i}.${statuses.length % 250}`,
+          }).catch((error: unknown) => {
+            problems.push(`no answer: ${String(error)}`);
+            return undefined;
           });
+          if (!answer) continue;
           statuses.push(answer.status);
           if (answer.status >= 500 && answer.status !== 503) problems.push(`${answer.status} ${answer.text}`);
           if (answer.status === 503 && (answer.body as { code?: number } | undefined)?.code !== 503)
@@ -406,32 +411,35 @@ describe('PostgreSQL restarted under load', () => {
         }
       }),
     );
-    await sleep(200);
-    await db.stop();
     try {
-      // A request that needs the store: a credential not cached on B.
-      const down = await request(b, DOCS, { user: ['steady', password] });
-      assert.equal(down.status, 503, down.text);
-      assert.deepEqual(down.body, {
-        code: 503,
-        message: (down.body as { message: string }).message,
+      await sleep(200);
+      await db.stop();
+      try {
+        // A request that needs the store: a credential not cached on B.
+        const down = await request(b, DOCS, { user: ['steady', password] });
+        assert.equal(down.status, 503, down.text);
+        assert.deepEqual(down.body, {
+          code: 503,
+          message: (down.body as { message: string }).message,
+        });
+        assert.match((down.body as { message: string }).message, /store \(PostgreSQL\) is unavailable/);
+        assert.doesNotMatch(down.text, /postgres:\/\/|127\.0\.0\.1:\d+/, 'no URL in the answer');
+        const ready = await request(a, '/readyz');
+        assert.equal(ready.status, 503, ready.text);
+        const checks = (ready.body as { checks: { store: { ok: boolean; error?: string } } }).checks;
+        assert.equal(checks.store.ok, false);
+        assert.match(checks.store.error ?? '', /unavailable/);
+      } finally {
+        await db.start();
+      }
+      await within(30_000, 'both replicas ready again', async () => {
+        const answers = await Promise.all(replicas.map((base) => request(base, '/readyz')));
+        return answers.every((answer) => answer.status === 200);
       });
-      assert.match((down.body as { message: string }).message, /store \(PostgreSQL\) is unavailable/);
-      assert.doesNotMatch(down.text, /postgres:\/\/|127\.0\.0\.1:\d+/, 'no URL in the answer');
-      const ready = await request(a, '/readyz');
-      assert.equal(ready.status, 503, ready.text);
-      const checks = (ready.body as { checks: { store: { ok: boolean; error?: string } } }).checks;
-      assert.equal(checks.store.ok, false);
-      assert.match(checks.store.error ?? '', /unavailable/);
     } finally {
-      await db.start();
+      stopLoad = true;
+      await load;
     }
-    await within(30_000, 'both replicas ready again', async () => {
-      const answers = await Promise.all(replicas.map((base) => request(base, '/readyz')));
-      return answers.every((answer) => answer.status === 200);
-    });
-    stopLoad = true;
-    await load;
     assert.deepEqual(problems, [], 'only 401, 429 and 503 JSON answers under load');
     assert.ok(statuses.includes(503), 'some requests met the stopped database');
     for (const base of [a, b])
