@@ -9,14 +9,15 @@
 // Options (env): MEMORY_REQUESTS (per round, default 20000), MEMORY_CONNECTIONS (default 50),
 // MEMORY_ERROR_RATE (default 0.3), MEMORY_ROUNDS (default 3), MEMORY_SNAPSHOTS=1,
 // MEMORY_KEEP=1 keeps the snapshots, MEMORY_NODE_FLAGS (V8 flags of the proxy process).
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { freePort } from '../test/postgres-helpers.js';
 import { ChildLines, gcReport, mib } from './gc.js';
+import { proxyConfig, root } from './processes.js';
 
 const amount = Number(process.env.MEMORY_REQUESTS ?? 20_000);
 const connections = Number(process.env.MEMORY_CONNECTIONS ?? 50);
@@ -25,7 +26,6 @@ const rounds = Number(process.env.MEMORY_ROUNDS ?? 3);
 const snapshots = process.env.MEMORY_SNAPSHOTS === '1';
 /** V8 flags for the proxy only, e.g. `--max-old-space-size=96` (NODE_OPTIONS would also hit the build). */
 const nodeFlags = (process.env.MEMORY_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'idm-compat.js');
 
 /** Resolves with the first stdout line of a child that parses as JSON. */
@@ -134,7 +134,7 @@ function growth(first: string, last: string): string[] {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-memory-'));
-  const [proxyPort, sandboxPort] = [await freePort(), await freePort()];
+  const sandboxPort = await freePort();
   const sandbox = spawn(
     process.execPath,
     [bin, 'sandbox', '--port', String(sandboxPort), '--error-rate', String(errorRate), '--json'],
@@ -147,32 +147,15 @@ async function main(): Promise<void> {
       apiBaseUrl: string;
       clients: { readWrite: { clientId: string; clientSecret: string } };
     };
-    const configFile = path.join(dir, 'config.json');
-    writeFileSync(
+    // The demo client's credentials are the sandbox's fixed ones (docs/sandbox.md).
+    const {
+      port: proxyPort,
       configFile,
-      JSON.stringify({
-        server: { host: '127.0.0.1', port: proxyPort },
-        successor: {
-          baseUrl: summary.apiBaseUrl,
-          auth: {
-            type: 'oauth2',
-            issuer: summary.issuer,
-            clientId: summary.clients.readWrite.clientId,
-            clientSecret: summary.clients.readWrite.clientSecret,
-          },
-        },
-        store: { type: 'sqlite', path: path.join(dir, 'memory.db') },
-        mappings: { dir: path.join(root, 'mappings') },
-        logging: { level: 'warn' },
-      }),
-    );
-    const added = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [bin, 'apiuser', 'add', 'memory', '--range', '127.0.0.1/32', '--json', '--config', configFile],
-        { encoding: 'utf8' },
-      ),
-    ) as { password: string };
+      user,
+      password,
+    } = await proxyConfig(dir, 'memory', summary, {
+      logging: { level: 'warn' },
+    });
     proxy = spawn(
       process.execPath,
       [
@@ -189,7 +172,7 @@ async function main(): Promise<void> {
     const url = `http://127.0.0.1:${proxyPort}`;
     await waitFor(`${url}/healthz`, proxy);
     const headers = {
-      authorization: `Basic ${Buffer.from(`memory:${added.password}`).toString('base64')}`,
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
       'content-type': 'application/json',
     };
     const core = '/iserv/api/Service/Core';

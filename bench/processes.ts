@@ -88,20 +88,23 @@ export interface ProxyProcess extends Running {
 }
 
 /**
- * The proxy in production mode (`idm-compat serve` with a configuration file pointing at the
- * sandbox, NODE_ENV=production, default log level with the log going nowhere). `cpuProfileDir`
- * runs it under `node --cpu-prof`.
+ * A production-mode configuration file for a proxy on `sandbox` (its read-write demo client, a
+ * SQLite store in `dir` unless `extra.store` says otherwise, a free port) and an API user `name`
+ * for the load: what every bench process of the proxy starts from.
  */
-export async function startProxy(
+export async function proxyConfig(
   dir: string,
   name: string,
-  sandbox: SandboxProcess,
-  successor: Record<string, unknown>,
-  cpuProfileDir?: string,
-  store: Record<string, unknown> = { type: 'sqlite', path: path.join(dir, `${name}.db`) },
-): Promise<ProxyProcess> {
+  sandbox: Pick<SandboxProcess, 'apiBaseUrl' | 'issuer'>,
+  extra: {
+    successor?: Record<string, unknown>;
+    store?: Record<string, unknown>;
+    [key: string]: unknown;
+  } = {},
+): Promise<{ port: number; configFile: string; user: string; password: string }> {
   const port = await freePort();
   const configFile = path.join(dir, `${name}.json`);
+  const { successor, store, ...rest } = extra;
   writeFileSync(
     configFile,
     JSON.stringify({
@@ -116,18 +119,40 @@ export async function startProxy(
         },
         ...successor,
       },
-      store,
+      store: store ?? { type: 'sqlite', path: path.join(dir, `${name}.db`) },
       mappings: { dir: path.join(root, 'mappings') },
-      sso: { target: `${sandbox.url}/login` },
+      ...rest,
     }),
   );
+  const user = name.replace(/[^A-Za-z0-9._-]/g, '-');
   const added = JSON.parse(
     execFileSync(
       process.execPath,
-      [bin, 'apiuser', 'add', 'bench', '--range', '127.0.0.1/32', '--json', '--config', configFile],
+      [bin, 'apiuser', 'add', user, '--range', '127.0.0.1/32', '--json', '--config', configFile],
       { encoding: 'utf8' },
     ),
   ) as { password: string };
+  return { port, configFile, user, password: added.password };
+}
+
+/**
+ * The proxy in production mode (`idm-compat serve` with a configuration file pointing at the
+ * sandbox, NODE_ENV=production, default log level with the log going nowhere). `cpuProfileDir`
+ * runs it under `node --cpu-prof`.
+ */
+export async function startProxy(
+  dir: string,
+  name: string,
+  sandbox: SandboxProcess,
+  successor: Record<string, unknown>,
+  cpuProfileDir?: string,
+  store: Record<string, unknown> = { type: 'sqlite', path: path.join(dir, `${name}.db`) },
+): Promise<ProxyProcess> {
+  const { port, configFile, user, password } = await proxyConfig(dir, name, sandbox, {
+    successor,
+    store,
+    sso: { target: `${sandbox.url}/login` },
+  });
   const flags = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [];
   const child = spawn(process.execPath, [...flags, bin, 'serve', '--config', configFile], {
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -137,7 +162,7 @@ export async function startProxy(
   const proxy = {
     ...running(child),
     url,
-    authorization: `Basic ${Buffer.from(`bench:${added.password}`).toString('base64')}`,
+    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
   };
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);

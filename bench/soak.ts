@@ -6,22 +6,20 @@
 // Prints the requests, the answers by status, RSS at start, middle and end, and heap after GC.
 // Fails (exit 1) on any answer the fault it was sent in cannot explain: a 500, or a
 // connection-level error.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freePort } from '../test/postgres-helpers.js';
 import { ChildLines, gcReport, mib } from './gc.js';
-import { root, rssMiB, startSandbox } from './processes.js';
+import { proxyConfig, root, rssMiB, startSandbox } from './processes.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string' }, connections: { type: 'string' } },
 });
 const seconds = Number(values.seconds ?? process.env.SOAK_SECONDS ?? 600);
 const connections = Number(values.connections ?? process.env.SOAK_CONNECTIONS ?? 10);
-const bin = path.join(root, 'bin', 'idm-compat.js');
 const TOTAL_MS = 1_000;
 
 const PHASES: { seconds: number; name: string; faults: Record<string, unknown> | undefined }[] = [
@@ -42,35 +40,10 @@ async function main(): Promise<void> {
   let proxy: ChildProcess | undefined;
   let cycling = true;
   try {
-    const port = await freePort();
-    const configFile = path.join(dir, 'config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        server: { host: '127.0.0.1', port },
-        successor: {
-          baseUrl: sandbox.apiBaseUrl,
-          auth: {
-            type: 'oauth2',
-            issuer: sandbox.issuer,
-            clientId: 'idm-compat',
-            clientSecret: 'sandbox-secret',
-          },
-          timeouts: { totalMs: TOTAL_MS },
-          retries: { max: 1 },
-        },
-        store: { type: 'sqlite', path: path.join(dir, 'soak.db') },
-        mappings: { dir: path.join(root, 'mappings') },
-        logging: { level: 'warn' },
-      }),
-    );
-    const added = JSON.parse(
-      execFileSync(
-        process.execPath,
-        [bin, 'apiuser', 'add', 'soak', '--range', '127.0.0.1/32', '--json', '--config', configFile],
-        { encoding: 'utf8' },
-      ),
-    ) as { password: string };
+    const { port, configFile, user, password } = await proxyConfig(dir, 'soak', sandbox, {
+      successor: { timeouts: { totalMs: TOTAL_MS }, retries: { max: 1 } },
+      logging: { level: 'warn' },
+    });
     proxy = spawn(
       process.execPath,
       ['--expose-gc', path.join(root, 'bench', 'memory-child.mjs'), 'serve', '--config', configFile],
@@ -89,7 +62,7 @@ async function main(): Promise<void> {
     }
     const pid = proxy.pid ?? 0;
     const headers = {
-      authorization: `Basic ${Buffer.from(`soak:${added.password}`).toString('base64')}`,
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
       'content-type': 'application/json',
     };
     const core = '/iserv/api/Service/Core';
