@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
 import { silentLogger } from '../lib/logger.js';
+import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { buildServices, type StoreServices } from '../services.js';
 
 /** Where a command writes: injectable so tests can run commands in-process and read the output. */
@@ -121,4 +122,24 @@ export function formatTable(rows: readonly (readonly string[])[]): string {
         .trimEnd(),
     )
     .join('\n')}\n`;
+}
+
+/**
+ * Reads a recording for a command: an unreadable file is a CommandError; unusable lines are named
+ * on stderr (the first 20) and left out.
+ */
+export async function loadRecording(
+  file: string,
+  io: CommandIo,
+): Promise<{ exchanges: RecordedExchange[]; invalid: number }> {
+  let recording: Awaited<ReturnType<typeof readRecording>>;
+  try {
+    recording = await readRecording(file);
+  } catch (error) {
+    throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  for (const problem of recording.problems.slice(0, 20))
+    io.err(`${file}:${problem.line}: ${problem.message}`);
+  if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
+  return { exchanges: recording.exchanges, invalid: recording.problems.length };
 }

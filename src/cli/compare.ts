@@ -8,25 +8,8 @@ import {
   loadCompareRules,
 } from '../migration/compare-rules.js';
 import { renderHtmlReport } from '../migration/html-report.js';
-import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { reportTable } from '../migration/report-text.js';
-import { type Command, CommandError, type CommandIo, flag, stringOption } from './command.js';
-
-async function load(
-  file: string,
-  io: CommandIo,
-): Promise<{ exchanges: RecordedExchange[]; invalid: number }> {
-  let recording: Awaited<ReturnType<typeof readRecording>>;
-  try {
-    recording = await readRecording(file);
-  } catch (error) {
-    throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  for (const problem of recording.problems.slice(0, 20))
-    io.err(`${file}:${problem.line}: ${problem.message}`);
-  if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
-  return { exchanges: recording.exchanges, invalid: recording.problems.length };
-}
+import { type Command, CommandError, flag, loadRecording, stringOption } from './command.js';
 
 /** `idm-compat compare A B`: compares two recordings of the same requests, per operation. */
 export const compareCommand: Command = {
@@ -77,8 +60,8 @@ Example:
       if (error instanceof CompareRulesError) throw new CommandError(error.message);
       throw error;
     }
-    const a = await load(fileA, io);
-    const b = await load(fileB, io);
+    const a = await loadRecording(fileA, io);
+    const b = await loadRecording(fileB, io);
     if (a.invalid + b.invalid > 0 && a.exchanges.length + b.exchanges.length === 0) {
       throw new CommandError('no usable exchanges in either recording');
     }

@@ -1,9 +1,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
-import { RecordingWriter, readRecording } from '../migration/recording.js';
+import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
-import { type Command, CommandError, flag, processIo, stringListOption, stringOption } from './command.js';
+import {
+  type Command,
+  CommandError,
+  flag,
+  loadRecording,
+  processIo,
+  stringListOption,
+  stringOption,
+} from './command.js';
 
 function positiveNumber(text: string | undefined, name: string, integer: boolean): number | undefined {
   if (text === undefined) return undefined;
@@ -132,15 +140,7 @@ Example:
       stringOption(args, 'password-env'),
       stringOption(args, 'password-file'),
     );
-    let recording: Awaited<ReturnType<typeof readRecording>>;
-    try {
-      recording = await readRecording(file);
-    } catch (error) {
-      throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
-    for (const problem of recording.problems.slice(0, 20))
-      io.err(`${file}:${problem.line}: ${problem.message}`);
-    if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
+    const recording = await loadRecording(file, io);
     try {
       writeFileSync(out, '', { mode: 0o600 });
     } catch (error) {
@@ -192,7 +192,7 @@ Example:
           replayed: summary.replayed,
           failed: summary.failures.length,
           skipped: summary.skipped,
-          invalidLines: recording.problems.length,
+          invalidLines: recording.invalid,
           statuses: summary.statuses,
           failures: summary.failures,
         }),
@@ -212,6 +212,6 @@ Example:
       }
       if (summary.failures.length > 20) io.err(`  … and ${summary.failures.length - 20} more failures`);
     }
-    return summary.failures.length > 0 || recording.problems.length > 0 ? 1 : 0;
+    return summary.failures.length > 0 || recording.invalid > 0 ? 1 : 0;
   },
 };
