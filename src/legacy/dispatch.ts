@@ -57,7 +57,7 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
 }
 
 /** The request as it came, for the old server: method, path below the base path, query, body bytes, types. */
-export async function forwardedRequest(c: Context<AppEnv>, basePath: string): Promise<ForwardedRequest> {
+async function forwardedRequest(c: Context<AppEnv>, basePath: string): Promise<ForwardedRequest> {
   const url = new URL(c.req.url);
   const body =
     c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : new Uint8Array(await c.req.arrayBuffer());
