@@ -18,7 +18,7 @@ import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.
 import { RecordingWriter } from './migration/recording.js';
 import { ShadowRunner } from './migration/shadow.js';
 import { createMetrics, type Metrics } from './observe/metrics.js';
-import { CallTracker, combineObservers, type Observer } from './observe/observer.js';
+import { type CallStats, combineObservers, type Observer } from './observe/observer.js';
 import { UsageRecorder } from './observe/usage.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { SsoRelyingParty } from './sso/oidc.js';
@@ -50,8 +50,6 @@ export interface Services extends StoreServices {
   readonly metrics: Metrics;
   /** The usage inventory's write-behind. */
   readonly usage: UsageRecorder;
-  /** Attributes successor calls to the request that caused them (the request log line). */
-  readonly calls: CallTracker;
   /** Every observer at once: metrics, usage inventory, call tracking and the injected extra one. */
   readonly observer: Required<Observer>;
   /** The embedded sandbox IDM, in sandbox mode. */
@@ -130,14 +128,12 @@ export async function buildServices(
     const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
     // The mapping profile first: a broken table stops start-up before anything is opened or started.
     const initialProfile = loadServingProfile(mappingsFolder, REQUIRED_OPERATIONS);
-    const calls = new CallTracker();
     const metrics = createMetrics({
       processMetrics: config.metrics.enabled && config.metrics.processMetrics,
     });
     // The usage recorder is an observer too; it is created once the store is open.
     let usage: UsageRecorder | undefined;
     const observer = combineObservers(
-      calls,
       metrics.observer,
       { request: (event) => usage?.request(event) },
       ...(deps.observer ? [deps.observer] : []),
@@ -257,7 +253,6 @@ export async function buildServices(
       sso,
       metrics,
       usage: recorder,
-      calls,
       observer,
       sandbox,
       migration: { modes, legacy, shadow, recording },
@@ -283,5 +278,15 @@ export interface AppEnv {
     operation: string;
     /** What the operation table says about the request path (the legacy dispatch acts on it). */
     match: OperationMatch;
+    /**
+     * The request's successor API calls, for its log line: the mapping engine adds to it. Unset
+     * in shadow mode's background translation, which the caller does not wait for.
+     */
+    calls?: CallStats;
+    /**
+     * Set by a handler whose answer is streamed (a large list): settles once the stream has
+     * ended, failed or been cancelled, when the pipeline writes the request's log line.
+     */
+    streaming?: Promise<void>;
   };
 }

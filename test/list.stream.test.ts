@@ -42,6 +42,32 @@ describe('streamed legacy lists', () => {
     assert.deepEqual(proxy.apiCalls(), { 'GET /users': 3 });
   });
 
+  it("counts every page read in the request's log line", async () => {
+    const response = await fetch(`${proxy.core}/Entity/User`, {
+      headers: { authorization: proxy.authorization, 'x-request-id': 'pages-counted-1' },
+    });
+    assert.equal(response.status, 200);
+    await response.arrayBuffer();
+    const [line] = proxy.logSink
+      .lines()
+      .filter((l) => l.reqId === 'pages-counted-1' && l.msg === 'request completed');
+    assert.equal(line?.successorCalls, 3, JSON.stringify(line));
+    assert.equal(typeof line?.successorMs, 'number');
+  });
+
+  it('answers HEAD on a list without a body, and logs it', async () => {
+    const response = await fetch(`${proxy.core}/Entity/User`, {
+      method: 'HEAD',
+      headers: { authorization: proxy.authorization, 'x-request-id': 'head-list-1' },
+    });
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), '');
+    const lines = proxy.logSink
+      .lines()
+      .filter((l) => l.reqId === 'head-list-1' && l.msg === 'request completed');
+    assert.equal(lines.length, 1);
+  });
+
   it('answers a failure of the first page as an error, like any other', async () => {
     proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', times: 1, status: 500 }] });
     try {

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { ManualClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
-import { CallTracker, combineObservers } from '../src/observe/observer.js';
+import { type CallStats, combineObservers } from '../src/observe/observer.js';
 import {
   READ_SCOPE,
   type RunningSandbox,
@@ -14,6 +14,7 @@ import {
   WRITE_SCOPE,
 } from '../src/sandbox/index.js';
 import {
+  countingCalls,
   createSuccessorClient,
   type SuccessorClient,
   type SuccessorClientOptions,
@@ -137,25 +138,27 @@ describe('tokens', () => {
     // retry, while the first one has surely expired 2.1 s after it was issued.
     const sb = await sandbox({ tokenTtlSeconds: 2 });
     // The client's clock stands still, so it believes its token is still fresh.
-    const calls = new CallTracker();
     let renewals = 0;
+    const kinds: string[] = [];
     const c = client(sb, {
       clock: new ManualClock(),
       auth: { refreshMarginSeconds: 0 },
-      observer: combineObservers(calls, { tokenRenewal: () => renewals++ }),
+      observer: combineObservers({
+        tokenRenewal: () => renewals++,
+        successorCall: (event) => kinds.push(event.kind),
+      }),
     });
     await readUsers(c);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     sb.counters.reset();
+    kinds.length = 0;
     const renewalsBefore = renewals;
-    const stats = await calls.track(async () => {
-      await readUsers(c);
-      return calls.current();
-    });
+    const stats: CallStats = { calls: 0, durationMs: 0 };
+    await readUsers(countingCalls(c, stats));
     assert.equal(sb.counters.get(TOKEN), 1);
     assert.equal(sb.counters.get(USERS), 2);
-    assert.equal(stats?.calls, 2);
-    assert.equal(stats?.tokenCalls, 1);
+    assert.equal(stats.calls, 2, "the request's counter has both API calls (the 401 and the retry)");
+    assert.deepEqual(kinds.sort(), ['api', 'api', 'token'], 'the observer saw the token call apart');
     assert.equal(renewals - renewalsBefore, 1, 'the observer saw one token renewal');
   });
 

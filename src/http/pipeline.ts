@@ -17,8 +17,8 @@ export interface FixedRoutes {
 
 /**
  * The first step of every request: binds a request id and a child logger, names the operation
- * (before authentication, so a 401 is attributed too; `unknown` for paths that name none), runs
- * the rest with the request's successor calls tracked, sets the operation's deprecation headers,
+ * (before authentication, so a 401 is attributed too; `unknown` for paths that name none), hands
+ * the rest a counter of the request's successor calls, sets the operation's deprecation headers,
  * and at the end writes one log line and tells the observers (metrics, usage inventory). The log
  * line (bounded for floods of 401/404/429 by `logging.unauthenticatedPerSecond`) has id, method,
  * path (never the query, which may carry an SSO token), status, duration,
@@ -30,12 +30,15 @@ export function requestPipeline(
   fixed: FixedRoutes,
   deprecation: DeprecationHeaders,
 ): MiddlewareHandler<AppEnv> {
-  const { calls, observer, clock } = services;
+  const { observer, clock } = services;
   const lines = new RequestLineLimiter(
     services.config.logging.unauthenticatedPerSecond,
     clock,
     services.logger,
   );
+  // The completion line holds only the fields below (no headers, bodies or query), so it is
+  // written without the redaction pass, which would otherwise walk every field of every line.
+  const accessLog = services.logger.child({}, { redact: [] });
   const operationOf = (method: string, path: string) => {
     const match = table.match(method, path);
     if (match.kind === 'operation') return { name: match.matched.operation.id, match };
@@ -57,12 +60,10 @@ export function requestPipeline(
     c.set('operation', name);
     c.set('match', match);
     c.header('X-Request-Id', requestId);
-    let stats: CallStats | undefined;
+    const stats: CallStats = { calls: 0, durationMs: 0 };
+    c.set('calls', stats);
     try {
-      await calls.track(async () => {
-        stats = calls.current();
-        await next();
-      });
+      await next();
       deprecation.apply(name, c.res.headers);
       // Answered without reading the request's body (refused before it, e.g. 401 or 413): the
       // server gives the rest only a moment before it drops the connection, so the client is told
@@ -84,24 +85,33 @@ export function requestPipeline(
         });
       }
     } finally {
+      // A streamed answer (a large list) is done, and its successor calls counted, only once its
+      // last byte is handed over; every other answer is done now.
+      const streaming = c.get('streaming');
+      if (streaming) void streaming.then(finish);
+      else finish();
+    }
+
+    function finish(): void {
       const status = c.res.status;
       const durationMs = performance.now() - started;
       const apiUser = c.get('apiUser') ?? '';
       observer.request({ operation: name, status, apiUser, durationMs, at: clock.now() });
-      if (lines.admit(status))
-        log[status >= 500 ? 'error' : 'info'](
-          {
-            method: c.req.method,
-            path: c.req.path,
-            status,
-            durationMs: Math.round(durationMs * 10) / 10,
-            apiUser: apiUser === '' ? undefined : apiUser,
-            operation: name,
-            successorCalls: stats?.calls,
-            successorMs: stats === undefined ? undefined : Math.round(stats.durationMs * 10) / 10,
-          },
-          'request completed',
-        );
+      if (!lines.admit(status)) return;
+      accessLog[status >= 500 ? 'error' : 'info'](
+        {
+          reqId: requestId,
+          method: c.req.method,
+          path: c.req.path,
+          status,
+          durationMs: Math.round(durationMs * 10) / 10,
+          apiUser: apiUser === '' ? undefined : apiUser,
+          operation: name,
+          successorCalls: stats.calls,
+          successorMs: Math.round(stats.durationMs * 10) / 10,
+        },
+        'request completed',
+      );
     }
   };
 }

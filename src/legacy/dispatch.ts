@@ -174,12 +174,11 @@ async function shadowed(
     requestBody,
     write: matched.operation.method !== 'get',
     legacy: { status: answer.status, body: recordedAnswer(answer.bytes.toString('utf8')) },
-    // Outside the caller's call tracking: its log line counts only what it waited for.
-    translate: () =>
-      services.calls.detached(async () => {
-        const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
-        return { status: response.status, body: recordedAnswer(await response.text()) };
-      }),
+    // Without the caller's call counter: its log line counts only what it waited for.
+    translate: async () => {
+      const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
+      return { status: response.status, body: recordedAnswer(await response.text()) };
+    },
   });
   return new Response(bodiless(answer.status, c.req.method) ? null : answer.bytes, {
     status: answer.status,

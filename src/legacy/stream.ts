@@ -10,7 +10,7 @@ type Item = Record<string, unknown>;
  * holding the whole list: the first page is read before the answer starts, so its failures are
  * answered as errors like any other; a later failure cuts the answer off (the client sees an
  * incomplete body, never a short list that looks whole) and is logged. The bytes are the same as
- * `c.json(list)`'s.
+ * `c.json(list)`'s. The request's log line waits for the end of the stream (`streaming`).
  */
 export async function streamedList(
   c: Context<AppEnv>,
@@ -26,7 +26,14 @@ export async function streamedList(
     );
   }
   const pages = result.pages;
+  if (c.req.method === 'HEAD') {
+    // Nothing reads the body of a HEAD answer: the pages are closed here, not left to a stream.
+    await pages.return();
+    return c.body(null, 200, { 'Content-Type': 'application/json' });
+  }
   let opened = false;
+  let ended!: () => void;
+  c.set('streaming', new Promise<void>((resolve) => (ended = resolve)));
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
@@ -36,6 +43,7 @@ export async function streamedList(
         if (next.done) {
           controller.enqueue(encoder.encode(opened ? ']' : '[]'));
           controller.close();
+          ended();
           return;
         }
         // One JSON.stringify per page; its brackets are replaced by the list's own.
@@ -49,9 +57,11 @@ export async function streamedList(
           'list answer cut off: a later page failed',
         );
         controller.error(error);
+        ended();
       }
     },
     async cancel() {
+      ended();
       await pages.return();
     },
   });

@@ -5,14 +5,15 @@ import type { AppEnv } from '../services.js';
 
 /**
  * The bridge from legacy handlers to the mapping engine: a handler names its operation id and
- * hands over validated input; the live profile's operation table decides what happens.
+ * hands over validated input; the live profile's operation table decides what happens. The
+ * successor calls add to the request's counter (none in shadow mode's background translation).
  */
 export async function runMapped(
   c: Context<AppEnv>,
   operationId: string,
   input: RunInput,
 ): Promise<RunResult> {
-  return c.get('services').mappings.current().run(operationId, input);
+  return c.get('services').mappings.current().run(operationId, input, c.get('calls'));
 }
 
 function mismatch(operationId: string, result: RunResult, wanted: RunResult['type']): LegacyError {

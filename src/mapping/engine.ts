@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { Observer } from '../observe/observer.js';
+import type { CallStats, Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient } from '../successor/client.js';
 import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
@@ -28,9 +28,10 @@ export interface MappingEngine {
   readonly ids: IdResolver;
   /**
    * Runs a legacy operation (e.g. `user.get`) as the profile's operation table says; every
-   * failure is a TranslationError (a successor failure before any write is `upstream`).
+   * failure is a TranslationError (a successor failure before any write is `upstream`). Every
+   * successor API call of the run adds to `calls` when it is given (the request's log line).
    */
-  run(operationId: string, input: RunInput): Promise<RunResult>;
+  run(operationId: string, input: RunInput, calls?: CallStats): Promise<RunResult>;
 }
 
 /** Builds the engine of a compiled profile. */
@@ -48,9 +49,9 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
   return {
     profile,
     ids,
-    async run(operationId, input) {
+    async run(operationId, input, calls) {
       try {
-        return await executor.run(operationId, input);
+        return await (calls === undefined ? executor : executor.counting(calls)).run(operationId, input);
       } catch (error) {
         // The successor's 404 means the entity went away between resolution and use: not found.
         if (error instanceof UpstreamError) {

@@ -1,6 +1,7 @@
 import { listSome, quoteInput, quoteList } from '../lib/quote.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
-import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
+import type { CallStats } from '../observe/observer.js';
+import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
@@ -84,6 +85,12 @@ export class OperationExecutor {
     private readonly successor: SuccessorClient,
     private readonly apiBase: string,
   ) {}
+
+  /** The same executor with every successor call adding to `calls` (one legacy request's counter). */
+  counting(calls: CallStats): OperationExecutor {
+    const successor = countingCalls(this.successor, calls);
+    return new OperationExecutor(this.profile, this.ids.withSuccessor(successor), successor, this.apiBase);
+  }
 
   /** Runs one legacy operation by id (e.g. `user.get`). */
   async run(operationId: string, input: RunInput): Promise<RunResult> {

@@ -42,13 +42,20 @@ export class IdResolver {
   readonly #deps: IdResolverDeps;
   readonly #cache: LRUCache<string, string> | undefined;
 
-  constructor(deps: IdResolverDeps) {
+  /** `cache` is given only by `withSuccessor`: a resolver for one run shares its parent's cache. */
+  constructor(deps: IdResolverDeps, cache?: LRUCache<string, string>) {
     this.#deps = deps;
     const { ttlSeconds, max } = deps.profile.cache;
     this.#cache =
-      ttlSeconds > 0
+      cache ??
+      (ttlSeconds > 0
         ? new LRUCache<string, string>({ max, ttl: ttlSeconds * 1000, perf: { now: () => deps.clock.now() } })
-        : undefined;
+        : undefined);
+  }
+
+  /** The same resolver (same cache and store) calling the successor through `successor`. */
+  withSuccessor(successor: SuccessorClient): IdResolver {
+    return new IdResolver({ ...this.#deps, successor }, this.#cache);
   }
 
   /** A natural resolution from the cache, counted as a hit or a miss. */

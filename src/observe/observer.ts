@@ -1,5 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /** One finished request, as the pipeline saw it. */
 export interface RequestEvent {
   /** The legacy operation id, or a fixed name (`unknown`, `docs.page`, `metrics`…): never the raw path. */
@@ -28,7 +26,7 @@ export type AuthFailureReason = 'missing' | 'unknown_user' | 'wrong_password' | 
 
 /**
  * What the proxy tells about its work, injected wherever work happens (no module-global
- * counters): metrics, the usage inventory and the per-request log line are all observers.
+ * counters): metrics and the usage inventory are observers.
  * Every method must be cheap and must not throw.
  */
 export interface Observer {
@@ -78,51 +76,17 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
   };
 }
 
-/** What one unit of work (usually one legacy request) cost in successor calls. */
+/**
+ * What one unit of work (one legacy request) cost in successor API calls: the request's own
+ * counter, handed down explicitly with the calls it makes (`SuccessorRequest.calls`), so no
+ * async context tracking runs on the request path. Token calls are shared between requests and
+ * are not counted here (the observer's `successorCall` events of kind `token` count them).
+ */
 export interface CallStats {
   /** HTTP calls to the successor API, retries included. */
   calls: number;
   /** Summed wall time of those API calls, in milliseconds. */
   durationMs: number;
-  /** HTTP calls to the OAuth2 server (discovery and token requests). */
-  tokenCalls: number;
-  /** Summed wall time of the token calls, in milliseconds. */
-  tokenDurationMs: number;
-}
-
-/**
- * Attributes successor calls to the unit of work that caused them (for the request log line),
- * across the awaits of that work. One per set of services, never module-global.
- */
-export class CallTracker implements Observer {
-  readonly #storage = new AsyncLocalStorage<CallStats>();
-
-  /** Runs `fn` with fresh statistics that every successor call made inside it adds to. */
-  track<T>(fn: () => T): T {
-    return this.#storage.run({ calls: 0, durationMs: 0, tokenCalls: 0, tokenDurationMs: 0 }, fn);
-  }
-
-  /** Runs `fn` outside any `track`: background work started by a request is not counted to it. */
-  detached<T>(fn: () => T): T {
-    return this.#storage.exit(fn);
-  }
-
-  /** The statistics of the enclosing `track`, or undefined outside of one. */
-  current(): CallStats | undefined {
-    return this.#storage.getStore();
-  }
-
-  successorCall(event: SuccessorCallEvent): void {
-    const stats = this.#storage.getStore();
-    if (!stats) return;
-    if (event.kind === 'api') {
-      stats.calls += 1;
-      stats.durationMs += event.durationMs;
-    } else {
-      stats.tokenCalls += 1;
-      stats.tokenDurationMs += event.durationMs;
-    }
-  }
 }
 
 const WORD = /^(?:[a-z][a-z_-]{0,40}|v[0-9]{1,3})$/;

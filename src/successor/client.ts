@@ -1,6 +1,6 @@
 import { type Clock, systemClock } from '../lib/clock.js';
 import { type Logger, silentLogger } from '../lib/logger.js';
-import type { Observer } from '../observe/observer.js';
+import type { CallStats, Observer } from '../observe/observer.js';
 import { readAllPages, streamAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
 import { type FetchFn, type HeaderLookup, HttpTransport } from './http.js';
@@ -78,6 +78,8 @@ export interface CollectionReadOptions {
   paging?: CollectionPaging;
   /** Attribute path with the members' UUIDs, to drop repeated members besides their `@id`. */
   identity?: readonly string[];
+  /** The counter every page read adds to (see `SuccessorRequest.calls`). */
+  calls?: CallStats | undefined;
 }
 
 /** Query parameters: arrays become repeated `key=value` pairs, the key used exactly as given (say `key[]` to get `key[]=`); undefined values are left out. */
@@ -96,6 +98,8 @@ export interface SuccessorRequest {
   /** Which token to use; default read for GET, write otherwise. */
   access?: Access;
   signal?: AbortSignal;
+  /** The counter of the unit of work (the legacy request) the call is made for: it adds each attempt. */
+  calls?: CallStats | undefined;
 }
 
 /** A 2xx answer: `body` is the parsed JSON as the successor sent it (undefined when empty). */
@@ -128,6 +132,20 @@ export interface SuccessorClient {
 const DEFAULT_ACCEPT = 'application/ld+json, application/json';
 /** API Platform's paging parameters: only for a client used without a mapping profile. */
 const FALLBACK_PAGING: CollectionPaging = { page: 'page', itemsPerPage: 'itemsPerPage' };
+
+/**
+ * A view of `client` whose every API call adds to `calls` (one legacy request's counter): what
+ * the mapping engine calls the successor through while it runs one operation.
+ */
+export function countingCalls(client: SuccessorClient, calls: CallStats): SuccessorClient {
+  return {
+    request: (req) => client.request({ ...req, calls }),
+    readCollection: (path, options) => client.readCollection(path, { ...options, calls }),
+    streamCollection: (path, options) => client.streamCollection(path, { ...options, calls }),
+    check: (signal) => client.check(signal),
+    close: () => client.close(),
+  };
+}
 
 /** Creates the successor client; throws a TypeError naming the option when the options are invalid. */
 export function createSuccessorClient(options: SuccessorClientOptions): SuccessorClient {
@@ -228,6 +246,7 @@ class HttpSuccessorClient implements SuccessorClient {
       contentType: req.contentType ?? 'application/json',
       access: req.access ?? (req.method === 'GET' ? 'read' : 'write'),
       signal: req.signal,
+      calls: req.calls,
     });
     return response as SuccessorResponse<T>;
   }
@@ -260,6 +279,7 @@ class HttpSuccessorClient implements SuccessorClient {
           contentType: 'application/json',
           access: 'read',
           signal,
+          calls: options.calls,
         })
       ).body;
     const settings = {
@@ -293,7 +313,13 @@ class HttpSuccessorClient implements SuccessorClient {
   async #call(
     method: string,
     url: URL,
-    options: { body: unknown; contentType: string; access: Access; signal: AbortSignal | undefined },
+    options: {
+      body: unknown;
+      contentType: string;
+      access: Access;
+      signal: AbortSignal | undefined;
+      calls: CallStats | undefined;
+    },
   ): Promise<SuccessorResponse> {
     const headers: Record<string, string> = { accept: this.#accept };
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -307,6 +333,7 @@ class HttpSuccessorClient implements SuccessorClient {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         retry: method === 'GET',
         source: 'api',
+        calls: options.calls,
       });
 
     let result: Awaited<ReturnType<typeof send>>;

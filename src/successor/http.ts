@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Logger } from '../lib/logger.js';
-import { type Observer, successorRoute } from '../observe/observer.js';
+import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
 import { UpstreamError, type UpstreamSource } from './errors.js';
 
 /** The fetch signature the transport uses internally (the global `fetch` fits it). */
@@ -33,6 +33,8 @@ export interface HttpCall {
   /** Idempotent read: retried on network errors and 502/503/504. */
   retry: boolean;
   source: UpstreamSource;
+  /** The counter of the unit of work this call belongs to; every attempt adds to it. */
+  calls?: CallStats | undefined;
 }
 
 /** Response headers by (case-insensitive) name; a fetch `Headers` is one. */
@@ -171,6 +173,10 @@ export class HttpTransport {
     } finally {
       deadline.clear();
       const durationMs = performance.now() - started;
+      if (call.calls) {
+        call.calls.calls += 1;
+        call.calls.durationMs += durationMs;
+      }
       this.#settings.observer?.successorCall?.({
         kind: 'api',
         method: call.method,
