@@ -1,6 +1,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
+import { requestHeader } from '../http/request-headers.js';
 import type { AuthFailureReason, Observer } from '../observe/observer.js';
 import type { AppEnv } from '../services.js';
 import { clientAddressResolver, formatAddress } from './addresses.js';
@@ -40,7 +41,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
   const resolveClient = clientAddressResolver(options.trustedProxies);
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
   return async function apiUserAuthMiddleware(c, next) {
-    const credentials = parseBasicCredentials(c.req.header('authorization'));
+    const credentials = parseBasicCredentials(requestHeader(c, 'authorization'));
     if (!credentials) {
       options.observer?.authFailure?.('missing');
       throw new LegacyError(
@@ -50,7 +51,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
         challenge,
       );
     }
-    const address = resolveClient(peerAddress(c), c.req.header('x-forwarded-for'));
+    const address = resolveClient(peerAddress(c), requestHeader(c, 'x-forwarded-for'));
     const outcome = await options.authenticator.authenticate(credentials.name, credentials.password, address);
     if (outcome.kind !== 'ok') {
       // The name as sent, cut short; never the password or the header.

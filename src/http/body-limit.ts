@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../services.js';
 import { LegacyError } from './legacy-error.js';
+import { announcesBody } from './request-headers.js';
 
 /** Rejects request bodies over `maxBytes` with the legacy 413 (declared length or streamed size). */
 export function legacyBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
@@ -12,9 +13,9 @@ export function legacyBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
     },
   });
   return async function legacyBodyLimitMiddleware(c, next) {
-    // Without Content-Length and Transfer-Encoding a request has no body (RFC 9112 6.3). Asking the
-    // headers first spares every GET the fetch Request that hono's check would build to look.
-    if (c.req.header('content-length') === undefined && c.req.header('transfer-encoding') === undefined) {
+    // A request that announces no body has none. Asking the headers first spares every GET the
+    // fetch Request that hono's check would build to look.
+    if (!announcesBody(c)) {
       await next();
       return;
     }

@@ -5,6 +5,7 @@ import type { AppEnv, Services } from '../services.js';
 import type { DeprecationHeaders } from './deprecation.js';
 import { RequestLineLimiter } from './log-limit.js';
 import { recordExchange } from './recording.js';
+import { announcesBody, requestHeader } from './request-headers.js';
 import { requestIdFrom } from './request-id.js';
 
 /** Operation names of the paths outside the legacy surface; `ops.*` is left out of the usage inventory. */
@@ -51,7 +52,7 @@ export function requestPipeline(
   return async function requestPipelineMiddleware(c, next) {
     const started = performance.now();
     const startedAt = clock.now();
-    const requestId = requestIdFrom(c.req.header('x-request-id'));
+    const requestId = requestIdFrom(requestHeader(c, 'x-request-id'));
     const log = services.logger.child({ reqId: requestId });
     const { name, match } = operationOf(c.req.method, c.req.path);
     c.set('services', services);
@@ -68,7 +69,7 @@ export function requestPipeline(
       // Answered without reading the request's body (refused before it, e.g. 401 or 413): the
       // server gives the rest only a moment before it drops the connection, so the client is told
       // not to send the next request on it.
-      if (hasUnreadBody(c.req.raw)) c.res.headers.set('Connection', 'close');
+      if (announcesBody(c) && !c.req.raw.bodyUsed) c.res.headers.set('Connection', 'close');
       const recording = services.migration.recording;
       // Only requests an API user was let through for: what integrations really send and get.
       if (
@@ -114,14 +115,4 @@ export function requestPipeline(
       );
     }
   };
-}
-
-/**
- * Whether a request announced a body that nothing has read. The headers are asked first: on the
- * Node adapter, `bodyUsed` builds the full fetch Request, which a bodiless GET never needs.
- */
-function hasUnreadBody(request: Request): boolean {
-  const length = request.headers.get('content-length');
-  const announced = request.headers.has('transfer-encoding') || (length !== null && length !== '0');
-  return announced && !request.bodyUsed;
 }

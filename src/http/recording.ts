@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
+import { requestHeader } from './request-headers.js';
 
 /** Answers larger than this are recorded without their body (`responseBody: null`). */
 export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
@@ -31,7 +32,7 @@ export function recordExchange(
   void (async () => {
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
-      const request = await recordedBody(c.req.header('content-type'), bytes, kind);
+      const request = await recordedBody(requestHeader(c, 'content-type'), bytes, kind);
       writer.record({
         time: new Date(exchange.startedAt).toISOString(),
         requestId: c.get('requestId'),

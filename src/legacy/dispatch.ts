@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Context, Handler } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
+import { requestHeader } from '../http/request-headers.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
 import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
@@ -72,8 +73,8 @@ async function forwardedRequest(c: Context<AppEnv>, basePath: string): Promise<F
       .join('/')}`,
     search: url.search,
     body,
-    contentType: c.req.header('content-type'),
-    accept: c.req.header('accept'),
+    contentType: requestHeader(c, 'content-type'),
+    accept: requestHeader(c, 'accept'),
   };
 }
 

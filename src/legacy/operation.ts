@@ -2,6 +2,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
+import { announcesBody, requestHeader } from '../http/request-headers.js';
 import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import type { AppEnv } from '../services.js';
 
@@ -126,10 +127,7 @@ export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): 
   if (!body) {
     // Only a request that announces a body has one to look at (asking the headers first spares
     // a bodiless GET the adapter's full fetch Request).
-    const length = c.req.header('content-length');
-    const announced =
-      c.req.header('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
-    if (announced && (await c.req.text()).trim() !== '') {
+    if (announcesBody(c) && (await c.req.text()).trim() !== '') {
       throw new LegacyError(400, 'This operation takes no request body', [
         { path: 'body', message: 'must be empty' },
       ]);
@@ -137,7 +135,7 @@ export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): 
     return undefined;
   }
   if (body.kind === 'form') {
-    const type = c.req.header('content-type') ?? '';
+    const type = requestHeader(c, 'content-type') ?? '';
     if (!/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
       if (!body.required) return undefined;
       throw new LegacyError(

@@ -95,14 +95,24 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
   });
+  // The per-request series, by their labelled children: prom-client hashes the labels on every
+  // call otherwise. The children are as many as the series themselves (bounded label values).
+  const requestCount = childrenOf((operation, status, apiUser) =>
+    requests.labels(operation, status, apiUser),
+  );
+  const requestTime = childrenOf((operation) => requestDuration.labels(operation));
+  const successorCount = childrenOf((method, route, status) =>
+    successorRequests.labels(method, route, status),
+  );
+  const successorTime = childrenOf((method, route) => successorDuration.labels(method, route));
   const observer: Observer = {
     request(event: RequestEvent) {
-      requests.inc({ operation: event.operation, status: String(event.status), api_user: event.apiUser });
-      requestDuration.observe({ operation: event.operation }, event.durationMs / 1000);
+      requestCount(event.operation, String(event.status), event.apiUser).inc();
+      requestTime(event.operation).observe(event.durationMs / 1000);
     },
     successorCall(event: SuccessorCallEvent) {
-      successorRequests.inc({ method: event.method, route: event.route, status: String(event.status) });
-      successorDuration.observe({ method: event.method, route: event.route }, event.durationMs / 1000);
+      successorCount(event.method, event.route, String(event.status)).inc();
+      successorTime(event.method, event.route).observe(event.durationMs / 1000);
     },
     tokenRenewal: () => tokenRenewals.inc(),
     authFailure(reason: AuthFailureReason) {
@@ -117,4 +127,18 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
   };
   return { registry, observer };
+}
+
+/** One child per distinct label values, made by `make` the first time they are seen. */
+function childrenOf<T>(make: (...values: string[]) => T): (...values: string[]) => T {
+  const children = new Map<string, T>();
+  return (...values) => {
+    const key = values.join('\0');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = make(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
 }

@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import { clientAddressResolver, compileRanges, formatAddress } from '../auth/addresses.js';
 import { parseBasicCredentials, peerAddress } from '../auth/middleware.js';
 import { LegacyError } from '../http/legacy-error.js';
+import { requestHeader } from '../http/request-headers.js';
 import type { AppEnv } from '../services.js';
 
 /** SHA-256 of a credential, so that comparing two of them takes the same time whatever they are. */
@@ -32,7 +33,7 @@ export function operatorGuard(options: {
       : undefined;
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
   return async function operatorGuardMiddleware(c, next) {
-    const address = resolveClient(peerAddress(c), c.req.header('x-forwarded-for'));
+    const address = resolveClient(peerAddress(c), requestHeader(c, 'x-forwarded-for'));
     if (!ranges.contains(address)) {
       throw new LegacyError(
         403,
@@ -40,7 +41,7 @@ export function operatorGuard(options: {
       );
     }
     if (expected) {
-      const credentials = parseBasicCredentials(c.req.header('authorization'));
+      const credentials = parseBasicCredentials(requestHeader(c, 'authorization'));
       const given = credentials ? digest(`${credentials.name}:${credentials.password}`) : undefined;
       if (!given || !timingSafeEqual(given, expected)) {
         throw new LegacyError(

@@ -380,8 +380,11 @@ class HttpSuccessorClient implements SuccessorClient {
   /** Builds the URL of a call, refusing anything outside the configured API. */
   #resolve(path: string, query: SuccessorQuery | undefined): URL {
     let url: URL;
+    // The query is serialized once and parsed with the path (appending to `searchParams` would
+    // serialize the whole URL again for every parameter).
+    const search = querySearch(query, path.includes('?') ? '&' : '?');
     if (/^[a-z][a-z0-9+.-]*:/i.test(path)) {
-      url = new URL(path);
+      url = new URL(`${path}${search}`);
       if (url.origin !== this.#baseUrl.origin) {
         throw new UpstreamError(
           'bad_response',
@@ -395,20 +398,29 @@ class HttpSuccessorClient implements SuccessorClient {
     } else {
       const absolute = path === this.#basePath || path.startsWith(`${this.#basePath}/`);
       const relative = path.startsWith('/') ? path : `/${path}`;
-      url = new URL(absolute ? path : `${this.#basePath}${relative}`, this.#baseUrl.origin);
+      url = new URL(`${absolute ? path : `${this.#basePath}${relative}`}${search}`, this.#baseUrl.origin);
     }
     if (url.pathname !== this.#basePath && !url.pathname.startsWith(`${this.#basePath}/`)) {
       throw new TypeError(
         `successor path ${JSON.stringify(path)} leaves the API base path ${this.#basePath}`,
       );
     }
-    for (const [key, value] of Object.entries(query ?? {})) {
-      if (value === undefined) continue;
-      if (typeof value === 'string') url.searchParams.append(key, value);
-      else for (const item of value) url.searchParams.append(key, item);
-    }
     return url;
   }
+}
+
+/** `query` as form-encoded parameters after `lead` (`?` or `&`); empty without any. */
+function querySearch(query: SuccessorQuery | undefined, lead: '?' | '&'): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const key in query) {
+    const value = query[key];
+    if (value === undefined) continue;
+    if (typeof value === 'string') params.append(key, value);
+    else for (const item of value) params.append(key, item);
+  }
+  const text = params.toString();
+  return text === '' ? '' : `${lead}${text}`;
 }
 
 /** A 403 whose Bearer challenge says the token lacks a scope (not a refusal of the operation itself). */
