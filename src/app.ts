@@ -5,6 +5,7 @@ import { compileDeprecation } from './http/deprecation.js';
 import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
 import { LegacyError } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
+import { requestLog } from './http/request-log.js';
 import { createTranslator } from './http/translator.js';
 import { createLegacyDispatch, runOperation } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
@@ -73,7 +74,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.onError((error, c) => {
     const legacy = toLegacyError(error, { requestId: c.get('requestId'), method: c.req.method });
     if (legacy.status >= 500)
-      c.get('log')?.error({ err: error, ...operatorDetails(error) }, 'request failed');
+      requestLog(c).error({ err: error, ...operatorDetails(error) }, 'request failed');
     return renderLegacyError(c, legacy);
   });
   return app;

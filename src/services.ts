@@ -269,8 +269,8 @@ export async function buildServices(
 export interface AppEnv {
   Variables: {
     services: Services;
-    /** Child logger bound to the request id. */
-    log: Logger;
+    /** Child logger bound to the request id, made on first use: read it through `requestLog(c)`. */
+    log?: Logger;
     requestId: string;
     /** The authenticated API user, once auth has run. */
     apiUser?: string;

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 
 /** A parsed IPv4 or IPv6 address. IPv4-mapped IPv6 addresses are always turned into IPv4. */
 export type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
@@ -124,9 +125,22 @@ export type ClientAddressResolver = (
  */
 export function clientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
   const trusted = compileRanges(trustedProxies);
+  // Peers are few and come back on every request of their connections: each is parsed and
+  // checked against the trusted proxies once.
+  const peers = new LRUCache<string, { address: IpAddress | undefined; trusted: boolean }>({ max: 1024 });
+  const knownPeer = (peer: string) => {
+    let known = peers.get(peer);
+    if (known === undefined) {
+      const address = parseAddress(peer);
+      known = { address, trusted: address !== undefined && trusted.contains(address) };
+      peers.set(peer, known);
+    }
+    return known;
+  };
   return (peer, forwardedFor) => {
-    const peerAddress = peer === undefined ? undefined : parseAddress(peer);
-    if (!peerAddress || !trusted.contains(peerAddress)) return peerAddress;
+    const known = peer === undefined ? undefined : knownPeer(peer);
+    const peerAddress = known?.address;
+    if (!peerAddress || !known.trusted) return peerAddress;
     const entries = (forwardedFor ?? '')
       .split(',')
       .map((entry) => entry.trim())

@@ -2,6 +2,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestHeader } from '../http/request-headers.js';
+import { requestLog } from '../http/request-log.js';
 import type { AuthFailureReason, Observer } from '../observe/observer.js';
 import type { AppEnv } from '../services.js';
 import { clientAddressResolver, formatAddress } from './addresses.js';
@@ -61,7 +62,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
       };
       const reason = outcome.kind === 'unauthorized' ? outcome.reason : outcome.kind;
       options.observer?.authFailure?.(FAILURE_REASONS[reason]);
-      c.get('log')?.warn({ ...fields, reason }, 'API-user authentication refused');
+      requestLog(c).warn({ ...fields, reason }, 'API-user authentication refused');
     }
     switch (outcome.kind) {
       case 'unauthorized':

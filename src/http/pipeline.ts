@@ -53,11 +53,9 @@ export function requestPipeline(
     const started = performance.now();
     const startedAt = clock.now();
     const requestId = requestIdFrom(requestHeader(c, 'x-request-id'));
-    const log = services.logger.child({ reqId: requestId });
     const { name, match } = operationOf(c.req.method, c.req.path);
     c.set('services', services);
     c.set('requestId', requestId);
-    c.set('log', log);
     c.set('operation', name);
     c.set('match', match);
     c.header('X-Request-Id', requestId);

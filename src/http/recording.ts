@@ -3,6 +3,7 @@ import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exc
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
 import { requestHeader } from './request-headers.js';
+import { requestLog } from './request-log.js';
 
 /** Answers larger than this are recorded without their body (`responseBody: null`). */
 export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
@@ -28,7 +29,7 @@ export function recordExchange(
   const requestBytes = bodyWasRead ? c.req.arrayBuffer() : undefined;
   const match = c.get('match');
   const kind = match.kind === 'operation' ? match.matched.operation.body?.kind : undefined;
-  const log = c.get('log');
+  const log = requestLog(c);
   void (async () => {
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;

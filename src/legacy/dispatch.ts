@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { Context, Handler } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestHeader } from '../http/request-headers.js';
+import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
 import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
@@ -153,7 +154,7 @@ async function shadowed(
   services.observer.legacyUpstreamCall(answer.status);
   const apiUser = c.get('apiUser') ?? '';
   const requestId = c.get('requestId');
-  const log = c.get('log');
+  const log = requestLog(c);
   const location = recordedLocation(c.req.url, basePath);
   const { requestBody } = await recordedBody(
     forwarded.contentType,

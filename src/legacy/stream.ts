@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
+import { requestLog } from '../http/request-log.js';
 import type { AppEnv } from '../services.js';
 import { runMapped } from './translate.js';
 
@@ -52,7 +53,7 @@ export async function streamedList(
         controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
         opened = true;
       } catch (error) {
-        c.get('log')?.error(
+        requestLog(c).error(
           { err: error, operation: operationId },
           'list answer cut off: a later page failed',
         );

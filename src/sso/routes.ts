@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { requestLog } from '../http/request-log.js';
 import { normalizeUuid } from '../lib/uuid.js';
 import type { AppEnv, Services } from '../services.js';
 import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty } from './oidc.js';
@@ -59,7 +60,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
     const tokenHash = hashSecret(token);
     const now = services.clock.now();
     const outcome = await services.store.ssoTokens.consume(tokenHash, now);
-    const log = c.get('log');
+    const log = requestLog(c);
     if (outcome.status === 'unknown') return unknownLink(c);
     if (outcome.status !== 'consumed') {
       log.info(
@@ -121,7 +122,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
     const binding = getCookie(c, cookieName) ?? '';
     const now = services.clock.now();
     const outcome = await services.store.ssoTokens.finishLogin(stateHash, hashSecret(binding), now);
-    const log = c.get('log');
+    const log = requestLog(c);
     switch (outcome.status) {
       case 'unknown':
         return unknownLink(c);
@@ -221,7 +222,7 @@ function oidcFailurePage(c: Context<AppEnv>, error: unknown, username?: string):
     error instanceof SsoOidcError
       ? error
       : new SsoOidcError('unavailable', error instanceof Error ? error.message : String(error));
-  c.get('log').warn(
+  requestLog(c).warn(
     { sso: { username, failure: failure.kind, reason: failure.message } },
     'SSO login failed at the identity provider',
   );

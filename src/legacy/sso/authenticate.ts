@@ -1,4 +1,5 @@
 import { LegacyError } from '../../http/legacy-error.js';
+import { requestLog } from '../../http/request-log.js';
 import { normalizeUuid } from '../../lib/uuid.js';
 import { TranslationError } from '../../mapping/errors.js';
 import { continueUrl, hashSecret, issueSsoToken, publicUrlOf } from '../../sso/tokens.js';
@@ -74,7 +75,7 @@ export const ssoAuthenticateOperation = defineOperation({
       userUuid,
       apiUser: c.get('apiUser') ?? '',
     });
-    c.get('log').info(
+    requestLog(c).info(
       { sso: { username, tokenId: hashSecret(issued.token).slice(0, 12) } },
       'SSO token issued',
     );
