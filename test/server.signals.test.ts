@@ -95,6 +95,35 @@ describe('serve on SIGTERM', () => {
     assert.equal(await tryConnect(port), 'ECONNREFUSED');
   });
 
+  it('writes collected log lines within about a second when traffic is low, and every one at exit', async () => {
+    const { cli } = startServe();
+    const [, url = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
+    assert.ok(
+      logLines(cli).some((line) => line.msg === 'idm-compat listening'),
+      'the start-up lines are out when the server says it listens',
+    );
+    const lone = await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'lone-1' } });
+    assert.equal(lone.status, 200);
+    const sentAt = Date.now();
+    while (!logLines(cli).some((l) => l.reqId === 'lone-1') && Date.now() - sentAt < 5_000) await sleep(20);
+    assert.ok(
+      logLines(cli).some((l) => l.reqId === 'lone-1'),
+      'the lone line was written',
+    );
+    assert.ok(Date.now() - sentAt < 2_500, `written after ${Date.now() - sentAt} ms`);
+
+    for (let i = 0; i < 20; i++) {
+      const response = await fetch(`${url}/healthz`, { headers: { 'x-request-id': `burst-${i}` } });
+      assert.equal(response.status, 200);
+    }
+    cli.child.kill('SIGTERM');
+    assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr());
+    const burst = logLines(cli).filter(
+      (l) => String(l.reqId).startsWith('burst-') && l.msg === 'request completed',
+    );
+    assert.equal(burst.length, 20);
+  });
+
   it('a signal during start-up still stops gracefully once started (exit 0, not killed)', async () => {
     const { cli, storeFile } = startServe();
     // The store is opened first in start-up; the demo user, the sandbox and the listener follow.

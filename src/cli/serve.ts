@@ -16,7 +16,7 @@ Environment: HOST and PORT override server.host and server.port.`,
   options: { config: { type: 'string', short: 'c' } },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    const logger = createLogger({ level: config.logging.level });
+    const logger = createLogger({ level: config.logging.level, bufferBytes: config.logging.bufferBytes });
     // Listen for the stop signals before starting: one that arrives during start-up, or right after
     // the "listening" line, still shuts down gracefully instead of killing the process.
     const stopSignal = nextStopSignal();
@@ -30,6 +30,15 @@ Environment: HOST and PORT override server.host and server.port.`,
     // SIGHUP reloads the mapping tables and the migration modes; a broken file is logged and
     // what was in force stays.
     const stopReloading = reloadOnSignal(running.services, { file: config.source, env: io.env, logger });
+    // The start-up lines go out before the line saying the proxy listens, not when the log buffer
+    // next fills or its timer fires (waiting at most a second for a stdout nobody reads).
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1_000);
+      logger.flush(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
     io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
     if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
     const signal = await stopSignal.received;

@@ -397,6 +397,14 @@ const loggingSchema = z
       .describe(
         'At most this many completion lines per second for requests answered 401, 404 or 429 (floods without credentials, path probing); the rest are counted in one "suppressed N request lines" line per second. 0: no limit',
       ),
+    bufferBytes: z
+      .int()
+      .min(0)
+      .max(16_383)
+      .default(4096)
+      .describe(
+        'Log lines for stdout are collected until this many bytes are waiting (and at least once a second, and at exit) and written together; 0 writes each line as it comes (at most 16383)',
+      ),
   })
   .prefault({});
 

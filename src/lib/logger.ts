@@ -32,7 +32,15 @@ export interface LoggerOptions {
   level?: string;
   /** Where lines go; stdout (asynchronously written) when absent. Tests pass a stream to read the lines back. */
   destination?: DestinationStream;
+  /**
+   * Stdout only: lines are collected until this many bytes wait, and written together (at least
+   * once a second, and at exit); 0 or absent writes each line as it comes.
+   */
+  bufferBytes?: number;
 }
+
+/** How often collected stdout lines are written however few they are. */
+export const LOG_FLUSH_INTERVAL_MS = 1_000;
 
 /** Creates the root pino logger with secret redaction; everything else logs through children of it. */
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -42,9 +50,27 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  // Stdout is written asynchronously: lines logged while a write is under way go out together with
-  // the next one, instead of one write system call per line. pino flushes what is left on exit.
-  return pino(config, options.destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino(config, options.destination ?? stdoutDestination(options.bufferBytes ?? 0));
+}
+
+/**
+ * Stdout, written asynchronously: lines logged while a write is under way go out together with
+ * the next one. With `bufferBytes`, lines are also collected up to that size, so a busy server
+ * makes one write system call for many lines instead of about one per request; a timer writes
+ * what waits at least every LOG_FLUSH_INTERVAL_MS. pino writes what is left when the process exits.
+ */
+function stdoutDestination(bufferBytes: number): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: bufferBytes });
+  if (bufferBytes > 0) {
+    setInterval(() => {
+      try {
+        destination.flush();
+      } catch {
+        // Only a destination that was closed (at exit) refuses; there is nothing left to write.
+      }
+    }, LOG_FLUSH_INTERVAL_MS).unref();
+  }
+  return destination;
 }
 
 /** A logger that writes nothing, for tools and tests that do not care about logs. */
