@@ -17,6 +17,21 @@ import { legacyViolations, renderEntities, translateWrite } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
 
+/** Successor attributes to ask for (never changed once made) and their query parameter value. */
+interface RenderAttributes {
+  list: readonly string[];
+  value: string;
+}
+
+type AttributeCache = WeakMap<CompiledResource, WeakMap<readonly string[], RenderAttributes>>;
+
+const NO_FIELDS: readonly string[] = [];
+
+function identityRender(profile: CompiledProfile, kind: CompiledKind): RenderAttributes {
+  const list = identityAttributes(kind);
+  return { list, value: attributesValue(profile, list) };
+}
+
 /** What a legacy handler hands to an operation: its validated input and the legacy fields it answers with. */
 export interface RunInput {
   /** Path parameters (the subject's legacy ID among them). */
@@ -84,12 +99,39 @@ export class OperationExecutor {
     private readonly ids: IdResolver,
     private readonly successor: SuccessorClient,
     private readonly apiBase: string,
+    /** Shared with the `counting` copies, so the attributes of a field list are worked out once. */
+    private readonly attributeCache: AttributeCache = new WeakMap(),
   ) {}
 
   /** The same executor with every successor call adding to `calls` (one legacy request's counter). */
   counting(calls: CallStats): OperationExecutor {
     const successor = countingCalls(this.successor, calls);
-    return new OperationExecutor(this.profile, this.ids.withSuccessor(successor), successor, this.apiBase);
+    return new OperationExecutor(
+      this.profile,
+      this.ids.withSuccessor(successor),
+      successor,
+      this.apiBase,
+      this.attributeCache,
+    );
+  }
+
+  /**
+   * The successor attributes that render `fields` of `resource`, and their query value. Handlers
+   * pass constant field lists, so each list is worked out once per profile, not per request.
+   */
+  #attributesOf(resource: CompiledResource, fields: readonly string[]): RenderAttributes {
+    let byFields = this.attributeCache.get(resource);
+    if (!byFields) {
+      byFields = new WeakMap();
+      this.attributeCache.set(resource, byFields);
+    }
+    let known = byFields.get(fields);
+    if (!known) {
+      const list = attributesFor(resource, fields);
+      known = { list, value: attributesValue(this.profile, list) };
+      byFields.set(fields, known);
+    }
+    return known;
   }
 
   /** Runs one legacy operation by id (e.g. `user.get`). */
@@ -101,8 +143,10 @@ export class OperationExecutor {
         `Operation ${operationId} has no entry in the operation tables of mapping profile ${this.profile.name}`,
       );
     }
-    const fields = input.fields ?? [];
-    const renderAttributes = op.resource ? attributesFor(op.resource, fields) : identityAttributes(op.kind);
+    const fields = input.fields ?? NO_FIELDS;
+    const { list: renderAttributes, value: attributesParam } = op.resource
+      ? this.#attributesOf(op.resource, fields)
+      : identityRender(this.profile, op.kind);
     const writes = op.steps.some((step) => step.write);
     const answered = op.steps.some((step) => step.returnsEntity);
     // A read-only entity operation takes the entity from the resolution itself when it can.
@@ -167,7 +211,7 @@ export class OperationExecutor {
       body: input.body,
       params: input.params ?? {},
       fields: written,
-      attributes: attributesValue(this.profile, renderAttributes),
+      attributes: attributesParam,
     });
     // A link call with an empty list has nothing to write: it answers the entity as it is.
     const steps = op.items && items.length === 0 ? [] : op.steps;
