@@ -55,6 +55,26 @@ describe('streamed legacy lists', () => {
     assert.equal(typeof line?.successorMs, 'number');
   });
 
+  it('logs a list whose caller hung up while the first page was read', async () => {
+    proxy.sandbox.faults.set({ latencyMs: 400 });
+    try {
+      const controller = new AbortController();
+      const request = fetch(`${proxy.core}/Entity/User`, {
+        headers: { authorization: proxy.authorization, 'x-request-id': 'hung-up-1' },
+        signal: controller.signal,
+      }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      controller.abort();
+      await request;
+      const logged = () =>
+        proxy.logSink.lines().filter((l) => l.reqId === 'hung-up-1' && l.msg === 'request completed');
+      for (let i = 0; i < 100 && logged().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(logged().length, 1);
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
   it('answers HEAD on a list without a body, and logs it', async () => {
     const response = await fetch(`${proxy.core}/Entity/User`, {
       method: 'HEAD',

@@ -17,7 +17,8 @@ export interface FixedRoutes {
 }
 
 /**
- * The first step of every request: binds a request id and a child logger, names the operation
+ * The first step of every request: binds a request id (`requestLog` makes its child logger when
+ * something logs), names the operation
  * (before authentication, so a 401 is attributed too; `unknown` for paths that name none), hands
  * the rest a counter of the request's successor calls, sets the operation's deprecation headers,
  * and at the end writes one log line and tells the observers (metrics, usage inventory). The log

@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestLog } from '../http/request-log.js';
@@ -33,8 +34,18 @@ export async function streamedList(
     return c.body(null, 200, { 'Content-Type': 'application/json' });
   }
   let opened = false;
+  // The answer is over when its stream ends, fails or is cancelled, or when the connection is
+  // gone before the server ever read the stream (a caller that hung up while the first page was
+  // read): the request's log line waits for this, and the pages are closed.
   let ended!: () => void;
   c.set('streaming', new Promise<void>((resolve) => (ended = resolve)));
+  const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+  const gone = () => {
+    ended();
+    void pages.return();
+  };
+  if (outgoing?.destroyed) gone();
+  else outgoing?.once('close', gone);
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
