@@ -18,13 +18,13 @@ export interface FixedRoutes {
 
 /**
  * The first step of every request: binds a request id (`requestLog` makes its child logger when
- * something logs), names the operation
- * (before authentication, so a 401 is attributed too; `unknown` for paths that name none), hands
- * the rest a counter of the request's successor calls, sets the operation's deprecation headers,
- * and at the end writes one log line and tells the observers (metrics, usage inventory). The log
- * line (bounded for floods of 401/404/429 by `logging.unauthenticatedPerSecond`) has id, method,
- * path (never the query, which may carry an SSO token), status, duration,
- * API user, operation and the successor calls the request made.
+ * something logs), names the operation (before authentication, so a 401 is attributed too;
+ * `unknown` for paths that name none), hands the rest a counter of the request's successor calls,
+ * sets the operation's deprecation headers, and at the end (of a streamed answer: once it is out)
+ * writes one log line and tells the observers (metrics, usage inventory). The log line (bounded
+ * for floods of 401/404/429 by `logging.unauthenticatedPerSecond`) has id, method, path (never the
+ * query, which may carry an SSO token), status, duration, API user, operation and the successor
+ * calls the request made.
  */
 export function requestPipeline(
   services: Services,
