@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import type { SmartRouter } from 'hono/router/smart-router';
+import { createApp } from '../src/app.js';
 import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
 import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
 
@@ -160,12 +162,18 @@ describe('interactive docs: OpenAPI document and assets', () => {
     assert.ok((await bundle.arrayBuffer()).byteLength > 100_000);
   });
 
+  it("keeps the app on hono's RegExpRouter (a parameter route among the docs would move every request to the slower TrieRouter)", async () => {
+    const app = createApp(h.services);
+    assert.equal((await app.request('/healthz')).status, 200);
+    assert.equal((app.router as SmartRouter<unknown>).activeRouter.name, 'RegExpRouter');
+  });
+
   it('answers HEAD, 404 for other files and 405 for other methods', async () => {
     assert.equal(
       (await call(`${h.url}/iserv/api/docs/openapi.json`, { ...auth(), method: 'HEAD' })).status,
       200,
     );
-    for (const file of ['index.html', 'swagger-ui.js.map', '..%2Fpackage.json', 'package.json']) {
+    for (const file of ['index.html', 'swagger-ui.js.map', '..%2Fpackage.json', 'package.json', 'a/b']) {
       const response = await call(`${h.url}/iserv/api/docs/${file}`, auth());
       assert.equal(response.status, 404, file);
       assert.equal((response.body as { code: number }).code, 404);

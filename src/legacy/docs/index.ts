@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono } from 'hono';
 import { LegacyError } from '../../http/legacy-error.js';
+import { quoteInput } from '../../lib/quote.js';
 import type { AppEnv } from '../../services.js';
 import type { LegacyOperation } from '../operation.js';
 import { buildOpenApiDocument, type LegacyDocsOptions } from './openapi.js';
@@ -44,16 +45,20 @@ export function createLegacyDocs(
   docs.get('/docs/openapi.json', (c) => c.body(openApiJson, 200, headers('application/json')));
   docs.get('/docs/docs.js', (c) => c.body(DOCS_SCRIPT, 200, headers('text/javascript; charset=utf-8')));
   docs.get('/docs/docs.css', (c) => c.body(DOCS_CSS, 200, headers('text/css; charset=utf-8')));
-  docs.get('/docs/:asset', async (c) => {
-    const name = c.req.param('asset');
-    const type = ASSETS[name];
-    if (type === undefined) throw new LegacyError(404, `No such path: ${c.req.path}`);
-    let content = assetCache.get(name);
-    if (!content) {
-      content = readFile(path.join(swaggerUiDir, name)).then((buffer) => new Uint8Array(buffer));
-      assetCache.set(name, content);
-    }
-    return c.body(await content, 200, headers(type));
+  // One static route per asset, not `/docs/:asset`: a parameter there makes hono fall back from
+  // its RegExpRouter to the slower TrieRouter for every request of the app.
+  for (const [name, type] of Object.entries(ASSETS)) {
+    docs.get(`/docs/${name}`, async (c) => {
+      let content = assetCache.get(name);
+      if (!content) {
+        content = readFile(path.join(swaggerUiDir, name)).then((buffer) => new Uint8Array(buffer));
+        assetCache.set(name, content);
+      }
+      return c.body(await content, 200, headers(type));
+    });
+  }
+  docs.get('/docs/*', (c) => {
+    throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
   });
   docs.all('/docs/*', (c) => {
     throw new LegacyError(405, `Method ${c.req.method} is not allowed here; allowed: GET, HEAD`, undefined, {
