@@ -51,18 +51,23 @@ export async function streamedList(
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const next = await pages.next();
-        if (next.done) {
-          controller.enqueue(encoder.encode(opened ? ']' : '[]'));
-          controller.close();
-          ended();
+        // Every pull delivers something: the stream asks for more only after one that did, so a
+        // page that renders no members is skipped here rather than stalling the answer.
+        for (;;) {
+          const next = await pages.next();
+          if (next.done) {
+            controller.enqueue(encoder.encode(opened ? ']' : '[]'));
+            controller.close();
+            ended();
+            return;
+          }
+          // One JSON.stringify per page; its brackets are replaced by the list's own.
+          const members = JSON.stringify(next.value as Item[]).slice(1, -1);
+          if (members === '') continue;
+          controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
+          opened = true;
           return;
         }
-        // One JSON.stringify per page; its brackets are replaced by the list's own.
-        const members = JSON.stringify(next.value as Item[]).slice(1, -1);
-        if (members === '') return;
-        controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
-        opened = true;
       } catch (error) {
         requestLog(c).error(
           { err: error, operation: operationId },
