@@ -50,7 +50,7 @@ export interface Services extends StoreServices {
   readonly metrics: Metrics;
   /** The usage inventory's write-behind. */
   readonly usage: UsageRecorder;
-  /** Every observer at once: metrics, usage inventory, call tracking and the injected extra one. */
+  /** Every observer at once: metrics, usage inventory and the injected extra one. */
   readonly observer: Required<Observer>;
   /** The embedded sandbox IDM, in sandbox mode. */
   readonly sandbox: RunningSandbox | undefined;

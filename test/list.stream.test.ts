@@ -3,6 +3,9 @@
 // a short list that looks whole), and the collection read never more than pageConcurrency pages
 // ahead of what has been answered.
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -110,6 +113,57 @@ describe('streamed legacy lists', () => {
       assert.ok(
         proxy.logSink.lines().some((line) => line.msg === 'list answer cut off: a later page failed'),
         'the failure is logged',
+      );
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+});
+
+describe('a recorded streamed list whose caller hangs up', () => {
+  let proxy: UserProxy;
+  let file: string;
+
+  before(async () => {
+    file = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), 'traffic.ndjson');
+    proxy = await startUserProxy({
+      sandbox: { fixture: { users: USERS } },
+      config: { migration: { recording: { path: file } } },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('records the whole list, never a short one that looks whole', async () => {
+    const whole = await proxy.mappings.current().run('user.list', { fields: USER_LIST_FIELDS });
+    assert.equal(whole.type, 'collection');
+    proxy.sandbox.faults.set({ latencyMs: 150 });
+    try {
+      const controller = new AbortController();
+      const response = await fetch(`${proxy.core}/Entity/User`, {
+        headers: { authorization: proxy.authorization, 'x-request-id': 'recorded-hang-up' },
+        signal: controller.signal,
+      });
+      const reader = response.body?.getReader();
+      await reader?.read();
+      controller.abort();
+      await reader?.cancel().catch(() => undefined);
+      const recording = proxy.services.migration.recording;
+      assert.ok(recording);
+      let line: { responseBody?: unknown } | undefined;
+      for (let i = 0; i < 100 && !line; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await recording.flush();
+        line = (existsSync(file) ? readFileSync(file, 'utf8') : '')
+          .split('\n')
+          .filter((text) => text.includes('recorded-hang-up'))
+          .map((text) => JSON.parse(text) as { responseBody?: unknown })[0];
+      }
+      assert.ok(line, 'the request was recorded');
+      assert.equal(
+        (line.responseBody as unknown[]).length,
+        whole.type === 'collection' ? whole.value.length : -1,
       );
     } finally {
       proxy.sandbox.faults.reset();

@@ -226,6 +226,18 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test("a path's own query is kept and the query added after it; a fragment is never sent", async () => {
+    const server = await loopback((_req, res) => sendJson(res, 200, {}));
+    const client = clientFor(server);
+    await client.request({ method: 'GET', path: `${API}/users?page=2#top`, query: { itemsPerPage: '5' } });
+    await client.request({ method: 'GET', path: `${API}/groups#x`, query: { group: 'a b' } });
+    assert.deepEqual(
+      server.requests.map((request) => `${request.url?.pathname}${request.url?.search}`),
+      [`${API}/users?page=2&itemsPerPage=5`, `${API}/groups?group=a+b`],
+    );
+    await client.close();
+  });
+
   test('paths outside the API base and foreign absolute URLs are refused before sending', async () => {
     const server = await loopback((_req, res) => sendJson(res, 200, {}));
     const client = clientFor(server);

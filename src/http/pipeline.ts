@@ -88,7 +88,10 @@ export function requestPipeline(
       // A streamed answer (a large list) is done, and its successor calls counted, only once its
       // last byte is handed over; every other answer is done now.
       const streaming = c.get('streaming');
-      if (streaming) void streaming.then(finish);
+      if (streaming)
+        void streaming
+          .then(finish)
+          .catch((error: unknown) => services.logger.error({ err: error }, 'request completion failed'));
       else finish();
     }
 

@@ -35,17 +35,15 @@ export async function streamedList(
   }
   let opened = false;
   // The answer is over when its stream ends, fails or is cancelled, or when the connection is
-  // gone before the server ever read the stream (a caller that hung up while the first page was
-  // read): the request's log line waits for this, and the pages are closed.
+  // gone (a caller that hung up, perhaps before the server ever read the stream): the request's
+  // log line waits for this. The pages are left to the stream: a copy of the answer (a
+  // recording) may still be reading them, and must get the whole list or a failure, never a
+  // short list that looks whole.
   let ended!: () => void;
   c.set('streaming', new Promise<void>((resolve) => (ended = resolve)));
   const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
-  const gone = () => {
-    ended();
-    void pages.return();
-  };
-  if (outgoing?.destroyed) gone();
-  else outgoing?.once('close', gone);
+  if (outgoing?.destroyed) ended();
+  else outgoing?.once('close', () => ended());
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({

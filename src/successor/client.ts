@@ -380,11 +380,14 @@ class HttpSuccessorClient implements SuccessorClient {
   /** Builds the URL of a call, refusing anything outside the configured API. */
   #resolve(path: string, query: SuccessorQuery | undefined): URL {
     let url: URL;
+    // A fragment is never sent; the query goes before where it was.
+    const hashAt = path.indexOf('#');
+    const target = hashAt === -1 ? path : path.slice(0, hashAt);
     // The query is serialized once and parsed with the path (appending to `searchParams` would
     // serialize the whole URL again for every parameter).
-    const search = querySearch(query, path.includes('?') ? '&' : '?');
-    if (/^[a-z][a-z0-9+.-]*:/i.test(path)) {
-      url = new URL(`${path}${search}`);
+    const search = querySearch(query, target.includes('?') ? '&' : '?');
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
+      url = new URL(`${target}${search}`);
       if (url.origin !== this.#baseUrl.origin) {
         throw new UpstreamError(
           'bad_response',
@@ -396,9 +399,9 @@ class HttpSuccessorClient implements SuccessorClient {
         );
       }
     } else {
-      const absolute = path === this.#basePath || path.startsWith(`${this.#basePath}/`);
-      const relative = path.startsWith('/') ? path : `/${path}`;
-      url = new URL(`${absolute ? path : `${this.#basePath}${relative}`}${search}`, this.#baseUrl.origin);
+      const absolute = target === this.#basePath || target.startsWith(`${this.#basePath}/`);
+      const relative = target.startsWith('/') ? target : `/${target}`;
+      url = new URL(`${absolute ? target : `${this.#basePath}${relative}`}${search}`, this.#baseUrl.origin);
     }
     if (url.pathname !== this.#basePath && !url.pathname.startsWith(`${this.#basePath}/`)) {
       throw new TypeError(
