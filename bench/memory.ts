@@ -17,7 +17,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { freePort } from '../test/postgres-helpers.js';
 import { ChildLines, gcReport, mib } from './gc.js';
-import { proxyConfig, root } from './processes.js';
+import { basicAuthorization, proxyConfig, root, waitUntilReady } from './processes.js';
 
 const amount = Number(process.env.MEMORY_REQUESTS ?? 20_000);
 const connections = Number(process.env.MEMORY_CONNECTIONS ?? 50);
@@ -39,19 +39,6 @@ function firstJsonLine(child: ChildProcess): Promise<Record<string, unknown>> {
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
   });
-}
-
-async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).status < 500) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${url} did not answer`);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -170,9 +157,9 @@ async function main(): Promise<void> {
     );
     const lines = new ChildLines(proxy);
     const url = `http://127.0.0.1:${proxyPort}`;
-    await waitFor(`${url}/healthz`, proxy);
+    await waitUntilReady(url, proxy);
     const headers = {
-      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+      authorization: basicAuthorization(user, password),
       'content-type': 'application/json',
     };
     const core = '/iserv/api/Service/Core';

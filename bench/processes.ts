@@ -159,24 +159,33 @@ export async function startProxy(
     env: { ...process.env, NODE_ENV: 'production' },
   });
   const url = `http://127.0.0.1:${port}`;
-  const proxy = {
-    ...running(child),
-    url,
-    authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-  };
-  for (let i = 0; ; i++) {
+  const proxy = { ...running(child), url, authorization: basicAuthorization(user, password) };
+  try {
+    await waitUntilReady(url, child);
+  } catch (error) {
+    await proxy.stop();
+    throw error;
+  }
+  return proxy;
+}
+
+/** The `Authorization` value of an API user's Basic credentials. */
+export function basicAuthorization(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/** Waits (about 30 s at most) until the proxy at `url` is ready; rejects at once when `child` exits. */
+export async function waitUntilReady(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i <= 300; i++) {
     if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`${url}/readyz`)).ok) return proxy;
+      if ((await fetch(`${url}/readyz`)).ok) return;
     } catch {
       // not listening yet
     }
-    if (i > 300) {
-      await proxy.stop();
-      throw new Error('the proxy did not become ready');
-    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  throw new Error('the proxy did not become ready');
 }
 
 export interface HopProcess extends Running {

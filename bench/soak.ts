@@ -13,7 +13,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { ChildLines, gcReport, mib } from './gc.js';
-import { proxyConfig, root, rssMiB, startSandbox } from './processes.js';
+import { basicAuthorization, proxyConfig, root, rssMiB, startSandbox, waitUntilReady } from './processes.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string' }, connections: { type: 'string' } },
@@ -51,18 +51,10 @@ async function main(): Promise<void> {
     );
     const lines = new ChildLines(proxy);
     const url = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${url}/readyz`)).ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (i > 300 || proxy.exitCode !== null) throw new Error('the proxy did not become ready');
-      await sleep(100);
-    }
+    await waitUntilReady(url, proxy);
     const pid = proxy.pid ?? 0;
     const headers = {
-      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+      authorization: basicAuthorization(user, password),
       'content-type': 'application/json',
     };
     const core = '/iserv/api/Service/Core';
