@@ -60,6 +60,48 @@ function merged<T>(rows: readonly T[], key: (row: T) => string, count: (row: T) 
   return [...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
 }
 
+/** One hourly count to add: (operation, key, hour) → count. */
+interface HourlyRow {
+  operation: string;
+  key: string;
+  hour: number;
+  count: number;
+}
+
+/** Hourly rows of a batch, summed per (operation, key, hour) and ordered (see `merged`). */
+function hourlyRows<T extends { operation: string; hour: number; count: number }>(
+  rows: readonly T[],
+  key: (row: T) => string,
+): HourlyRow[] {
+  const hourly = rows.map((row) => ({
+    operation: row.operation,
+    key: key(row),
+    hour: hourOf(row.hour),
+    count: row.count,
+  }));
+  return merged(
+    hourly,
+    (row) => JSON.stringify([row.operation, row.key, row.hour]),
+    (row) => row.count,
+  ).map(([row, count]) => ({ ...row, count }));
+}
+
+/** Adds hourly counts to `table` (keyed by operation, `column`, hour) in one set-based upsert. */
+async function addHourly(
+  client: { query(sql: string, params: unknown[]): Promise<unknown> },
+  table: 'shadow_counts' | 'shadow_paths',
+  column: 'outcome' | 'path',
+  rows: readonly HourlyRow[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await client.query(
+    `INSERT INTO ${table} AS s (operation, ${column}, hour, count)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+     ON CONFLICT (operation, ${column}, hour) DO UPDATE SET count = s.count + excluded.count`,
+    [rows.map((r) => r.operation), rows.map((r) => r.key), rows.map((r) => r.hour), rows.map((r) => r.count)],
+  );
+}
+
 /** Shadow outcomes in PostgreSQL: a batch is one transaction of set-based upserts. */
 export class PostgresShadowRepository implements ShadowRepository {
   constructor(private readonly db: PostgresDatabase) {}
@@ -72,43 +114,11 @@ export class PostgresShadowRepository implements ShadowRepository {
     },
     keepSamples: number,
   ): Promise<void> {
-    const counts = merged(
-      batch.counts,
-      (c) => JSON.stringify([c.operation, c.outcome, hourOf(c.hour)]),
-      (c) => c.count,
-    );
-    const paths = merged(
-      batch.paths,
-      (p) => JSON.stringify([p.operation, p.path, hourOf(p.hour)]),
-      (p) => p.count,
-    );
+    const counts = hourlyRows(batch.counts, (c) => c.outcome);
+    const paths = hourlyRows(batch.paths, (p) => p.path);
     await this.db.transaction(async (client) => {
-      if (counts.length > 0) {
-        await client.query(
-          `INSERT INTO shadow_counts AS s (operation, outcome, hour, count)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
-           ON CONFLICT (operation, outcome, hour) DO UPDATE SET count = s.count + excluded.count`,
-          [
-            counts.map(([c]) => c.operation),
-            counts.map(([c]) => c.outcome),
-            counts.map(([c]) => hourOf(c.hour)),
-            counts.map(([, n]) => n),
-          ],
-        );
-      }
-      if (paths.length > 0) {
-        await client.query(
-          `INSERT INTO shadow_paths AS s (operation, path, hour, count)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
-           ON CONFLICT (operation, path, hour) DO UPDATE SET count = s.count + excluded.count`,
-          [
-            paths.map(([p]) => p.operation),
-            paths.map(([p]) => p.path),
-            paths.map(([p]) => hourOf(p.hour)),
-            paths.map(([, n]) => n),
-          ],
-        );
-      }
+      await addHourly(client, 'shadow_counts', 'outcome', counts);
+      await addHourly(client, 'shadow_paths', 'path', paths);
       if (batch.samples.length > 0) {
         await client.query(
           `INSERT INTO shadow_samples (at, operation, api_user, request_id, outcome, detail)
