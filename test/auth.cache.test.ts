@@ -77,6 +77,19 @@ describe('credential cache', () => {
   const get = (pw: string) => call(`${h.url}${PROTECTED}`, { user: 'cached', password: pw });
   /** Lets one poll interval pass, so the next request reads the credentials version. */
   const nextPoll = () => clock.advance(CREDENTIALS_VERSION_POLL_MS);
+  /** Sets the ranges of `cached` from another process, as an operator's CLI call does. */
+  const setRanges = async (range: string) => {
+    const run = await spawnCli([
+      'apiuser',
+      'set-ranges',
+      'cached',
+      '--range',
+      range,
+      '--config',
+      h.configFile,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+  };
 
   /** `count` requests with the same credentials at once; every one must be a 200. */
   async function concurrently(pw: string, count: number): Promise<void> {
@@ -183,28 +196,10 @@ describe('credential cache', () => {
 
   it('applies new ranges within the poll interval when another process sets them', async () => {
     assert.equal((await get(password)).status, 200);
-    const narrowed = await spawnCli([
-      'apiuser',
-      'set-ranges',
-      'cached',
-      '--range',
-      '10.0.0.0/8',
-      '--config',
-      h.configFile,
-    ]);
-    assert.equal(narrowed.code, 0, narrowed.stderr);
+    await setRanges('10.0.0.0/8');
     nextPoll();
     assert.equal((await get(password)).status, 403);
-    const widened = await spawnCli([
-      'apiuser',
-      'set-ranges',
-      'cached',
-      '--range',
-      '127.0.0.1',
-      '--config',
-      h.configFile,
-    ]);
-    assert.equal(widened.code, 0, widened.stderr);
+    await setRanges('127.0.0.1');
     nextPoll();
     assert.equal((await get(password)).status, 200);
   });
@@ -222,16 +217,7 @@ describe('credential cache', () => {
       nextPoll();
       assert.equal((await get(password)).status, 200);
       assert.equal(reads, 1, 'the first request after the interval reads the version');
-      const narrowed = await spawnCli([
-        'apiuser',
-        'set-ranges',
-        'cached',
-        '--range',
-        '10.0.0.0/8',
-        '--config',
-        h.configFile,
-      ]);
-      assert.equal(narrowed.code, 0, narrowed.stderr);
+      await setRanges('10.0.0.0/8');
       for (let i = 0; i < 20; i++)
         assert.equal((await get(password)).status, 200, 'cached within the interval');
       clock.advance(CREDENTIALS_VERSION_POLL_MS - 1);
