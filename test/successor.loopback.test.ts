@@ -203,6 +203,45 @@ describe('collections against loopback servers', () => {
     assert.equal(maxInFlight, 3);
     await client.close();
   });
+
+  // Six pages of ten (items 0-59); inserts while the collection is read shift page 3 back by two
+  // items (18-27: it repeats 18 and 19 of page 2) and page 6 by twenty-one (29-38: it repeats
+  // 30-38 of page 4, two pages back).
+  function shiftingServer() {
+    return loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      const start = (page - 1) * 10 - (page === 3 ? 2 : 0) - (page === 6 ? 21 : 0);
+      sendJson(res, 200, { 'hydra:member': fakeItems(10, start), 'hydra:totalItems': 60 });
+    });
+  }
+
+  test('a read of the whole collection drops every repeated item, however far back its first copy', async () => {
+    const client = clientFor(await shiftingServer(), { pageSize: 10 });
+    const ids = (await client.readCollection('/users')).map((item) => item['@id']);
+    assert.equal(ids.length, new Set(ids).size, 'no item twice');
+    assert.equal(ids.length, 60 - 2 - 9);
+    await client.close();
+  });
+
+  test('a streamed read drops items repeated from the same or the previous page, and holds no more keys than that', async () => {
+    const client = clientFor(await shiftingServer(), { pageSize: 10 });
+    const pages: string[][] = [];
+    for await (const page of client.streamCollection('/users'))
+      pages.push(page.map((item) => String(item['@id'])));
+    const [, , third, , , sixth] = pages;
+    // Page 3 repeats two items of page 2: both dropped.
+    assert.deepEqual(
+      third,
+      fakeItems(8, 20).map((item) => item['@id']),
+    );
+    // Page 6 repeats items of page 4, two pages back: beyond the window, so they pass (a shift
+    // that large needs more than a page's worth of inserts while the pages are read).
+    assert.deepEqual(
+      sixth,
+      fakeItems(10, 29).map((item) => item['@id']),
+    );
+    await client.close();
+  });
 });
 
 describe('requests against loopback servers', () => {
@@ -223,6 +262,49 @@ describe('requests against loopback servers', () => {
     assert.equal(url.searchParams.has('skip'), false);
     assert.equal(server.requests[0]?.headers['x-iserv-authentication'], 'loopback-key');
     assert.equal(server.requests[0]?.headers.accept, 'application/ld+json, application/json');
+    await client.close();
+  });
+
+  test('a body that arrives in pieces, a character split between two of them and a byte order mark first, reads as one', async () => {
+    const member = (n: number) => ({
+      '@id': `${API}/users/${n}`,
+      user: `jürgen.müller${n}`,
+      note: '€'.repeat(20_000),
+    });
+    const bodies: Record<string, unknown> = {
+      '1': member(1),
+      '2': { 'hydra:member': [member(1)], 'hydra:totalItems': 2 },
+      '3': { 'hydra:member': [member(2)], 'hydra:totalItems': 2 },
+    };
+    const server = await loopback(async (req, res) => {
+      const key = req.url.pathname.endsWith('/users/1')
+        ? '1'
+        : req.url.searchParams.get('page') === '2'
+          ? '3'
+          : '2';
+      const bytes = Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from(JSON.stringify(bodies[key])),
+      ]);
+      res.writeHead(200, { 'content-type': 'application/ld+json', 'content-length': bytes.length });
+      // Cut inside the two-byte "ü" and inside a three-byte "€"; separate writes, apart in time.
+      let from = 0;
+      for (const cut of [
+        bytes.indexOf(Buffer.from('ü')) + 1,
+        bytes.indexOf(Buffer.from('€')) + 2,
+        bytes.length,
+      ]) {
+        res.write(bytes.subarray(from, cut));
+        from = cut;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      res.end();
+    });
+    const client = clientFor(server, { pageSize: 1 });
+    const response = await client.request({ method: 'GET', path: '/users/1' });
+    assert.deepEqual(response.body, member(1));
+    // The second page waits in pieces and is parsed when its turn comes.
+    assert.deepEqual(await client.readCollection('/users'), [member(1), member(2)]);
     await client.close();
   });
 

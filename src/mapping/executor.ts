@@ -693,17 +693,30 @@ async function* renderPages(
   fields: readonly string[],
   ids: IdResolver,
 ): AsyncGenerator<Record<string, unknown>[], void> {
-  for await (const page of pages) {
-    yield (await renderEntities(resource, page, fields, ids)).map((rendered) => rendered.value);
+  // A suspended generator keeps its variables: each page is let go once it is passed on, so it
+  // dies young instead of being held while the next page is read (and promoted to the old
+  // generation, which a long list would then fill with garbage).
+  for (;;) {
+    let next: IteratorResult<Entity[], void> | undefined = await pages.next();
+    if (next.done) return;
+    let rendered: Record<string, unknown>[] | undefined = (
+      await renderEntities(resource, next.value, fields, ids)
+    ).map((entity) => entity.value);
+    next = undefined;
+    yield rendered;
+    rendered = undefined;
   }
 }
 
 /** Takes the first page now (its failure is the caller's to handle), the others as they are asked for. */
 async function primed<T>(pages: AsyncGenerator<T, void>): Promise<AsyncGenerator<T, void>> {
-  const first = await pages.next();
+  let first: IteratorResult<T, void> | undefined = await pages.next();
   return (async function* () {
-    if (first.done) return;
-    yield first.value;
+    if (first === undefined || first.done) return;
+    const value = first.value;
+    // Not held for the rest of the list (see renderPages).
+    first = undefined;
+    yield value;
     yield* pages;
   })();
 }

@@ -3,7 +3,7 @@ import { type Logger, silentLogger } from '../lib/logger.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import { readAllPages, streamAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
-import { type FetchFn, type HeaderLookup, HttpTransport } from './http.js';
+import { bodyText, type FetchFn, type HeaderLookup, type HttpResult, HttpTransport } from './http.js';
 import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
 import { type Access, TokenSource } from './tokens.js';
 
@@ -147,6 +147,15 @@ export function countingCalls(client: SuccessorClient, calls: CallStats): Succes
   };
 }
 
+/** How `#send` sends one call. */
+interface CallOptions {
+  body: unknown;
+  contentType: string;
+  access: Access;
+  signal: AbortSignal | undefined;
+  calls: CallStats | undefined;
+}
+
 /** Creates the successor client; throws a TypeError naming the option when the options are invalid. */
 export function createSuccessorClient(options: SuccessorClientOptions): SuccessorClient {
   return new HttpSuccessorClient(options);
@@ -272,16 +281,16 @@ class HttpSuccessorClient implements SuccessorClient {
     const first = this.#resolve(path, options.query);
     if (!first.searchParams.has(paging.itemsPerPage))
       first.searchParams.set(paging.itemsPerPage, String(this.#pageSize));
-    const fetchPage = async (url: URL, signal: AbortSignal) =>
-      (
-        await this.#call('GET', url, {
-          body: undefined,
-          contentType: 'application/json',
-          access: 'read',
-          signal,
-          calls: options.calls,
-        })
-      ).body;
+    const fetchPage = async (url: URL, signal: AbortSignal) => {
+      const result = await this.#send('GET', url, {
+        body: undefined,
+        contentType: 'application/json',
+        access: 'read',
+        signal,
+        calls: options.calls,
+      });
+      return () => parseBody('GET', url, result);
+    };
     const settings = {
       baseUrl: this.#baseUrl,
       concurrency: this.#pageConcurrency,
@@ -310,17 +319,13 @@ class HttpSuccessorClient implements SuccessorClient {
     await this.#transport.close();
   }
 
-  async #call(
-    method: string,
-    url: URL,
-    options: {
-      body: unknown;
-      contentType: string;
-      access: Access;
-      signal: AbortSignal | undefined;
-      calls: CallStats | undefined;
-    },
-  ): Promise<SuccessorResponse> {
+  async #call(method: string, url: URL, options: CallOptions): Promise<SuccessorResponse> {
+    const result = await this.#send(method, url, options);
+    return { status: result.status, headers: result.headers, body: parseBody(method, url, result) };
+  }
+
+  /** Sends one call with its credentials; resolves with a 2xx answer, its body not yet parsed. */
+  async #send(method: string, url: URL, options: CallOptions): Promise<HttpResult> {
     const headers: Record<string, string> = { accept: this.#accept };
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] = options.contentType;
@@ -357,11 +362,17 @@ class HttpSuccessorClient implements SuccessorClient {
 
     if (result.status < 200 || result.status >= 300) {
       throw responseError(
-        { method, path: url.pathname, status: result.status, headers: result.headers, text: result.text },
+        {
+          method,
+          path: url.pathname,
+          status: result.status,
+          headers: result.headers,
+          text: bodyText(result.body),
+        },
         this.#authContext(options.access),
       );
     }
-    return { status: result.status, headers: result.headers, body: parseBody(method, url, result) };
+    return result;
   }
 
   #authContext(access: Access): AuthContext {
@@ -435,12 +446,10 @@ function isScopeRefusal(result: { status: number; headers: HeaderLookup }): bool
 }
 
 /** Parses a 2xx body; an empty body is undefined, anything but JSON is a bad_response. */
-function parseBody(
-  method: string,
-  url: URL,
-  result: { status: number; headers: HeaderLookup; text: string },
-): unknown {
-  if (result.text === '' || result.status === 204 || result.status === 205) return undefined;
+function parseBody(method: string, url: URL, result: HttpResult): unknown {
+  if (result.status === 204 || result.status === 205) return undefined;
+  const text = bodyText(result.body);
+  if (text === '') return undefined;
   const type = result.headers.get('content-type') ?? '';
   const bad = (what: string, cause?: unknown) =>
     new UpstreamError(
@@ -457,7 +466,7 @@ function parseBody(
   if (type !== '' && !/[/+]json\b/i.test(type))
     throw bad(`content type ${type.split(';')[0]} instead of JSON`);
   try {
-    return JSON.parse(result.text);
+    return JSON.parse(text);
   } catch (error) {
     throw bad('a body that is not valid JSON', error);
   }

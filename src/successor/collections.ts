@@ -1,8 +1,11 @@
 import type { Logger } from '../lib/logger.js';
 import { UpstreamError } from './errors.js';
 
-/** Fetches one page (an absolute URL on the successor) and resolves with its parsed body. */
-export type PageFetcher = (url: URL, signal: AbortSignal) => Promise<unknown>;
+/**
+ * Fetches one page (an absolute URL on the successor); resolves, once the page has arrived, with
+ * a function that parses its body. A page read ahead is parsed only when its turn comes.
+ */
+export type PageFetcher = (url: URL, signal: AbortSignal) => Promise<() => unknown>;
 
 /** How collections are read, all defaults applied. */
 export interface CollectionSettings {
@@ -39,23 +42,69 @@ export async function readAllPages(
   signal?: AbortSignal,
 ): Promise<Item[]> {
   const all: Item[] = [];
-  for await (const page of streamAllPages(first, fetchPage, settings, signal)) {
+  // Every item is kept anyway, so every repeat is dropped, however far apart its copies are.
+  for await (const page of pagesOf(first, fetchPage, settings, signal, new SeenKeys(Infinity))) {
     for (const item of page) all.push(item);
   }
   return all;
 }
 
 /**
- * The pages of a collection in order, as `readAllPages` reads them (same checks, repeated
- * entities dropped), each as soon as it and the ones before it have arrived: with a known total,
- * at most `concurrency` pages are fetched ahead of the consumer, so memory stays bounded
- * whatever the collection's size. Ending the iteration early aborts the pages still running.
+ * The keys of the items already passed on, to drop repeats. `window` is how many pages back a
+ * repeat is looked for (the current page included); the keys of older pages are let go, so a
+ * streamed read holds the keys of a few pages, not of the whole collection.
  */
-export async function* streamAllPages(
+class SeenKeys {
+  #pages: Set<string>[] = [new Set()];
+
+  constructor(readonly window: number) {}
+
+  /** True when `key` was seen within the window; otherwise remembers it for the current page. */
+  repeated(key: string): boolean {
+    for (const page of this.#pages) if (page.has(key)) return true;
+    this.#pages[this.#pages.length - 1]?.add(key);
+    return false;
+  }
+
+  /** Starts the next page, forgetting the oldest beyond the window. */
+  nextPage(): void {
+    if (this.window === Infinity) return;
+    this.#pages.push(new Set());
+    if (this.#pages.length > this.window) this.#pages.shift();
+  }
+}
+
+/**
+ * How many pages back a streamed read looks for repeats: the current page and the one before.
+ * An offset pager repeats an item when items are inserted before it between two page reads;
+ * pages are read close together (several at once), so a repeat further back needs more than a
+ * page's worth of inserts in that moment. Keeping the keys of every page instead would hold
+ * memory in proportion to the collection (about 14 MB per 100,000 users).
+ */
+const STREAM_REPEAT_WINDOW = 2;
+
+/**
+ * The pages of a collection in order, as `readAllPages` reads them (same checks), each as soon as
+ * it and the ones before it have arrived: with a known total, at most `concurrency` pages are
+ * fetched ahead of the consumer, so memory stays bounded whatever the collection's size. An item
+ * repeated from the same or the previous page is dropped (`STREAM_REPEAT_WINDOW`). Ending the
+ * iteration early aborts the pages still running.
+ */
+export function streamAllPages(
   first: URL,
   fetchPage: PageFetcher,
   settings: CollectionSettings,
   signal?: AbortSignal,
+): AsyncGenerator<Item[], void, undefined> {
+  return pagesOf(first, fetchPage, settings, signal, new SeenKeys(STREAM_REPEAT_WINDOW));
+}
+
+async function* pagesOf(
+  first: URL,
+  fetchPage: PageFetcher,
+  settings: CollectionSettings,
+  signal: AbortSignal | undefined,
+  seen: SeenKeys,
 ): AsyncGenerator<Item[], void, undefined> {
   // One internal signal for the whole read: when one concurrent page fails the others stop.
   const controller = new AbortController();
@@ -64,21 +113,19 @@ export async function* streamAllPages(
   const onAbort = () => controller.abort(signal?.reason);
   if (signal?.aborted) controller.abort(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
-  const read = (url: URL) => fetchPage(url, controller.signal).then((body) => parsePage(body, url));
-  const seen = new Set<string>();
+  const fetch = (url: URL) => fetchPage(url, controller.signal);
+  const read = (url: URL) => fetch(url).then((body) => parsePage(body(), url));
   let dropped = 0;
   // An offset pager shows an item twice when the collection changes while it is read: repeated
   // entities are dropped.
   const fresh = (page: Item[]): Item[] => {
+    seen.nextPage();
     const result: Item[] = [];
     for (const item of page) {
       const key = identity(item, settings.identity);
-      if (key !== undefined) {
-        if (seen.has(key)) {
-          dropped++;
-          continue;
-        }
-        seen.add(key);
+      if (key !== undefined && seen.repeated(key)) {
+        dropped++;
+        continue;
       }
       result.push(item);
     }
@@ -90,11 +137,16 @@ export async function* streamAllPages(
     if (firstPage.format === 'array') {
       pages = readArrayPages(first, firstPage.items, read, settings);
     } else if (firstPage.total !== undefined) {
-      pages = readCountedPages(first, firstPage.items, firstPage.total, read, settings, controller);
+      pages = readCountedPages(first, firstPage.items, firstPage.total, fetch, settings, controller);
     } else {
       pages = followNextLinks(first, firstPage, read, settings);
     }
-    for await (const page of pages) yield fresh(page);
+    // Each page is let go once it is passed on (see readCountedPages).
+    for (;;) {
+      const next = await pages.next();
+      if (next.done) break;
+      yield fresh(next.value);
+    }
     if (dropped > 0) {
       settings.logger.debug(
         { successor: { path: first.pathname, dropped } },
@@ -132,11 +184,16 @@ async function* readArrayPages(
   }
 }
 
+/**
+ * Pages by number, up to `concurrency` fetched ahead of the consumer. A page that arrives early
+ * waits as bytes (outside the JavaScript heap) and is parsed and checked when its turn comes, so
+ * the heap holds one parsed page at a time, not every page read ahead.
+ */
 async function* readCountedPages(
   first: URL,
   firstItems: Item[],
   total: number,
-  read: (url: URL) => Promise<Page>,
+  fetch: (url: URL) => Promise<() => unknown>,
   settings: CollectionSettings,
   controller: AbortController,
 ): AsyncGenerator<Item[], void, undefined> {
@@ -151,24 +208,19 @@ async function* readCountedPages(
   if (pageCount > settings.maxPages) throw tooManyPages(first, settings.maxPages);
 
   const firstSignature = signature(firstItems, settings.identity);
-  const running = new Map<number, Promise<Item[]>>();
+  const running = new Map<number, { url: URL; body: Promise<() => unknown> }>();
   let failure: { error: unknown } | undefined;
   let nextNumber = 2;
   const start = (number: number) => {
     const url = pageUrl(first, number, settings.pageParam);
-    const page = read(url).then((page) => {
-      if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
-      if (page.items.length > 0 && signature(page.items, settings.identity) === firstSignature)
-        throw ignoresPage(url);
-      return page.items;
-    });
+    const body = fetch(url);
     // Keep the first failure (the earliest, not the lowest page number); the abort stops the
     // pages still running.
-    page.catch((error: unknown) => {
+    body.catch((error: unknown) => {
       failure ??= { error };
       controller.abort();
     });
-    running.set(number, page);
+    running.set(number, { url, body });
   };
   yield firstItems;
   for (let number = 2; number <= pageCount; number++) {
@@ -176,14 +228,27 @@ async function* readCountedPages(
     const page = running.get(number);
     running.delete(number);
     if (!page) break;
-    let items: Item[];
+    let body: () => unknown;
     try {
-      items = await page;
+      body = await page.body;
     } catch (error) {
       throw failure?.error ?? error;
     }
-    yield items;
+    yield checkedPage(page.url, body, firstSignature, settings.identity);
   }
+}
+
+/** A page read by number, parsed and checked (not held by the generator that yields it). */
+function checkedPage(
+  url: URL,
+  body: () => unknown,
+  firstSignature: string,
+  identity: readonly string[] | undefined,
+): Item[] {
+  const page = parsePage(body(), url);
+  if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
+  if (page.items.length > 0 && signature(page.items, identity) === firstSignature) throw ignoresPage(url);
+  return page.items;
 }
 
 async function* followNextLinks(

@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
@@ -42,11 +44,31 @@ export interface HeaderLookup {
   get(name: string): string | null;
 }
 
-/** A complete response: status, headers and the body read to the end. */
+/** A complete response: status, headers and the body read to the end, as it arrived. */
 export interface HttpResult {
   status: number;
   headers: HeaderLookup;
-  text: string;
+  /**
+   * The body's chunks as the socket delivered them, not text: a collection page read ahead waits
+   * outside the JavaScript heap until its turn, instead of as a large string the garbage
+   * collector keeps moving; and no chunk is copied into one large buffer, which would raise
+   * malloc's mmap threshold and leave the process holding the freed memory.
+   */
+  body: readonly Buffer[];
+}
+
+/** A body as text: UTF-8 without a byte order mark, as fetch's `text()` reads it. */
+export function bodyText(body: readonly Buffer[]): string {
+  const [only] = body;
+  if (body.length === 1 && only !== undefined) {
+    const bom = only.length > 2 && only[0] === 0xef && only[1] === 0xbb && only[2] === 0xbf;
+    return only.toString('utf8', bom ? 3 : 0);
+  }
+  // Chunk by chunk: a character split between two chunks is put back together.
+  const decoder = new TextDecoder();
+  let text = '';
+  for (const chunk of body) text += decoder.decode(chunk, { stream: true });
+  return text + decoder.decode();
 }
 
 const RETRY_STATUSES = new Set([502, 503, 504]);
@@ -209,8 +231,11 @@ export class HttpTransport {
       body: call.body ?? null,
       signal: deadline,
     });
-    const text = await response.body.text();
-    return { status: response.statusCode, headers: headerLookup(response.headers), text };
+    return {
+      status: response.statusCode,
+      headers: headerLookup(response.headers),
+      body: await readChunks(response.body),
+    };
   }
 
   /** One call through an injected fetch. */
@@ -222,8 +247,11 @@ export class HttpTransport {
       redirect: 'manual',
       signal,
     });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, text };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: [Buffer.from(await response.arrayBuffer())],
+    };
   }
 
   #networkError(call: HttpCall, error: unknown, timedOut: boolean): UpstreamError {
@@ -256,6 +284,17 @@ export class HttpTransport {
     // "Equal jitter": at least half the exponential delay, so retries never bunch at zero.
     return ceiling / 2 + (this.#random() * ceiling) / 2;
   }
+}
+
+/**
+ * Every chunk of a response body; rejects when the body fails or stops short (a timeout or an
+ * abort destroys it).
+ */
+async function readChunks(body: Readable): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  body.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await finished(body);
+  return chunks;
 }
 
 /** The most specific error code in an error's cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
