@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
@@ -290,11 +289,23 @@ export class HttpTransport {
  * Every chunk of a response body; rejects when the body fails or stops short (a timeout or an
  * abort destroys it).
  */
-async function readChunks(body: Readable): Promise<Buffer[]> {
-  const chunks: Buffer[] = [];
-  body.on('data', (chunk: Buffer) => chunks.push(chunk));
-  await finished(body);
-  return chunks;
+function readChunks(body: Readable): Promise<Buffer[]> {
+  // Three listeners, as undici's own text() reads a body, rather than the heavier generic
+  // `finished` of node:stream: this runs for every successor call.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let ended = false;
+    body
+      .on('data', (chunk: Buffer) => chunks.push(chunk))
+      .once('end', () => {
+        ended = true;
+        resolve(chunks);
+      })
+      .once('error', reject)
+      .once('close', () => {
+        if (!ended) reject(new Error('the response body ended early'));
+      });
+  });
 }
 
 /** The most specific error code in an error's cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
