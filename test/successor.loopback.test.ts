@@ -367,6 +367,19 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test('a connection dropped in the middle of a body: a GET is retried, then unavailable, never a short body', async () => {
+    const server = await loopback(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1000 });
+      res.write('{"user":"half');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      res.socket?.destroy();
+    });
+    const client = clientFor(server);
+    await assert.rejects(client.request({ method: 'GET', path: '/users/1' }), isUpstream('unavailable'));
+    assert.equal(server.requests.length, 3);
+    await client.close();
+  });
+
   test('a server that stalls after the headers hits the total timeout', async () => {
     const server = await loopback((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
