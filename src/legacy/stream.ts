@@ -46,39 +46,46 @@ export async function streamedList(
   else outgoing?.once('close', () => ended());
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        // Every pull delivers something: the stream asks for more only after one that did, so a
-        // page that renders no members is skipped here rather than stalling the answer.
-        for (;;) {
-          const next = await pages.next();
-          if (next.done) {
-            controller.enqueue(encoder.encode(opened ? ']' : '[]'));
-            controller.close();
-            ended();
+  // highWaterMark 0: a page is rendered only when the writer asks for the next chunk, not one
+  // ahead of it. A chunk rendered ahead waits while the one before is written, long enough to be
+  // promoted to V8's old generation, which then keeps its bytes (external memory) until a full
+  // collection: over a long list that cost tens of MiB.
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          // Every pull delivers something: the stream asks for more only after one that did, so a
+          // page that renders no members is skipped here rather than stalling the answer.
+          for (;;) {
+            const next = await pages.next();
+            if (next.done) {
+              controller.enqueue(encoder.encode(opened ? ']' : '[]'));
+              controller.close();
+              ended();
+              return;
+            }
+            // One JSON.stringify per page; its brackets are replaced by the list's own.
+            const members = JSON.stringify(next.value as Item[]).slice(1, -1);
+            if (members === '') continue;
+            controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
+            opened = true;
             return;
           }
-          // One JSON.stringify per page; its brackets are replaced by the list's own.
-          const members = JSON.stringify(next.value as Item[]).slice(1, -1);
-          if (members === '') continue;
-          controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
-          opened = true;
-          return;
+        } catch (error) {
+          requestLog(c).error(
+            { err: error, operation: operationId },
+            'list answer cut off: a later page failed',
+          );
+          controller.error(error);
+          ended();
         }
-      } catch (error) {
-        requestLog(c).error(
-          { err: error, operation: operationId },
-          'list answer cut off: a later page failed',
-        );
-        controller.error(error);
+      },
+      async cancel() {
         ended();
-      }
+        await pages.return();
+      },
     },
-    async cancel() {
-      ended();
-      await pages.return();
-    },
-  });
+    { highWaterMark: 0 },
+  );
   return c.body(body, 200, { 'Content-Type': 'application/json' });
 }
