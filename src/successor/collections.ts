@@ -143,9 +143,12 @@ async function* pagesOf(
     }
     // Each page is let go once it is passed on (see readCountedPages).
     for (;;) {
-      const next = await pages.next();
+      let next: IteratorResult<Item[], void> | undefined = await pages.next();
       if (next.done) break;
-      yield fresh(next.value);
+      let page: Item[] | undefined = fresh(next.value);
+      next = undefined;
+      yield page;
+      page = undefined;
     }
     if (dropped > 0) {
       settings.logger.debug(
@@ -225,20 +228,27 @@ async function* readCountedPages(
   yield firstItems;
   for (let number = 2; number <= pageCount; number++) {
     while (nextNumber <= pageCount && nextNumber < number + settings.concurrency) start(nextNumber++);
-    const page = running.get(number);
+    let page = running.get(number);
     running.delete(number);
     if (!page) break;
-    let body: () => unknown;
+    let body: (() => unknown) | undefined;
     try {
       body = await page.body;
     } catch (error) {
       throw failure?.error ?? error;
     }
-    yield checkedPage(page.url, body, firstSignature, settings.identity);
+    let items: Item[] | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
+    // A suspended generator keeps its variables: nothing of this page (its bytes, its items) is
+    // held while the next one is awaited, so it dies young instead of being promoted to the old
+    // generation, which a long list would fill with garbage.
+    page = undefined;
+    body = undefined;
+    yield items;
+    items = undefined;
   }
 }
 
-/** A page read by number, parsed and checked (not held by the generator that yields it). */
+/** A page read by number, parsed and checked. */
 function checkedPage(
   url: URL,
   body: () => unknown,
