@@ -711,12 +711,15 @@ async function* renderPages(
 /** Takes the first page now (its failure is the caller's to handle), the others as they are asked for. */
 async function primed<T>(pages: AsyncGenerator<T, void>): Promise<AsyncGenerator<T, void>> {
   let first: IteratorResult<T, void> | undefined = await pages.next();
+  // Handed over once and then let go: not held for the rest of the list (see renderPages).
+  const takeFirst = (): IteratorResult<T, void> | undefined => {
+    const taken = first;
+    first = undefined;
+    return taken;
+  };
   return (async function* () {
     if (first === undefined || first.done) return;
-    const value = first.value;
-    // Not held for the rest of the list (see renderPages).
-    first = undefined;
-    yield value;
+    yield (takeFirst() as IteratorYieldResult<T>).value;
     yield* pages;
   })();
 }
