@@ -2,6 +2,7 @@ import { listSome, quoteInput, quoteList } from '../lib/quote.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
+import { mapPages, primed } from '../successor/collections.js';
 import { publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
@@ -687,39 +688,13 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 }
 
 /** Renders a collection page by page (references are translated in one batch per page). */
-async function* renderPages(
+function renderPages(
   resource: CompiledResource,
   pages: AsyncGenerator<Entity[], void>,
   fields: readonly string[],
   ids: IdResolver,
 ): AsyncGenerator<Record<string, unknown>[], void> {
-  // A suspended generator keeps its variables: each page is let go once it is passed on, so it
-  // dies young instead of being held while the next page is read (and promoted to the old
-  // generation, which a long list would then fill with garbage).
-  for (;;) {
-    let next: IteratorResult<Entity[], void> | undefined = await pages.next();
-    if (next.done) return;
-    let rendered: Record<string, unknown>[] | undefined = (
-      await renderEntities(resource, next.value, fields, ids)
-    ).map((entity) => entity.value);
-    next = undefined;
-    yield rendered;
-    rendered = undefined;
-  }
-}
-
-/** Takes the first page now (its failure is the caller's to handle), the others as they are asked for. */
-async function primed<T>(pages: AsyncGenerator<T, void>): Promise<AsyncGenerator<T, void>> {
-  let first: IteratorResult<T, void> | undefined = await pages.next();
-  // Handed over once and then let go: not held for the rest of the list (see renderPages).
-  const takeFirst = (): IteratorResult<T, void> | undefined => {
-    const taken = first;
-    first = undefined;
-    return taken;
-  };
-  return (async function* () {
-    if (first === undefined || first.done) return;
-    yield (takeFirst() as IteratorYieldResult<T>).value;
-    yield* pages;
-  })();
+  return mapPages(pages, async (page) =>
+    (await renderEntities(resource, page, fields, ids)).map((entity) => entity.value),
+  );
 }

@@ -141,15 +141,7 @@ async function* pagesOf(
     } else {
       pages = followNextLinks(first, firstPage, read, settings);
     }
-    // Each page is let go once it is passed on (see readCountedPages).
-    for (;;) {
-      let next: IteratorResult<Item[], void> | undefined = await pages.next();
-      if (next.done) break;
-      let page: Item[] | undefined = fresh(next.value);
-      next = undefined;
-      yield page;
-      page = undefined;
-    }
+    yield* mapPages(pages, fresh);
     if (dropped > 0) {
       settings.logger.debug(
         { successor: { path: first.pathname, dropped } },
@@ -160,6 +152,54 @@ async function* pagesOf(
     signal?.removeEventListener('abort', onAbort);
     controller.abort();
   }
+}
+
+/**
+ * `map` applied to each page of `pages`, in order. A suspended generator keeps its variables:
+ * nothing of a page (the one taken, nor what `map` made of it) is held once it is passed on, so
+ * it dies young instead of being held while the next page is read and promoted to the old
+ * generation, which a long list would fill with garbage.
+ */
+export async function* mapPages<T, U>(
+  pages: AsyncGenerator<T, void>,
+  map: (page: T) => U | Promise<U>,
+): AsyncGenerator<U, void> {
+  for (;;) {
+    let next: IteratorResult<T, void> | undefined = await pages.next();
+    if (next.done) return;
+    let mapped: U | undefined = await map(next.value);
+    next = undefined;
+    yield mapped;
+    mapped = undefined;
+  }
+}
+
+/**
+ * Takes the first page now (its failure is the caller's to handle), the others as they are asked
+ * for. Closing the result closes `pages`, also before anything was taken from it (a HEAD answer,
+ * a caller gone before the first chunk); the first page is let go once handed over (see mapPages).
+ */
+export async function primed<T>(pages: AsyncGenerator<T, void>): Promise<AsyncGenerator<T, void>> {
+  let first: IteratorResult<T, void> | undefined = await pages.next();
+  const primedPages: AsyncGenerator<T, void> = {
+    next() {
+      const taken = first;
+      first = undefined;
+      return taken === undefined ? pages.next() : Promise.resolve(taken);
+    },
+    return(value) {
+      first = undefined;
+      return pages.return(value);
+    },
+    throw(error) {
+      first = undefined;
+      return pages.throw(error);
+    },
+    [Symbol.asyncIterator]() {
+      return primedPages;
+    },
+  };
+  return primedPages;
 }
 
 async function* readArrayPages(
@@ -238,9 +278,7 @@ async function* readCountedPages(
       throw failure?.error ?? error;
     }
     let items: Item[] | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
-    // A suspended generator keeps its variables: nothing of this page (its bytes, its items) is
-    // held while the next one is awaited, so it dies young instead of being promoted to the old
-    // generation, which a long list would fill with garbage.
+    // Nothing of this page (its bytes, its items) is held while the next one is awaited (see mapPages).
     page = undefined;
     body = undefined;
     yield items;
