@@ -1,27 +1,17 @@
-// The request header lookup reads the Node server's raw header list; it must answer exactly what
+// The request header lookup reads the Node server's distinct headers; it must answer exactly what
 // fetch's Headers would: case-insensitive names, repeated fields joined with ", ".
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { announcesBody, requestHeader } from '../src/http/request-headers.js';
+import { parseRaw, rawExchange } from './raw-http.js';
+
+/** The body of the answer to one raw request. */
+const rawBody = async (port: number, head: string) =>
+  parseRaw(await rawExchange(`http://127.0.0.1:${port}`, head)).body;
 
 const NAMES = ['x-forwarded-for', 'authorization', 'x-absent', 'content-length', 'x-empty'];
-
-/** Sends one raw HTTP/1.1 request and returns the answer's body. */
-function rawRequest(port: number, head: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    socket.on('data', (chunk) => {
-      text += chunk.toString();
-    });
-    socket.on('end', () => resolve(text.slice(text.indexOf('\r\n\r\n') + 4)));
-    socket.on('error', reject);
-    socket.write(head);
-  });
-}
 
 describe('requestHeader', () => {
   let server: ServerType;
@@ -46,7 +36,7 @@ describe('requestHeader', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('answers what fetch Headers answers: any case, repeated fields joined', async () => {
-    const body = await rawRequest(
+    const body = await rawBody(
       port,
       [
         'POST /x HTTP/1.1',
@@ -68,7 +58,7 @@ describe('requestHeader', () => {
   });
 
   it('sees no body on a GET without Content-Length or Transfer-Encoding, and the Request agrees without the Node server', async () => {
-    const body = await rawRequest(port, 'GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    const body = await rawBody(port, 'GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
     assert.equal((JSON.parse(body) as { announces: boolean }).announces, false);
     const app = new Hono();
     app.all('*', (c) => c.json({ header: requestHeader(c, 'x-forwarded-for'), announces: announcesBody(c) }));

@@ -53,9 +53,10 @@ export function requestPipeline(
   return async function requestPipelineMiddleware(c, next) {
     const started = performance.now();
     const startedAt = clock.now();
+    // First, so that the error handler has the services whatever fails after.
+    c.set('services', services);
     const requestId = requestIdFrom(requestHeader(c, 'x-request-id'));
     const { name, match } = operationOf(c.req.method, c.req.path);
-    c.set('services', services);
     c.set('requestId', requestId);
     c.set('operation', name);
     c.set('match', match);

@@ -3,21 +3,15 @@ import type { Context } from 'hono';
 
 /**
  * One request header by its lower-case name, repeated fields joined with ", " as fetch's `Headers`
- * joins them. On the Node server it is looked up in the request's raw header list, which spares
- * each request the fetch `Headers` object the adapter would otherwise build (and validate) from
- * all of its headers; without the Node server (an app called directly) the Request answers.
+ * joins them. On the Node server it comes from the request's `headersDistinct` (made once per
+ * request from the raw header list), which spares each request the fetch `Headers` object the
+ * adapter would otherwise build (and validate) from all of its headers; without the Node server
+ * (an app called directly) the Request answers.
  */
 export function requestHeader(c: Context, name: string): string | undefined {
-  const raw = (c.env as Partial<HttpBindings> | undefined)?.incoming?.rawHeaders;
-  if (!raw) return c.req.header(name);
-  let value: string | undefined;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const key = raw[i] as string;
-    if (key.length !== name.length || key.toLowerCase() !== name) continue;
-    const field = raw[i + 1] as string;
-    value = value === undefined ? field : `${value}, ${field}`;
-  }
-  return value;
+  const distinct = (c.env as Partial<HttpBindings> | undefined)?.incoming?.headersDistinct;
+  if (!distinct) return c.req.header(name);
+  return distinct[name]?.join(', ');
 }
 
 /** Whether a request announces a body: a Content-Length other than 0, or a Transfer-Encoding (RFC 9112 6.3). */
