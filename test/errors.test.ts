@@ -3,7 +3,7 @@
 // refuses (431 oversized headers, 400); no stack traces; no secret in bodies or logs.
 import assert from 'node:assert/strict';
 import { createServer, Agent as HttpAgent, request as httpRequest, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
@@ -19,6 +19,7 @@ import {
   startHarness,
 } from './auth-helpers.js';
 import { LogSink } from './log-sink.js';
+import { parseRaw, rawExchange } from './raw-http.js';
 
 interface ErrorBody {
   code: number;
@@ -370,34 +371,6 @@ describe('unexpected exceptions', () => {
     assertLoggedOnce('unexpected-sso-1', tokenError);
   });
 });
-
-/** Sends raw bytes to host:port and reads until the server closes the connection. */
-function rawExchange(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(request));
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      answer += chunk;
-    });
-    socket.on('error', reject);
-    socket.on('close', () => resolve(answer));
-  });
-}
-
-/** Status line, headers (lower-case names) and body of a raw HTTP/1.1 answer. */
-function parseRaw(answer: string): { statusLine: string; headers: Map<string, string>; body: string } {
-  const [head = '', body = ''] = answer.split('\r\n\r\n', 2);
-  const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers = new Map(
-    lines.map((line) => [
-      line.slice(0, line.indexOf(':')).toLowerCase(),
-      line.slice(line.indexOf(':') + 1).trim(),
-    ]),
-  );
-  return { statusLine, headers, body };
-}
 
 describe('requests Node refuses before the app sees them', () => {
   let h: AuthHarness;

@@ -308,6 +308,16 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test('a body in one piece with a byte order mark first reads without it', async () => {
+    const server = await loopback((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"user":"jürgen"}')]));
+    });
+    const client = clientFor(server);
+    assert.deepEqual((await client.request({ method: 'GET', path: '/users/1' })).body, { user: 'jürgen' });
+    await client.close();
+  });
+
   test("a path's own query is kept and the query added after it; a fragment is never sent", async () => {
     const server = await loopback((_req, res) => sendJson(res, 200, {}));
     const client = clientFor(server);
