@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { freePort } from '../test/postgres-helpers.js';
 import { ChildLines, gcReport, mib } from './gc.js';
@@ -39,10 +40,6 @@ function firstJsonLine(child: ChildProcess): Promise<Record<string, unknown>> {
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
   });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function rssMiB(pid: number): number {

@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { ChildLines, gcReport, mib } from './gc.js';
@@ -29,10 +30,6 @@ const PHASES: { seconds: number; name: string; faults: Record<string, unknown> |
   { seconds: 2, name: 'token endpoint down', faults: { tokenEndpointDown: true } },
   { seconds: 2, name: 'normal', faults: undefined },
 ];
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-soak-'));

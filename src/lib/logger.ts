@@ -40,7 +40,7 @@ export interface LoggerOptions {
 }
 
 /** How often collected stdout lines are written however few they are. */
-export const LOG_FLUSH_INTERVAL_MS = 1_000;
+const LOG_FLUSH_INTERVAL_MS = 1_000;
 
 /** Creates the root pino logger with secret redaction; everything else logs through children of it. */
 export function createLogger(options: LoggerOptions = {}): Logger {

@@ -10,10 +10,10 @@ import {
   groupListQuery,
 } from './schema.js';
 
-/** GET /Core/Entity/Group: every group as a list item; `extended` adds users, privileges, flags. */
 /** The fields of `?extended=1`: one constant list, so the mapping engine works its attributes out once. */
 const EXTENDED_FIELDS: readonly string[] = [...GROUP_LIST_FIELDS, ...GROUP_EXTENDED_FIELDS];
 
+/** GET /Core/Entity/Group: every group as a list item; `extended` adds users, privileges, flags. */
 export const groupListOperation = defineOperation({
   id: 'group.list',
   method: 'get',

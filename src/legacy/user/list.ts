@@ -10,10 +10,10 @@ import {
   userListQuery,
 } from './schema.js';
 
-/** GET /Core/Entity/User: every user as a list item; `extended` adds roles, groups, privileges. */
 /** The fields of `?extended=1`: one constant list, so the mapping engine works its attributes out once. */
 const EXTENDED_FIELDS: readonly string[] = [...USER_LIST_FIELDS, ...USER_EXTENDED_FIELDS];
 
+/** GET /Core/Entity/User: every user as a list item; `extended` adds roles, groups, privileges. */
 export const userListOperation = defineOperation({
   id: 'user.list',
   method: 'get',
