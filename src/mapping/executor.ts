@@ -25,6 +25,7 @@ interface RenderAttributes {
 }
 
 type AttributeCache = WeakMap<CompiledResource, WeakMap<readonly string[], RenderAttributes>>;
+type SubjectWantCache = WeakMap<CompiledOperation, WeakMap<readonly string[], readonly string[]>>;
 
 const NO_FIELDS: readonly string[] = [];
 
@@ -102,6 +103,8 @@ export class OperationExecutor {
     private readonly apiBase: string,
     /** Shared with the `counting` copies, so the attributes of a field list are worked out once. */
     private readonly attributeCache: AttributeCache = new WeakMap(),
+    /** Shared with the `counting` copies, like `attributeCache`. */
+    private readonly subjectWants: SubjectWantCache = new WeakMap(),
   ) {}
 
   /** The same executor with every successor call adding to `calls` (one legacy request's counter). */
@@ -113,6 +116,7 @@ export class OperationExecutor {
       successor,
       this.apiBase,
       this.attributeCache,
+      this.subjectWants,
     );
   }
 
@@ -133,6 +137,38 @@ export class OperationExecutor {
       byFields.set(fields, known);
     }
     return known;
+  }
+
+  /**
+   * What the resolution of the path entity reads besides its identity (undefined: nothing): the
+   * rendered attributes when the answer comes from it, the refusal attribute, the linked items.
+   * Worked out once per operation and field list, like the attributes themselves, and always the
+   * same array, so the resolver's attribute value for it is worked out once too.
+   */
+  #subjectWant(
+    op: CompiledOperation,
+    renderAttributes: readonly string[],
+    wantEntity: boolean,
+    relation: CompiledOperation['relation'] | undefined,
+  ): readonly string[] | undefined {
+    let byAttributes = this.subjectWants.get(op);
+    if (!byAttributes) {
+      byAttributes = new WeakMap();
+      this.subjectWants.set(op, byAttributes);
+    }
+    let want = byAttributes.get(renderAttributes);
+    if (!want) {
+      const refuseWhen = op.subject?.refuseWhen;
+      want = [
+        ...(wantEntity ? renderAttributes : []),
+        ...(refuseWhen ? [refuseWhen.attribute.join('.')] : []),
+        ...(relation && op.items
+          ? [`${relation.attribute.join('.')}.${op.items.uuidAttribute.join('.')}`]
+          : []),
+      ];
+      byAttributes.set(renderAttributes, want);
+    }
+    return want.length > 0 ? want : undefined;
   }
 
   /** Runs one legacy operation by id (e.g. `user.get`). */
@@ -167,18 +203,10 @@ export class OperationExecutor {
     // resolution read of the path entity, so that a rollback undoes exactly what this call changed.
     const relation = op.relation && op.items && op.steps.some((step) => step.undo) ? op.relation : undefined;
     const refuseWhen = op.subject?.refuseWhen;
-    const subjectWant = [
-      ...(wantEntity ? renderAttributes : []),
-      ...(refuseWhen ? [refuseWhen.attribute.join('.')] : []),
-      ...(relation && op.items
-        ? [`${relation.attribute.join('.')}.${op.items.uuidAttribute.join('.')}`]
-        : []),
-    ];
+    const subjectWant = this.#subjectWant(op, renderAttributes, wantEntity, relation);
     // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400).
     const [subjectOutcome, itemsOutcome] = await Promise.allSettled([
-      op.subject && legacyId !== undefined
-        ? this.ids.resolveOne(op.kind, legacyId, subjectWant.length > 0 ? subjectWant : undefined)
-        : undefined,
+      op.subject && legacyId !== undefined ? this.ids.resolveOne(op.kind, legacyId, subjectWant) : undefined,
       op.items ? this.#resolveItems(op.items, itemIds) : [],
     ]);
     if (subjectOutcome.status === 'rejected') throw subjectOutcome.reason;

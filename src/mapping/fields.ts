@@ -55,11 +55,15 @@ export async function renderEntities(
     }),
   );
 
-  // Phase 2: one translation per kind.
+  // Phase 2: one translation per kind; kinds whose references carry their IDs need no waiting.
   const resolved = new Map<CompiledKind, (string | null)[]>();
-  await Promise.all(
-    [...batches].map(async ([kind, refs]) => resolved.set(kind, await ids.toLegacy(kind, refs))),
-  );
+  const lookups: Promise<unknown>[] = [];
+  for (const [kind, refs] of batches) {
+    const known = ids.toLegacyAtOnce(kind, refs);
+    if (known) resolved.set(kind, known);
+    else lookups.push(ids.toLegacy(kind, refs).then((legacyIds) => resolved.set(kind, legacyIds)));
+  }
+  if (lookups.length > 0) await Promise.all(lookups);
   const legacyAt = (kind: CompiledKind, slot: number) => resolved.get(kind)?.[slot] ?? null;
 
   // Phase 3: the legacy objects.

@@ -11,6 +11,9 @@ import { attributesValue, getPath, identityAttributes } from './attributes.js';
 import type { CompiledKind, CompiledProfile } from './compile.js';
 import { renderText } from './template.js';
 
+/** No attributes besides the identity: one array, so its attribute value is worked out once. */
+const NOTHING: readonly string[] = [];
+
 /** A successor entity as JSON. */
 export type Entity = Record<string, unknown>;
 
@@ -42,9 +45,17 @@ export class IdResolver {
   readonly #deps: IdResolverDeps;
   readonly #cache: LRUCache<string, string> | undefined;
 
-  /** `cache` is given only by `withSuccessor`: a resolver for one run shares its parent's cache. */
-  constructor(deps: IdResolverDeps, cache?: LRUCache<string, string>) {
+  /** Attribute query values by kind and wanted list (handlers and the executor pass constant lists). */
+  readonly #attributeValues: WeakMap<CompiledKind, WeakMap<readonly string[], string>>;
+
+  /** `cache` and `attributeValues` are given only by `withSuccessor`: a resolver for one run shares its parent's. */
+  constructor(
+    deps: IdResolverDeps,
+    cache?: LRUCache<string, string>,
+    attributeValues?: WeakMap<CompiledKind, WeakMap<readonly string[], string>>,
+  ) {
     this.#deps = deps;
+    this.#attributeValues = attributeValues ?? new WeakMap();
     const { ttlSeconds, max } = deps.profile.cache;
     this.#cache =
       cache ??
@@ -55,7 +66,7 @@ export class IdResolver {
 
   /** The same resolver (same cache and store) calling the successor through `successor`. */
   withSuccessor(successor: SuccessorClient): IdResolver {
-    return new IdResolver({ ...this.#deps, successor }, this.#cache);
+    return new IdResolver({ ...this.#deps, successor }, this.#cache, this.#attributeValues);
   }
 
   /** A natural resolution from the cache, counted as a hit or a miss. */
@@ -103,7 +114,7 @@ export class IdResolver {
         if (entity && stringAt(entity, id.attribute) === legacyId) return { uuid: cached, entity };
         this.forget(kind, legacyId);
       }
-      const found = await this.#naturalQuery(kind, [legacyId], want ?? []);
+      const found = await this.#naturalQuery(kind, [legacyId], want ?? NOTHING);
       const entity = found.get(legacyId);
       return entity ? { uuid: this.#uuidOf(kind, entity), entity } : undefined;
     }
@@ -135,7 +146,7 @@ export class IdResolver {
         else found.set(legacyId, cached);
       }
       if (misses.length > 0) {
-        const entities = await this.#naturalQuery(kind, misses, []);
+        const entities = await this.#naturalQuery(kind, misses, NOTHING);
         for (const [legacyId, entity] of entities) found.set(legacyId, this.#uuidOf(kind, entity));
       }
     } else {
@@ -162,24 +173,12 @@ export class IdResolver {
    */
   async toLegacy(kind: CompiledKind, refs: readonly unknown[]): Promise<(string | null)[]> {
     const id = kind.id;
-    const out: (string | null)[] = refs.map(() => null);
-    const pending: { index: number; uuid: string; ref: unknown }[] = [];
-    refs.forEach((ref, index) => {
-      if (ref === null || ref === undefined) return;
-      if (id.strategy === 'natural' && typeof ref === 'object') {
-        out[index] = stringAt(ref, id.attribute) ?? null;
-        return;
-      }
-      const uuid = referenceUuid(kind, ref);
-      if (uuid === undefined) return;
-      if (id.strategy === 'uuid') out[index] = uuid;
-      else pending.push({ index, uuid, ref });
-    });
+    const { out, pending } = this.#legacyInline(kind, refs);
     if (pending.length === 0) return out;
     const uuids = [...new Set(pending.map((p) => p.uuid))];
     if (id.strategy === 'natural') {
       // The successor gave IRIs instead of embedded objects: one read of all of them by UUID.
-      const entities = await this.#readByUuids(kind, uuids, []);
+      const entities = await this.#readByUuids(kind, uuids, NOTHING);
       for (const p of pending) {
         const entity = entities.get(p.uuid);
         out[p.index] = entity ? (stringAt(entity, id.attribute) ?? null) : null;
@@ -196,6 +195,37 @@ export class IdResolver {
       out[p.index] = legacyId;
     }
     return out;
+  }
+
+  /**
+   * `toLegacy` at once, without waiting, when the references carry their legacy IDs themselves
+   * (embedded natural IDs, UUIDs); undefined when some need the successor or the store.
+   */
+  toLegacyAtOnce(kind: CompiledKind, refs: readonly unknown[]): (string | null)[] | undefined {
+    const { out, pending } = this.#legacyInline(kind, refs);
+    return pending.length === 0 ? out : undefined;
+  }
+
+  /** The legacy IDs the references carry themselves, and those that need a look-up (`pending`). */
+  #legacyInline(
+    kind: CompiledKind,
+    refs: readonly unknown[],
+  ): { out: (string | null)[]; pending: { index: number; uuid: string; ref: unknown }[] } {
+    const id = kind.id;
+    const out: (string | null)[] = refs.map(() => null);
+    const pending: { index: number; uuid: string; ref: unknown }[] = [];
+    refs.forEach((ref, index) => {
+      if (ref === null || ref === undefined) return;
+      if (id.strategy === 'natural' && typeof ref === 'object') {
+        out[index] = stringAt(ref, id.attribute) ?? null;
+        return;
+      }
+      const uuid = referenceUuid(kind, ref);
+      if (uuid === undefined) return;
+      if (id.strategy === 'uuid') out[index] = uuid;
+      else pending.push({ index, uuid, ref });
+    });
+    return { out, pending };
   }
 
   /** The legacy ID of a `table` kind entity that has none yet, by the kind's assignment rule (persisted). */
@@ -259,7 +289,17 @@ export class IdResolver {
   }
 
   #attributes(kind: CompiledKind, want: readonly string[]): string {
-    return attributesValue(this.#deps.profile, [...new Set([...identityAttributes(kind), ...want])]);
+    let byWant = this.#attributeValues.get(kind);
+    if (!byWant) {
+      byWant = new WeakMap();
+      this.#attributeValues.set(kind, byWant);
+    }
+    let value = byWant.get(want);
+    if (value === undefined) {
+      value = attributesValue(this.#deps.profile, [...new Set([...identityAttributes(kind), ...want])]);
+      byWant.set(want, value);
+    }
+    return value;
   }
 
   #readQuery(kind: CompiledKind): SuccessorQuery {
@@ -311,7 +351,7 @@ export class IdResolver {
   /** Which of these UUIDs exist: one read filtered by UUIDs. */
   async #existingUuids(kind: CompiledKind, uuids: readonly string[]): Promise<Set<string>> {
     if (uuids.length === 0) return new Set();
-    return new Set((await this.#readByUuids(kind, uuids, [])).keys());
+    return new Set((await this.#readByUuids(kind, uuids, NOTHING)).keys());
   }
 
   async #readByUuids(

@@ -205,18 +205,20 @@ export class HttpTransport {
         status: status ?? 0,
         durationMs,
       });
-      this.#settings.logger.debug(
-        {
-          successor: {
-            method: call.method,
-            path: `${call.url.pathname}${call.url.search}`,
-            status,
-            durationMs: Math.round(durationMs),
-            attempt,
+      // Checked first: the line's object and path are not built per call when debug is off.
+      if (this.#settings.logger.isLevelEnabled('debug'))
+        this.#settings.logger.debug(
+          {
+            successor: {
+              method: call.method,
+              path: `${call.url.pathname}${call.url.search}`,
+              status,
+              durationMs: Math.round(durationMs),
+              attempt,
+            },
           },
-        },
-        'successor call',
-      );
+          'successor call',
+        );
     }
   }
 
