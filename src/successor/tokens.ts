@@ -48,8 +48,17 @@ export class TokenSource {
   readonly #pending = new Map<string, Promise<CachedToken>>();
   #configuration: Promise<oidc.Configuration> | undefined;
 
+  /** Scope string and cache key of each access level, worked out once (they never change). */
+  readonly #scopeStrings: Record<Access, string>;
+  readonly #keys: Record<Access, string>;
+
   constructor(settings: TokenSettings) {
     this.#settings = settings;
+    const scopeString = (access: Access) => settings.scopes[access].join(' ');
+    this.#scopeStrings = { read: scopeString('read'), write: scopeString('write') };
+    const key = (access: Access) =>
+      JSON.stringify([settings.issuer, settings.clientId, this.#scopeStrings[access]]);
+    this.#keys = { read: key('read'), write: key('write') };
   }
 
   /** The issuer, for messages. */
@@ -70,7 +79,7 @@ export class TokenSource {
   /** A valid access token for `access`, from the cache or from one shared token request. */
   async token(access: Access, signal?: AbortSignal): Promise<string> {
     const scope = this.#scopeString(access);
-    const key = this.#key(scope);
+    const key = this.#key(access);
     const cached = this.#cache.get(key);
     const now = this.#settings.clock.now();
     if (cached && now < cached.refreshAt) return cached.accessToken;
@@ -108,16 +117,16 @@ export class TokenSource {
    * already replaced it, the newer token stays.
    */
   purge(access: Access, accessToken: string): void {
-    const key = this.#key(this.#scopeString(access));
+    const key = this.#key(access);
     if (this.#cache.get(key)?.accessToken === accessToken) this.#cache.delete(key);
   }
 
   #scopeString(access: Access): string {
-    return this.#settings.scopes[access].join(' ');
+    return this.#scopeStrings[access];
   }
 
-  #key(scope: string): string {
-    return JSON.stringify([this.#settings.issuer, this.#settings.clientId, scope]);
+  #key(access: Access): string {
+    return this.#keys[access];
   }
 
   async #renew(key: string, scope: string, access: Access): Promise<CachedToken> {
