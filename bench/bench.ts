@@ -461,53 +461,76 @@ async function legacyList(proxy: ProxyProcess): Promise<() => number> {
   return () => (JSON.parse(text) as unknown[]).length;
 }
 
-async function measureLargeList(
+/**
+ * The large list through each target `repeat` times, after one unrecorded list each: median time,
+ * CPU of the hop or proxy process per list, successor calls per list and the process's peak RSS
+ * during a list (VmHWM, reset before each).
+ */
+async function measureLargeLists(
   stack: Stack,
-  target: TargetName,
   repeat: number,
   expected: number,
-): Promise<TargetFigures> {
-  const pid = target === 'hop' ? stack.hop.pid : target === 'proxy' ? stack.proxy.pid : undefined;
+): Promise<Record<(typeof TARGETS)[number], TargetFigures>> {
   const bearer = { authorization: `Bearer ${stack.token}`, accept: ACCEPT };
-  const once = () =>
-    target === 'proxy'
-      ? legacyList(stack.proxy)
-      : allPages(target === 'hop' ? stack.hop.url : stack.sandbox.url, bearer);
-  await once(); // warm-up: caches, JIT, connections
-  if (pid !== undefined) {
-    log(`  ${target}: RSS ${rssMiB(pid)} MiB after the warm-up`);
-    resetPeakRss(pid);
+  const targets = TARGETS.map((name) => ({
+    name,
+    pid: name === 'hop' ? stack.hop.pid : name === 'proxy' ? stack.proxy.pid : undefined,
+    once: () =>
+      name === 'proxy'
+        ? legacyList(stack.proxy)
+        : allPages(name === 'hop' ? stack.hop.url : stack.sandbox.url, bearer),
+    times: [] as number[],
+    cpuMicros: 0,
+    calls: 0,
+    errors: 0,
+    peakRssMiB: 0,
+  }));
+  for (const target of targets) {
+    await target.once(); // warm-up: caches, JIT, connections
+    if (target.pid !== undefined) log(`  ${target.name}: RSS ${rssMiB(target.pid)} MiB after the warm-up`);
   }
-  const callsBefore = await successorCalls(stack.sandbox);
-  const cpuTotal = () => {
+  const cpuTotal = (pid: number | undefined) => {
     if (pid === undefined) return 0;
     const { user, system } = cpuMicros(pid);
     return user + system;
   };
-  const cpuBefore = cpuTotal();
-  const times: number[] = [];
-  let errors = 0;
+  // The targets take turns, in a rotating order, so a burst of load from elsewhere on the machine
+  // falls on all of them alike instead of on whichever ran during it.
   for (let i = 0; i < repeat; i++) {
-    const started = performance.now();
-    const count = await once();
-    times.push((performance.now() - started) / 1000);
-    if (count() < expected) errors++;
+    for (let t = 0; t < targets.length; t++) {
+      const target = targets[(i + t) % targets.length];
+      if (!target) continue;
+      if (target.pid !== undefined) resetPeakRss(target.pid);
+      const callsBefore = await successorCalls(stack.sandbox);
+      const cpuBefore = cpuTotal(target.pid);
+      const started = performance.now();
+      const count = await target.once();
+      target.times.push((performance.now() - started) / 1000);
+      target.cpuMicros += cpuTotal(target.pid) - cpuBefore;
+      target.calls += (await successorCalls(stack.sandbox)) - callsBefore;
+      if (target.pid !== undefined) target.peakRssMiB = Math.max(target.peakRssMiB, peakRssMiB(target.pid));
+      if (count() < expected) target.errors++;
+    }
   }
-  const calls = (await successorCalls(stack.sandbox)) - callsBefore;
-  times.sort((a, b) => a - b);
-  if (target === 'proxy') log(`  proxy: ${await heapFigures(stack.proxy)}`);
-  return {
-    rps: null,
-    p50Ms: null,
-    p99Ms: null,
-    addedP50Ms: null,
-    cpuUsPerRequest: pid === undefined ? null : Math.round((cpuTotal() - cpuBefore) / repeat),
-    successorCallsPerRequest: round(calls / repeat, 2),
-    rssMiB: pid === undefined ? null : rssMiB(pid),
-    errors,
-    seconds: round(times[Math.floor(times.length / 2)] ?? 0, 3),
-    peakRssMiB: pid === undefined ? null : peakRssMiB(pid),
+  log(`  proxy: ${await heapFigures(stack.proxy)}`);
+  const figures = (target: (typeof targets)[number]): TargetFigures => {
+    const times = [...target.times].sort((a, b) => a - b);
+    return {
+      rps: null,
+      p50Ms: null,
+      p99Ms: null,
+      addedP50Ms: null,
+      cpuUsPerRequest: target.pid === undefined ? null : Math.round(target.cpuMicros / repeat),
+      successorCallsPerRequest: round(target.calls / repeat, 2),
+      rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
+      errors: target.errors,
+      seconds: round(times[Math.floor(times.length / 2)] ?? 0, 3),
+      peakRssMiB: target.pid === undefined ? null : target.peakRssMiB,
+    };
   };
+  const [direct, hop, proxy] = targets;
+  if (!direct || !hop || !proxy) throw new Error('the large lists need the direct, hop and proxy targets');
+  return { direct: figures(direct), hop: figures(hop), proxy: figures(proxy) };
 }
 
 async function runLargeList(dir: string, count: number, repeat: number): Promise<ScenarioReport | undefined> {
@@ -516,12 +539,8 @@ async function runLargeList(dir: string, count: number, repeat: number): Promise
   log(`${name}: generating the fixture and starting…`);
   const stack = await startStack(dir, `proxy-${count}`, { fixture: largeFixture(dir, count) });
   try {
-    const figures: Partial<Record<TargetName, TargetFigures>> = {};
-    for (const target of TARGETS) {
-      log(`${name}: ${target}…`);
-      figures[target] = await measureLargeList(stack, target, repeat, count);
-    }
-    return { name, kind: 'large-list', targets: complete(figures) };
+    log(`${name}: direct, hop and proxy in turn…`);
+    return { name, kind: 'large-list', targets: complete(await measureLargeLists(stack, repeat, count)) };
   } finally {
     await stack.stop();
   }
