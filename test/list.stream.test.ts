@@ -1,7 +1,7 @@
 // Large lists are answered while the successor's pages arrive: the same bytes as the whole list,
 // a failure on the first page answered like any other, a later one cutting the answer off (never
 // a short list that looks whole), and the collection read never more than pageConcurrency pages
-// ahead of what has been answered.
+// ahead of what has been answered, nor read on once the caller hung up.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,6 +114,51 @@ describe('streamed legacy lists', () => {
         proxy.logSink.lines().some((line) => line.msg === 'list answer cut off: a later page failed'),
         'the failure is logged',
       );
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+});
+
+describe('a streamed list whose caller hangs up after the first chunk', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    // Pages of 10: some 27 successor pages, slow enough (latency below) to hang up among them.
+    proxy = await startUserProxy({ sandbox: { fixture: { users: USERS } }, successor: { pageSize: 10 } });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('stops reading pages, and logs the request once', async () => {
+    // At least this many pages: the fixture's users alone, without the seed's.
+    const pages = Math.ceil(USERS.length / 10);
+    proxy.sandbox.faults.set({ latencyMs: 100 });
+    try {
+      proxy.resetCounts();
+      const controller = new AbortController();
+      const response = await fetch(`${proxy.core}/Entity/User`, {
+        headers: { authorization: proxy.authorization, 'x-request-id': 'hang-up-mid-stream' },
+        signal: controller.signal,
+      });
+      assert.equal(response.status, 200);
+      const reader = response.body?.getReader();
+      await reader?.read();
+      controller.abort();
+      await reader?.cancel().catch(() => undefined);
+      const logged = () =>
+        proxy.logSink
+          .lines()
+          .filter((l) => l.reqId === 'hang-up-mid-stream' && l.msg === 'request completed');
+      for (let i = 0; i < 100 && logged().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(logged().length, 1, 'one completion line');
+      // Pages already asked for may still arrive; after them, no more are read.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const read = proxy.apiCallCount();
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(proxy.apiCallCount(), read, 'no page read after the hang-up settled');
+      assert.ok(read < pages / 2, `${read} of ${pages} pages read`);
     } finally {
       proxy.sandbox.faults.reset();
     }

@@ -35,6 +35,8 @@ export interface ProxyOptions {
   sandbox?: SandboxOptions;
   /** Successor client timeouts and retries. */
   timeouts?: { connectMs?: number; totalMs?: number };
+  /** More `successor` settings (e.g. `pageSize`, `pageConcurrency`), merged over the test defaults. */
+  successor?: Record<string, unknown>;
   retries?: { max?: number; baseDelayMs?: number };
   /** Clock of the proxy (ID cache TTL). */
   clock?: Clock;
@@ -98,6 +100,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
       ...successorConfigFor(sandbox),
       timeouts: { connectMs: 2_000, totalMs: 5_000, ...options.timeouts },
       retries: { max: 0, baseDelayMs: 10, ...options.retries },
+      ...options.successor,
     },
     store: { type: 'sqlite', path: path.join(dir, 'store.db') },
     mappings: { dir: path.dirname(profileDir), profile: path.basename(profileDir) },
