@@ -284,8 +284,9 @@ export interface AppEnv {
      */
     calls?: CallStats;
     /**
-     * Set by a handler whose answer is streamed (a large list): settles once the stream has
-     * ended, failed or been cancelled, when the pipeline writes the request's log line.
+     * Set by a handler whose answer is streamed (a large list, a passthrough answer): settles
+     * once the answer is out, its stream ended, failed or cancelled, when the pipeline writes the
+     * request's log line.
      */
     streaming?: Promise<void>;
   };

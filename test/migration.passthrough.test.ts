@@ -122,6 +122,51 @@ describe('passthrough', () => {
   });
 });
 
+describe('passthrough of an answer the old server sends slowly', () => {
+  let slow: Server;
+  let baseUrl: string;
+  before(async () => {
+    // Every answer: the headers and the first half of the body at once, the rest 500 ms later.
+    slow = createServer((socket) => {
+      socket.once('data', () => {
+        socket.write(
+          'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n1\r\n[\r\n',
+        );
+        setTimeout(() => socket.end('1\r\n]\r\n0\r\n\r\n'), 500);
+      });
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}/iserv/api`;
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => slow.close(() => resolve()));
+  });
+
+  it("logs the request when the answer's last byte is out, with that duration", async () => {
+    const front = await startFront(
+      { baseUrl, username: 'proxy-account', password: 'x' },
+      { modes: { 'user.*': 'passthrough' } },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const answer = await call(`${front.url}${CORE}/Entity/User`, {
+        user: 'integration',
+        password,
+        headers: { 'x-request-id': 'slow-passthrough' },
+      });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.text, '[]');
+      const line = front.logSink
+        .lines()
+        .find((l) => l.reqId === 'slow-passthrough' && l.msg === 'request completed');
+      assert.ok(line, 'the completion line is written by the time the answer has arrived');
+      assert.ok(Number(line.durationMs) >= 450, `durationMs ${String(line.durationMs)}`);
+    } finally {
+      await front.close();
+    }
+  });
+});
+
 describe('passthrough to an old server that fails', () => {
   let silent: Server;
   let port: number;

@@ -86,7 +86,7 @@ export function requestPipeline(
         });
       }
     } finally {
-      // A streamed answer (a large list) is done, and its successor calls counted, only once its
+      // A streamed answer (a large list, a passthrough answer) is done, and its successor calls counted, only once its
       // last byte is handed over; every other answer is done now.
       const streaming = c.get('streaming');
       if (streaming)

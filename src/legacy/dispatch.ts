@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Context, Handler } from 'hono';
+import { answerOut } from '../http/answer-out.js';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
@@ -97,6 +98,12 @@ async function passThrough(c: Context<AppEnv>, services: Services): Promise<Resp
   services.observer.legacyUpstreamCall(answer.status);
   const empty = bodiless(answer.status, c.req.method);
   if (empty) answer.body.resume();
+  else {
+    // The old server's body is streamed through: the request is done (its log line, its duration)
+    // once the answer has left, not when it starts.
+    const out = answerOut(c);
+    if (out) c.set('streaming', out);
+  }
   return new Response(empty ? null : (Readable.toWeb(answer.body) as ReadableStream<Uint8Array>), {
     status: answer.status,
     headers: answerHeaders(c, services, answer),

@@ -1,5 +1,5 @@
-import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
+import { answerOut } from '../http/answer-out.js';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestLog } from '../http/request-log.js';
 import type { AppEnv } from '../services.js';
@@ -41,9 +41,7 @@ export async function streamedList(
   // short list that looks whole.
   let ended!: () => void;
   c.set('streaming', new Promise<void>((resolve) => (ended = resolve)));
-  const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
-  if (outgoing?.destroyed) ended();
-  else outgoing?.once('close', () => ended());
+  void answerOut(c)?.then(ended);
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
   // highWaterMark 0: a page is rendered only when the writer asks for the next chunk, not one

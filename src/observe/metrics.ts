@@ -26,7 +26,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
   });
   const requestDuration = new Histogram({
     name: 'idm_compat_request_duration_seconds',
-    help: 'Time from request until the answer is out (a streamed list: its last byte), by legacy operation',
+    help: 'Time from request until the answer is out (a streamed list or passthrough answer: its last byte), by legacy operation',
     labelNames: ['operation'] as const,
     buckets: DURATION_BUCKETS,
     registers: [registry],
