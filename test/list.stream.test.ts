@@ -124,8 +124,9 @@ describe('a streamed list whose caller hangs up after the first chunk', () => {
   let proxy: UserProxy;
 
   before(async () => {
-    // Pages of 10: some 27 successor pages, slow enough (latency below) to hang up among them.
-    proxy = await startUserProxy({ sandbox: { fixture: { users: USERS } }, successor: { pageSize: 10 } });
+    // Pages of 5: some 53 successor pages, slow enough (latency below) to hang up among them; a
+    // pause of up to half a second before the hang-up reaches the proxy still leaves it under half.
+    proxy = await startUserProxy({ sandbox: { fixture: { users: USERS } }, successor: { pageSize: 5 } });
   });
   after(async () => {
     await proxy?.close();
@@ -133,8 +134,8 @@ describe('a streamed list whose caller hangs up after the first chunk', () => {
 
   it('stops reading pages, and logs the request once', async () => {
     // At least this many pages: the fixture's users alone, without the seed's.
-    const pages = Math.ceil(USERS.length / 10);
-    proxy.sandbox.faults.set({ latencyMs: 100 });
+    const pages = Math.ceil(USERS.length / 5);
+    proxy.sandbox.faults.set({ latencyMs: 150 });
     try {
       proxy.resetCounts();
       const controller = new AbortController();

@@ -29,11 +29,6 @@ type SubjectWantCache = WeakMap<CompiledOperation, WeakMap<readonly string[], re
 
 const NO_FIELDS: readonly string[] = [];
 
-function identityRender(profile: CompiledProfile, kind: CompiledKind): RenderAttributes {
-  const list = identityAttributes(kind);
-  return { list, value: attributesValue(profile, list) };
-}
-
 /** What a legacy handler hands to an operation: its validated input and the legacy fields it answers with. */
 export interface RunInput {
   /** Path parameters (the subject's legacy ID among them). */
@@ -105,6 +100,8 @@ export class OperationExecutor {
     private readonly attributeCache: AttributeCache = new WeakMap(),
     /** Shared with the `counting` copies, like `attributeCache`. */
     private readonly subjectWants: SubjectWantCache = new WeakMap(),
+    /** Shared with the `counting` copies, like `attributeCache`. */
+    private readonly identityCache: WeakMap<CompiledKind, RenderAttributes> = new WeakMap(),
   ) {}
 
   /** The same executor with every successor call adding to `calls` (one legacy request's counter). */
@@ -117,6 +114,7 @@ export class OperationExecutor {
       this.apiBase,
       this.attributeCache,
       this.subjectWants,
+      this.identityCache,
     );
   }
 
@@ -135,6 +133,17 @@ export class OperationExecutor {
       const list = attributesFor(resource, fields);
       known = { list, value: attributesValue(this.profile, list) };
       byFields.set(fields, known);
+    }
+    return known;
+  }
+
+  /** The attributes of an operation without a field table: the kind's identity, worked out once. */
+  #identityOf(kind: CompiledKind): RenderAttributes {
+    let known = this.identityCache.get(kind);
+    if (!known) {
+      const list = identityAttributes(kind);
+      known = { list, value: attributesValue(this.profile, list) };
+      this.identityCache.set(kind, known);
     }
     return known;
   }
@@ -183,7 +192,7 @@ export class OperationExecutor {
     const fields = input.fields ?? NO_FIELDS;
     const { list: renderAttributes, value: attributesParam } = op.resource
       ? this.#attributesOf(op.resource, fields)
-      : identityRender(this.profile, op.kind);
+      : this.#identityOf(op.kind);
     const writes = op.steps.some((step) => step.write);
     const answered = op.steps.some((step) => step.returnsEntity);
     // A read-only entity operation takes the entity from the resolution itself when it can.
