@@ -16,6 +16,7 @@ import type {
 import { TranslationError } from './errors.js';
 import { legacyViolations, renderEntities, translateWrite } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
+import { PairMemo } from './memo.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
 
 /** Successor attributes to ask for (never changed once made) and their query parameter value. */
@@ -24,8 +25,34 @@ interface RenderAttributes {
   value: string;
 }
 
-type AttributeCache = WeakMap<CompiledResource, WeakMap<readonly string[], RenderAttributes>>;
-type SubjectWantCache = WeakMap<CompiledOperation, WeakMap<readonly string[], readonly string[]>>;
+/** What an executor works out once per profile, shared with its `counting` copies. */
+interface ExecutorMemo {
+  /** The attributes rendering a field list of a resource (of a kind without one: its identity). */
+  attributes: PairMemo<CompiledResource | CompiledKind, readonly string[], RenderAttributes>;
+  /** What the resolution of an operation's path entity reads, by the rendered attributes. */
+  subjectWants: PairMemo<CompiledOperation, readonly string[], readonly string[]>;
+}
+
+function newExecutorMemo(): ExecutorMemo {
+  return { attributes: new PairMemo(), subjectWants: new PairMemo() };
+}
+
+/** A read-only entity operation takes the entity from the resolution of its path entity itself. */
+function answersFromResolution(op: CompiledOperation): boolean {
+  return (
+    op.result.type === 'entity' &&
+    !op.steps.some((step) => step.write) &&
+    !op.steps.some((step) => step.returnsEntity)
+  );
+}
+
+/**
+ * The relation a link operation that may roll back reads before it writes, in the resolution read
+ * of the path entity, so that a rollback undoes exactly what this call changed.
+ */
+function rollbackRelation(op: CompiledOperation): CompiledOperation['relation'] {
+  return op.relation && op.items && op.steps.some((step) => step.undo) ? op.relation : undefined;
+}
 
 const NO_FIELDS: readonly string[] = [];
 
@@ -96,12 +123,8 @@ export class OperationExecutor {
     private readonly ids: IdResolver,
     private readonly successor: SuccessorClient,
     private readonly apiBase: string,
-    /** Shared with the `counting` copies, so the attributes of a field list are worked out once. */
-    private readonly attributeCache: AttributeCache = new WeakMap(),
-    /** Shared with the `counting` copies, like `attributeCache`. */
-    private readonly subjectWants: SubjectWantCache = new WeakMap(),
-    /** Shared with the `counting` copies, like `attributeCache`. */
-    private readonly identityCache: WeakMap<CompiledKind, RenderAttributes> = new WeakMap(),
+    /** Shared with the `counting` copies, so what it holds is worked out once per profile. */
+    private readonly memo: ExecutorMemo = newExecutorMemo(),
   ) {}
 
   /** The same executor with every successor call adding to `calls` (one legacy request's counter). */
@@ -112,9 +135,7 @@ export class OperationExecutor {
       this.ids.withSuccessor(successor),
       successor,
       this.apiBase,
-      this.attributeCache,
-      this.subjectWants,
-      this.identityCache,
+      this.memo,
     );
   }
 
@@ -123,29 +144,18 @@ export class OperationExecutor {
    * pass constant field lists, so each list is worked out once per profile, not per request.
    */
   #attributesOf(resource: CompiledResource, fields: readonly string[]): RenderAttributes {
-    let byFields = this.attributeCache.get(resource);
-    if (!byFields) {
-      byFields = new WeakMap();
-      this.attributeCache.set(resource, byFields);
-    }
-    let known = byFields.get(fields);
-    if (!known) {
+    return this.memo.attributes.get(resource, fields, () => {
       const list = attributesFor(resource, fields);
-      known = { list, value: attributesValue(this.profile, list) };
-      byFields.set(fields, known);
-    }
-    return known;
+      return { list, value: attributesValue(this.profile, list) };
+    });
   }
 
   /** The attributes of an operation without a field table: the kind's identity, worked out once. */
   #identityOf(kind: CompiledKind): RenderAttributes {
-    let known = this.identityCache.get(kind);
-    if (!known) {
+    return this.memo.attributes.get(kind, NO_FIELDS, () => {
       const list = identityAttributes(kind);
-      known = { list, value: attributesValue(this.profile, list) };
-      this.identityCache.set(kind, known);
-    }
-    return known;
+      return { list, value: attributesValue(this.profile, list) };
+    });
   }
 
   /**
@@ -154,29 +164,18 @@ export class OperationExecutor {
    * Worked out once per operation and field list, like the attributes themselves, and always the
    * same array, so the resolver's attribute value for it is worked out once too.
    */
-  #subjectWant(
-    op: CompiledOperation,
-    renderAttributes: readonly string[],
-    wantEntity: boolean,
-    relation: CompiledOperation['relation'] | undefined,
-  ): readonly string[] | undefined {
-    let byAttributes = this.subjectWants.get(op);
-    if (!byAttributes) {
-      byAttributes = new WeakMap();
-      this.subjectWants.set(op, byAttributes);
-    }
-    let want = byAttributes.get(renderAttributes);
-    if (!want) {
+  #subjectWant(op: CompiledOperation, renderAttributes: readonly string[]): readonly string[] | undefined {
+    const want = this.memo.subjectWants.get(op, renderAttributes, () => {
       const refuseWhen = op.subject?.refuseWhen;
-      want = [
-        ...(wantEntity ? renderAttributes : []),
+      const relation = rollbackRelation(op);
+      return [
+        ...(answersFromResolution(op) ? renderAttributes : []),
         ...(refuseWhen ? [refuseWhen.attribute.join('.')] : []),
         ...(relation && op.items
           ? [`${relation.attribute.join('.')}.${op.items.uuidAttribute.join('.')}`]
           : []),
       ];
-      byAttributes.set(renderAttributes, want);
-    }
+    });
     return want.length > 0 ? want : undefined;
   }
 
@@ -194,9 +193,7 @@ export class OperationExecutor {
       ? this.#attributesOf(op.resource, fields)
       : this.#identityOf(op.kind);
     const writes = op.steps.some((step) => step.write);
-    const answered = op.steps.some((step) => step.returnsEntity);
-    // A read-only entity operation takes the entity from the resolution itself when it can.
-    const wantEntity = op.result.type === 'entity' && !writes && !answered;
+    const wantEntity = answersFromResolution(op);
 
     const written =
       op.usesFields && op.resource ? await translateWrite(op.resource, input.body, this.ids) : undefined;
@@ -208,11 +205,9 @@ export class OperationExecutor {
       );
     }
     const itemIds = op.items ? itemList(input.body) : [];
-    // A link operation that may roll back reads which items are linked before it writes, in the
-    // resolution read of the path entity, so that a rollback undoes exactly what this call changed.
-    const relation = op.relation && op.items && op.steps.some((step) => step.undo) ? op.relation : undefined;
+    const relation = rollbackRelation(op);
     const refuseWhen = op.subject?.refuseWhen;
-    const subjectWant = this.#subjectWant(op, renderAttributes, wantEntity, relation);
+    const subjectWant = this.#subjectWant(op, renderAttributes);
     // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400).
     const [subjectOutcome, itemsOutcome] = await Promise.allSettled([
       op.subject && legacyId !== undefined ? this.ids.resolveOne(op.kind, legacyId, subjectWant) : undefined,

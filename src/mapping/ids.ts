@@ -9,6 +9,7 @@ import { UpstreamError } from '../successor/errors.js';
 import { iriToUuid } from '../successor/ids.js';
 import { attributesValue, getPath, identityAttributes } from './attributes.js';
 import type { CompiledKind, CompiledProfile } from './compile.js';
+import { PairMemo } from './memo.js';
 import { renderText } from './template.js';
 
 /** No attributes besides the identity: one array, so its attribute value is worked out once. */
@@ -46,16 +47,16 @@ export class IdResolver {
   readonly #cache: LRUCache<string, string> | undefined;
 
   /** Attribute query values by kind and wanted list (handlers and the executor pass constant lists). */
-  readonly #attributeValues: WeakMap<CompiledKind, WeakMap<readonly string[], string>>;
+  readonly #attributeValues: PairMemo<CompiledKind, readonly string[], string>;
 
   /** `cache` and `attributeValues` are given only by `withSuccessor`: a resolver for one run shares its parent's. */
   constructor(
     deps: IdResolverDeps,
     cache?: LRUCache<string, string>,
-    attributeValues?: WeakMap<CompiledKind, WeakMap<readonly string[], string>>,
+    attributeValues?: PairMemo<CompiledKind, readonly string[], string>,
   ) {
     this.#deps = deps;
-    this.#attributeValues = attributeValues ?? new WeakMap();
+    this.#attributeValues = attributeValues ?? new PairMemo();
     const { ttlSeconds, max } = deps.profile.cache;
     this.#cache =
       cache ??
@@ -289,17 +290,9 @@ export class IdResolver {
   }
 
   #attributes(kind: CompiledKind, want: readonly string[]): string {
-    let byWant = this.#attributeValues.get(kind);
-    if (!byWant) {
-      byWant = new WeakMap();
-      this.#attributeValues.set(kind, byWant);
-    }
-    let value = byWant.get(want);
-    if (value === undefined) {
-      value = attributesValue(this.#deps.profile, [...new Set([...identityAttributes(kind), ...want])]);
-      byWant.set(want, value);
-    }
-    return value;
+    return this.#attributeValues.get(kind, want, () =>
+      attributesValue(this.#deps.profile, [...new Set([...identityAttributes(kind), ...want])]),
+    );
   }
 
   #readQuery(kind: CompiledKind): SuccessorQuery {
