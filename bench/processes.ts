@@ -193,7 +193,7 @@ export interface HopProcess extends Running {
 }
 
 /** bench/hop.ts in its own process, forwarding to the sandbox. */
-export async function startHop(sandbox: SandboxProcess): Promise<HopProcess> {
+export async function startHop(sandbox: Pick<SandboxProcess, 'url'>): Promise<HopProcess> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
