@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { text } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { type HopProcess, startHop } from '../bench/processes.js';
 
@@ -11,15 +12,11 @@ describe('bench hop', () => {
   let origin: Server;
   let hop: HopProcess;
   before(async () => {
-    origin = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString();
-        const status = req.url?.startsWith('/missing') ? 404 : 200;
-        res.writeHead(status, { 'content-type': 'application/json', 'x-origin': 'yes' });
-        res.end(JSON.stringify({ method: req.method, url: req.url, auth: req.headers.authorization, body }));
-      });
+    origin = createServer(async (req, res) => {
+      const body = await text(req);
+      const status = req.url?.startsWith('/missing') ? 404 : 200;
+      res.writeHead(status, { 'content-type': 'application/json', 'x-origin': 'yes' });
+      res.end(JSON.stringify({ method: req.method, url: req.url, auth: req.headers.authorization, body }));
     });
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     hop = await startHop({ url: `http://127.0.0.1:${(origin.address() as AddressInfo).port}` });
