@@ -3,8 +3,8 @@ import { mostSpecific } from '../lib/operation-patterns.js';
 
 /** The deprecation headers of each operation, compiled once from `deprecation.operations`. */
 export interface DeprecationHeaders {
-  /** Sets the headers of `operation` (if it is deprecated) on an answer. */
-  apply(operation: string, headers: Headers): void;
+  /** Sets the headers of `operation` (if it is deprecated) on an answer, through `set`. */
+  apply(operation: string, set: (name: string, value: string) => void): void;
 }
 
 /**
@@ -35,13 +35,10 @@ export function compileDeprecation(config: AppConfig, operationIds: readonly str
     if (headers) compiled.set(id, headers);
   }
   return {
-    apply(operation, headers) {
+    apply(operation, set) {
       const found = compiled.get(operation);
       if (!found) return;
-      for (const [name, value] of found) {
-        if (name === 'Link') headers.append(name, value);
-        else headers.set(name, value);
-      }
+      for (const [name, value] of found) set(name, value);
     },
   };
 }

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { OperationTable } from '../legacy/operation-table.js';
 import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
+import { setAnswerHeader } from './answer-headers.js';
 import type { DeprecationHeaders } from './deprecation.js';
 import { RequestLineLimiter } from './log-limit.js';
 import { recordExchange } from './recording.js';
@@ -60,16 +61,16 @@ export function requestPipeline(
     c.set('requestId', requestId);
     c.set('operation', name);
     c.set('match', match);
-    c.header('X-Request-Id', requestId);
+    setAnswerHeader(c, 'X-Request-Id', requestId);
     const stats: CallStats = { calls: 0, durationMs: 0 };
     c.set('calls', stats);
     try {
       await next();
-      deprecation.apply(name, c.res.headers);
+      deprecation.apply(name, (header, value) => setAnswerHeader(c, header, value));
       // Answered without reading the request's body (refused before it, e.g. 401 or 413): the
       // server gives the rest only a moment before it drops the connection, so the client is told
       // not to send the next request on it.
-      if (announcesBody(c) && !c.req.raw.bodyUsed) c.res.headers.set('Connection', 'close');
+      if (announcesBody(c) && !c.req.raw.bodyUsed) setAnswerHeader(c, 'Connection', 'close');
       const recording = services.migration.recording;
       // Only requests an API user was let through for: what integrations really send and get.
       if (

@@ -53,9 +53,12 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
   const query = validatePart('query', operation.query, c.req.query());
   const body = validatePart('body', operation.body?.schema, await readBody(c, operation));
   const response = await operation.handler(c, { params, query, body });
-  // The seed: every operation responds with application/json, the empty 204s included
-  // (without this the Node adapter would label an empty body text/plain).
-  if (!response.headers.has('content-type')) response.headers.set('Content-Type', 'application/json');
+  // The seed: every operation responds with application/json. The answers with a body carry it
+  // (`c.json`, the streamed lists); the empty 204s get it here (without it the Node adapter would
+  // label them text/plain). Only they are asked: asking an answer for its headers makes hono's
+  // lightweight response build a fetch `Headers`.
+  if (response.status === 204 && !response.headers.has('content-type'))
+    response.headers.set('Content-Type', 'application/json');
   return response;
 }
 

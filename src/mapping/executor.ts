@@ -14,7 +14,7 @@ import type {
   CompiledStep,
 } from './compile.js';
 import { TranslationError } from './errors.js';
-import { legacyViolations, renderEntities, translateWrite } from './fields.js';
+import { legacyViolations, type RenderPlan, renderEntities, renderPlan, translateWrite } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { PairMemo } from './memo.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
@@ -31,10 +31,12 @@ interface ExecutorMemo {
   attributes: PairMemo<CompiledResource | CompiledKind, readonly string[], RenderAttributes>;
   /** What the resolution of an operation's path entity reads, by the rendered attributes. */
   subjectWants: PairMemo<CompiledOperation, readonly string[], readonly string[]>;
+  /** How a resource renders a field list. */
+  renders: PairMemo<CompiledResource, readonly string[], RenderPlan>;
 }
 
 function newExecutorMemo(): ExecutorMemo {
-  return { attributes: new PairMemo(), subjectWants: new PairMemo() };
+  return { attributes: new PairMemo(), subjectWants: new PairMemo(), renders: new PairMemo() };
 }
 
 /** A read-only entity operation takes the entity from the resolution of its path entity itself. */
@@ -328,15 +330,14 @@ export class OperationExecutor {
       }
       case 'collection': {
         if (collectionPages) {
-          const pages = renderPages(this.#resource(op), collectionPages, fields, this.ids);
+          const pages = renderPages(this.#plan(op, fields), collectionPages, this.ids);
           return { type: 'collection-pages', pages: await primed(pages) };
         }
-        const resource = this.#resource(op);
-        const rendered = await renderEntities(resource, collection ?? [], fields, this.ids);
+        const rendered = await renderEntities(this.#plan(op, fields), collection ?? [], this.ids);
         return { type: 'collection', value: rendered.map((r) => r.value) };
       }
       case 'entity': {
-        const resource = this.#resource(op);
+        const plan = this.#plan(op, fields);
         if (!entity) {
           const uuid = state.subject?.uuid;
           if (uuid === undefined)
@@ -344,16 +345,18 @@ export class OperationExecutor {
           entity = await this.ids.read(op.kind, uuid, renderAttributes);
         }
         this.ids.remember(op.kind, entity);
-        const [rendered] = await renderEntities(resource, [entity], fields, this.ids);
+        const [rendered] = await renderEntities(plan, [entity], this.ids);
         if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
         return { type: 'entity', id: rendered.id, value: rendered.value };
       }
     }
   }
 
-  #resource(op: CompiledOperation) {
-    if (!op.resource) throw new TranslationError('profile_error', `Kind ${op.kind.name} has no field table`);
-    return op.resource;
+  /** How the operation's resource renders `fields`, worked out once per field list. */
+  #plan(op: CompiledOperation, fields: readonly string[]): RenderPlan {
+    const resource = op.resource;
+    if (!resource) throw new TranslationError('profile_error', `Kind ${op.kind.name} has no field table`);
+    return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields));
   }
 
   /** Resolves every ID of a link body (one call); any unknown one is a 400 listing all of them. */
@@ -721,12 +724,11 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 
 /** Renders a collection page by page (references are translated in one batch per page). */
 function renderPages(
-  resource: CompiledResource,
+  plan: RenderPlan,
   pages: AsyncGenerator<Entity[], void>,
-  fields: readonly string[],
   ids: IdResolver,
 ): AsyncGenerator<Record<string, unknown>[], void> {
   return mapPages(pages, async (page) =>
-    (await renderEntities(resource, page, fields, ids)).map((entity) => entity.value),
+    (await renderEntities(plan, page, ids)).map((entity) => entity.value),
   );
 }

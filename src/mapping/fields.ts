@@ -12,19 +12,28 @@ export interface RenderedEntity {
   value: Record<string, unknown>;
 }
 
+/** One legacy field of a rendered answer: its name, and its row of the field table (none for `_id`). */
+interface RenderColumn {
+  name: string;
+  field: CompiledField | undefined;
+}
+
 /**
- * Renders successor entities as legacy objects with exactly `fields` (legacy names, in that
- * order; `_id` is the entity's legacy ID). References become legacy IDs, resolved per kind in one
- * batch for all entities together, so a list of any length costs no extra successor call.
+ * How a resource renders one list of legacy fields: the field table rows looked up and checked
+ * once (handlers pass constant lists, so the executor keeps a plan per list), not per entity.
  */
-export async function renderEntities(
-  resource: CompiledResource,
-  entities: readonly Entity[],
-  fields: readonly string[],
-  ids: IdResolver,
-): Promise<RenderedEntity[]> {
-  const plan = fields.map((name) => ({ name, field: resource.fields.get(name) }));
-  for (const { name, field } of plan) {
+export interface RenderPlan {
+  resource: CompiledResource;
+  columns: readonly RenderColumn[];
+}
+
+/** The render plan of `fields` (legacy names, in answer order); a profile error names a field it cannot read. */
+export function renderPlan(resource: CompiledResource, fields: readonly string[]): RenderPlan {
+  const columns = fields.map((name) => ({
+    name,
+    field: name === LEGACY_ID_FIELD ? undefined : resource.fields.get(name),
+  }));
+  for (const { name, field } of columns) {
     if (name !== LEGACY_ID_FIELD && !field?.readable) {
       throw new TranslationError(
         'profile_error',
@@ -32,7 +41,25 @@ export async function renderEntities(
       );
     }
   }
+  return { resource, columns };
+}
 
+/** Where one entity's references wait for their legacy IDs: per column, a slot or a list of slots. */
+type Slots = (number | number[] | undefined)[];
+
+/**
+ * Renders successor entities as legacy objects with exactly the plan's fields (legacy names, in
+ * that order; `_id` is the entity's legacy ID). References become legacy IDs, resolved per kind in
+ * one batch for all entities together, so a list of any length costs no extra successor call.
+ * When every reference carries its legacy ID itself (natural IDs embedded, UUIDs) the answer is
+ * there at once, without waiting for anything.
+ */
+export function renderEntities(
+  plan: RenderPlan,
+  entities: readonly Entity[],
+  ids: IdResolver,
+): RenderedEntity[] | Promise<RenderedEntity[]> {
+  const { resource, columns } = plan;
   // Phase 1: every reference of every entity, grouped by target kind.
   const batches = new Map<CompiledKind, unknown[]>();
   const enqueue = (kind: CompiledKind, ref: unknown): number => {
@@ -44,16 +71,26 @@ export async function renderEntities(
     list.push(ref);
     return list.length - 1;
   };
-  const ownSlots = entities.map((entity) => enqueue(resource.kind, entity));
-  const refSlots = entities.map((entity) =>
-    plan.map(({ field }) => {
-      if (!field?.ref) return undefined;
-      const raw = getPath(entity, field.attribute);
-      if (field.many)
-        return Array.isArray(raw) ? raw.map((ref) => enqueue(field.ref as CompiledKind, ref)) : undefined;
-      return raw === null || raw === undefined ? undefined : enqueue(field.ref, raw);
-    }),
-  );
+  const ownSlots: number[] = [];
+  const refSlots: Slots[] = [];
+  for (const entity of entities) {
+    ownSlots.push(enqueue(resource.kind, entity));
+    const slots: Slots = [];
+    for (const { field } of columns) {
+      let slot: number | number[] | undefined;
+      if (field?.ref) {
+        const raw = getPath(entity, field.attribute);
+        if (field.many) {
+          if (Array.isArray(raw)) {
+            slot = [];
+            for (const ref of raw) slot.push(enqueue(field.ref, ref));
+          }
+        } else if (raw !== null && raw !== undefined) slot = enqueue(field.ref, raw);
+      }
+      slots.push(slot);
+    }
+    refSlots.push(slots);
+  }
 
   // Phase 2: one translation per kind; kinds whose references carry their IDs need no waiting.
   const resolved = new Map<CompiledKind, (string | null)[]>();
@@ -63,20 +100,28 @@ export async function renderEntities(
     if (known) resolved.set(kind, known);
     else lookups.push(ids.toLegacy(kind, refs).then((legacyIds) => resolved.set(kind, legacyIds)));
   }
-  if (lookups.length > 0) await Promise.all(lookups);
-  const legacyAt = (kind: CompiledKind, slot: number) => resolved.get(kind)?.[slot] ?? null;
+  const render = () => renderObjects(columns, entities, resource.kind, ownSlots, refSlots, resolved);
+  return lookups.length > 0 ? Promise.all(lookups).then(render) : render();
+}
 
-  // Phase 3: the legacy objects.
+/** Phase 3 of `renderEntities`: the legacy objects, once every reference has its legacy ID. */
+function renderObjects(
+  columns: readonly RenderColumn[],
+  entities: readonly Entity[],
+  ownKind: CompiledKind,
+  ownSlots: readonly number[],
+  refSlots: readonly Slots[],
+  resolved: ReadonlyMap<CompiledKind, readonly (string | null)[]>,
+): RenderedEntity[] {
+  const legacyAt = (kind: CompiledKind, slot: number) => resolved.get(kind)?.[slot] ?? null;
   return entities.map((entity, e) => {
-    const id = legacyAt(resource.kind, ownSlots[e] ?? -1);
+    const id = legacyAt(ownKind, ownSlots[e] ?? -1);
+    const slots = refSlots[e];
     const value: Record<string, unknown> = {};
-    plan.forEach(({ name, field }, f) => {
-      if (name === LEGACY_ID_FIELD || !field) {
-        value[name] = id;
-        return;
-      }
-      value[name] = readField(field, entity, refSlots[e]?.[f], legacyAt);
-    });
+    for (let c = 0; c < columns.length; c++) {
+      const { name, field } = columns[c] as RenderColumn;
+      value[name] = field ? readField(field, entity, slots?.[c], legacyAt) : id;
+    }
     return { id, value };
   });
 }
@@ -87,23 +132,26 @@ function readField(
   slots: number | number[] | undefined,
   legacyAt: (kind: CompiledKind, slot: number) => string | null,
 ): unknown {
-  const raw = getPath(entity, field.attribute);
   let value: unknown;
   if (field.ref) {
     if (field.many) {
-      value = Array.isArray(slots)
-        ? slots
-            .map((slot) => legacyAt(field.ref as CompiledKind, slot))
-            .filter((id): id is string => id !== null)
-        : undefined;
+      if (Array.isArray(slots)) {
+        const legacyIds: string[] = [];
+        for (const slot of slots) {
+          const legacyId = legacyAt(field.ref, slot);
+          if (legacyId !== null) legacyIds.push(legacyId);
+        }
+        value = legacyIds;
+      }
     } else {
       value = typeof slots === 'number' ? legacyAt(field.ref, slots) : null;
     }
   } else if (field.contains) {
+    const raw = getPath(entity, field.attribute);
     const { key, value: wanted } = field.contains;
     value = Array.isArray(raw) ? raw.some((item) => String(getPath(item, key) ?? '') === wanted) : false;
   } else {
-    value = readValue(field, raw);
+    value = readValue(field, getPath(entity, field.attribute));
   }
   if ((value === undefined || value === null) && field.default !== undefined)
     return structuredClone(field.default);
