@@ -50,7 +50,8 @@ export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
 export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation): Promise<Response> {
   const { operation } = matched;
   const params = validatePart('path', operation.params, matched.params);
-  const query = validatePart('query', operation.query, c.req.query());
+  // The query is parsed only for an operation that has one to validate.
+  const query = operation.query ? validatePart('query', operation.query, c.req.query()) : undefined;
   const body = validatePart('body', operation.body?.schema, await readBody(c, operation));
   const response = await operation.handler(c, { params, query, body });
   // The seed: every operation responds with application/json. The answers with a body carry it
