@@ -50,6 +50,19 @@ describe('passthrough', () => {
     }
   });
 
+  it("answers with the request's id, as translated answers do", async () => {
+    const given = await viaFront('/Entity/User/thomas.becker', {
+      headers: { 'x-request-id': 'passthrough-1' },
+    });
+    assert.equal(given.status, 200, given.text);
+    assert.equal(given.headers.get('x-request-id'), 'passthrough-1');
+    const made = await viaFront('/Entity/Role');
+    assert.match(
+      made.headers.get('x-request-id') ?? '',
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+    );
+  });
+
   it('lands writes on the old server, not on the successor, signed in as the proxy account', async () => {
     const successor = await sharedSandbox();
     const marker = old.harness.logSink.lines().length;

@@ -3,7 +3,11 @@ import { mostSpecific } from '../lib/operation-patterns.js';
 
 /** The deprecation headers of each operation, compiled once from `deprecation.operations`. */
 export interface DeprecationHeaders {
-  /** Sets the headers of `operation` (if it is deprecated) on an answer, through `set`. */
+  /**
+   * Sets the headers of `operation` (if it is deprecated) on an answer, through `set`. They are
+   * defaults of the answer: one that sets such a header itself (none of the legacy operations
+   * does) keeps its own.
+   */
   apply(operation: string, set: (name: string, value: string) => void): void;
 }
 

@@ -338,7 +338,7 @@ export class OperationExecutor {
         return { type: 'collection', value: rendered.map((r) => r.value) };
       }
       case 'entity': {
-        const plan = this.#plan(op, fields);
+        this.#resource(op);
         if (!entity) {
           const uuid = state.subject?.uuid;
           if (uuid === undefined)
@@ -346,17 +346,21 @@ export class OperationExecutor {
           entity = await this.ids.read(op.kind, uuid, renderAttributes);
         }
         this.ids.remember(op.kind, entity);
-        const [rendered] = await renderEntities(plan, [entity], this.ids);
+        const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids);
         if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
         return { type: 'entity', id: rendered.id, value: rendered.value };
       }
     }
   }
 
+  #resource(op: CompiledOperation): CompiledResource {
+    if (!op.resource) throw new TranslationError('profile_error', `Kind ${op.kind.name} has no field table`);
+    return op.resource;
+  }
+
   /** How the operation's resource renders `fields`, worked out once per field list. */
   #plan(op: CompiledOperation, fields: readonly string[]): RenderPlan {
-    const resource = op.resource;
-    if (!resource) throw new TranslationError('profile_error', `Kind ${op.kind.name} has no field table`);
+    const resource = this.#resource(op);
     return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields));
   }
 

@@ -10,6 +10,9 @@ import {
   roleListQuery,
 } from './schema.js';
 
+/** The fields of the `extended` list, one constant (the mapping works out what a field list needs once per list). */
+const EXTENDED_FIELDS: readonly string[] = [...ROLE_LIST_FIELDS, ...ROLE_EXTENDED_FIELDS];
+
 /** GET /Core/Entity/Role: every role as a list item; `extended` adds privileges. */
 export const roleListOperation = defineOperation({
   id: 'role.list',
@@ -24,7 +27,7 @@ export const roleListOperation = defineOperation({
     ...errorResponses(400),
   },
   async handler(c) {
-    const fields = hasExtended(c) ? [...ROLE_LIST_FIELDS, ...ROLE_EXTENDED_FIELDS] : ROLE_LIST_FIELDS;
+    const fields = hasExtended(c) ? EXTENDED_FIELDS : ROLE_LIST_FIELDS;
     return c.json(await mappedList(c, 'role.list', { fields }), 200);
   },
 });
