@@ -122,12 +122,7 @@ export class PostgresDatabase {
 
   /** Runs `work` in one transaction on one connection; rolls back when it throws. */
   async transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      throw translateError(error);
-    }
+    const { client, release } = await checkOut(this.pool);
     let broken: unknown;
     try {
       await client.query('BEGIN');
@@ -139,8 +134,7 @@ export class PostgresDatabase {
       else await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
       throw translateError(error);
     } finally {
-      // A connection that failed is destroyed instead of going back to the pool.
-      client.release(broken instanceof Error ? broken : undefined);
+      release(broken);
     }
   }
 
@@ -155,12 +149,7 @@ export class PostgresDatabase {
  * under a session advisory lock: replicas starting at the same moment apply each step once.
  */
 export async function migrate(db: PostgresDatabase, migrations: readonly Migration[]): Promise<number> {
-  let client: pg.PoolClient;
-  try {
-    client = await db.pool.connect();
-  } catch (error) {
-    throw translateError(error);
-  }
+  const { client, release } = await checkOut(db.pool);
   let broken: Error | undefined;
   try {
     const lockKey = `idm-compat schema migrations ${db.schema ?? ''}`;
@@ -199,6 +188,35 @@ export async function migrate(db: PostgresDatabase, migrations: readonly Migrati
     if (isConnectionFailure(error)) broken = error as Error;
     throw translateError(error);
   } finally {
-    client.release(broken);
+    release(broken);
   }
+}
+
+/**
+ * A connection taken from the pool for several statements. While it is out, the pool's own error
+ * listener is off it, so a connection cut between two statements (the server stopped or
+ * restarted, an operator terminated the session) would be an 'error' event that nobody listens
+ * to, and that ends the process. The cut is kept here instead: the next statement fails with a
+ * connection error, and `release` destroys the connection rather than pooling it again.
+ */
+async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(broken: unknown): void }> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw translateError(error);
+  }
+  let cut: Error | undefined;
+  const onError = (error: Error) => {
+    cut ??= error;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release(broken) {
+      client.off('error', onError);
+      // A connection that failed is destroyed instead of going back to the pool.
+      client.release(broken instanceof Error ? broken : cut);
+    },
+  };
 }
