@@ -1,14 +1,32 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context } from 'hono';
 
+/** Node's response of a request served by the Node server; undefined for an app called directly. */
+function nodeResponse(c: Context): HttpBindings['outgoing'] | undefined {
+  return (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+}
+
 /**
  * Resolves once the answer has left: Node's response closed, whether it was sent to its end or
  * the caller hung up first. A request served without Node's server (a translation run outside its
  * own answer) has no such moment: `undefined` then, and the caller decides when its answer is out.
  */
 export function answerOut(c: Context): Promise<void> | undefined {
-  const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+  const outgoing = nodeResponse(c);
   if (!outgoing) return undefined;
   if (outgoing.destroyed) return Promise.resolve();
   return new Promise<void>((resolve) => outgoing.once('close', () => resolve()));
+}
+
+/**
+ * Sets a header of the answer, whichever response the handlers make. On the Node server it goes
+ * on Node's response (`setHeader`), which merges it into the headers of the answer when that is
+ * written — a header the answer sets itself wins —, so the answer keeps its plain header record:
+ * hono builds no fetch `Headers` for it and the adapter copies none back. Without the Node server
+ * (an app called directly) hono's context sets it.
+ */
+export function setAnswerHeader(c: Context, name: string, value: string): void {
+  const outgoing = nodeResponse(c);
+  if (outgoing && !outgoing.headersSent) outgoing.setHeader(name, value);
+  else c.header(name, value);
 }

@@ -1,14 +1,16 @@
 import type { AppConfig } from '../config/load.js';
 import { mostSpecific } from '../lib/operation-patterns.js';
 
+/** The headers of an operation that is not deprecated. */
+const NONE: readonly (readonly [string, string])[] = [];
+
 /** The deprecation headers of each operation, compiled once from `deprecation.operations`. */
 export interface DeprecationHeaders {
   /**
-   * Sets the headers of `operation` (if it is deprecated) on an answer, through `set`. They are
-   * defaults of the answer: one that sets such a header itself (none of the legacy operations
-   * does) keeps its own.
+   * The headers of `operation`'s answers (none unless it is deprecated). They are defaults of the
+   * answer: one that sets such a header itself (none of the legacy operations does) keeps its own.
    */
-  apply(operation: string, set: (name: string, value: string) => void): void;
+  headersOf(operation: string): readonly (readonly [name: string, value: string])[];
 }
 
 /**
@@ -39,10 +41,6 @@ export function compileDeprecation(config: AppConfig, operationIds: readonly str
     if (headers) compiled.set(id, headers);
   }
   return {
-    apply(operation, set) {
-      const found = compiled.get(operation);
-      if (!found) return;
-      for (const [name, value] of found) set(name, value);
-    },
+    headersOf: (operation) => compiled.get(operation) ?? NONE,
   };
 }

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { OperationTable } from '../legacy/operation-table.js';
 import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
-import { setAnswerHeader } from './answer-headers.js';
+import { setAnswerHeader } from './answer-out.js';
 import type { DeprecationHeaders } from './deprecation.js';
 import { RequestLineLimiter } from './log-limit.js';
 import { recordExchange } from './recording.js';
@@ -66,7 +66,7 @@ export function requestPipeline(
     c.set('calls', stats);
     try {
       await next();
-      deprecation.apply(name, (header, value) => setAnswerHeader(c, header, value));
+      for (const [header, value] of deprecation.headersOf(name)) setAnswerHeader(c, header, value);
       // Answered without reading the request's body (refused before it, e.g. 401 or 413): the
       // server gives the rest only a moment before it drops the connection, so the client is told
       // not to send the next request on it.

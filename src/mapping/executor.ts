@@ -210,12 +210,11 @@ export class OperationExecutor {
     const relation = rollbackRelation(op);
     const refuseWhen = op.subject?.refuseWhen;
     const subjectWant = this.#subjectWant(op, renderAttributes);
-    const resolveSubject = () =>
-      op.subject && legacyId !== undefined ? this.ids.resolveOne(op.kind, legacyId, subjectWant) : undefined;
     // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400).
-    const [subjectOutcome, itemsOutcome] = op.items
-      ? await Promise.allSettled([resolveSubject(), this.#resolveItems(op.items, itemIds)])
-      : [{ status: 'fulfilled' as const, value: await resolveSubject() }, undefined];
+    const [subjectOutcome, itemsOutcome] = await Promise.allSettled([
+      op.subject && legacyId !== undefined ? this.ids.resolveOne(op.kind, legacyId, subjectWant) : undefined,
+      op.items ? this.#resolveItems(op.items, itemIds) : [],
+    ]);
     if (subjectOutcome.status === 'rejected') throw subjectOutcome.reason;
     const subject = subjectOutcome.value;
     if (op.subject && !subject) {
@@ -225,8 +224,8 @@ export class OperationExecutor {
       const state = getPath(subject.entity, refuseWhen.attribute);
       if (!isEmpty(state) && state !== false) throw new TranslationError('refused', refuseWhen.message);
     }
-    if (itemsOutcome?.status === 'rejected') throw itemsOutcome.reason;
-    const items = itemsOutcome?.value ?? [];
+    if (itemsOutcome.status === 'rejected') throw itemsOutcome.reason;
+    const items = itemsOutcome.value;
     const state: { subject: Ref | undefined } = {
       subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
     };
@@ -338,6 +337,7 @@ export class OperationExecutor {
         return { type: 'collection', value: rendered.map((r) => r.value) };
       }
       case 'entity': {
+        // A kind without a field table is refused before its entity is read.
         this.#resource(op);
         if (!entity) {
           const uuid = state.subject?.uuid;

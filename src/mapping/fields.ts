@@ -100,22 +100,21 @@ export function renderEntities(
     if (known) resolved.set(kind, known);
     else lookups.push(ids.toLegacy(kind, refs).then((legacyIds) => resolved.set(kind, legacyIds)));
   }
-  const render = () => renderObjects(columns, entities, resource.kind, ownSlots, refSlots, resolved);
+  const render = () => renderObjects(plan, entities, ownSlots, refSlots, resolved);
   return lookups.length > 0 ? Promise.all(lookups).then(render) : render();
 }
 
 /** Phase 3 of `renderEntities`: the legacy objects, once every reference has its legacy ID. */
 function renderObjects(
-  columns: readonly RenderColumn[],
+  { resource, columns }: RenderPlan,
   entities: readonly Entity[],
-  ownKind: CompiledKind,
   ownSlots: readonly number[],
   refSlots: readonly Slots[],
   resolved: ReadonlyMap<CompiledKind, readonly (string | null)[]>,
 ): RenderedEntity[] {
   const legacyAt = (kind: CompiledKind, slot: number) => resolved.get(kind)?.[slot] ?? null;
   return entities.map((entity, e) => {
-    const id = legacyAt(ownKind, ownSlots[e] ?? -1);
+    const id = legacyAt(resource.kind, ownSlots[e] ?? -1);
     const slots = refSlots[e];
     const value: Record<string, unknown> = {};
     for (let c = 0; c < columns.length; c++) {
