@@ -342,6 +342,21 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test('a path that looks like another host (//host/…) stays on the successor, also with the API at the root', async () => {
+    const foreign = await loopback((_req, res) => sendJson(res, 200, { foreign: true }));
+    const server = await loopback((_req, res) => sendJson(res, 200, { here: true }));
+    const foreignHost = new URL(foreign.url).host;
+    const client = createSuccessorClient({
+      baseUrl: server.url,
+      auth: { type: 'apiKey', key: 'loopback-key' },
+    });
+    const answer = await client.request({ method: 'GET', path: `//${foreignHost}/users` });
+    assert.deepEqual(answer.body, { here: true });
+    assert.equal(foreign.requests.length, 0, 'the API key went to another host');
+    assert.equal(server.requests.length, 1);
+    await client.close();
+  });
+
   test('a 2xx that is not JSON, or a redirect, is bad_response', async () => {
     const server = await loopback((req, res) => {
       if (req.url.pathname.endsWith('/html')) {

@@ -67,7 +67,8 @@ export class IdResolver {
 
   /** The same resolver (same cache and store) calling the successor through `successor`. */
   withSuccessor(successor: SuccessorClient): IdResolver {
-    return new IdResolver({ ...this.#deps, successor }, this.#cache, this.#attributeValues);
+    // Object.assign rather than a spread: V8 (Node 20) copies `{ ...deps, successor }` on a slow path.
+    return new IdResolver(Object.assign({}, this.#deps, { successor }), this.#cache, this.#attributeValues);
   }
 
   /** A natural resolution from the cache, counted as a hit or a miss. */

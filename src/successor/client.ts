@@ -3,7 +3,14 @@ import { type Logger, silentLogger } from '../lib/logger.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import { readAllPages, streamAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
-import { bodyText, type FetchFn, type HeaderLookup, type HttpResult, HttpTransport } from './http.js';
+import {
+  bodyText,
+  type FetchFn,
+  type HeaderLookup,
+  type HttpCall,
+  type HttpResult,
+  HttpTransport,
+} from './http.js';
 import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
 import { type Access, TokenSource } from './tokens.js';
 
@@ -138,10 +145,12 @@ const FALLBACK_PAGING: CollectionPaging = { page: 'page', itemsPerPage: 'itemsPe
  * the mapping engine calls the successor through while it runs one operation.
  */
 export function countingCalls(client: SuccessorClient, calls: CallStats): SuccessorClient {
+  // Object.assign rather than `{ ...req, calls }`: V8 (Node 20) copies that spread on a slow path,
+  // about a microsecond per call here.
   return {
-    request: (req) => client.request({ ...req, calls }),
-    readCollection: (path, options) => client.readCollection(path, { ...options, calls }),
-    streamCollection: (path, options) => client.streamCollection(path, { ...options, calls }),
+    request: (req) => client.request(Object.assign({}, req, { calls })),
+    readCollection: (path, options) => client.readCollection(path, Object.assign({}, options, { calls })),
+    streamCollection: (path, options) => client.streamCollection(path, Object.assign({}, options, { calls })),
     check: (signal) => client.check(signal),
     close: () => client.close(),
   };
@@ -163,6 +172,7 @@ export function createSuccessorClient(options: SuccessorClientOptions): Successo
 
 class HttpSuccessorClient implements SuccessorClient {
   readonly #baseUrl: URL;
+  readonly #origin: string;
   readonly #basePath: string;
   readonly #transport: HttpTransport;
   readonly #tokens: TokenSource | undefined;
@@ -181,6 +191,7 @@ class HttpSuccessorClient implements SuccessorClient {
       throw new TypeError('successor client option baseUrl: must not have a query or fragment');
     }
     this.#basePath = this.#baseUrl.pathname.replace(/\/+$/, '');
+    this.#origin = this.#baseUrl.origin;
     const connectMs = positiveInt(options.timeouts?.connectMs, 5_000, 'timeouts.connectMs');
     const totalMs = positiveInt(options.timeouts?.totalMs, 15_000, 'timeouts.totalMs');
     this.#pageSize = positiveInt(options.pageSize, 100, 'pageSize');
@@ -250,14 +261,14 @@ class HttpSuccessorClient implements SuccessorClient {
 
   async request<T = unknown>(req: SuccessorRequest): Promise<SuccessorResponse<T>> {
     const url = this.#resolve(req.path, req.query);
-    const response = await this.#call(req.method, url, {
+    const result = await this.#send(req.method, url, {
       body: req.body,
       contentType: req.contentType ?? 'application/json',
       access: req.access ?? (req.method === 'GET' ? 'read' : 'write'),
       signal: req.signal,
       calls: req.calls,
     });
-    return response as SuccessorResponse<T>;
+    return { status: result.status, headers: result.headers, body: parseBody(req.method, url, result) as T };
   }
 
   async readCollection(
@@ -319,45 +330,38 @@ class HttpSuccessorClient implements SuccessorClient {
     await this.#transport.close();
   }
 
-  async #call(method: string, url: URL, options: CallOptions): Promise<SuccessorResponse> {
-    const result = await this.#send(method, url, options);
-    return { status: result.status, headers: result.headers, body: parseBody(method, url, result) };
-  }
-
   /** Sends one call with its credentials; resolves with a 2xx answer, its body not yet parsed. */
   async #send(method: string, url: URL, options: CallOptions): Promise<HttpResult> {
     const headers: Record<string, string> = { accept: this.#accept };
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-    if (body !== undefined) headers['content-type'] = options.contentType;
-    const send = () =>
-      this.#transport.send({
-        method,
-        url,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        retry: method === 'GET',
-        source: 'api',
-        calls: options.calls,
-      });
+    const call: HttpCall = {
+      method,
+      url,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: options.signal,
+      retry: method === 'GET',
+      source: 'api',
+      calls: options.calls,
+    };
+    if (call.body !== undefined) headers['content-type'] = options.contentType;
 
-    let result: Awaited<ReturnType<typeof send>>;
+    let result: HttpResult;
     if (this.#tokens) {
       const tokens = this.#tokens;
-      let token = await tokens.token(options.access, options.signal);
+      let token = tokens.fresh(options.access) ?? (await tokens.token(options.access, options.signal));
       headers.authorization = `Bearer ${token}`;
-      result = await send();
+      result = await this.#transport.send(call);
       if (result.status === 401 || isScopeRefusal(result)) {
         // The token may have been revoked, the server restarted, or the scope granted since the
         // token was issued: one fresh token, one retry.
         tokens.purge(options.access, token);
         token = await tokens.token(options.access, options.signal);
         headers.authorization = `Bearer ${token}`;
-        result = await send();
+        result = await this.#transport.send(call);
       }
     } else {
       if (this.#apiKey) headers[this.#apiKey.header.toLowerCase()] = this.#apiKey.key;
-      result = await send();
+      result = await this.#transport.send(call);
     }
 
     if (result.status < 200 || result.status >= 300) {
@@ -412,7 +416,9 @@ class HttpSuccessorClient implements SuccessorClient {
     } else {
       const absolute = target === this.#basePath || target.startsWith(`${this.#basePath}/`);
       const relative = target.startsWith('/') ? target : `/${target}`;
-      url = new URL(`${absolute ? target : `${this.#basePath}${relative}`}${search}`, this.#baseUrl.origin);
+      // One absolute string, parsed once (a base URL would be parsed again for every call); the
+      // origin in front keeps the host whatever the path looks like (`//host/…` included).
+      url = new URL(`${this.#origin}${absolute ? target : `${this.#basePath}${relative}`}${search}`);
     }
     if (url.pathname !== this.#basePath && !url.pathname.startsWith(`${this.#basePath}/`)) {
       throw new TypeError(
@@ -451,25 +457,35 @@ function parseBody(method: string, url: URL, result: HttpResult): unknown {
   const text = bodyText(result.body);
   if (text === '') return undefined;
   const type = result.headers.get('content-type') ?? '';
-  const bad = (what: string, cause?: unknown) =>
-    new UpstreamError(
-      'bad_response',
-      `the successor answered ${method} ${url.pathname} (${result.status}) with ${what}`,
-      {
-        source: 'api',
-        status: result.status,
-        method,
-        path: url.pathname,
-        ...(cause === undefined ? {} : { cause }),
-      },
-    );
-  if (type !== '' && !/[/+]json\b/i.test(type))
-    throw bad(`content type ${type.split(';')[0]} instead of JSON`);
+  if (type !== '' && !JSON_TYPE.test(type))
+    throw badResponse(method, url, result, `content type ${type.split(';')[0]} instead of JSON`);
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw bad('a body that is not valid JSON', error);
+    throw badResponse(method, url, result, 'a body that is not valid JSON', error);
   }
+}
+
+const JSON_TYPE = /[/+]json\b/i;
+
+function badResponse(
+  method: string,
+  url: URL,
+  result: HttpResult,
+  what: string,
+  cause?: unknown,
+): UpstreamError {
+  return new UpstreamError(
+    'bad_response',
+    `the successor answered ${method} ${url.pathname} (${result.status}) with ${what}`,
+    {
+      source: 'api',
+      status: result.status,
+      method,
+      path: url.pathname,
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 function httpUrl(value: string, name: string): URL {

@@ -1,6 +1,4 @@
-import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
@@ -222,21 +220,23 @@ export class HttpTransport {
     }
   }
 
-  /** One call through the pool's `request`: no Request/Response objects, no web streams. */
-  async #request(agent: Agent, call: HttpCall, deadline: Deadline): Promise<HttpResult> {
-    const response = await agent.request({
-      origin: call.url.origin,
-      path: `${call.url.pathname}${call.url.search}`,
-      method: call.method as Dispatcher.HttpMethod,
-      headers: call.headers,
-      body: call.body ?? null,
-      signal: deadline,
+  /**
+   * One call through the pool's `dispatch`, with a handler that collects the answer's chunks as
+   * they arrive: no Request/Response objects, no body stream, no async resource per call.
+   */
+  #request(agent: Agent, call: HttpCall, deadline: Deadline): Promise<HttpResult> {
+    return new Promise((resolve, reject) => {
+      agent.dispatch(
+        {
+          origin: call.url.origin,
+          path: `${call.url.pathname}${call.url.search}`,
+          method: call.method as Dispatcher.HttpMethod,
+          headers: call.headers,
+          body: call.body ?? null,
+        },
+        new CollectingHandler(deadline, resolve, reject),
+      );
     });
-    return {
-      status: response.statusCode,
-      headers: headerLookup(response.headers),
-      body: await readChunks(response.body),
-    };
   }
 
   /** One call through an injected fetch. */
@@ -288,26 +288,55 @@ export class HttpTransport {
 }
 
 /**
- * Every chunk of a response body; rejects when the body fails or stops short (a timeout or an
- * abort destroys it).
+ * Collects one answer for `#request`: its status, headers and every chunk of its body, settling
+ * once the body is complete or the call fails. The deadline aborts the call however far it got;
+ * fired before the call reached a connection, it aborts it as soon as it does (as undici's own
+ * `request` does with a signal).
  */
-function readChunks(body: Readable): Promise<Buffer[]> {
-  // Three listeners, as undici's own text() reads a body, rather than the heavier generic
-  // `finished` of node:stream: this runs for every successor call.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let ended = false;
-    body
-      .on('data', (chunk: Buffer) => chunks.push(chunk))
-      .once('end', () => {
-        ended = true;
-        resolve(chunks);
-      })
-      .once('error', reject)
-      .once('close', () => {
-        if (!ended) reject(new Error('the response body ended early'));
-      });
-  });
+class CollectingHandler implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  readonly #chunks: Buffer[] = [];
+  readonly #deadline: Deadline;
+  readonly #resolve: (result: HttpResult) => void;
+  readonly #reject: (error: unknown) => void;
+
+  constructor(deadline: Deadline, resolve: (result: HttpResult) => void, reject: (error: unknown) => void) {
+    this.#deadline = deadline;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    // undici hands the reason on to onResponseError as it is, whatever it is.
+    deadline.onAbort((reason) => this.#controller?.abort(reason as Error));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#deadline.aborted) controller.abort(this.#deadline.reason as Error);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // A 1xx answer is informational: the real one follows.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#resolve({ status: this.#status, headers: headerLookup(this.#headers), body: this.#chunks });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#reject(error);
+  }
 }
 
 /** The most specific error code in an error's cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
@@ -347,20 +376,20 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /**
  * The total timeout of one attempt and the caller's signal, as one abort source: a single timer
- * and an EventEmitter (which undici accepts as a signal), instead of AbortSignal.timeout and
- * AbortSignal.any per call. An AbortSignal is made only for an injected fetch.
+ * and one listener (the call's handler), instead of AbortSignal.timeout and AbortSignal.any per
+ * call. An AbortSignal is made only for an injected fetch.
  */
-class Deadline extends EventEmitter {
+class Deadline {
   aborted = false;
   reason: unknown;
   timedOut = false;
   readonly #timer: NodeJS.Timeout;
   readonly #parent: AbortSignal | undefined;
   readonly #onParentAbort: (() => void) | undefined;
+  #listener: ((reason: unknown) => void) | undefined;
   #controller: AbortController | undefined;
 
   constructor(ms: number, parent: AbortSignal | undefined) {
-    super();
     this.#timer = setTimeout(() => {
       this.timedOut = true;
       this.#abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
@@ -370,6 +399,11 @@ class Deadline extends EventEmitter {
       this.#onParentAbort = () => this.#abort(parent.reason);
       parent.addEventListener('abort', this.#onParentAbort, { once: true });
     }
+  }
+
+  /** Calls `listener` with the reason when the deadline fires (the one listener a call has). */
+  onAbort(listener: (reason: unknown) => void): void {
+    this.#listener = listener;
   }
 
   /** An AbortSignal that follows this deadline (for fetch). */
@@ -382,6 +416,7 @@ class Deadline extends EventEmitter {
   /** Stops the timer and lets go of the caller's signal. */
   clear(): void {
     clearTimeout(this.#timer);
+    this.#listener = undefined;
     if (this.#parent && this.#onParentAbort) this.#parent.removeEventListener('abort', this.#onParentAbort);
   }
 
@@ -390,7 +425,7 @@ class Deadline extends EventEmitter {
     this.aborted = true;
     this.reason = reason;
     this.#controller?.abort(reason);
-    this.emit('abort');
+    this.#listener?.(reason);
   }
 }
 

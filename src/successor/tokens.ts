@@ -76,13 +76,22 @@ export class TokenSource {
     return this.#settings.scopes[access];
   }
 
+  /**
+   * The cached access token for `access` while it needs no renewal, else undefined: the hot path
+   * of every call, without the promise of `token`.
+   */
+  fresh(access: Access): string | undefined {
+    const cached = this.#cache.get(this.#key(access));
+    return cached && this.#settings.clock.now() < cached.refreshAt ? cached.accessToken : undefined;
+  }
+
   /** A valid access token for `access`, from the cache or from one shared token request. */
   async token(access: Access, signal?: AbortSignal): Promise<string> {
+    const fresh = this.fresh(access);
+    if (fresh !== undefined) return fresh;
     const scope = this.#scopeString(access);
     const key = this.#key(access);
     const cached = this.#cache.get(key);
-    const now = this.#settings.clock.now();
-    if (cached && now < cached.refreshAt) return cached.accessToken;
 
     let pending = this.#pending.get(key);
     if (!pending) {
