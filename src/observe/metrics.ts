@@ -14,15 +14,25 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
  * Builds the registry with the proxy's metrics and Node's process metrics. Label values come
  * only from bounded sets: operation ids (or `unknown`), status codes, API users that exist in
  * the store (or `""`), successor routes with IDs replaced.
+ *
+ * The counters a request moves (requests, successor calls, ID cache look-ups, migration modes)
+ * are added up in place, per series, and handed to prom-client when the registry is read (the
+ * counter's `collect`): a request then costs an addition each, not prom-client's label check and
+ * hashing. A scrape sees every request finished before it, as before. The histograms are
+ * observed directly, through their labelled children.
  */
 export function createMetrics(options: { processMetrics: boolean }): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
-  const requests = new Counter({
+  const requests = new PendingCounts<'operation' | 'status' | 'api_user'>();
+  new Counter({
     name: 'idm_compat_requests_total',
     help: 'Requests answered, by legacy operation, status and API user',
     labelNames: ['operation', 'status', 'api_user'] as const,
     registers: [registry],
+    collect() {
+      requests.flushTo(this);
+    },
   });
   const requestDuration = new Histogram({
     name: 'idm_compat_request_duration_seconds',
@@ -31,11 +41,15 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const successorRequests = new Counter({
+  const successorRequests = new PendingCounts<'method' | 'route' | 'status'>();
+  new Counter({
     name: 'idm_compat_successor_requests_total',
     help: 'HTTP calls to the successor (API and token endpoint), by method, route and status (0: no answer)',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
+    collect() {
+      successorRequests.flushTo(this);
+    },
   });
   const successorDuration = new Histogram({
     name: 'idm_compat_successor_request_duration_seconds',
@@ -71,17 +85,25 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'Password key derivations (credential checks not served from the cache)',
     registers: [registry],
   });
-  const idCache = new Counter({
+  const idCache = new PendingCounts<'result'>();
+  new Counter({
     name: 'idm_compat_id_cache_lookups_total',
     help: 'Legacy ID resolutions, served from the cache (hit) or by the successor (miss)',
     labelNames: ['result'] as const,
     registers: [registry],
+    collect() {
+      idCache.flushTo(this);
+    },
   });
-  const modeRequests = new Counter({
+  const modeRequests = new PendingCounts<'operation' | 'mode'>();
+  new Counter({
     name: 'idm_compat_mode_requests_total',
     help: 'Legacy operations served, by migration mode (translate, passthrough, shadow)',
     labelNames: ['operation', 'mode'] as const,
     registers: [registry],
+    collect() {
+      modeRequests.flushTo(this);
+    },
   });
   const shadowComparisons = new Counter({
     name: 'idm_compat_shadow_comparisons_total',
@@ -95,24 +117,27 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
   });
-  // The per-request series, by their labelled children: prom-client hashes the labels on every
-  // call otherwise. The children are as many as the series themselves (bounded label values).
-  const requestCount = childrenOf((operation, status, apiUser) =>
-    requests.labels(operation, status, apiUser),
-  );
-  const requestTime = childrenOf((operation) => requestDuration.labels(operation));
-  const successorCount = childrenOf((method, route, status) =>
-    successorRequests.labels(method, route, status),
-  );
-  const successorTime = childrenOf((method, route) => successorDuration.labels(method, route));
+  // The histograms by their labelled children, so that prom-client does not check the label
+  // names on every call. The children are as many as the series themselves (bounded label values).
+  const requestTimes = new Map<string, ReturnType<typeof requestDuration.labels>>();
+  const successorTimes = new Map<string, ReturnType<typeof successorDuration.labels>>();
   const observer: Observer = {
-    request(event: RequestEvent) {
-      requestCount(event.operation, String(event.status), event.apiUser).inc();
-      requestTime(event.operation).observe(event.durationMs / 1000);
+    request({ operation, status, apiUser, durationMs }: RequestEvent) {
+      const key = `${operation}\0${status}\0${apiUser}`;
+      if (!requests.add(key)) requests.start(key, { operation, status: String(status), api_user: apiUser });
+      const time =
+        requestTimes.get(operation) ?? remember(requestTimes, operation, requestDuration.labels(operation));
+      time.observe(durationMs / 1000);
     },
-    successorCall(event: SuccessorCallEvent) {
-      successorCount(event.method, event.route, String(event.status)).inc();
-      successorTime(event.method, event.route).observe(event.durationMs / 1000);
+    successorCall({ method, route, status, durationMs }: SuccessorCallEvent) {
+      const series = `${method}\0${route}`;
+      const key = `${series}\0${status}`;
+      if (!successorRequests.add(key))
+        successorRequests.start(key, { method, route, status: String(status) });
+      const time =
+        successorTimes.get(series) ??
+        remember(successorTimes, series, successorDuration.labels(method, route));
+      time.observe(durationMs / 1000);
     },
     tokenRenewal: () => tokenRenewals.inc(),
     authFailure(reason: AuthFailureReason) {
@@ -121,24 +146,54 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     },
     kdfRun: () => kdfRuns.inc(),
     loginBlock: (scope) => loginBlocks.inc({ scope }),
-    idCacheLookup: (result) => idCache.inc({ result }),
-    modeRequest: (operation, mode) => modeRequests.inc({ operation, mode }),
+    idCacheLookup(result) {
+      if (!idCache.add(result)) idCache.start(result, { result });
+    },
+    modeRequest(operation, mode) {
+      const key = `${operation}\0${mode}`;
+      if (!modeRequests.add(key)) modeRequests.start(key, { operation, mode });
+    },
     legacyUpstreamCall: (status) => legacyUpstream.inc({ status: String(status) }),
     shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
   };
   return { registry, observer };
 }
 
-/** One child per distinct label values, made by `make` the first time they are seen. */
-function childrenOf<T>(make: (...values: string[]) => T): (...values: string[]) => T {
-  const children = new Map<string, T>();
-  return (...values) => {
-    const key = values.join('\0');
-    let child = children.get(key);
-    if (child === undefined) {
-      child = make(...values);
-      children.set(key, child);
+/** One series of a counter: its labels and what was added since prom-client last took it. */
+interface PendingSeries<L extends string> {
+  readonly labels: Partial<Record<L, string>>;
+  pending: number;
+}
+
+/** Increments of a counter's series by a key of their label values, until `flushTo` hands them over. */
+class PendingCounts<L extends string> {
+  readonly #series = new Map<string, PendingSeries<L>>();
+
+  /** Adds one to the series `key` names; false when there is no such series yet (then `start` it). */
+  add(key: string): boolean {
+    const series = this.#series.get(key);
+    if (series === undefined) return false;
+    series.pending += 1;
+    return true;
+  }
+
+  /** Makes the series `key` with its labels and one increment. */
+  start(key: string, labels: Partial<Record<L, string>>): void {
+    this.#series.set(key, { labels, pending: 1 });
+  }
+
+  /** Adds what is pending to `counter` (called by its `collect`, when the registry is read). */
+  flushTo(counter: Counter<L>): void {
+    for (const series of this.#series.values()) {
+      if (series.pending === 0) continue;
+      counter.inc(series.labels, series.pending);
+      series.pending = 0;
     }
-    return child;
-  };
+  }
+}
+
+/** Keeps `value` under `key` in `map` and returns it. */
+function remember<T>(map: Map<string, T>, key: string, value: T): T {
+  map.set(key, value);
+  return value;
 }

@@ -52,16 +52,26 @@ export interface Observer {
 /** What a shadow comparison came to. */
 export type ShadowOutcomeKind = 'match' | 'mismatch' | 'error' | 'skipped';
 
-/** One observer that forwards every event to each of `observers`. */
+/**
+ * One observer that forwards every event to each of `observers`: their methods are looked up once,
+ * here, so an event costs one call per observer that listens to it (none for an event nobody
+ * observes), and no argument list is built per event.
+ */
 export function combineObservers(...observers: readonly Observer[]): Required<Observer> {
-  const each =
-    <K extends keyof Observer>(key: K) =>
-    (...args: Parameters<Required<Observer>[K]>) => {
-      for (const observer of observers) {
-        const method = observer[key] as ((...a: Parameters<Required<Observer>[K]>) => void) | undefined;
-        method?.apply(observer, args);
-      }
-    };
+  const each = <K extends keyof Observer>(key: K): Required<Observer>[K] => {
+    const methods: ((a?: unknown, b?: unknown) => void)[] = [];
+    for (const observer of observers) {
+      const method = observer[key] as ((a?: unknown, b?: unknown) => void) | undefined;
+      if (method) methods.push(method.bind(observer));
+    }
+    const forward =
+      methods.length > 1
+        ? (a?: unknown, b?: unknown) => {
+            for (const method of methods) method(a, b);
+          }
+        : (methods[0] ?? (() => {}));
+    return forward as Required<Observer>[K];
+  };
   return {
     request: each('request'),
     successorCall: each('successorCall'),
@@ -96,8 +106,14 @@ const WORD = /^(?:[a-z][a-z_-]{0,40}|v[0-9]{1,3})$/;
  * stay, anything else (UUIDs, base58 IDs, names) becomes `{id}`, so the label set stays bounded.
  */
 export function successorRoute(pathname: string): string {
-  return pathname
-    .split('/')
-    .map((segment) => (segment === '' || WORD.test(segment) ? segment : '{id}'))
-    .join('/');
+  let route = '';
+  let start = 0;
+  for (;;) {
+    const end = pathname.indexOf('/', start);
+    const segment = end === -1 ? pathname.slice(start) : pathname.slice(start, end);
+    route += segment === '' || WORD.test(segment) ? segment : '{id}';
+    if (end === -1) return route;
+    route += '/';
+    start = end + 1;
+  }
 }

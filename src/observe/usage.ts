@@ -27,14 +27,7 @@ export class UsageRecorder implements Observer {
   request(event: RequestEvent): void {
     // Health, readiness, metrics and the dashboard are the operators' own, not integrations' usage.
     if (event.operation.startsWith('ops.')) return;
-    this.#add({
-      apiUser: event.apiUser,
-      operation: event.operation,
-      outcome: outcomeClass(event.status),
-      count: 1,
-      firstSeen: event.at,
-      lastSeen: event.at,
-    });
+    this.#add(event.apiUser, event.operation, outcomeClass(event.status), 1, event.at, event.at);
   }
 
   /** Writes what was counted since the last flush (one store call); waits for a flush under way. */
@@ -54,7 +47,8 @@ export class UsageRecorder implements Observer {
     try {
       await this.options.repository.add(batch);
     } catch (error) {
-      for (const row of batch) this.#add(row);
+      for (const row of batch)
+        this.#add(row.apiUser, row.operation, row.outcome, row.count, row.firstSeen, row.lastSeen);
       this.options.logger.warn(
         { err: error, rows: batch.length },
         'usage inventory not written; kept in memory for the next flush',
@@ -62,15 +56,23 @@ export class UsageRecorder implements Observer {
     }
   }
 
-  #add(row: UsageCount): void {
-    const key = `${row.apiUser}\u0000${row.operation}\u0000${row.outcome}`;
+  /** Adds to the pending row of (API user, operation, outcome), made from its parts only when new. */
+  #add(
+    apiUser: string,
+    operation: string,
+    outcome: string,
+    count: number,
+    firstSeen: number,
+    lastSeen: number,
+  ): void {
+    const key = `${apiUser}\u0000${operation}\u0000${outcome}`;
     const known = this.#pending.get(key);
     if (!known) {
-      this.#pending.set(key, { ...row });
+      this.#pending.set(key, { apiUser, operation, outcome, count, firstSeen, lastSeen });
       return;
     }
-    known.count += row.count;
-    known.firstSeen = Math.min(known.firstSeen, row.firstSeen);
-    known.lastSeen = Math.max(known.lastSeen, row.lastSeen);
+    known.count += count;
+    known.firstSeen = Math.min(known.firstSeen, firstSeen);
+    known.lastSeen = Math.max(known.lastSeen, lastSeen);
   }
 }
