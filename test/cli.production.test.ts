@@ -133,6 +133,26 @@ describe('sandbox mode', () => {
     assert.ok(modules.some((m) => m.endsWith('/src/sandbox/server.ts')));
   });
 
+  it("a quiet proxy's request line reaches stdout within about a second, though the buffer is far from full", async () => {
+    const configFile = path.join(dir, 'sandbox-quiet.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        sandbox: { enabled: true },
+        store: { type: 'sqlite', path: path.join(dir, 'sandbox-quiet', 'store.db') },
+        mappings: { dir: path.resolve('mappings') },
+      }),
+    );
+    const { cli } = start('serve-quiet', ['serve', '--config', configFile]);
+    const [, url] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    // One line of a few hundred bytes against the default 4096-byte buffer: only the periodic
+    // flush (every second) writes it while the proxy runs.
+    const [line] = await cli.waitFor('stdout', /^\{.*"request completed".*\}$/m, 3_000);
+    assert.equal(JSON.parse(line).path, '/healthz');
+    assert.deepEqual(await cli.stop('SIGTERM'), { code: 0, signal: null }, cli.stderr());
+  });
+
   it('the `sandbox` command loads the sandbox and oidc-provider when it runs', async () => {
     const { cli, moduleLog } = start('sandbox-command', ['sandbox', '--port', '0', '--json']);
     const [line] = await cli.waitFor('stdout', /^\{.*\}$/m);

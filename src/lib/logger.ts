@@ -48,9 +48,27 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     level: options.level ?? 'info',
     base: { service: 'idm-compat' },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimestamp(),
   };
   return pino(config, options.destination ?? stdoutDestination(options.bufferBytes ?? 0));
+}
+
+/**
+ * pino's ISO time field (`,"time":"2026-11-23T21:26:13.042Z"`), with the date and time up to the
+ * second formatted once per second instead of once per line.
+ */
+function isoTimestamp(): () => string {
+  let second = Number.NaN;
+  let prefix = '';
+  return () => {
+    const now = Date.now();
+    const millis = now % 1000;
+    if (now - millis !== second) {
+      second = now - millis;
+      prefix = `,"time":"${new Date(second).toISOString().slice(0, 20)}`;
+    }
+    return `${prefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z"`;
+  };
 }
 
 /**
@@ -60,17 +78,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * what waits at least every LOG_FLUSH_INTERVAL_MS. pino writes what is left when the process exits.
  */
 function stdoutDestination(bufferBytes: number): DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false, minLength: bufferBytes });
-  if (bufferBytes > 0) {
-    setInterval(() => {
-      try {
-        destination.flush();
-      } catch {
-        // Only a destination that was closed (at exit) refuses; there is nothing left to write.
-      }
-    }, LOG_FLUSH_INTERVAL_MS).unref();
-  }
-  return destination;
+  return pino.destination({
+    dest: 1,
+    sync: false,
+    minLength: bufferBytes,
+    ...(bufferBytes > 0 ? { periodicFlush: LOG_FLUSH_INTERVAL_MS } : {}),
+  });
 }
 
 /** A logger that writes nothing, for tools and tests that do not care about logs. */
