@@ -27,7 +27,8 @@ interface Entry {
  * step after it (auth, limits, dispatch, log, metrics, usage) can name it.
  */
 export class OperationTable {
-  readonly #entries: Entry[] = [];
+  /** The entries by their number of segments, in table order: a path is compared with its own length's only. */
+  readonly #byLength = new Map<number, Entry[]>();
   readonly #prefix: string;
 
   constructor(
@@ -47,7 +48,10 @@ export class OperationTable {
             names.push(param[1]);
             return null;
           });
-        this.#entries.push({ operation, method: operation.method.toUpperCase(), segments, names });
+        const entry: Entry = { operation, method: operation.method.toUpperCase(), segments, names };
+        const sameLength = this.#byLength.get(segments.length);
+        if (sameLength) sameLength.push(entry);
+        else this.#byLength.set(segments.length, [entry]);
       }
     }
   }
@@ -58,7 +62,7 @@ export class OperationTable {
     const parts = path.slice(this.#prefix.length + 1).split('/');
     const wanted = method === 'HEAD' ? 'GET' : method;
     const allowed = new Set<string>();
-    for (const entry of this.#entries) {
+    for (const entry of this.#byLength.get(parts.length) ?? []) {
       const params = matchSegments(entry, parts);
       if (!params) continue;
       if (entry.method === wanted)
@@ -72,6 +76,11 @@ export class OperationTable {
 
 function matchSegments(entry: Entry, parts: readonly string[]): Record<string, string> | undefined {
   if (parts.length !== entry.segments.length) return undefined;
+  // The fixed segments first: most entries differ there, and then no parameter is decoded.
+  for (let i = 0; i < parts.length; i++) {
+    const expected = entry.segments[i];
+    if (expected !== null && expected !== parts[i]) return undefined;
+  }
   const params: Record<string, string> = {};
   let name = 0;
   for (let i = 0; i < parts.length; i++) {
@@ -83,7 +92,7 @@ function matchSegments(entry: Entry, parts: readonly string[]): Record<string, s
       // could name another resource on a server that decodes it, so it matches nothing (404).
       if (value === '' || value === '.' || value === '..' || /[/\\]/.test(value)) return undefined;
       params[entry.names[name++] ?? ''] = value;
-    } else if (expected !== part) return undefined;
+    }
   }
   return params;
 }

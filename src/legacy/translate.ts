@@ -8,11 +8,7 @@ import type { AppEnv } from '../services.js';
  * hands over validated input; the live profile's operation table decides what happens. The
  * successor calls add to the request's counter (none in shadow mode's background translation).
  */
-export async function runMapped(
-  c: Context<AppEnv>,
-  operationId: string,
-  input: RunInput,
-): Promise<RunResult> {
+export function runMapped(c: Context<AppEnv>, operationId: string, input: RunInput): Promise<RunResult> {
   return c.get('services').mappings.current().run(operationId, input, c.get('calls'));
 }
 
