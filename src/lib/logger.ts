@@ -74,8 +74,10 @@ function isoTimestamp(): () => string {
 /**
  * Stdout, written asynchronously: lines logged while a write is under way go out together with
  * the next one. With `bufferBytes`, lines are also collected up to that size, so a busy server
- * makes one write system call for many lines instead of about one per request; a timer writes
- * what waits at least every LOG_FLUSH_INTERVAL_MS. pino writes what is left when the process exits.
+ * makes one write system call for many lines instead of about one per request; sonic-boom's
+ * `periodicFlush` writes what waits at least every LOG_FLUSH_INTERVAL_MS (its timer does not keep
+ * the process alive and stops when the destination closes). pino writes what is left when the
+ * process exits.
  */
 function stdoutDestination(bufferBytes: number): DestinationStream {
   return pino.destination({
