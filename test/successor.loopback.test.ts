@@ -415,6 +415,42 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test('an informational 103 before the answer is passed over: the final status, headers and body count', async () => {
+    const server = await loopback((_req, res) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      sendJson(res, 200, { final: true });
+    });
+    const client = clientFor(server);
+    const answer = await client.request({ method: 'GET', path: '/users' });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, { final: true });
+    assert.match(answer.headers.get('content-type') ?? '', /json/);
+    await client.close();
+  });
+
+  test("a call queued behind another for the pool's one connection fails at once on the caller's abort, and is never sent", async () => {
+    const server = await loopback((_req, res) => {
+      setTimeout(() => sendJson(res, 200, {}), 1_500);
+    });
+    const client = clientFor(server, { pool: { connections: 1 } });
+    const first = client.request({ method: 'GET', path: '/users/first' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+    const started = performance.now();
+    await assert.rejects(
+      client.request({ method: 'GET', path: '/users/queued', signal: controller.signal }),
+      /caller gave up/,
+    );
+    assert.ok(performance.now() - started < 1_000, 'waited for the connection before giving up');
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(
+      server.requests.map((request) => request.url?.pathname),
+      [`${API}/users/first`],
+    );
+    await client.close();
+  });
+
   test("the caller's abort signal is honoured and reported as its own reason", async () => {
     const server = await loopback(() => {});
     const client = clientFor(server);
@@ -582,6 +618,29 @@ describe('connect timeout', () => {
       connectTimeout,
     );
     assert.deepEqual(attempts('POST'), [1]);
+  });
+
+  test('the total timeout holds while the connection is still being made', async (t) => {
+    const listener = await startFullListener();
+    t.after(() => listener.close());
+    assert.ok(listener.full, 'the listener accepted every connection: no connect can hang here');
+    const client = createSuccessorClient({
+      baseUrl: `${listener.url}${API}`,
+      auth: { type: 'apiKey', key: 'loopback-key' },
+      timeouts: { connectMs: 5_000, totalMs: 300 },
+      retries: { max: 0, baseDelayMs: 1 },
+    });
+    t.after(() => client.close());
+    const started = performance.now();
+    await assert.rejects(client.request({ method: 'POST', path: '/users', body: { user: 'x' } }), (error) => {
+      isUpstream('timeout')(error);
+      assert.match(
+        (error as Error).message,
+        /did not answer POST \/iserv\/idm\/api\/v1\/users within 300 ms/,
+      );
+      return true;
+    });
+    assert.ok(performance.now() - started < 2_000, 'waited for the connect timeout instead of the total one');
   });
 });
 

@@ -74,8 +74,8 @@ export class OperationTable {
   }
 }
 
+/** The parameters of `parts` when they match `entry` (of the same length), else undefined. */
 function matchSegments(entry: Entry, parts: readonly string[]): Record<string, string> | undefined {
-  if (parts.length !== entry.segments.length) return undefined;
   // The fixed segments first: most entries differ there, and then no parameter is decoded.
   for (let i = 0; i < parts.length; i++) {
     const expected = entry.segments[i];

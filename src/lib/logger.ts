@@ -62,7 +62,8 @@ function isoTimestamp(): () => string {
   let prefix = '';
   return () => {
     const now = Date.now();
-    const millis = now % 1000;
+    // Never negative, also before 1970 (a test's clock).
+    const millis = ((now % 1000) + 1000) % 1000;
     if (now - millis !== second) {
       second = now - millis;
       prefix = `,"time":"${new Date(second).toISOString().slice(0, 20)}`;

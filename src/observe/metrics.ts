@@ -117,8 +117,9 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
   });
-  // The histograms by their labelled children, so that prom-client does not check the label
-  // names on every call. The children are as many as the series themselves (bounded label values).
+  // The histograms by their labelled children, kept in plain maps: prom-client then skips turning
+  // the label values into an object per call (it still checks and hashes them in `observe`). The
+  // children are as many as the series themselves (bounded label values).
   const requestTimes = new Map<string, ReturnType<typeof requestDuration.labels>>();
   const successorTimes = new Map<string, ReturnType<typeof successorDuration.labels>>();
   const observer: Observer = {

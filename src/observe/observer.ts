@@ -53,17 +53,26 @@ export interface Observer {
 export type ShadowOutcomeKind = 'match' | 'mismatch' | 'error' | 'skipped';
 
 /**
+ * The events whose methods take at most two arguments: all of them, which `combineObservers`
+ * relies on (it forwards two); a method with more fails to compile there.
+ */
+type TwoArgumentEvent = {
+  [K in keyof Observer]-?: Parameters<NonNullable<Observer[K]>>['length'] extends 0 | 1 | 2 ? K : never;
+}[keyof Observer];
+
+/**
  * One observer that forwards every event to each of `observers`: their methods are looked up once,
  * here, so an event costs one call per observer that listens to it (none for an event nobody
  * observes), and no argument list is built per event.
  */
 export function combineObservers(...observers: readonly Observer[]): Required<Observer> {
-  const each = <K extends keyof Observer>(key: K): Required<Observer>[K] => {
+  const each = <K extends TwoArgumentEvent>(key: K): Required<Observer>[K] => {
     const methods: ((a?: unknown, b?: unknown) => void)[] = [];
     for (const observer of observers) {
       const method = observer[key] as ((a?: unknown, b?: unknown) => void) | undefined;
       if (method) methods.push(method.bind(observer));
     }
+    // Two arguments at most, as every Observer method takes (TwoArgumentEvent checks it).
     const forward =
       methods.length > 1
         ? (a?: unknown, b?: unknown) => {

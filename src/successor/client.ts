@@ -403,10 +403,10 @@ class HttpSuccessorClient implements SuccessorClient {
     const search = querySearch(query, target.includes('?') ? '&' : '?');
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
       url = new URL(`${target}${search}`);
-      if (url.origin !== this.#baseUrl.origin) {
+      if (url.origin !== this.#origin) {
         throw new UpstreamError(
           'bad_response',
-          `refusing to call ${url.origin}, which is not the successor's origin ${this.#baseUrl.origin}`,
+          `refusing to call ${url.origin}, which is not the successor's origin ${this.#origin}`,
           {
             source: 'api',
             path: url.pathname,

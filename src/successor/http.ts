@@ -72,7 +72,7 @@ const RETRY_STATUSES = new Set([502, 503, 504]);
 
 /**
  * The successor client's HTTP layer: a keep-alive pool (undici Agent with a connect timeout, used
- * through its `request`, not the WHATWG fetch), a total timeout per call (one timer, also watching
+ * through its `dispatch`, not the WHATWG fetch), a total timeout per call (one timer, also watching
  * the caller's signal), and retries with exponential backoff and jitter for idempotent reads only.
  */
 export class HttpTransport {
@@ -289,9 +289,9 @@ export class HttpTransport {
 
 /**
  * Collects one answer for `#request`: its status, headers and every chunk of its body, settling
- * once the body is complete or the call fails. The deadline aborts the call however far it got;
- * fired before the call reached a connection, it aborts it as soon as it does (as undici's own
- * `request` does with a signal).
+ * once the body is complete or the call fails. The deadline fails the call however far it got:
+ * while it waits for a connection (queued behind others, or connecting) at once, and the request
+ * is then aborted before anything is sent should it get one; after that through undici's abort.
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
@@ -306,8 +306,13 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     this.#deadline = deadline;
     this.#resolve = resolve;
     this.#reject = reject;
-    // undici hands the reason on to onResponseError as it is, whatever it is.
-    deadline.onAbort((reason) => this.#controller?.abort(reason as Error));
+    deadline.onAbort((reason) => {
+      // undici hands the reason on to onResponseError as it is, whatever it is.
+      if (this.#controller) this.#controller.abort(reason as Error);
+      // Still queued or connecting: the call fails now, and is aborted before anything is sent
+      // should it get a connection later (onRequestStart).
+      else this.#reject(reason);
+    });
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
