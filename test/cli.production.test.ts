@@ -113,18 +113,24 @@ describe('production mode', () => {
   }
 });
 
+/** A sandbox-mode configuration file named `name` (its own store), with `extra` on top. */
+function sandboxConfig(name: string, extra: Record<string, unknown> = {}): string {
+  const configFile = path.join(dir, `${name}.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      sandbox: { enabled: true },
+      store: { type: 'sqlite', path: path.join(dir, name, 'store.db') },
+      mappings: { dir: path.resolve('mappings') },
+      ...extra,
+    }),
+  );
+  return configFile;
+}
+
 describe('sandbox mode', () => {
   it('`serve` without a production config loads the sandbox and oidc-provider', async () => {
-    const configFile = path.join(dir, 'sandbox.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        sandbox: { enabled: true },
-        store: { type: 'sqlite', path: path.join(dir, 'sandbox', 'store.db') },
-        mappings: { dir: path.resolve('mappings') },
-        logging: { level: 'warn' },
-      }),
-    );
+    const configFile = sandboxConfig('sandbox', { logging: { level: 'warn' } });
     const { cli, moduleLog } = start('serve-sandbox', ['serve', '--config', configFile]);
     await cli.waitFor('stderr', /idm-compat listening on \S+ \(sandbox mode\)/);
     assert.deepEqual(await cli.stop('SIGTERM'), { code: 0, signal: null }, cli.stderr());
@@ -134,15 +140,7 @@ describe('sandbox mode', () => {
   });
 
   it("a quiet proxy's request line reaches stdout within about a second, though the buffer is far from full", async () => {
-    const configFile = path.join(dir, 'sandbox-quiet.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        sandbox: { enabled: true },
-        store: { type: 'sqlite', path: path.join(dir, 'sandbox-quiet', 'store.db') },
-        mappings: { dir: path.resolve('mappings') },
-      }),
-    );
+    const configFile = sandboxConfig('sandbox-quiet');
     const { cli } = start('serve-quiet', ['serve', '--config', configFile]);
     const [, url] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
     assert.equal((await fetch(`${url}/healthz`)).status, 200);

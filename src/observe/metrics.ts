@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, type CounterConfiguration, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { AuthFailureReason, Observer, RequestEvent, SuccessorCallEvent } from './observer.js';
 
 /** The proxy's Prometheus metrics: one registry per set of services, never prom-client's global one. */
@@ -24,15 +24,11 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 export function createMetrics(options: { processMetrics: boolean }): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
-  const requests = new PendingCounts<'operation' | 'status' | 'api_user'>();
-  new Counter({
+  const requests = pendingCounter({
     name: 'idm_compat_requests_total',
     help: 'Requests answered, by legacy operation, status and API user',
     labelNames: ['operation', 'status', 'api_user'] as const,
     registers: [registry],
-    collect() {
-      requests.flushTo(this);
-    },
   });
   const requestDuration = new Histogram({
     name: 'idm_compat_request_duration_seconds',
@@ -41,15 +37,11 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const successorRequests = new PendingCounts<'method' | 'route' | 'status'>();
-  new Counter({
+  const successorRequests = pendingCounter({
     name: 'idm_compat_successor_requests_total',
     help: 'HTTP calls to the successor (API and token endpoint), by method, route and status (0: no answer)',
     labelNames: ['method', 'route', 'status'] as const,
     registers: [registry],
-    collect() {
-      successorRequests.flushTo(this);
-    },
   });
   const successorDuration = new Histogram({
     name: 'idm_compat_successor_request_duration_seconds',
@@ -85,25 +77,17 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'Password key derivations (credential checks not served from the cache)',
     registers: [registry],
   });
-  const idCache = new PendingCounts<'result'>();
-  new Counter({
+  const idCache = pendingCounter({
     name: 'idm_compat_id_cache_lookups_total',
     help: 'Legacy ID resolutions, served from the cache (hit) or by the successor (miss)',
     labelNames: ['result'] as const,
     registers: [registry],
-    collect() {
-      idCache.flushTo(this);
-    },
   });
-  const modeRequests = new PendingCounts<'operation' | 'mode'>();
-  new Counter({
+  const modeRequests = pendingCounter({
     name: 'idm_compat_mode_requests_total',
     help: 'Legacy operations served, by migration mode (translate, passthrough, shadow)',
     labelNames: ['operation', 'mode'] as const,
     registers: [registry],
-    collect() {
-      modeRequests.flushTo(this);
-    },
   });
   const shadowComparisons = new Counter({
     name: 'idm_compat_shadow_comparisons_total',
@@ -164,6 +148,21 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
 interface PendingSeries<L extends string> {
   readonly labels: Partial<Record<L, string>>;
   pending: number;
+}
+
+/**
+ * A counter of the registry whose increments wait in a `PendingCounts` until the registry is read:
+ * its `collect` hands them over.
+ */
+function pendingCounter<L extends string>(configuration: CounterConfiguration<L>): PendingCounts<L> {
+  const pending = new PendingCounts<L>();
+  new Counter({
+    ...configuration,
+    collect() {
+      pending.flushTo(this);
+    },
+  });
+  return pending;
 }
 
 /** Increments of a counter's series by a key of their label values, until `flushTo` hands them over. */

@@ -22,8 +22,8 @@ const ASSETS: Record<string, string> = {
 
 /**
  * The interactive docs below the base path: `/docs/` (Swagger UI), `/docs/openapi.json` (OpenAPI
- * 3.1 generated once, at its first request, from the operation definitions) and the UI's assets. Authentication
- * is applied by the app in front of everything below the base path, docs included.
+ * 3.1 generated once, at its first request, from the operation definitions) and the UI's assets.
+ * Authentication is applied by the app in front of everything below the base path, docs included.
  */
 export function createLegacyDocs(
   operations: readonly LegacyOperation[],
