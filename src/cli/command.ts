@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { SingleBar } from 'cli-progress';
 import { loadConfig } from '../config/load.js';
 import { silentLogger } from '../lib/logger.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
@@ -21,6 +22,21 @@ export const processIo: CommandIo = {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** One CLI command: `idm-compat <path…> [args]`. */
+/**
+ * A progress bar on stderr for a long command, only on a terminal: never in `--json` mode, when
+ * stderr is a file or pipe, or for an in-process run (tests). cli-progress is loaded only then, so
+ * the server and the other commands never load it.
+ */
+export async function terminalProgressBar(
+  io: CommandIo,
+  json: boolean,
+  format: string,
+): Promise<SingleBar | undefined> {
+  if (json || io !== processIo || !process.stderr.isTTY) return undefined;
+  const { SingleBar } = await import('cli-progress');
+  return new SingleBar({ format, hideCursor: true });
+}
+
 export interface Command {
   /** Words after the binary name, e.g. `['apiuser', 'add']`. */
   path: string[];

@@ -1,12 +1,18 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { SingleBar } from 'cli-progress';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../lib/clock.js';
 import { silentLogger } from '../lib/logger.js';
 import { idRowsToCsv, importIdCsv } from '../mapping/id-import.js';
 import { loadProfile, profileDir } from '../mapping/load.js';
 import { buildServices } from '../services.js';
-import { type Command, CommandError, flag, processIo, stringOption, withStoreServices } from './command.js';
+import {
+  type Command,
+  CommandError,
+  flag,
+  stringOption,
+  terminalProgressBar,
+  withStoreServices,
+} from './command.js';
 
 const CONFIG_HELP = `  --config FILE   configuration file naming the store and the mapping profile (default: env
                   IDM_COMPAT_CONFIG, else the sandbox defaults)`;
@@ -45,11 +51,7 @@ Example:
     const profile = loadProfile(profileDir(config.mappings.dir, config.mappings.profile));
     const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
     const { store } = services;
-    // A progress bar only on a terminal (and never in --json mode or in-process test runs).
-    const bar =
-      !flag(args, 'json') && io === processIo && process.stderr.isTTY
-        ? new SingleBar({ format: 'importing [{bar}] {value}/{total} rows', hideCursor: true })
-        : undefined;
+    const bar = await terminalProgressBar(io, flag(args, 'json'), 'importing [{bar}] {value}/{total} rows');
     try {
       const summary = await importIdCsv({
         text,

@@ -1,5 +1,4 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { SingleBar } from 'cli-progress';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
@@ -8,9 +7,9 @@ import {
   CommandError,
   flag,
   loadRecording,
-  processIo,
   stringListOption,
   stringOption,
+  terminalProgressBar,
 } from './command.js';
 
 function positiveNumber(text: string | undefined, name: string, integer: boolean): number | undefined {
@@ -147,11 +146,11 @@ Example:
       throw new CommandError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     const writer = new RecordingWriter({ path: out, maxPendingLines: Number.POSITIVE_INFINITY });
-    // A progress bar only on a terminal (and never in --json mode or in-process test runs).
-    const bar =
-      !flag(args, 'json') && io === processIo && process.stderr.isTTY
-        ? new SingleBar({ format: 'replaying [{bar}] {value}/{total} requests', hideCursor: true })
-        : undefined;
+    const bar = await terminalProgressBar(
+      io,
+      flag(args, 'json'),
+      'replaying [{bar}] {value}/{total} requests',
+    );
     let started = false;
     let summary: Awaited<ReturnType<typeof replayExchanges>>;
     try {

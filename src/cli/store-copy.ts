@@ -1,10 +1,9 @@
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
-import { type Command, CommandError, flag, processIo, stringOption } from './command.js';
+import { type Command, CommandError, flag, stringOption, terminalProgressBar } from './command.js';
 
 const TABLES: readonly { key: keyof CopyResult; label: string }[] = [
   { key: 'apiUsers', label: 'api users' },
@@ -65,10 +64,7 @@ Example:
     const to = loadConfig({ file: toFile, env: io.env }).store;
     if (sameStore(from, to)) throw new CommandError('--from and --to name the same store');
     const json = flag(args, 'json');
-    const bar =
-      !json && io === processIo && process.stderr.isTTY
-        ? new SingleBar({ format: 'copying [{bar}] {value}/{total} rows', hideCursor: true })
-        : undefined;
+    const bar = await terminalProgressBar(io, json, 'copying [{bar}] {value}/{total} rows');
     const stores: Store[] = [];
     try {
       stores.push(await openStore(from, { retry: false }));

@@ -1,4 +1,3 @@
-import { parse } from 'csv-parse/sync';
 import { normalizeUuid } from '../lib/uuid.js';
 import type { IdMapImportResult, IdMapRepository, IdMapRow } from '../store/id-map.js';
 import type { CompiledProfile } from './compile.js';
@@ -40,6 +39,8 @@ export async function importIdCsv(options: {
   if (defaultKind !== undefined && !profile.kinds.has(defaultKind)) {
     throw new Error(`unknown kind ${defaultKind}; the profile has ${[...profile.kinds.keys()].join(', ')}`);
   }
+  // Loaded here, for the one command that imports a CSV, not with everything that imports this module.
+  const { parse } = await import('csv-parse/sync');
   const records = parse(options.text, {
     bom: true,
     columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),

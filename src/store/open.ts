@@ -2,8 +2,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedStoreConfig } from '../config/load.js';
 import type { Logger } from '../lib/logger.js';
 import { isStoreUnavailable } from './errors.js';
-import { openPostgresStore } from './postgres/index.js';
-import { openSqliteStore } from './sqlite/index.js';
 import type { Store } from './types.js';
 
 /** How `openStore` behaves while the database is not reachable. */
@@ -17,11 +15,17 @@ export interface OpenStoreOptions {
 }
 
 /**
- * Opens the store the configuration names. PostgreSQL is retried with a doubling wait (bounded by
+ * Opens the store the configuration names. Each backend's module (and its driver: better-sqlite3,
+ * pg) is loaded only when it is opened, so a SQLite proxy never loads the PostgreSQL driver and the
+ * reverse. PostgreSQL is retried with a doubling wait (bounded by
  * `store.startup`) while it is unreachable, logging each retry; other errors fail at once.
  */
 export async function openStore(config: ResolvedStoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
-  if (config.type === 'sqlite') return openSqliteStore(config.path);
+  if (config.type === 'sqlite') {
+    const { openSqliteStore } = await import('./sqlite/index.js');
+    return openSqliteStore(config.path);
+  }
+  const { openPostgresStore } = await import('./postgres/index.js');
   const { attempts, initialDelayMs, maxDelayMs } = config.startup;
   const maxAttempts = options.retry === false ? 1 : attempts;
   for (let attempt = 1; ; attempt++) {
