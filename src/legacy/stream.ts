@@ -7,6 +7,9 @@ import { runMapped } from './translate.js';
 
 type Item = Record<string, unknown>;
 
+const OPEN_BRACKET = 0x5b;
+const COMMA = 0x2c;
+
 /**
  * Runs a list operation and answers its JSON array while the successor's pages arrive, never
  * holding the whole list: the first page is read before the answer starts, so its failures are
@@ -62,10 +65,14 @@ export async function streamedList(
               ended();
               return;
             }
-            // One JSON.stringify per page; its brackets are replaced by the list's own.
-            const members = JSON.stringify(next.value as Item[]).slice(1, -1);
-            if (members === '') continue;
-            controller.enqueue(encoder.encode(`${opened ? ',' : '['}${members}`));
+            // One JSON.stringify per page, encoded as it is: its `[` becomes the list's opening
+            // bracket or the comma after the page before, and its `]` is left out. (Cutting and
+            // joining the string first would make V8 copy the whole page once more.)
+            const page = JSON.stringify(next.value as Item[]);
+            if (page === '[]') continue;
+            const bytes = encoder.encode(page);
+            bytes[0] = opened ? COMMA : OPEN_BRACKET;
+            controller.enqueue(bytes.subarray(0, -1));
             opened = true;
             return;
           }
