@@ -14,6 +14,8 @@ import { sandbox, successorConfigFor } from './sandbox-helpers.js';
 const OIDC_PROVIDER = /\/node_modules\/oidc-provider\//;
 /** The `sandbox` command's definition is part of every CLI start; it loads nothing else of the sandbox. */
 const SANDBOX_COMMAND = /\/src\/sandbox\/command\.ts$/;
+/** The PostgreSQL driver and what only some CLI commands use (CSV import, progress bars). */
+const UNUSED_BY_A_SQLITE_SERVER = /\/node_modules\/(?:pg|pg-[^/]+|cli-progress|csv-parse)\//;
 
 let dir = '';
 const running: CliProcess[] = [];
@@ -89,6 +91,11 @@ describe('production mode', () => {
       'the module log covers the running server and its successor client',
     );
     assert.deepEqual(sandboxModules(modules), []);
+    assert.deepEqual(
+      modules.filter((m) => UNUSED_BY_A_SQLITE_SERVER.test(m)),
+      [],
+      'a SQLite proxy loads neither the PostgreSQL driver nor what only CLI commands use',
+    );
     assert.doesNotMatch(cli.stderr(), /oidc-provider/);
     assert.doesNotMatch(cli.stderr(), /Sandbox API user|demo/);
   });

@@ -21,7 +21,6 @@ export const processIo: CommandIo = {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** One CLI command: `idm-compat <path…> [args]`. */
 /**
  * A progress bar on stderr for a long command, only on a terminal: never in `--json` mode, when
  * stderr is a file or pipe, or for an in-process run (tests). cli-progress is loaded only then, so
@@ -37,6 +36,7 @@ export async function terminalProgressBar(
   return new SingleBar({ format, hideCursor: true });
 }
 
+/** One CLI command: `idm-compat <path…> [args]`. */
 export interface Command {
   /** Words after the binary name, e.g. `['apiuser', 'add']`. */
   path: string[];
