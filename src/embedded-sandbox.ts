@@ -19,6 +19,7 @@ export function sandboxSuccessorConfig(
     retries: configured?.retries ?? { max: 2, baseDelayMs: 100 },
     pool: configured?.pool ?? { connections: 32, keepAliveMs: 30_000 },
     pageSize: configured?.pageSize ?? 100,
+    pageConcurrency: configured?.pageConcurrency ?? 4,
     baseUrl: sandbox.apiBaseUrl,
     auth: {
       type: 'oauth2',

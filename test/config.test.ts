@@ -177,6 +177,29 @@ describe('configuration', () => {
     assert.throws(() => config({ type: 'postgres' }), /store\.url/);
   });
 
+  it('reads the pages a collection read fetches at once: 4 unless set, 1 to 16', () => {
+    const config = (successor: Record<string, unknown>) =>
+      loadConfig({
+        file: tempFile(
+          'config.json',
+          JSON.stringify({
+            successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: 'k' }, ...successor },
+          }),
+        ),
+        env: {},
+      });
+    assert.equal(config({}).successor?.pageConcurrency, 4);
+    assert.equal(config({ pageConcurrency: 1 }).successor?.pageConcurrency, 1);
+    for (const wrong of [0, 17, 2.5, '2']) {
+      assert.throws(
+        () => config({ pageConcurrency: wrong }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.problems[0]?.path === 'successor.pageConcurrency',
+        String(wrong),
+      );
+    }
+  });
+
   it('requires a successor unless the sandbox is enabled', () => {
     const file = tempFile('config.json', JSON.stringify({ server: { port: 8081 } }));
     assert.throws(() => loadConfig({ file, env: {} }), /successor: required unless sandbox.enabled/);

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { createSuccessorClient } from '../src/successor/client.js';
+import { releaseBody } from '../src/successor/http.js';
 import { sandbox } from './sandbox-helpers.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -280,6 +281,35 @@ describe('streamCollection', () => {
       );
     } finally {
       await client.close();
+    }
+  });
+
+  it("gives a parsed page's socket buffers back, never a small buffer of Buffer's shared pool", () => {
+    const socketRead = Buffer.alloc(64 * 1024, 0x61);
+    const chunk = socketRead.subarray(200, 300);
+    const pooled = Buffer.from('a small pooled chunk');
+    const neighbour = Buffer.from('its neighbour in the pool');
+    assert.equal(pooled.buffer, neighbour.buffer, 'both from the shared pool');
+    releaseBody([chunk, pooled]);
+    assert.equal(socketRead.buffer.byteLength, 0, 'the socket read is handed over');
+    assert.equal(chunk.length, 0);
+    assert.equal(pooled.toString(), 'a small pooled chunk');
+    assert.equal(neighbour.toString(), 'its neighbour in the pool');
+  });
+
+  it("reads no page ahead with the proxy's successor.pageConcurrency at 1", async () => {
+    const proxy = await startUserProxy({ successor: { pageSize: 10, pageConcurrency: 1 } });
+    try {
+      proxy.resetCounts();
+      const pages = proxy.successor.streamCollection('/users');
+      await pages.next();
+      await pages.next();
+      assert.equal(proxy.sandbox.counters.get('GET /users'), 2, 'the first two pages, none ahead');
+      await pages.next();
+      assert.equal(proxy.sandbox.counters.get('GET /users'), 3);
+      await pages.return();
+    } finally {
+      await proxy.close();
     }
   });
 });

@@ -148,6 +148,14 @@ const successorSchema = z.strictObject({
     })
     .prefault({}),
   pageSize: z.int().min(1).max(1000).default(100).describe('itemsPerPage asked of collection reads'),
+  pageConcurrency: z
+    .int()
+    .min(1)
+    .max(16)
+    .default(4)
+    .describe(
+      'Pages of one collection read fetched at once once its total is known (the one being answered included); more is faster for large lists and costs memory while they run',
+    ),
 });
 
 const sandboxSchema = z

@@ -10,6 +10,7 @@ import {
   type HttpCall,
   type HttpResult,
   HttpTransport,
+  releaseBody,
 } from './http.js';
 import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
 import { type Access, TokenSource } from './tokens.js';
@@ -300,7 +301,13 @@ class HttpSuccessorClient implements SuccessorClient {
         signal,
         calls: options.calls,
       });
-      return () => parseBody('GET', url, result);
+      return () => {
+        try {
+          return parseBody('GET', url, result);
+        } finally {
+          releaseBody(result.body);
+        }
+      };
     };
     const settings = {
       baseUrl: this.#baseUrl,
