@@ -284,7 +284,7 @@ describe('streamCollection', () => {
     }
   });
 
-  it("gives a parsed page's socket buffers back, never a small buffer of Buffer's shared pool", () => {
+  it("releaseBody hands over a socket read's buffer, never a small buffer of Buffer's shared pool", () => {
     const socketRead = Buffer.alloc(64 * 1024, 0x61);
     const chunk = socketRead.subarray(200, 300);
     const pooled = Buffer.from('a small pooled chunk');
@@ -295,6 +295,37 @@ describe('streamCollection', () => {
     assert.equal(chunk.length, 0);
     assert.equal(pooled.toString(), 'a small pooled chunk');
     assert.equal(neighbour.toString(), 'its neighbour in the pool');
+  });
+
+  it('hands the bytes of every page larger than the shared pool back once the page is parsed', async () => {
+    // The bodies as the transport gets them: arrayBuffer() hands over these very bytes, and the
+    // transport's Buffer is a view of them (no copy), so a handed-back page shows here as empty.
+    const bodies: { size: number; bytes: ArrayBuffer }[] = [];
+    const client = createSuccessorClient({
+      baseUrl: sb.apiBaseUrl,
+      auth: { type: 'apiKey', key: sb.apiKey },
+      pageSize: 50,
+      fetch: async (url, init) => {
+        const response = await fetch(url, init);
+        const bytes = await response.arrayBuffer();
+        bodies.push({ size: bytes.byteLength, bytes });
+        const kept = new Response(null, { status: response.status, headers: response.headers });
+        Object.defineProperty(kept, 'arrayBuffer', { value: () => Promise.resolve(bytes) });
+        return kept;
+      },
+    });
+    try {
+      let users = 0;
+      for await (const page of client.streamCollection('/users')) users += page.length;
+      assert.equal(users, 95);
+      assert.equal(bodies.length, 2);
+      for (const { size, bytes } of bodies) {
+        assert.ok(size > Buffer.poolSize, `a page of 50 users is larger than the pool (${size} bytes)`);
+        assert.equal(bytes.byteLength, 0, 'handed back');
+      }
+    } finally {
+      await client.close();
+    }
   });
 
   it("reads no page ahead with the proxy's successor.pageConcurrency at 1", async () => {

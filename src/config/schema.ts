@@ -154,7 +154,7 @@ const successorSchema = z.strictObject({
     .max(16)
     .default(4)
     .describe(
-      'Pages of one collection read fetched at once once its total is known (the one being answered included); more is faster for large lists and costs memory while they run',
+      'Pages of one collection read fetched at the same time, the one being answered included (once the first page gave the total); more is faster for large lists and costs memory while they run',
     ),
 });
 
