@@ -28,9 +28,9 @@ import {
   startSandbox,
 } from './processes.js';
 import {
+  addedOverDirect,
   type BenchReport,
   formatTable,
-  LOAD_TARGETS,
   type ScenarioReport,
   TARGETS,
   type TargetFigures,
@@ -160,7 +160,10 @@ async function oneConnectionP50(target: Target): Promise<{ p50: number; errors: 
   return { p50: times[Math.floor(times.length / 2)] ?? 0, errors };
 }
 
-async function measureLoad(target: Target, sandbox: SandboxProcess): Promise<TargetFigures> {
+async function measureLoad(
+  target: Target,
+  sandbox: SandboxProcess,
+): Promise<{ figures: TargetFigures; oneConnectionP50Ms: number }> {
   // An unrecorded warm-up first, so JIT compilation, caches and connection set-up do not count.
   if (warmupSeconds > 0) await autocannonRun(target, warmupSeconds);
   const callsBefore = await successorCalls(sandbox);
@@ -179,15 +182,20 @@ async function measureLoad(target: Target, sandbox: SandboxProcess): Promise<Tar
     log(`  ${target.name}: ${requests} requests, CPU per request ${user} µs user + ${system} µs system`);
   }
   const single = await oneConnectionP50(target);
+  log(`  ${target.name}: median at one connection ${single.p50.toFixed(3)} ms`);
   return {
-    rps: Math.round(result.requests.average),
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    addedP50Ms: round(single.p50, 3),
-    cpuUsPerRequest: target.pid === undefined || requests === 0 ? null : Math.round(cpu / requests),
-    successorCallsPerRequest: requests === 0 ? null : round(calls / requests, 2),
-    rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
-    errors: result.errors + result.non2xx + single.errors,
+    figures: {
+      rps: Math.round(result.requests.average),
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      // Set once every target of the scenario has its median at one connection (addedOverDirect).
+      addedP50Ms: null,
+      cpuUsPerRequest: target.pid === undefined || requests === 0 ? null : Math.round(cpu / requests),
+      successorCallsPerRequest: requests === 0 ? null : round(calls / requests, 2),
+      rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
+      errors: result.errors + result.non2xx + single.errors,
+    },
+    oneConnectionP50Ms: single.p50,
   };
 }
 
@@ -363,18 +371,18 @@ async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
     for (const scenario of await loadScenarios(stack.sandbox, stack.token)) {
       if (only && !only.test(scenario.name)) continue;
       const figures: Partial<Record<TargetName, TargetFigures>> = {};
+      const oneConnectionP50Ms: Partial<Record<TargetName, number>> = {};
       for (const target of targetsOf(stack, scenario)) {
         log(`${scenario.name}: ${target.name}…`);
-        figures[target.name] = await measureLoad(target, stack.sandbox);
+        const measured = await measureLoad(target, stack.sandbox);
+        figures[target.name] = measured.figures;
+        oneConnectionP50Ms[target.name] = measured.oneConnectionP50Ms;
       }
-      const targets = complete(figures);
-      for (const name of LOAD_TARGETS) {
-        const figuresOf = targets[name];
-        const p50 = figuresOf?.addedP50Ms ?? null;
-        const direct = targets.direct.addedP50Ms;
-        if (figuresOf && p50 !== null && direct !== null) figuresOf.addedP50Ms = round(p50 - direct, 2);
+      const added = addedOverDirect(oneConnectionP50Ms);
+      for (const [name, figuresOf] of Object.entries(figures)) {
+        figuresOf.addedP50Ms = added[name as TargetName] ?? null;
       }
-      reports.push({ name: scenario.name, kind: 'load', targets });
+      reports.push({ name: scenario.name, kind: 'load', targets: complete(figures) });
     }
     return reports;
   } finally {

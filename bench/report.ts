@@ -44,6 +44,24 @@ export interface BenchReport {
   scenarios: ScenarioReport[];
 }
 
+/**
+ * What each target adds at one connection: its median latency there minus direct's, in ms rounded
+ * to 0.01 (direct itself: 0). Direct's median is read before any target's figure is written, so no
+ * target is measured against an already subtracted direct.
+ */
+export function addedOverDirect(
+  oneConnectionP50Ms: Partial<Record<TargetName, number>>,
+): Partial<Record<TargetName, number>> {
+  const direct = oneConnectionP50Ms.direct;
+  if (direct === undefined) throw new Error('direct was not measured at one connection');
+  const added: Partial<Record<TargetName, number>> = {};
+  for (const name of LOAD_TARGETS) {
+    const median = oneConnectionP50Ms[name];
+    if (median !== undefined) added[name] = Math.round((median - direct) * 100) / 100;
+  }
+  return added;
+}
+
 /** The `--json` document. */
 export function toJson(report: BenchReport): string {
   return `${JSON.stringify(

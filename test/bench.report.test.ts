@@ -2,7 +2,13 @@
 // report built by hand (no timing involved).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type BenchReport, formatTable, type TargetFigures, toJson } from '../bench/report.js';
+import {
+  addedOverDirect,
+  type BenchReport,
+  formatTable,
+  type TargetFigures,
+  toJson,
+} from '../bench/report.js';
 
 const figures = (overrides: Partial<TargetFigures> = {}): TargetFigures => ({
   rps: 1000,
@@ -99,5 +105,20 @@ describe('bench report', () => {
       (line) => line.startsWith('list users extended, 10,000') && / proxy /.test(line),
     );
     assert.match(largeRow ?? '', /0\.60 \(1\.20×\)\s+100\s+1\s+140/, 'seconds, CPU ms, calls, peak RSS');
+  });
+
+  it("reports each target's one-connection median minus direct's, whatever the order of targets", () => {
+    assert.deepEqual(addedOverDirect({ direct: 0.643, hop: 0.746, proxy: 0.952, proxyPostgres: 1.047 }), {
+      direct: 0,
+      hop: 0.1,
+      proxy: 0.31,
+      proxyPostgres: 0.4,
+    });
+    assert.deepEqual(addedOverDirect({ proxy: 1.5, hop: 1.2, direct: 0.9 }), {
+      direct: 0,
+      hop: 0.3,
+      proxy: 0.6,
+    });
+    assert.throws(() => addedOverDirect({ hop: 1 }), /direct was not measured/);
   });
 });
