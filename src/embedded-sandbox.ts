@@ -1,6 +1,7 @@
 // Imported lazily in sandbox mode only: production deployments never load the sandbox or its
 // OAuth2 server.
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import { successorTuningDefaults } from './config/schema.js';
 import type { Logger } from './lib/logger.js';
 import { type RunningSandbox, startSandbox } from './sandbox/index.js';
 import { READ_SCOPE, WRITE_SCOPE } from './sandbox/oauth.js';
@@ -8,18 +9,20 @@ import { sandboxSso } from './sso/sandbox.js';
 
 /**
  * The successor block that points a successor client at a running sandbox with its read-write
- * demo client; the configured timeouts, retries, pool and page size are kept when given.
+ * demo client; the configured timeouts, retries, pool and paging are kept when given, else the
+ * configuration's defaults.
  */
 export function sandboxSuccessorConfig(
   sandbox: RunningSandbox,
   configured?: ResolvedSuccessorConfig,
 ): ResolvedSuccessorConfig {
+  const { timeouts, retries, pool, pageSize, pageConcurrency } = configured ?? successorTuningDefaults();
   return {
-    timeouts: configured?.timeouts ?? { connectMs: 5_000, totalMs: 15_000 },
-    retries: configured?.retries ?? { max: 2, baseDelayMs: 100 },
-    pool: configured?.pool ?? { connections: 32, keepAliveMs: 30_000 },
-    pageSize: configured?.pageSize ?? 100,
-    pageConcurrency: configured?.pageConcurrency ?? 4,
+    timeouts,
+    retries,
+    pool,
+    pageSize,
+    pageConcurrency,
     baseUrl: sandbox.apiBaseUrl,
     auth: {
       type: 'oauth2',

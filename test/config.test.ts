@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { ConfigError, loadConfig } from '../src/config/load.js';
-import { configJsonSchema } from '../src/config/schema.js';
+import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -198,6 +198,16 @@ describe('configuration', () => {
         String(wrong),
       );
     }
+  });
+
+  it("gives sandbox mode without a successor block the successor block's defaults", () => {
+    assert.deepEqual(successorTuningDefaults(), {
+      timeouts: { connectMs: 5_000, totalMs: 15_000 },
+      retries: { max: 2, baseDelayMs: 100 },
+      pool: { connections: 32, keepAliveMs: 30_000 },
+      pageSize: 100,
+      pageConcurrency: 4,
+    });
   });
 
   it('requires a successor unless the sandbox is enabled', () => {

@@ -648,6 +648,11 @@ export const configSchema = z
 export type ConfigFile = z.output<typeof configSchema>;
 export type SuccessorConfig = NonNullable<ConfigFile['successor']>;
 
+/** The successor block's tuning (timeouts, retries, pool, paging) when none is configured: its defaults. */
+export function successorTuningDefaults(): Omit<SuccessorConfig, 'baseUrl' | 'auth'> {
+  return successorSchema.omit({ baseUrl: true, auth: true }).parse({});
+}
+
 /** The JSON Schema of the config file, for editors (`config.schema.json`). */
 export function configJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
