@@ -94,14 +94,22 @@ export class Authenticator {
         : undefined;
   }
 
+  /**
+   * The outcome from the credential cache alone, without waiting: undefined when it cannot tell
+   * (not cached, or the credentials version is due to be read), and `authenticate` must run.
+   */
+  cached(name: string, password: string, address: IpAddress | undefined): AuthOutcome | undefined {
+    if (!this.cache || !this.versionIsFresh()) return undefined;
+    const verified = this.cache.get(this.cacheKey(name, password));
+    return verified && this.admit(verified, address);
+  }
+
   /** Authenticates one request's Basic credentials coming from `address` (undefined: unknown). */
   async authenticate(name: string, password: string, address: IpAddress | undefined): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
+    const atOnce = this.cached(name, password, address);
+    if (atOnce) return atOnce;
     const key = this.cacheKey(name, password);
-    if (this.cache && this.versionIsFresh()) {
-      const cached = this.cache.get(key);
-      if (cached) return this.admit(cached, address);
-    }
     const version = await this.syncVersion();
     const cached = this.cache?.get(key);
     if (cached) return this.admit(cached, address);

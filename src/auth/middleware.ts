@@ -1,12 +1,12 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
 import type { AuthFailureReason, Observer } from '../observe/observer.js';
 import type { AppEnv } from '../services.js';
-import { clientAddressResolver, formatAddress } from './addresses.js';
-import type { Authenticator } from './authenticator.js';
+import { clientAddressResolver, formatAddress, type IpAddress } from './addresses.js';
+import type { Authenticator, AuthOutcome } from './authenticator.js';
 
 /** Options of `apiUserAuth`, validated and compiled once when the middleware is built. */
 export interface ApiUserAuthOptions {
@@ -41,19 +41,17 @@ export function parseBasicCredentials(
 export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppEnv> {
   const resolveClient = clientAddressResolver(options.trustedProxies);
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
-  return async function apiUserAuthMiddleware(c, next) {
-    const credentials = parseBasicCredentials(requestHeader(c, 'authorization'));
-    if (!credentials) {
-      options.observer?.authFailure?.('missing');
-      throw new LegacyError(
-        401,
-        'Authentication required: send the API user name and password with HTTP Basic authentication',
-        undefined,
-        challenge,
-      );
-    }
-    const address = resolveClient(peerAddress(c), requestHeader(c, 'x-forwarded-for'));
-    const outcome = await options.authenticator.authenticate(credentials.name, credentials.password, address);
+  const { authenticator } = options;
+  /** Everything but a cached success: waits for the store or the KDF, and refuses. */
+  const settle = async (
+    c: Context<AppEnv>,
+    next: Next,
+    credentials: { name: string; password: string },
+    address: IpAddress | undefined,
+    known: AuthOutcome | undefined,
+  ): Promise<void> => {
+    const outcome =
+      known ?? (await authenticator.authenticate(credentials.name, credentials.password, address));
     if (outcome.kind !== 'ok') {
       // The name as sent, cut short; never the password or the header.
       const fields = {
@@ -83,6 +81,27 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
         c.set('apiUser', outcome.user);
         await next();
     }
+  };
+  // Not an async function: a credential the cache admits goes straight on to the next handler,
+  // without a promise of its own to settle first (most requests, on keep-alive connections).
+  return function apiUserAuthMiddleware(c, next) {
+    const credentials = parseBasicCredentials(requestHeader(c, 'authorization'));
+    if (!credentials) {
+      options.observer?.authFailure?.('missing');
+      throw new LegacyError(
+        401,
+        'Authentication required: send the API user name and password with HTTP Basic authentication',
+        undefined,
+        challenge,
+      );
+    }
+    const address = resolveClient(peerAddress(c), requestHeader(c, 'x-forwarded-for'));
+    const cached = authenticator.cached(credentials.name, credentials.password, address);
+    if (cached?.kind === 'ok') {
+      c.set('apiUser', cached.user);
+      return next();
+    }
+    return settle(c, next, credentials, address, cached);
   };
 }
 

@@ -5,6 +5,7 @@ import { readAllPages, streamAllPages } from './collections.js';
 import { UpstreamError } from './errors.js';
 import {
   bodyText,
+  type CallTarget,
   type FetchFn,
   type HeaderLookup,
   type HttpCall,
@@ -13,6 +14,7 @@ import {
   releaseBody,
 } from './http.js';
 import { type AuthContext, parseBearerChallenge, responseError } from './problems.js';
+import { type ApiBase, resolveTarget, type SuccessorQuery } from './targets.js';
 import { type Access, TokenSource } from './tokens.js';
 
 /** Everything the successor client needs; see SPEC section 6. */
@@ -90,8 +92,7 @@ export interface CollectionReadOptions {
   calls?: CallStats | undefined;
 }
 
-/** Query parameters: arrays become repeated `key=value` pairs, the key used exactly as given (say `key[]` to get `key[]=`); undefined values are left out. */
-export type SuccessorQuery = Record<string, string | readonly string[] | undefined>;
+export type { SuccessorQuery } from './targets.js';
 
 /** One call to the successor API. */
 export interface SuccessorRequest {
@@ -173,8 +174,7 @@ export function createSuccessorClient(options: SuccessorClientOptions): Successo
 
 class HttpSuccessorClient implements SuccessorClient {
   readonly #baseUrl: URL;
-  readonly #origin: string;
-  readonly #basePath: string;
+  readonly #apiBase: ApiBase;
   readonly #transport: HttpTransport;
   readonly #tokens: TokenSource | undefined;
   readonly #apiKey: { header: string; key: string } | undefined;
@@ -191,8 +191,7 @@ class HttpSuccessorClient implements SuccessorClient {
     if (this.#baseUrl.search !== '' || this.#baseUrl.hash !== '') {
       throw new TypeError('successor client option baseUrl: must not have a query or fragment');
     }
-    this.#basePath = this.#baseUrl.pathname.replace(/\/+$/, '');
-    this.#origin = this.#baseUrl.origin;
+    this.#apiBase = { origin: this.#baseUrl.origin, basePath: this.#baseUrl.pathname.replace(/\/+$/, '') };
     const connectMs = positiveInt(options.timeouts?.connectMs, 5_000, 'timeouts.connectMs');
     const totalMs = positiveInt(options.timeouts?.totalMs, 15_000, 'timeouts.totalMs');
     this.#pageSize = positiveInt(options.pageSize, 100, 'pageSize');
@@ -290,7 +289,8 @@ class HttpSuccessorClient implements SuccessorClient {
 
   #collectionRead(path: string, options: CollectionReadOptions) {
     const paging = options.paging ?? this.#paging;
-    const first = this.#resolve(path, options.query);
+    const resolved = this.#resolve(path, options.query);
+    const first = resolved instanceof URL ? resolved : new URL(resolved.href);
     if (!first.searchParams.has(paging.itemsPerPage))
       first.searchParams.set(paging.itemsPerPage, String(this.#pageSize));
     const fetchPage = async (url: URL, signal: AbortSignal) => {
@@ -338,7 +338,7 @@ class HttpSuccessorClient implements SuccessorClient {
   }
 
   /** Sends one call with its credentials; resolves with a 2xx answer, its body not yet parsed. */
-  async #send(method: string, url: URL, options: CallOptions): Promise<HttpResult> {
+  async #send(method: string, url: CallTarget, options: CallOptions): Promise<HttpResult> {
     const headers: Record<string, string> = { accept: this.#accept };
     const call: HttpCall = {
       method,
@@ -399,55 +399,10 @@ class HttpSuccessorClient implements SuccessorClient {
     return { type: 'apiKey', header: this.#apiKey?.header ?? 'X-IServ-Authentication' };
   }
 
-  /** Builds the URL of a call, refusing anything outside the configured API. */
-  #resolve(path: string, query: SuccessorQuery | undefined): URL {
-    let url: URL;
-    // A fragment is never sent; the query goes before where it was.
-    const hashAt = path.indexOf('#');
-    const target = hashAt === -1 ? path : path.slice(0, hashAt);
-    // The query is serialized once and parsed with the path (appending to `searchParams` would
-    // serialize the whole URL again for every parameter).
-    const search = querySearch(query, target.includes('?') ? '&' : '?');
-    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
-      url = new URL(`${target}${search}`);
-      if (url.origin !== this.#origin) {
-        throw new UpstreamError(
-          'bad_response',
-          `refusing to call ${url.origin}, which is not the successor's origin ${this.#origin}`,
-          {
-            source: 'api',
-            path: url.pathname,
-          },
-        );
-      }
-    } else {
-      const absolute = target === this.#basePath || target.startsWith(`${this.#basePath}/`);
-      const relative = target.startsWith('/') ? target : `/${target}`;
-      // One absolute string, parsed once (a base URL would be parsed again for every call); the
-      // origin in front keeps the host whatever the path looks like (`//host/…` included).
-      url = new URL(`${this.#origin}${absolute ? target : `${this.#basePath}${relative}`}${search}`);
-    }
-    if (url.pathname !== this.#basePath && !url.pathname.startsWith(`${this.#basePath}/`)) {
-      throw new TypeError(
-        `successor path ${JSON.stringify(path)} leaves the API base path ${this.#basePath}`,
-      );
-    }
-    return url;
+  /** Builds the target of a call, refusing anything outside the configured API. */
+  #resolve(path: string, query: SuccessorQuery | undefined): CallTarget {
+    return resolveTarget(this.#apiBase, path, query);
   }
-}
-
-/** `query` as form-encoded parameters after `lead` (`?` or `&`); empty without any. */
-function querySearch(query: SuccessorQuery | undefined, lead: '?' | '&'): string {
-  if (query === undefined) return '';
-  const params = new URLSearchParams();
-  for (const key in query) {
-    const value = query[key];
-    if (value === undefined) continue;
-    if (typeof value === 'string') params.append(key, value);
-    else for (const item of value) params.append(key, item);
-  }
-  const text = params.toString();
-  return text === '' ? '' : `${lead}${text}`;
 }
 
 /** A 403 whose Bearer challenge says the token lacks a scope (not a refusal of the operation itself). */
@@ -459,7 +414,7 @@ function isScopeRefusal(result: { status: number; headers: HeaderLookup }): bool
 }
 
 /** Parses a 2xx body; an empty body is undefined, anything but JSON is a bad_response. */
-function parseBody(method: string, url: URL, result: HttpResult): unknown {
+function parseBody(method: string, url: CallTarget, result: HttpResult): unknown {
   if (result.status === 204 || result.status === 205) return undefined;
   const text = bodyText(result.body);
   if (text === '') return undefined;
@@ -477,7 +432,7 @@ const JSON_TYPE = /[/+]json\b/i;
 
 function badResponse(
   method: string,
-  url: URL,
+  url: CallTarget,
   result: HttpResult,
   what: string,
   cause?: unknown,

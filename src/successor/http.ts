@@ -22,10 +22,22 @@ export interface HttpSettings {
   observer?: Pick<Observer, 'successorCall'> | undefined;
 }
 
+/**
+ * Where a call goes: the parts of its URL the transport reads. A WHATWG `URL` is one; the client
+ * builds a plain one for a path that needs no parsing (see `SuccessorClient`).
+ */
+export interface CallTarget {
+  readonly origin: string;
+  readonly pathname: string;
+  /** `?` and the query, or empty. */
+  readonly search: string;
+  readonly href: string;
+}
+
 /** One request as the transport sends it. */
 export interface HttpCall {
   method: string;
-  url: URL;
+  url: CallTarget;
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
