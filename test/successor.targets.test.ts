@@ -7,6 +7,7 @@ import { querySearch, resolveTarget, type SuccessorQuery } from '../src/successo
 const BASES = [
   { origin: 'http://127.0.0.1:8080', basePath: '/iserv/idm/api/v1' },
   { origin: 'https://school.example', basePath: '' },
+  { origin: 'http://[::1]:8080', basePath: '/a' },
 ];
 
 /** What every call target was before plain paths skipped the parse: the path and query parsed as one URL. */
@@ -57,7 +58,17 @@ const pathChar = fc.constantFrom(
   '|',
   'ä',
   '\t',
+  '\n',
+  '\r',
+  '\u0000',
+  '%2E',
+  '[',
+  ']',
   '\u{1F600}',
+  // The base paths, so that paths already below them are drawn too.
+  '/iserv/idm/api/v1',
+  '/iserv/idm/api/v1/',
+  '/a/',
 );
 const pathText = fc.array(pathChar, { maxLength: 24 }).map((parts) => parts.join(''));
 /** Text near the plain form (every character the encoding keeps, and its neighbours), and any text. */
@@ -96,6 +107,20 @@ describe('successor call targets', () => {
         );
       }),
       { numRuns: 5000 },
+    );
+  });
+
+  it('skip the parse for plain paths only', () => {
+    const [base] = BASES;
+    if (!base) throw new Error('no base');
+    const query = { _attributes: 'hexUuid,user' };
+    for (const path of ['users/abc', '/iserv/idm/api/v1/users/abc', 'groups/a:b@c'])
+      assert.ok(!(resolveTarget(base, path, query) instanceof URL), path);
+    for (const path of ['users/abc/..', 'users/%C3%A4', 'users/ä', 'users?x=1', 'users\\abc'])
+      assert.ok(resolveTarget(base, path, query) instanceof URL, path);
+    assert.equal(
+      String(resolveTarget(base, 'users/abc', query)),
+      resolveTarget(base, 'users/abc', query).href,
     );
   });
 

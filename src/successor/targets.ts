@@ -71,6 +71,11 @@ class PlainTarget implements CallTarget {
   get href(): string {
     return `${this.origin}${this.pathname}${this.search}`;
   }
+
+  /** The whole URL, as a `URL` gives it. */
+  toString(): string {
+    return this.href;
+  }
 }
 
 /** `query` as form-encoded parameters after `lead` (`?` or `&`), as `URLSearchParams` writes them; empty without any. */
