@@ -95,21 +95,31 @@ export class Authenticator {
   }
 
   /**
-   * The outcome from the credential cache alone, without waiting: undefined when it cannot tell
-   * (not cached, or the credentials version is due to be read), and `authenticate` must run.
+   * Authenticates one request's Basic credentials coming from `address` (undefined: unknown): the
+   * outcome at once when the credential cache has them and the credentials version is fresh (no
+   * promise to wait for), else a promise (the version, the store, the KDF).
    */
-  cached(name: string, password: string, address: IpAddress | undefined): AuthOutcome | undefined {
-    if (!this.cache || !this.versionIsFresh()) return undefined;
-    const verified = this.cache.get(this.cacheKey(name, password));
-    return verified && this.admit(verified, address);
+  authenticate(
+    name: string,
+    password: string,
+    address: IpAddress | undefined,
+  ): AuthOutcome | Promise<AuthOutcome> {
+    const key = this.cacheKey(name, password);
+    if (this.cache && this.versionIsFresh()) {
+      const cached = this.cache.get(key);
+      if (cached) return this.admit(cached, address);
+    }
+    return this.verify(key, name, password, address);
   }
 
-  /** Authenticates one request's Basic credentials coming from `address` (undefined: unknown). */
-  async authenticate(name: string, password: string, address: IpAddress | undefined): Promise<AuthOutcome> {
+  /** `authenticate` past the cache: reads the credentials version first, then the cache again. */
+  private async verify(
+    key: string,
+    name: string,
+    password: string,
+    address: IpAddress | undefined,
+  ): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
-    const atOnce = this.cached(name, password, address);
-    if (atOnce) return atOnce;
-    const key = this.cacheKey(name, password);
     const version = await this.syncVersion();
     const cached = this.cache?.get(key);
     if (cached) return this.admit(cached, address);

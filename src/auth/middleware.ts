@@ -42,16 +42,15 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
   const resolveClient = clientAddressResolver(options.trustedProxies);
   const challenge = { 'WWW-Authenticate': `Basic realm="${options.realm}", charset="UTF-8"` };
   const { authenticator } = options;
-  /** Everything but a cached success: waits for the store or the KDF, and refuses. */
+  /** Everything but a cached success: waits for the store or the KDF, and answers refusals. */
   const settle = async (
     c: Context<AppEnv>,
     next: Next,
     credentials: { name: string; password: string },
     address: IpAddress | undefined,
-    known: AuthOutcome | undefined,
+    pending: AuthOutcome | Promise<AuthOutcome>,
   ): Promise<void> => {
-    const outcome =
-      known ?? (await authenticator.authenticate(credentials.name, credentials.password, address));
+    const outcome = await pending;
     if (outcome.kind !== 'ok') {
       // The name as sent, cut short; never the password or the header.
       const fields = {
@@ -96,12 +95,12 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
       );
     }
     const address = resolveClient(peerAddress(c), requestHeader(c, 'x-forwarded-for'));
-    const cached = authenticator.cached(credentials.name, credentials.password, address);
-    if (cached?.kind === 'ok') {
-      c.set('apiUser', cached.user);
+    const outcome = authenticator.authenticate(credentials.name, credentials.password, address);
+    if (!(outcome instanceof Promise) && outcome.kind === 'ok') {
+      c.set('apiUser', outcome.user);
       return next();
     }
-    return settle(c, next, credentials, address, cached);
+    return settle(c, next, credentials, address, outcome);
   };
 }
 
