@@ -22,7 +22,9 @@ import type { MatchedOperation } from './operation-table.js';
  * (`c.req.raw`) is still whole here.
  */
 export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
-  return async function dispatchLegacy(c) {
+  // Not an async function: it hands the mode's promise on instead of wrapping it in one more (hono
+  // catches what it throws as it catches a rejection).
+  return function dispatchLegacy(c) {
     const match = c.get('match');
     if (match?.kind === 'method') {
       const allowed = match.allowed.join(', ');
@@ -52,7 +54,9 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
   const params = validatePart('path', operation.params, matched.params);
   // The query is parsed only for an operation that has one to validate.
   const query = operation.query ? validatePart('query', operation.query, c.req.query()) : undefined;
-  const body = validatePart('body', operation.body?.schema, await readBody(c, operation));
+  // Nothing to read is not waited for (a GET without a body: no promise, no turn of the loop).
+  const raw = readBody(c, operation);
+  const body = validatePart('body', operation.body?.schema, raw instanceof Promise ? await raw : raw);
   const response = await operation.handler(c, { params, query, body });
   // The seed: every operation responds with application/json. The answers with a body carry it
   // (`c.json`, the streamed lists); the empty 204s get it here (without it the Node adapter would

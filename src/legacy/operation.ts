@@ -120,14 +120,20 @@ export function validatePart<S extends z.ZodType>(
 /**
  * Reads the request body as the operation declares it; malformed JSON is a legacy 400, and so is
  * any body sent to an operation that declares none (it is read only up to the body limit, never
- * parsed), so a stray or hostile payload cannot ride along on a DELETE or a restore.
+ * parsed), so a stray or hostile payload cannot ride along on a DELETE or a restore. Undefined at
+ * once, without a promise, when there is nothing to read: an operation without a body and a request
+ * that announces none (asking the headers first spares such a request, every plain GET, the
+ * adapter's full fetch Request).
  */
-export async function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> {
+export function readBody(c: Context<AppEnv>, operation: LegacyOperation): unknown {
+  if (!operation.body && !announcesBody(c)) return undefined;
+  return readAnnouncedBody(c, operation);
+}
+
+async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> {
   const body = operation.body;
   if (!body) {
-    // Only a request that announces a body has one to look at (asking the headers first spares
-    // a bodiless GET the adapter's full fetch Request).
-    if (announcesBody(c) && (await c.req.text()).trim() !== '') {
+    if ((await c.req.text()).trim() !== '') {
       throw new LegacyError(400, 'This operation takes no request body', [
         { path: 'body', message: 'must be empty' },
       ]);

@@ -210,13 +210,14 @@ export class OperationExecutor {
     const relation = rollbackRelation(op);
     const refuseWhen = op.subject?.refuseWhen;
     const subjectWant = this.#subjectWant(op, renderAttributes);
-    // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400).
-    const [subjectOutcome, itemsOutcome] = await Promise.allSettled([
-      op.subject && legacyId !== undefined ? this.ids.resolveOne(op.kind, legacyId, subjectWant) : undefined,
-      op.items ? this.#resolveItems(op.items, itemIds) : [],
-    ]);
-    if (subjectOutcome.status === 'rejected') throw subjectOutcome.reason;
-    const subject = subjectOutcome.value;
+    // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400),
+    // so both have settled before either is judged (without body IDs there is one to wait for).
+    const subjectResolution =
+      op.subject && legacyId !== undefined ? this.ids.resolveOne(op.kind, legacyId, subjectWant) : undefined;
+    const itemsResolution =
+      op.items && itemIds.length > 0 ? this.#resolveItems(op.items, itemIds) : undefined;
+    if (itemsResolution) await Promise.allSettled([subjectResolution, itemsResolution]);
+    const subject = await subjectResolution;
     if (op.subject && !subject) {
       throw new TranslationError('not_found', `No ${op.kind.label} with ID ${quoteInput(legacyId ?? '')}`);
     }
@@ -224,8 +225,7 @@ export class OperationExecutor {
       const state = getPath(subject.entity, refuseWhen.attribute);
       if (!isEmpty(state) && state !== false) throw new TranslationError('refused', refuseWhen.message);
     }
-    if (itemsOutcome.status === 'rejected') throw itemsOutcome.reason;
-    const items = itemsOutcome.value;
+    const items = itemsResolution ? await itemsResolution : [];
     const state: { subject: Ref | undefined } = {
       subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
     };
