@@ -7,7 +7,11 @@
 //
 // Options (env): BENCH_SECONDS (5, per target), BENCH_WARMUP_SECONDS (3, unrecorded load before
 // each target's run), BENCH_CONNECTIONS (50), BENCH_LATENCY_SECONDS (2, the one-connection run), BENCH_ONLY (a regular expression of scenario names), BENCH_CPU_PROF (a
-// directory: the proxies run under `node --cpu-prof` and write their profiles there).
+// directory: the proxies and the hop run under `node --cpu-prof` and write their profiles into a
+// folder each, named after the process, e.g. `proxy/`, `proxy-postgres/`, `proxy-hop/`;
+// bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies and the hop count the async
+// resources they make, bench/count-async.mjs, and each load run logs them per request; the
+// counting slows them, so the CPU figures of such a run mean nothing).
 // `npm run bench -- --json` prints the figures as JSON instead of the table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +20,21 @@ import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import { startPostgres, type TestPostgres } from '../test/postgres-helpers.js';
 import {
+  ACCEPT,
+  API,
+  bearerToken,
+  LEGACY,
+  sandboxHexUuid,
+  USER_EXTENDED,
+  USER_ITEM,
+  USER_LIST,
+} from './calls.js';
+import {
+  asyncCountFlags,
+  asyncCounts,
+  asyncPerRequest,
   cpuMicros,
+  cpuProfileFlags,
   type HopProcess,
   type ProxyProcess,
   peakRssMiB,
@@ -49,18 +67,12 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 2);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
+/** Where the preloaded counters write (BENCH_ASYNC); the children find it in their environment. */
+const asyncDir =
+  process.env.BENCH_ASYNC === '1' ? mkdtempSync(path.join(tmpdir(), 'idm-compat-bench-async-')) : undefined;
+if (asyncDir) process.env.IDM_COMPAT_BENCH_ASYNC_DIR = asyncDir;
 const json = process.argv.includes('--json');
 
-const API = '/iserv/idm/api/v1';
-const LEGACY = '/iserv/api/Service/Core/Entity';
-/** The successor's Accept, as the proxy sends it. */
-const ACCEPT = 'application/ld+json, application/json';
-/** The attributes the proxy asks for, per legacy answer (from the default mapping profile). */
-const USER_ITEM =
-  'hexUuid,user,firstname,lastname,status,type,importId,auxInfo,created,createdBy.user,lastLogin,deleted,deletedBy.user,roles.role,groups.group,privileges.privilege';
-const USER_LIST = 'hexUuid,user,firstname,lastname,status,created,createdBy.user,lastLogin';
-const USER_EXTENDED =
-  'hexUuid,user,firstname,lastname,status,created,createdBy.user,lastLogin,roles.role,groups.group,privileges.privilege';
 /** Page size of the collection reads (the proxy's `successor.pageSize` and the direct reads'). */
 const PAGE_SIZE = 500;
 
@@ -99,19 +111,6 @@ async function successorCalls(sandbox: SandboxProcess): Promise<number> {
   const response = await fetch(`${sandbox.url}/__sandbox/counters`);
   const body = (await response.json()) as { total: number; counters: Record<string, number> };
   return body.total - (body.counters['POST /token'] ?? 0);
-}
-
-async function bearerToken(sandbox: SandboxProcess): Promise<string> {
-  const response = await fetch(sandbox.tokenEndpoint, {
-    method: 'POST',
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: 'idm-compat',
-      client_secret: 'sandbox-secret',
-      scope: 'iserv:idm:api-read iserv:idm:api-write',
-    }),
-  });
-  return ((await response.json()) as { access_token: string }).access_token;
 }
 
 function headersOf(target: Target, call: Call): Record<string, string> {
@@ -167,12 +166,15 @@ async function measureLoad(
   // An unrecorded warm-up first, so JIT compilation, caches and connection set-up do not count.
   if (warmupSeconds > 0) await autocannonRun(target, warmupSeconds);
   const callsBefore = await successorCalls(sandbox);
+  const countsBefore = asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined;
   const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
   const result = await autocannonRun(target, seconds);
   // The requests still in flight when the run stopped are sent and answered too: let them finish,
   // and count every request sent.
   await new Promise((resolve) => setTimeout(resolve, 300));
   const cpuAfter = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  if (asyncDir && countsBefore && target.pid !== undefined)
+    log(`  ${target.name}: per request ${asyncPerRequest(countsBefore, asyncCounts(asyncDir, target.pid))}`);
   const calls = (await successorCalls(sandbox)) - callsBefore;
   const requests = result.requests.sent;
   const cpu = cpuBefore && cpuAfter ? cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system : 0;
@@ -190,7 +192,9 @@ async function measureLoad(
       p99Ms: result.latency.p99,
       // Set once every target of the scenario has its median at one connection (addedOverDirect).
       addedP50Ms: null,
-      cpuUsPerRequest: target.pid === undefined || requests === 0 ? null : Math.round(cpu / requests),
+      // Counting async resources (BENCH_ASYNC) slows the process: its CPU figure would mislead.
+      cpuUsPerRequest:
+        target.pid === undefined || requests === 0 || asyncDir ? null : Math.round(cpu / requests),
       successorCallsPerRequest: requests === 0 ? null : round(calls / requests, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: result.errors + result.non2xx + single.errors,
@@ -201,14 +205,7 @@ async function measureLoad(
 
 /** The load scenarios on the demo data; IDs are looked up in the sandbox first. */
 async function loadScenarios(sandbox: SandboxProcess, token: string): Promise<LoadScenario[]> {
-  const find = async (collection: string, query: string) => {
-    const response = await fetch(`${sandbox.apiBaseUrl}/${collection}?${query}&_attributes=hexUuid`, {
-      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-    });
-    const [first] = (await response.json()) as { hexUuid: string }[];
-    if (!first) throw new Error(`no ${collection} ${query} in the sandbox`);
-    return first.hexUuid;
-  };
+  const find = (collection: string, query: string) => sandboxHexUuid(sandbox, token, collection, query);
   const admin = await find('users', 'user=admin');
   const lea = await find('users', 'user=lea.braun');
   const group = await find('groups', 'group=klasse.5a');
@@ -298,6 +295,14 @@ interface Stack {
   stop(): Promise<void>;
 }
 
+/** Node's flags for one bench process: its CPU profile into a folder of its own under BENCH_CPU_PROF, the counter of BENCH_ASYNC. */
+function nodeFlags(processName: string): string[] {
+  return [
+    ...cpuProfileFlags(cpuProfileDir && path.join(cpuProfileDir, processName)),
+    ...asyncCountFlags(asyncDir),
+  ];
+}
+
 async function startStack(
   dir: string,
   name: string,
@@ -306,17 +311,24 @@ async function startStack(
   const sandbox = await startSandbox(options.fixture);
   let database: TestPostgres | undefined;
   try {
-    const proxy = await startProxy(dir, name, sandbox, { pageSize: PAGE_SIZE }, cpuProfileDir);
+    const proxy = await startProxy(dir, name, sandbox, { pageSize: PAGE_SIZE }, nodeFlags(name));
     // The embedded PostgreSQL server of the test suite, on loopback; the proxy on it is otherwise
     // configured exactly like the SQLite one.
     database = options.postgres ? await startPostgres() : undefined;
     const proxyPostgres = database
-      ? await startProxy(dir, `${name}-postgres`, sandbox, { pageSize: PAGE_SIZE }, cpuProfileDir, {
-          type: 'postgres',
-          url: await database.createDatabase(),
-        })
+      ? await startProxy(
+          dir,
+          `${name}-postgres`,
+          sandbox,
+          { pageSize: PAGE_SIZE },
+          nodeFlags(`${name}-postgres`),
+          {
+            type: 'postgres',
+            url: await database.createDatabase(),
+          },
+        )
       : undefined;
-    const hop = await startHop(sandbox);
+    const hop = await startHop(sandbox, nodeFlags(`${name}-hop`));
     const token = await bearerToken(sandbox);
     const db = database;
     return {
@@ -569,6 +581,7 @@ async function main(): Promise<void> {
     process.stdout.write(json ? toJson(report) : formatTable(report));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    if (asyncDir) rmSync(asyncDir, { recursive: true, force: true });
   }
 }
 

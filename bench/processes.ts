@@ -3,6 +3,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { freePort } from '../test/postgres-helpers.js';
 
 export const root = path.resolve(import.meta.dirname, '..');
@@ -137,15 +138,15 @@ export async function proxyConfig(
 
 /**
  * The proxy in production mode (`idm-compat serve` with a configuration file pointing at the
- * sandbox, NODE_ENV=production, default log level with the log going nowhere). `cpuProfileDir`
- * runs it under `node --cpu-prof`.
+ * sandbox, NODE_ENV=production, default log level with the log going nowhere), with `nodeFlags`
+ * for Node (a CPU profile, the async-resource counter).
  */
 export async function startProxy(
   dir: string,
   name: string,
   sandbox: SandboxProcess,
   successor: Record<string, unknown>,
-  cpuProfileDir?: string,
+  nodeFlags: readonly string[] = [],
   store: Record<string, unknown> = { type: 'sqlite', path: path.join(dir, `${name}.db`) },
 ): Promise<ProxyProcess> {
   const { port, configFile, user, password } = await proxyConfig(dir, name, sandbox, {
@@ -153,8 +154,7 @@ export async function startProxy(
     store,
     sso: { target: `${sandbox.url}/login` },
   });
-  const flags = cpuProfileDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfileDir] : [];
-  const child = spawn(process.execPath, [...flags, bin, 'serve', '--config', configFile], {
+  const child = spawn(process.execPath, [...nodeFlags, bin, 'serve', '--config', configFile], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -167,6 +167,43 @@ export async function startProxy(
     throw error;
   }
   return proxy;
+}
+
+/** Node's flags for a CPU profile written into `dir` when the process exits (none without a directory). */
+export function cpuProfileFlags(dir: string | undefined): string[] {
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
+}
+
+/**
+ * Node's flags that preload bench/count-async.mjs (none without `dir`): the process then writes
+ * its async resources and requests so far to `dir` (IDM_COMPAT_BENCH_ASYNC_DIR, which the bench
+ * sets in its own environment for its children), for `asyncCounts`.
+ */
+export function asyncCountFlags(dir: string | undefined): string[] {
+  return dir ? ['--import', pathToFileURL(path.join(root, 'bench', 'count-async.mjs')).href] : [];
+}
+
+/** What bench/count-async.mjs last wrote for a process: requests served and async resources made, by type. */
+export interface AsyncCounts {
+  requests: number;
+  resources: Record<string, number>;
+}
+
+/** The counts a process preloaded with bench/count-async.mjs last wrote into `dir`. */
+export function asyncCounts(dir: string, pid: number): AsyncCounts {
+  return JSON.parse(readFileSync(path.join(dir, `${pid}.json`), 'utf8')) as AsyncCounts;
+}
+
+/** The async resources made per request between two counts, most first: `PROMISE 53.00, TickObject 11.00, …`. */
+export function asyncPerRequest(before: AsyncCounts, after: AsyncCounts): string {
+  const requests = after.requests - before.requests;
+  if (requests <= 0) return 'no requests counted';
+  return Object.entries(after.resources)
+    .map(([type, count]) => [type, (count - (before.resources[type] ?? 0)) / requests] as const)
+    .filter(([, perRequest]) => perRequest >= 0.01)
+    .sort((a, b) => b[1] - a[1])
+    .map(([type, perRequest]) => `${type} ${perRequest.toFixed(2)}`)
+    .join(', ');
 }
 
 /** The `Authorization` value of an API user's Basic credentials. */
@@ -192,12 +229,19 @@ export interface HopProcess extends Running {
   url: string;
 }
 
-/** bench/hop.ts in its own process, forwarding to the sandbox. */
-export async function startHop(sandbox: Pick<SandboxProcess, 'url'>): Promise<HopProcess> {
+/**
+ * bench/hop.ts in its own process, forwarding to the sandbox, with `nodeFlags` for Node (under
+ * `--cpu-prof` its main thread's profile is the one whose name has thread number 0; tsx's loader
+ * thread writes one too).
+ */
+export async function startHop(
+  sandbox: Pick<SandboxProcess, 'url'>,
+  nodeFlags: readonly string[] = [],
+): Promise<HopProcess> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(root, 'bench', 'hop.ts'), sandbox.url, String(port)],
+    [...nodeFlags, '--import', 'tsx', path.join(root, 'bench', 'hop.ts'), sandbox.url, String(port)],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } },
   );
   await waitForOutput(child, (text) => text.includes('ready'), 'the hop');

@@ -168,3 +168,52 @@ export function formatTable(report: BenchReport): string {
   }
   return `${parts.join('\n\n')}\n`;
 }
+
+/** The middle value (of an even count, the mean of the two middle ones); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? Number.NaN)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** One target of a side-by-side run over its rounds. */
+export interface RoundsFigures {
+  name: string;
+  /** Median CPU µs per request over the rounds. */
+  medianUs: number;
+  /** Median of the rounds' ratios to the reference (the first target: the hop). */
+  overReference: number;
+  /** Against the first proxy (the targets after it): median of the rounds' ratios, and the rounds it was lower in. */
+  overBase?: { ratio: number; lowerIn: number };
+}
+
+/**
+ * Side-by-side rounds summed up (each round: CPU µs per request by target, all targets loaded in
+ * turn): ratios are taken within a round, where the machine's speed was the same for all, and
+ * their median reported. `names[0]` is the reference (the hop), `names[1]` the base the other
+ * proxies are compared with.
+ */
+export function summarizeRounds(
+  rounds: readonly Readonly<Record<string, number>>[],
+  names: readonly string[],
+): RoundsFigures[] {
+  const of = (name: string) => rounds.map((round) => round[name] ?? Number.NaN);
+  const [reference, base] = names;
+  return names.map((name, index) => {
+    const own = of(name);
+    const ratios = (other: string | undefined) =>
+      own.map((value, round) => value / (of(other ?? name)[round] ?? Number.NaN));
+    const figures: RoundsFigures = { name, medianUs: median(own), overReference: median(ratios(reference)) };
+    if (index >= 2 && base !== undefined) {
+      const baseUs = of(base);
+      figures.overBase = {
+        ratio: median(ratios(base)),
+        lowerIn: own.filter((value, round) => value < (baseUs[round] ?? Number.NaN)).length,
+      };
+    }
+    return figures;
+  });
+}

@@ -6,6 +6,8 @@ import {
   addedOverDirect,
   type BenchReport,
   formatTable,
+  median,
+  summarizeRounds,
   type TargetFigures,
   toJson,
 } from '../bench/report.js';
@@ -122,5 +124,28 @@ describe('bench report', () => {
       proxy: 0.6,
     });
     assert.throws(() => addedOverDirect({ hop: 1 }), /direct was not measured/);
+  });
+
+  it("sums up side-by-side rounds by ratios within each round, not by the rounds' medians", () => {
+    // Round 2 runs on a machine twice as slow for all: within each round the proxy costs 2× the
+    // hop and the candidate 0.9× the proxy, so the ratios say so exactly, whatever the drift.
+    const rounds = [
+      { hop: 100, proxy: 200, candidate: 180 },
+      { hop: 200, proxy: 400, candidate: 360 },
+      { hop: 110, proxy: 220, candidate: 230 },
+    ];
+    const [hop, proxy, candidate] = summarizeRounds(rounds, ['hop', 'proxy', 'candidate']);
+    assert.deepEqual(hop, { name: 'hop', medianUs: 110, overReference: 1 });
+    assert.deepEqual(proxy, { name: 'proxy', medianUs: 220, overReference: 2 });
+    assert.equal(candidate?.medianUs, 230);
+    assert.equal(candidate?.overReference, 1.8);
+    assert.equal(candidate?.overBase?.ratio, 0.9);
+    assert.equal(candidate?.overBase?.lowerIn, 2);
+  });
+
+  it('takes the median of an odd and an even count', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.ok(Number.isNaN(median([])));
   });
 });

@@ -1,0 +1,156 @@
+// Side by side: the warm GET (`GET …/User/admin`) through the hop and through one or more proxies
+// (builds or configurations), loaded in turn, round after round (the order reversed every other
+// round), so that the machine's speed, which drifts by ±20 % between runs of a few seconds here,
+// is the same for all within a round. Prints each round's CPU µs per request and the medians of
+// the rounds' ratios: to the hop, and of every further proxy to the first one.
+//
+//   npx tsx bench/side-by-side.ts [--rounds 8] [--seconds 3] [--connections 50] [--rate N] [NAME=BUILD[@CONFIG] …]
+//
+// BUILD is a built checkout of idm-compat (a folder with bin/ and dist/; `.` for this one, built
+// first with `npm run build`); CONFIG is JSON merged into the proxy's configuration file, e.g.
+// `quiet=.@{"logging":{"level":"warn"}}`. Without targets: `proxy=.`. `--rate` sends that many
+// requests a second in all (autocannon's overallRate) instead of as many as the connections can.
+// Everything runs on 127.0.0.1, the sandbox in its own process, as in `npm run bench`.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { API, bearerToken, LEGACY, sandboxHexUuid, USER_ITEM } from './calls.js';
+import {
+  basicAuthorization,
+  cpuMicros,
+  proxyConfig,
+  startHop,
+  startSandbox,
+  waitUntilReady,
+} from './processes.js';
+import { summarizeRounds } from './report.js';
+
+interface Target {
+  name: string;
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  pid: number;
+  child?: ChildProcess;
+}
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    rounds: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    rate: { type: 'string' },
+  },
+});
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const rate = values.rate === undefined ? undefined : Number(values.rate);
+const specs = (positionals.length > 0 ? positionals : ['proxy=.']).map((spec) => {
+  const match = /^([A-Za-z0-9_-]+)=([^@]+)(?:@(.*))?$/.exec(spec);
+  if (!match?.[1] || !match[2] || match[1] === 'hop')
+    throw new Error(`not a target: ${spec} (NAME=BUILD[@CONFIG], NAME not "hop")`);
+  return {
+    name: match[1],
+    build: path.resolve(match[2]),
+    config: match[3] ? (JSON.parse(match[3]) as Record<string, unknown>) : {},
+  };
+});
+
+function load(target: Target, duration: number) {
+  return autocannon({
+    url: target.url,
+    connections,
+    duration,
+    ...(rate === undefined ? {} : { overallRate: rate }),
+    requests: [{ method: 'GET', path: target.path, headers: target.headers }],
+  });
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-side-by-side-'));
+const sandbox = await startSandbox();
+const targets: Target[] = [];
+try {
+  const token = await bearerToken(sandbox);
+  const admin = await sandboxHexUuid(sandbox, token, 'users', 'user=admin');
+  const hop = await startHop(sandbox);
+  targets.push({
+    name: 'hop',
+    url: hop.url,
+    path: `${API}/users/${admin}?_attributes=${encodeURIComponent(USER_ITEM)}`,
+    headers: { authorization: `Bearer ${token}`, accept: 'application/ld+json, application/json' },
+    pid: hop.pid,
+    child: hop.child,
+  });
+  for (const spec of specs) {
+    const { port, configFile, user, password } = await proxyConfig(dir, spec.name, sandbox, {
+      successor: { pageSize: 500 },
+      ...spec.config,
+    });
+    const child = spawn(
+      process.execPath,
+      [path.join(spec.build, 'bin', 'idm-compat.js'), 'serve', '--config', configFile],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, NODE_ENV: 'production' },
+      },
+    );
+    const url = `http://127.0.0.1:${port}`;
+    targets.push({
+      name: spec.name,
+      url,
+      path: `${LEGACY}/User/admin`,
+      headers: { authorization: basicAuthorization(user, password) },
+      pid: child.pid ?? 0,
+      child,
+    });
+    await waitUntilReady(url, child);
+  }
+  // Unrecorded, so that JIT compilation and connection set-up do not count.
+  for (const target of targets) await load(target, 3);
+  const measured: Record<string, number>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const figures: Record<string, number> = {};
+    for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+      const before = cpuMicros(target.pid);
+      const result = await load(target, seconds);
+      // What was still in flight when the run stopped is answered, and counted, too.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const after = cpuMicros(target.pid);
+      if (result.errors > 0 || result.non2xx > 0)
+        process.stderr.write(`${target.name}: ${result.errors} errors, ${result.non2xx} answers not 2xx\n`);
+      figures[target.name] =
+        (after.user + after.system - before.user - before.system) / Math.max(1, result.requests.sent);
+    }
+    measured.push(figures);
+    process.stdout.write(
+      `round ${round + 1}: ${targets.map((t) => `${t.name} ${figures[t.name]?.toFixed(0)} µs`).join(', ')}\n`,
+    );
+  }
+  const names = targets.map((t) => t.name);
+  for (const figures of summarizeRounds(measured, names)) {
+    const base = figures.overBase
+      ? `; × ${names[1]} ${figures.overBase.ratio.toFixed(3)}, lower in ${figures.overBase.lowerIn} of ${rounds} rounds`
+      : '';
+    process.stdout.write(
+      `${figures.name}: median ${figures.medianUs.toFixed(0)} µs per request; × hop ${figures.overReference.toFixed(3)}${base}\n`,
+    );
+  }
+} finally {
+  await Promise.all(
+    targets.map(
+      (target) =>
+        new Promise<void>((resolve) => {
+          if (!target.child || target.child.exitCode !== null) return resolve();
+          target.child.once('exit', () => resolve());
+          target.child.kill('SIGTERM');
+        }),
+    ),
+  );
+  await sandbox.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
