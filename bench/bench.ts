@@ -11,7 +11,7 @@
 // folder each, named after the process, e.g. `proxy/`, `proxy-postgres/`, `proxy-hop/`;
 // bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies and the hop count the async
 // resources they make, bench/count-async.mjs, and each load run logs them per request; the
-// counting slows them, so the CPU figures of such a run mean nothing).
+// counting slows them, so such a run leaves the CPU figures empty).
 // `npm run bench -- --json` prints the figures as JSON instead of the table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -540,7 +540,7 @@ async function measureLargeLists(
       p50Ms: null,
       p99Ms: null,
       addedP50Ms: null,
-      cpuUsPerRequest: target.pid === undefined ? null : Math.round(target.cpuMicros / repeat),
+      cpuUsPerRequest: target.pid === undefined || asyncDir ? null : Math.round(target.cpuMicros / repeat),
       successorCallsPerRequest: round(target.calls / repeat, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: target.errors,
