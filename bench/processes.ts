@@ -154,19 +154,37 @@ export async function startProxy(
     store,
     sso: { target: `${sandbox.url}/login` },
   });
-  const child = spawn(process.execPath, [...nodeFlags, bin, 'serve', '--config', configFile], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
   const url = `http://127.0.0.1:${port}`;
-  const proxy = { ...running(child), url, authorization: basicAuthorization(user, password) };
+  const served = await serveProxy(configFile, url, { nodeFlags });
+  return { ...served, url, authorization: basicAuthorization(user, password) };
+}
+
+/**
+ * `idm-compat serve --config configFile` of a build (`build`: a built checkout's folder, default
+ * this one) in production mode, its log going nowhere, once it answers ready at `url`.
+ */
+export async function serveProxy(
+  configFile: string,
+  url: string,
+  options: { build?: string; nodeFlags?: readonly string[] } = {},
+): Promise<Running> {
+  const binary = options.build ? path.join(options.build, 'bin', 'idm-compat.js') : bin;
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), binary, 'serve', '--config', configFile],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, NODE_ENV: 'production' },
+    },
+  );
+  const served = running(child);
   try {
     await waitUntilReady(url, child);
   } catch (error) {
-    await proxy.stop();
+    await served.stop();
     throw error;
   }
-  return proxy;
+  return served;
 }
 
 /** Node's flags for a CPU profile written into `dir` when the process exits (none without a directory). */

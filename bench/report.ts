@@ -202,15 +202,16 @@ export function summarizeRounds(
 ): RoundsFigures[] {
   const of = (name: string) => rounds.map((round) => round[name] ?? Number.NaN);
   const [reference, base] = names;
+  const referenceUs = of(reference ?? '');
+  const baseUs = of(base ?? '');
   return names.map((name, index) => {
     const own = of(name);
-    const ratios = (other: string | undefined) =>
-      own.map((value, round) => value / (of(other ?? name)[round] ?? Number.NaN));
-    const figures: RoundsFigures = { name, medianUs: median(own), overReference: median(ratios(reference)) };
-    if (index >= 2 && base !== undefined) {
-      const baseUs = of(base);
+    const over = (theirs: number[]) =>
+      median(own.map((value, round) => value / (theirs[round] ?? Number.NaN)));
+    const figures: RoundsFigures = { name, medianUs: median(own), overReference: over(referenceUs) };
+    if (index >= 2) {
       figures.overBase = {
-        ratio: median(ratios(base)),
+        ratio: over(baseUs),
         lowerIn: own.filter((value, round) => value < (baseUs[round] ?? Number.NaN)).length,
       };
     }

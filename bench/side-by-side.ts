@@ -11,20 +11,20 @@
 // `quiet=.@{"logging":{"level":"warn"}}`. Without targets: `proxy=.`. `--rate` sends that many
 // requests a second in all (autocannon's overallRate) instead of as many as the connections can.
 // Everything runs on 127.0.0.1, the sandbox in its own process, as in `npm run bench`.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { API, bearerToken, LEGACY, sandboxHexUuid, USER_ITEM } from './calls.js';
+import { ACCEPT, API, bearerToken, LEGACY, sandboxHexUuid, USER_ITEM } from './calls.js';
 import {
   basicAuthorization,
   cpuMicros,
   proxyConfig,
+  type Running,
+  serveProxy,
   startHop,
   startSandbox,
-  waitUntilReady,
 } from './processes.js';
 import { summarizeRounds } from './report.js';
 
@@ -33,8 +33,7 @@ interface Target {
   url: string;
   path: string;
   headers: Record<string, string>;
-  pid: number;
-  child?: ChildProcess;
+  process: Running;
 }
 
 const { values, positionals } = parseArgs({
@@ -82,33 +81,22 @@ try {
     name: 'hop',
     url: hop.url,
     path: `${API}/users/${admin}?_attributes=${encodeURIComponent(USER_ITEM)}`,
-    headers: { authorization: `Bearer ${token}`, accept: 'application/ld+json, application/json' },
-    pid: hop.pid,
-    child: hop.child,
+    headers: { authorization: `Bearer ${token}`, accept: ACCEPT },
+    process: hop,
   });
   for (const spec of specs) {
     const { port, configFile, user, password } = await proxyConfig(dir, spec.name, sandbox, {
       successor: { pageSize: 500 },
       ...spec.config,
     });
-    const child = spawn(
-      process.execPath,
-      [path.join(spec.build, 'bin', 'idm-compat.js'), 'serve', '--config', configFile],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, NODE_ENV: 'production' },
-      },
-    );
     const url = `http://127.0.0.1:${port}`;
     targets.push({
       name: spec.name,
       url,
       path: `${LEGACY}/User/admin`,
       headers: { authorization: basicAuthorization(user, password) },
-      pid: child.pid ?? 0,
-      child,
+      process: await serveProxy(configFile, url, { build: spec.build }),
     });
-    await waitUntilReady(url, child);
   }
   // Unrecorded, so that JIT compilation and connection set-up do not count.
   for (const target of targets) await load(target, 3);
@@ -116,11 +104,11 @@ try {
   for (let round = 0; round < rounds; round++) {
     const figures: Record<string, number> = {};
     for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-      const before = cpuMicros(target.pid);
+      const before = cpuMicros(target.process.pid);
       const result = await load(target, seconds);
       // What was still in flight when the run stopped is answered, and counted, too.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const after = cpuMicros(target.pid);
+      const after = cpuMicros(target.process.pid);
       if (result.errors > 0 || result.non2xx > 0)
         process.stderr.write(`${target.name}: ${result.errors} errors, ${result.non2xx} answers not 2xx\n`);
       figures[target.name] =
@@ -141,16 +129,7 @@ try {
     );
   }
 } finally {
-  await Promise.all(
-    targets.map(
-      (target) =>
-        new Promise<void>((resolve) => {
-          if (!target.child || target.child.exitCode !== null) return resolve();
-          target.child.once('exit', () => resolve());
-          target.child.kill('SIGTERM');
-        }),
-    ),
-  );
+  await Promise.all(targets.map((target) => target.process.stop()));
   await sandbox.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -55,8 +55,12 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
   // The query is parsed only for an operation that has one to validate.
   const query = operation.query ? validatePart('query', operation.query, c.req.query()) : undefined;
   // Nothing to read is not waited for (a GET without a body: no promise, no turn of the loop).
-  const raw = readBody(c, operation);
-  const body = validatePart('body', operation.body?.schema, raw instanceof Promise ? await raw : raw);
+  const reading = readBody(c, operation);
+  const body = validatePart(
+    'body',
+    operation.body?.schema,
+    reading === undefined ? undefined : await reading,
+  );
   const response = await operation.handler(c, { params, query, body });
   // The seed: every operation responds with application/json. The answers with a body carry it
   // (`c.json`, the streamed lists); the empty 204s get it here (without it the Node adapter would

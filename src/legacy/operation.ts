@@ -120,12 +120,12 @@ export function validatePart<S extends z.ZodType>(
 /**
  * Reads the request body as the operation declares it; malformed JSON is a legacy 400, and so is
  * any body sent to an operation that declares none (it is read only up to the body limit, never
- * parsed), so a stray or hostile payload cannot ride along on a DELETE or a restore. Undefined at
- * once, without a promise, when there is nothing to read: an operation without a body and a request
+ * parsed), so a stray or hostile payload cannot ride along on a DELETE or a restore. Undefined
+ * instead of a promise when there is nothing to read: an operation without a body and a request
  * that announces none (asking the headers first spares such a request, every plain GET, the
  * adapter's full fetch Request).
  */
-export function readBody(c: Context<AppEnv>, operation: LegacyOperation): unknown {
+export function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> | undefined {
   if (!operation.body && !announcesBody(c)) return undefined;
   return readAnnouncedBody(c, operation);
 }
