@@ -33,6 +33,39 @@ describe('natural IDs: cache with TTL, invalidated by own writes', () => {
     assert.deepEqual(proxy.apiCalls(), { 'GET /users': 1 }, 'expired: the filter query again');
   });
 
+  it('drops a cached ID whose entity was purged behind its back: 404 after the item read and one filter query', async () => {
+    const created = await proxy.call('POST', '/Entity/User', {
+      username: 'gone.soon',
+      firstname: 'G',
+      lastname: 'S',
+    });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await proxy.call('GET', '/Entity/User/gone.soon')).status, 200);
+    const before = await idCacheLookups(proxy);
+    proxy.sandbox.data.purge('users', proxy.sandbox.data.userByAccount('gone.soon')?.id ?? '');
+    proxy.resetCounts();
+    const answer = await proxy.call('GET', '/Entity/User/gone.soon');
+    assert.equal(answer.status, 404, answer.text);
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1, 'GET /users': 1 });
+    // The cached UUID named nothing any more: the successor answered, so it counts as a miss.
+    const after = await idCacheLookups(proxy);
+    assert.deepEqual({ hit: after.hit - before.hit, miss: after.miss - before.miss }, { hit: 0, miss: 1 });
+    proxy.resetCounts();
+    assert.equal((await proxy.call('GET', '/Entity/User/gone.soon')).status, 404);
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users': 1 }, 'forgotten: no item read of the purged UUID');
+  });
+
+  it('counts a warm read as one cache hit and one successor call', async () => {
+    assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
+    const before = await idCacheLookups(proxy);
+    proxy.resetCounts();
+    const answer = await proxy.call<{ _id: string }>('GET', '/Entity/User/thomas.becker');
+    assert.equal(answer.body._id, 'thomas.becker');
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1 });
+    const after = await idCacheLookups(proxy);
+    assert.deepEqual({ hit: after.hit - before.hit, miss: after.miss - before.miss }, { hit: 1, miss: 0 });
+  });
+
   it('resolves many IDs of a link body in one filter query with the array form', async () => {
     const ids = proxy.mappings.current().ids;
     const kind = proxy.mappings.current().profile.kinds.get('group') as CompiledKind;
@@ -159,3 +192,13 @@ describe('the ID table repository', () => {
     assert.equal(await store.idMap.count('bulk'), 2999);
   });
 });
+
+/** The ID cache's hit and miss counts, as the metrics endpoint gives them. */
+async function idCacheLookups(proxy: UserProxy): Promise<{ hit: number; miss: number }> {
+  const metric = await proxy.services.metrics.registry
+    .getSingleMetric('idm_compat_id_cache_lookups_total')
+    ?.get();
+  const count = (result: string) =>
+    metric?.values.find((value) => value.labels.result === result)?.value ?? 0;
+  return { hit: count('hit'), miss: count('miss') };
+}

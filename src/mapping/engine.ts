@@ -51,7 +51,7 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
     ids,
     async run(operationId, input, calls) {
       try {
-        return await (calls === undefined ? executor : executor.counting(calls)).run(operationId, input);
+        return await executor.run(operationId, input, calls);
       } catch (error) {
         // The successor's 404 means the entity went away between resolution and use: not found.
         if (error instanceof UpstreamError) {

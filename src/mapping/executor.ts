@@ -49,6 +49,24 @@ function answersFromResolution(op: CompiledOperation): boolean {
 }
 
 /**
+ * An operation that only reads its path entity and answers with it (`user.get`, `group.get`, …):
+ * no steps, no body, an entity result rendered through a field table.
+ */
+function readsSubjectOnly(op: CompiledOperation): op is CompiledOperation & {
+  subject: NonNullable<CompiledOperation['subject']>;
+  resource: CompiledResource;
+} {
+  return (
+    op.result.type === 'entity' &&
+    op.steps.length === 0 &&
+    op.subject !== undefined &&
+    op.items === undefined &&
+    !op.usesFields &&
+    op.resource !== undefined
+  );
+}
+
+/**
  * The relation a link operation that may roll back reads before it writes, in the resolution read
  * of the path entity, so that a rollback undoes exactly what this call changed.
  */
@@ -181,15 +199,77 @@ export class OperationExecutor {
     return want.length > 0 ? want : undefined;
   }
 
-  /** Runs one legacy operation by id (e.g. `user.get`). */
-  async run(operationId: string, input: RunInput): Promise<RunResult> {
+  /**
+   * Runs one legacy operation by id (e.g. `user.get`); every successor call adds to `calls` when it
+   * is given (the legacy request's counter).
+   */
+  run(operationId: string, input: RunInput, calls?: CallStats): Promise<RunResult> {
     const op = this.profile.operations.get(operationId);
     if (!op) {
-      throw new TranslationError(
-        'profile_error',
-        `Operation ${operationId} has no entry in the operation tables of mapping profile ${this.profile.name}`,
+      return Promise.reject(
+        new TranslationError(
+          'profile_error',
+          `Operation ${operationId} has no entry in the operation tables of mapping profile ${this.profile.name}`,
+        ),
       );
     }
+    if (readsSubjectOnly(op)) {
+      const legacyId = input.params?.[op.subject.param];
+      const uuid = legacyId === undefined ? undefined : this.ids.peekCached(op.kind, legacyId);
+      if (legacyId !== undefined && uuid !== undefined)
+        return this.#readCachedSubject(op, legacyId, uuid, input, calls);
+    }
+    return (calls === undefined ? this : this.counting(calls)).#run(op, input);
+  }
+
+  /**
+   * A read of the path entity whose UUID the ID cache holds (the common GET of one user or group):
+   * one successor call and the render, without the general run's set-up. An entity that is gone or
+   * no longer has that legacy ID (renamed or purged behind the proxy's back) is forgotten and
+   * resolved afresh by the general run, which counts that resolution as a cache miss.
+   */
+  async #readCachedSubject(
+    op: CompiledOperation & {
+      subject: NonNullable<CompiledOperation['subject']>;
+      resource: CompiledResource;
+    },
+    legacyId: string,
+    uuid: string,
+    input: RunInput,
+    calls: CallStats | undefined,
+  ): Promise<RunResult> {
+    const fields = input.fields ?? NO_FIELDS;
+    const want = this.#subjectWant(op, this.#attributesOf(op.resource, fields).list) ?? NO_FIELDS;
+    let entity: Entity | undefined;
+    try {
+      entity = await this.ids.read(op.kind, uuid, want, calls);
+    } catch (error) {
+      if (!(error instanceof UpstreamError && error.code === 'not_found')) throw error;
+    }
+    if (entity === undefined || !this.ids.isNamed(op.kind, entity, legacyId)) {
+      this.ids.forget(op.kind, legacyId);
+      return (calls === undefined ? this : this.counting(calls)).#run(op, input);
+    }
+    this.ids.countHit();
+    refuseIfMarked(op, entity);
+    return this.#entityResult(op, entity, fields, calls);
+  }
+
+  /** Renders the entity an operation answers with (and notes its legacy ID in the ID cache). */
+  async #entityResult(
+    op: CompiledOperation,
+    entity: Entity,
+    fields: readonly string[],
+    calls?: CallStats,
+  ): Promise<RunResult> {
+    this.ids.remember(op.kind, entity);
+    const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
+    if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
+    return { type: 'entity', id: rendered.id, value: rendered.value };
+  }
+
+  /** The general run: resolutions, the steps with their rollback, and the result. */
+  async #run(op: CompiledOperation, input: RunInput): Promise<RunResult> {
     const fields = input.fields ?? NO_FIELDS;
     const { list: renderAttributes, value: attributesParam } = op.resource
       ? this.#attributesOf(op.resource, fields)
@@ -208,7 +288,6 @@ export class OperationExecutor {
     }
     const itemIds = op.items ? itemList(input.body) : [];
     const relation = rollbackRelation(op);
-    const refuseWhen = op.subject?.refuseWhen;
     const subjectWant = this.#subjectWant(op, renderAttributes);
     // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400),
     // so both have settled before either is judged (without body IDs there is one to wait for).
@@ -221,10 +300,7 @@ export class OperationExecutor {
     if (op.subject && !subject) {
       throw new TranslationError('not_found', `No ${op.kind.label} with ID ${quoteInput(legacyId ?? '')}`);
     }
-    if (refuseWhen && subject?.entity) {
-      const state = getPath(subject.entity, refuseWhen.attribute);
-      if (!isEmpty(state) && state !== false) throw new TranslationError('refused', refuseWhen.message);
-    }
+    if (subject?.entity) refuseIfMarked(op, subject.entity);
     const items = itemsResolution ? await itemsResolution : [];
     const state: { subject: Ref | undefined } = {
       subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
@@ -345,10 +421,7 @@ export class OperationExecutor {
             throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
           entity = await this.ids.read(op.kind, uuid, renderAttributes);
         }
-        this.ids.remember(op.kind, entity);
-        const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids);
-        if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
-        return { type: 'entity', id: rendered.id, value: rendered.value };
+        return this.#entityResult(op, entity, fields);
       }
     }
   }
@@ -687,6 +760,14 @@ function itemList(body: unknown): string[] {
  */
 function outcomeUnknown(error: unknown): boolean {
   return error instanceof UpstreamError && error.code === 'timeout' && error.details.retryable !== true;
+}
+
+/** Refuses (403) an operation whose path entity has its `refuseWhen` attribute set. */
+function refuseIfMarked(op: CompiledOperation, entity: Entity): void {
+  const refuseWhen = op.subject?.refuseWhen;
+  if (!refuseWhen) return;
+  const state = getPath(entity, refuseWhen.attribute);
+  if (!isEmpty(state) && state !== false) throw new TranslationError('refused', refuseWhen.message);
 }
 
 /** Whether a `when` condition says "nothing": missing, null, "" or an empty list. */

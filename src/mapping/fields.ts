@@ -1,4 +1,5 @@
 import { quoteInput } from '../lib/quote.js';
+import type { CallStats } from '../observe/observer.js';
 import type { UpstreamError } from '../successor/errors.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
 import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
@@ -58,6 +59,8 @@ export function renderEntities(
   plan: RenderPlan,
   entities: readonly Entity[],
   ids: IdResolver,
+  /** The legacy request's counter, for a resolver whose successor does not count. */
+  calls?: CallStats,
 ): RenderedEntity[] | Promise<RenderedEntity[]> {
   const { resource, columns } = plan;
   // Phase 1: every reference of every entity, grouped by target kind.
@@ -98,7 +101,7 @@ export function renderEntities(
   for (const [kind, refs] of batches) {
     const known = ids.toLegacyAtOnce(kind, refs);
     if (known) resolved.set(kind, known);
-    else lookups.push(ids.toLegacy(kind, refs).then((legacyIds) => resolved.set(kind, legacyIds)));
+    else lookups.push(ids.toLegacy(kind, refs, calls).then((legacyIds) => resolved.set(kind, legacyIds)));
   }
   const render = () => renderObjects(plan, entities, ownSlots, refSlots, resolved);
   return lookups.length > 0 ? Promise.all(lookups).then(render) : render();

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
-import type { Observer } from '../observe/observer.js';
+import type { CallStats, Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
 import { UpstreamError } from '../successor/errors.js';
@@ -79,6 +79,26 @@ export class IdResolver {
     return uuid;
   }
 
+  /**
+   * The cached UUID of a natural legacy ID, not yet counted: the caller counts it (`countHit`) once
+   * a read has shown it right (a stale entry is a miss). Undefined when it is not cached or the
+   * kind is not natural.
+   */
+  peekCached(kind: CompiledKind, legacyId: string): string | undefined {
+    if (kind.id.strategy !== 'natural' || !this.#cache) return undefined;
+    return this.#cache.get(cacheKey(kind, legacyId));
+  }
+
+  /** Counts one resolution served from the cache (see `peekCached`). */
+  countHit(): void {
+    this.#deps.observer?.idCacheLookup?.('hit');
+  }
+
+  /** Whether an entity read by a cached UUID still has the natural legacy ID it was cached under. */
+  isNamed(kind: CompiledKind, entity: Entity, legacyId: string): boolean {
+    return kind.id.strategy === 'natural' && stringAt(entity, kind.id.attribute) === legacyId;
+  }
+
   /** The IRI of an entity, for request bodies. */
   iri(kind: CompiledKind, uuid: string): string {
     return renderText(kind.iri, (path) => this.#entityVariable(path[0], uuid));
@@ -108,14 +128,18 @@ export class IdResolver {
   ): Promise<Resolved | undefined> {
     const id = kind.id;
     if (id.strategy === 'natural') {
-      const cached = this.#cached(kind, legacyId);
+      const cached = this.peekCached(kind, legacyId);
       if (cached !== undefined) {
-        if (!want) return { uuid: cached };
-        const entity = await this.read(kind, cached, want).catch(notFoundAsUndefined);
-        // A stale entry (renamed or purged behind the proxy's back) is dropped and resolved afresh.
-        if (entity && stringAt(entity, id.attribute) === legacyId) return { uuid: cached, entity };
+        const entity = want ? await this.read(kind, cached, want).catch(notFoundAsUndefined) : undefined;
+        if (!want || (entity && this.isNamed(kind, entity, legacyId))) {
+          this.countHit();
+          return entity ? { uuid: cached, entity } : { uuid: cached };
+        }
+        // A stale entry (renamed or purged behind the proxy's back) is dropped and resolved afresh:
+        // the successor answers, so it counts as a miss.
         this.forget(kind, legacyId);
       }
+      if (this.#cache) this.#deps.observer?.idCacheLookup?.('miss');
       const found = await this.#naturalQuery(kind, [legacyId], want ?? NOTHING);
       const entity = found.get(legacyId);
       return entity ? { uuid: this.#uuidOf(kind, entity), entity } : undefined;
@@ -173,14 +197,18 @@ export class IdResolver {
    * `idAttributes` asked for, or bare IRIs/UUIDs); null where a reference cannot be resolved.
    * At most one successor call (natural IDs given as IRIs) and one store query per call.
    */
-  async toLegacy(kind: CompiledKind, refs: readonly unknown[]): Promise<(string | null)[]> {
+  async toLegacy(
+    kind: CompiledKind,
+    refs: readonly unknown[],
+    calls?: CallStats,
+  ): Promise<(string | null)[]> {
     const id = kind.id;
     const { out, pending } = this.#legacyInline(kind, refs);
     if (pending.length === 0) return out;
     const uuids = [...new Set(pending.map((p) => p.uuid))];
     if (id.strategy === 'natural') {
       // The successor gave IRIs instead of embedded objects: one read of all of them by UUID.
-      const entities = await this.#readByUuids(kind, uuids, NOTHING);
+      const entities = await this.#readByUuids(kind, uuids, NOTHING, calls);
       for (const p of pending) {
         const entity = entities.get(p.uuid);
         out[p.index] = entity ? (stringAt(entity, id.attribute) ?? null) : null;
@@ -256,12 +284,16 @@ export class IdResolver {
     return uuid;
   }
 
-  /** Reads one entity by UUID with the given attributes (plus its identity); rejects like the client does. */
-  async read(kind: CompiledKind, uuid: string, want: readonly string[]): Promise<Entity> {
+  /**
+   * Reads one entity by UUID with the given attributes (plus its identity); rejects like the client
+   * does. `calls`: the legacy request's counter, for a resolver whose successor does not count.
+   */
+  async read(kind: CompiledKind, uuid: string, want: readonly string[], calls?: CallStats): Promise<Entity> {
     const response = await this.#deps.successor.request({
       method: 'GET',
       path: this.itemPath(kind, uuid),
       query: { [this.#deps.profile.attributesParam]: this.#attributes(kind, want) },
+      calls,
     });
     return asEntity(response.body, `GET ${kind.label} ${uuid}`);
   }
@@ -352,6 +384,7 @@ export class IdResolver {
     kind: CompiledKind,
     uuids: readonly string[],
     want: readonly string[],
+    calls?: CallStats,
   ): Promise<Map<string, Entity>> {
     const items = await this.#chunked(
       uuids,
@@ -361,6 +394,7 @@ export class IdResolver {
         [this.#deps.profile.attributesParam]: this.#attributes(kind, want),
       }),
       kind,
+      calls,
     );
     const out = new Map<string, Entity>();
     for (const item of items) {
@@ -375,6 +409,7 @@ export class IdResolver {
     ids: readonly string[],
     query: (chunk: readonly string[]) => SuccessorQuery,
     kind: CompiledKind,
+    calls?: CallStats,
   ): Promise<Entity[]> {
     const size = this.#deps.profile.maxIdsPerQuery;
     const chunks: (readonly string[])[] = [];
@@ -385,6 +420,7 @@ export class IdResolver {
           query: query(chunk),
           paging: this.#deps.profile.paging,
           identity: kind.uuidAttribute,
+          calls,
         }),
       ),
     );

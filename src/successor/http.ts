@@ -201,17 +201,62 @@ export class HttpTransport {
     await this.#agent?.close();
   }
 
-  async #attempt(call: HttpCall, attempt: number): Promise<HttpResult> {
+  /**
+   * One attempt through the pool. Not an async function: the answer's handler settles the attempt
+   * itself (timer cleared, call counted, the failure mapped), so a call has no promise besides its
+   * own. The failure is the caller's abort reason when its signal fired, else an UpstreamError.
+   */
+  #attempt(call: HttpCall, attempt: number): Promise<HttpResult> {
+    const agent = this.#agent;
+    if (!agent) return this.#fetchAttempt(call, attempt);
+    call.signal?.throwIfAborted();
+    const deadline = new Deadline(this.#settings.totalMs, call.signal);
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        deadline.clear();
+        this.#account(call, attempt, started, undefined);
+        reject(
+          call.signal?.aborted ? call.signal.reason : this.#networkError(call, error, deadline.timedOut),
+        );
+      };
+      const succeed = (result: HttpResult) => {
+        if (settled) return;
+        settled = true;
+        deadline.clear();
+        this.#account(call, attempt, started, result.status);
+        resolve(result);
+      };
+      try {
+        // The body is read inside the same timeout: a server that sends headers and then stalls
+        // is a timeout too.
+        agent.dispatch(
+          {
+            origin: call.url.origin,
+            path: `${call.url.pathname}${call.url.search}`,
+            method: call.method as Dispatcher.HttpMethod,
+            headers: call.headers,
+            body: call.body ?? null,
+          },
+          new CollectingHandler(deadline, succeed, fail),
+        );
+      } catch (error) {
+        fail(error);
+      }
+    });
+  }
+
+  /** One attempt through an injected fetch (see `#attempt`). */
+  async #fetchAttempt(call: HttpCall, attempt: number): Promise<HttpResult> {
     call.signal?.throwIfAborted();
     const deadline = new Deadline(this.#settings.totalMs, call.signal);
     const started = performance.now();
     let status: number | undefined;
     try {
-      // The body is read inside the same timeout: a server that sends headers and then stalls
-      // is a timeout too.
-      const result = this.#agent
-        ? await this.#request(this.#agent, call, deadline)
-        : await this.#fetchOnce(call, deadline.abortSignal());
+      const result = await this.#fetchOnce(call, deadline.abortSignal());
       status = result.status;
       return result;
     } catch (error) {
@@ -219,52 +264,38 @@ export class HttpTransport {
       throw this.#networkError(call, error, deadline.timedOut);
     } finally {
       deadline.clear();
-      const durationMs = performance.now() - started;
-      if (call.calls) {
-        call.calls.calls += 1;
-        call.calls.durationMs += durationMs;
-      }
-      this.#settings.observer?.successorCall?.({
-        kind: 'api',
-        method: call.method,
-        route: successorRoute(call.url.pathname),
-        status: status ?? 0,
-        durationMs,
-      });
-      // Checked first: the line's object and path are not built per call when debug is off.
-      if (this.#settings.logger.isLevelEnabled('debug'))
-        this.#settings.logger.debug(
-          {
-            successor: {
-              method: call.method,
-              path: `${call.url.pathname}${call.url.search}`,
-              status,
-              durationMs: Math.round(durationMs),
-              attempt,
-            },
-          },
-          'successor call',
-        );
+      this.#account(call, attempt, started, status);
     }
   }
 
-  /**
-   * One call through the pool's `dispatch`, with a handler that collects the answer's chunks as
-   * they arrive: no Request/Response objects, no body stream, no async resource per call.
-   */
-  #request(agent: Agent, call: HttpCall, deadline: Deadline): Promise<HttpResult> {
-    return new Promise((resolve, reject) => {
-      agent.dispatch(
-        {
-          origin: call.url.origin,
-          path: `${call.url.pathname}${call.url.search}`,
-          method: call.method as Dispatcher.HttpMethod,
-          headers: call.headers,
-          body: call.body ?? null,
-        },
-        new CollectingHandler(deadline, resolve, reject),
-      );
+  /** Counts a finished attempt: the call's counter, the metrics and (at debug level) a log line. */
+  #account(call: HttpCall, attempt: number, started: number, status: number | undefined): void {
+    const durationMs = performance.now() - started;
+    if (call.calls) {
+      call.calls.calls += 1;
+      call.calls.durationMs += durationMs;
+    }
+    this.#settings.observer?.successorCall?.({
+      kind: 'api',
+      method: call.method,
+      route: successorRoute(call.url.pathname),
+      status: status ?? 0,
+      durationMs,
     });
+    // Checked first: the line's object and path are not built per call when debug is off.
+    if (this.#settings.logger.isLevelEnabled('debug'))
+      this.#settings.logger.debug(
+        {
+          successor: {
+            method: call.method,
+            path: `${call.url.pathname}${call.url.search}`,
+            status,
+            durationMs: Math.round(durationMs),
+            attempt,
+          },
+        },
+        'successor call',
+      );
   }
 
   /** One call through an injected fetch. */
@@ -316,7 +347,7 @@ export class HttpTransport {
 }
 
 /**
- * Collects one answer for `#request`: its status, headers and every chunk of its body, settling
+ * Collects one answer for `#attempt`: its status, headers and every chunk of its body, settling
  * once the body is complete or the call fails. The deadline fails the call however far it got:
  * while it waits for a connection (queued behind others, or connecting) at once, and the request
  * is then aborted before anything is sent should it get one; after that through undici's abort.
