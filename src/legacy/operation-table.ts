@@ -61,16 +61,18 @@ export class OperationTable {
     if (!path.startsWith(`${this.#prefix}/`)) return { kind: 'none' };
     const parts = path.slice(this.#prefix.length + 1).split('/');
     const wanted = method === 'HEAD' ? 'GET' : method;
-    const allowed = new Set<string>();
+    // Made only for a path asked with a method it lacks (every request is matched).
+    let allowed: Set<string> | undefined;
     for (const entry of this.#byLength.get(parts.length) ?? []) {
       const params = matchSegments(entry, parts);
       if (!params) continue;
       if (entry.method === wanted)
         return { kind: 'operation', matched: { operation: entry.operation, params } };
+      allowed ??= new Set();
       allowed.add(entry.method);
       if (entry.method === 'GET') allowed.add('HEAD');
     }
-    return allowed.size > 0 ? { kind: 'method', allowed: [...allowed] } : { kind: 'none' };
+    return allowed ? { kind: 'method', allowed: [...allowed] } : { kind: 'none' };
   }
 }
 

@@ -62,6 +62,9 @@ export function renderEntities(
   /** The legacy request's counter, for a resolver whose successor does not count. */
   calls?: CallStats,
 ): RenderedEntity[] | Promise<RenderedEntity[]> {
+  const [only] = entities;
+  const atOnce = entities.length === 1 && only !== undefined ? renderAtOnce(plan, only, ids) : undefined;
+  if (atOnce) return [atOnce];
   const { resource, columns } = plan;
   // Phase 1: every reference of every entity, grouped by target kind.
   const batches = new Map<CompiledKind, unknown[]>();
@@ -122,32 +125,69 @@ function renderObjects(
     const value: Record<string, unknown> = {};
     for (let c = 0; c < columns.length; c++) {
       const { name, field } = columns[c] as RenderColumn;
-      value[name] = field ? readField(field, entity, slots?.[c], legacyAt) : id;
+      value[name] = field
+        ? readField(field, entity, field.ref && refValue(field.ref, field.many, slots?.[c], legacyAt))
+        : id;
     }
     return { id, value };
   });
 }
 
-function readField(
-  field: CompiledField,
-  entity: Entity,
+/** A reference field's legacy value from its slots: an ID (or null), or the list of IDs found. */
+function refValue(
+  kind: CompiledKind,
+  many: boolean,
   slots: number | number[] | undefined,
   legacyAt: (kind: CompiledKind, slot: number) => string | null,
 ): unknown {
-  let value: unknown;
-  if (field.ref) {
-    if (field.many) {
-      if (Array.isArray(slots)) {
+  if (!many) return typeof slots === 'number' ? legacyAt(kind, slots) : null;
+  if (!Array.isArray(slots)) return undefined;
+  const legacyIds: string[] = [];
+  for (const slot of slots) {
+    const legacyId = legacyAt(kind, slot);
+    if (legacyId !== null) legacyIds.push(legacyId);
+  }
+  return legacyIds;
+}
+
+/**
+ * One entity rendered at once, without batching, when its own ID and every reference it has carry
+ * their legacy IDs themselves (the usual single read); undefined when one needs a look-up.
+ */
+function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): RenderedEntity | undefined {
+  const id = ids.legacyAtOnce(plan.resource.kind, entity);
+  if (id === undefined) return undefined;
+  const value: Record<string, unknown> = {};
+  for (const { name, field } of plan.columns) {
+    if (!field) {
+      value[name] = id;
+      continue;
+    }
+    let ref: unknown;
+    if (field.ref) {
+      const raw = getPath(entity, field.attribute);
+      if (!field.many) ref = ids.legacyAtOnce(field.ref, raw);
+      else if (Array.isArray(raw)) {
         const legacyIds: string[] = [];
-        for (const slot of slots) {
-          const legacyId = legacyAt(field.ref, slot);
+        for (const item of raw) {
+          const legacyId = ids.legacyAtOnce(field.ref, item);
+          if (legacyId === undefined) return undefined;
           if (legacyId !== null) legacyIds.push(legacyId);
         }
-        value = legacyIds;
+        ref = legacyIds;
       }
-    } else {
-      value = typeof slots === 'number' ? legacyAt(field.ref, slots) : null;
+      if (ref === undefined && !field.many) return undefined;
     }
+    value[name] = readField(field, entity, ref);
+  }
+  return { id, value };
+}
+
+/** One legacy field's value: `ref` is a reference field's legacy value, worked out by the caller. */
+function readField(field: CompiledField, entity: Entity, ref: unknown): unknown {
+  let value: unknown;
+  if (field.ref) {
+    value = ref;
   } else if (field.contains) {
     const raw = getPath(entity, field.attribute);
     const { key, value: wanted } = field.contains;

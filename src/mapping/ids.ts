@@ -236,24 +236,31 @@ export class IdResolver {
     return pending.length === 0 ? out : undefined;
   }
 
+  /**
+   * The legacy ID one reference carries itself (an embedded natural ID, a UUID); null for no
+   * reference or one without an ID; undefined when it needs a look-up (an IRI of a natural kind,
+   * any reference of a `table` kind).
+   */
+  legacyAtOnce(kind: CompiledKind, ref: unknown): string | null | undefined {
+    if (ref === null || ref === undefined) return null;
+    const id = kind.id;
+    if (id.strategy === 'natural' && typeof ref === 'object') return stringAt(ref, id.attribute) ?? null;
+    const uuid = referenceUuid(kind, ref);
+    if (uuid === undefined) return null;
+    return id.strategy === 'uuid' ? uuid : undefined;
+  }
+
   /** The legacy IDs the references carry themselves, and those that need a look-up (`pending`). */
   #legacyInline(
     kind: CompiledKind,
     refs: readonly unknown[],
   ): { out: (string | null)[]; pending: { index: number; uuid: string; ref: unknown }[] } {
-    const id = kind.id;
     const out: (string | null)[] = refs.map(() => null);
     const pending: { index: number; uuid: string; ref: unknown }[] = [];
     refs.forEach((ref, index) => {
-      if (ref === null || ref === undefined) return;
-      if (id.strategy === 'natural' && typeof ref === 'object') {
-        out[index] = stringAt(ref, id.attribute) ?? null;
-        return;
-      }
-      const uuid = referenceUuid(kind, ref);
-      if (uuid === undefined) return;
-      if (id.strategy === 'uuid') out[index] = uuid;
-      else pending.push({ index, uuid, ref });
+      const legacyId = this.legacyAtOnce(kind, ref);
+      if (legacyId !== undefined) out[index] = legacyId;
+      else pending.push({ index, uuid: referenceUuid(kind, ref) ?? '', ref });
     });
     return { out, pending };
   }
