@@ -34,36 +34,56 @@ describe('natural IDs: cache with TTL, invalidated by own writes', () => {
   });
 
   it('drops a cached ID whose entity was purged behind its back: 404 after the item read and one filter query', async () => {
-    const created = await proxy.call('POST', '/Entity/User', {
-      username: 'gone.soon',
-      firstname: 'G',
-      lastname: 'S',
-    });
-    assert.equal(created.status, 201, created.text);
-    assert.equal((await proxy.call('GET', '/Entity/User/gone.soon')).status, 200);
+    await createAndRead(proxy, 'gone.soon');
     const before = await idCacheLookups(proxy);
     proxy.sandbox.data.purge('users', proxy.sandbox.data.userByAccount('gone.soon')?.id ?? '');
     proxy.resetCounts();
-    const answer = await proxy.call('GET', '/Entity/User/gone.soon');
+    const answer = await proxy.call('GET', '/Entity/User/gone.soon', undefined, {
+      'x-request-id': 'purged-1',
+    });
     assert.equal(answer.status, 404, answer.text);
     assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1, 'GET /users': 1 });
+    assert.equal(completedLine(proxy, 'purged-1')?.successorCalls, 2, 'both calls in the log line');
     // The cached UUID named nothing any more: the successor answered, so it counts as a miss.
-    const after = await idCacheLookups(proxy);
-    assert.deepEqual({ hit: after.hit - before.hit, miss: after.miss - before.miss }, { hit: 0, miss: 1 });
+    assert.deepEqual(difference(before, await idCacheLookups(proxy)), { hit: 0, miss: 1 });
     proxy.resetCounts();
     assert.equal((await proxy.call('GET', '/Entity/User/gone.soon')).status, 404);
     assert.deepEqual(proxy.apiCalls(), { 'GET /users': 1 }, 'forgotten: no item read of the purged UUID');
   });
 
-  it('counts a warm read as one cache hit and one successor call', async () => {
+  it('resolves a cached ID afresh when its entity was renamed behind its back', async () => {
+    await createAndRead(proxy, 'old.name');
+    const uuid = proxy.sandbox.data.userByAccount('old.name')?.id ?? '';
+    // Renamed at the successor, not through the proxy: the cache still maps old.name to that UUID.
+    await proxy.successor.request({
+      method: 'PATCH',
+      path: `/users/${uuid}`,
+      body: { user: 'new.name' },
+      contentType: 'application/merge-patch+json',
+    });
+    const before = await idCacheLookups(proxy);
+    proxy.resetCounts();
+    const old = await proxy.call('GET', '/Entity/User/old.name', undefined, { 'x-request-id': 'renamed-1' });
+    assert.equal(old.status, 404, old.text);
+    assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1, 'GET /users': 1 });
+    assert.equal(completedLine(proxy, 'renamed-1')?.successorCalls, 2);
+    assert.deepEqual(difference(before, await idCacheLookups(proxy)), { hit: 0, miss: 1 });
+    const renamed = await proxy.call<{ _id: string; lastname: string }>('GET', '/Entity/User/new.name');
+    assert.equal(renamed.status, 200, renamed.text);
+    assert.deepEqual([renamed.body._id, renamed.body.lastname], ['new.name', 'Test']);
+  });
+
+  it('answers a warm read with one item read, counted in the log line and as one cache hit', async () => {
     assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
     const before = await idCacheLookups(proxy);
     proxy.resetCounts();
-    const answer = await proxy.call<{ _id: string }>('GET', '/Entity/User/thomas.becker');
+    const answer = await proxy.call<{ _id: string }>('GET', '/Entity/User/thomas.becker', undefined, {
+      'x-request-id': 'warm-1',
+    });
     assert.equal(answer.body._id, 'thomas.becker');
     assert.deepEqual(proxy.apiCalls(), { 'GET /users/{id}': 1 });
-    const after = await idCacheLookups(proxy);
-    assert.deepEqual({ hit: after.hit - before.hit, miss: after.miss - before.miss }, { hit: 1, miss: 0 });
+    assert.equal(completedLine(proxy, 'warm-1')?.successorCalls, 1);
+    assert.deepEqual(difference(before, await idCacheLookups(proxy)), { hit: 1, miss: 0 });
   });
 
   it('resolves many IDs of a link body in one filter query with the array form', async () => {
@@ -193,6 +213,17 @@ describe('the ID table repository', () => {
   });
 });
 
+/** Creates a user through the proxy and reads it once, so that the ID cache holds its UUID. */
+async function createAndRead(proxy: UserProxy, username: string): Promise<void> {
+  const created = await proxy.call('POST', '/Entity/User', {
+    username,
+    firstname: 'Cached',
+    lastname: 'Test',
+  });
+  assert.equal(created.status, 201, created.text);
+  assert.equal((await proxy.call('GET', `/Entity/User/${username}`)).status, 200);
+}
+
 /** The ID cache's hit and miss counts, as the metrics endpoint gives them. */
 async function idCacheLookups(proxy: UserProxy): Promise<{ hit: number; miss: number }> {
   const metric = await proxy.services.metrics.registry
@@ -201,4 +232,16 @@ async function idCacheLookups(proxy: UserProxy): Promise<{ hit: number; miss: nu
   const count = (result: string) =>
     metric?.values.find((value) => value.labels.result === result)?.value ?? 0;
   return { hit: count('hit'), miss: count('miss') };
+}
+
+function difference(
+  before: { hit: number; miss: number },
+  after: { hit: number; miss: number },
+): { hit: number; miss: number } {
+  return { hit: after.hit - before.hit, miss: after.miss - before.miss };
+}
+
+/** The completion log line of the request with this `X-Request-Id`. */
+function completedLine(proxy: UserProxy, requestId: string): Record<string, unknown> | undefined {
+  return proxy.logSink.lines().find((line) => line.reqId === requestId && line.msg === 'request completed');
 }

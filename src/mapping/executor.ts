@@ -225,8 +225,8 @@ export class OperationExecutor {
   /**
    * A read of the path entity whose UUID the ID cache holds (the common GET of one user or group):
    * one successor call and the render, without the general run's set-up. An entity that is gone or
-   * no longer has that legacy ID (renamed or purged behind the proxy's back) is forgotten and
-   * resolved afresh by the general run, which counts that resolution as a cache miss.
+   * no longer has that legacy ID (renamed or purged behind the proxy's back) is forgotten by
+   * `readCached` and resolved afresh by the general run, which counts that resolution as a miss.
    */
   async #readCachedSubject(
     op: CompiledOperation & {
@@ -240,17 +240,8 @@ export class OperationExecutor {
   ): Promise<RunResult> {
     const fields = input.fields ?? NO_FIELDS;
     const want = this.#subjectWant(op, this.#attributesOf(op.resource, fields).list) ?? NO_FIELDS;
-    let entity: Entity | undefined;
-    try {
-      entity = await this.ids.read(op.kind, uuid, want, calls);
-    } catch (error) {
-      if (!(error instanceof UpstreamError && error.code === 'not_found')) throw error;
-    }
-    if (entity === undefined || !this.ids.isNamed(op.kind, entity, legacyId)) {
-      this.ids.forget(op.kind, legacyId);
-      return (calls === undefined ? this : this.counting(calls)).#run(op, input);
-    }
-    this.ids.countHit();
+    const entity = await this.ids.readCached(op.kind, legacyId, uuid, want, calls);
+    if (entity === undefined) return (calls === undefined ? this : this.counting(calls)).#run(op, input);
     refuseIfMarked(op, entity);
     return this.#entityResult(op, entity, fields, calls);
   }

@@ -73,30 +73,60 @@ export class IdResolver {
 
   /** A natural resolution from the cache, counted as a hit or a miss. */
   #cached(kind: CompiledKind, legacyId: string): string | undefined {
-    if (!this.#cache) return undefined;
-    const uuid = this.#cache.get(cacheKey(kind, legacyId));
-    this.#deps.observer?.idCacheLookup?.(uuid === undefined ? 'miss' : 'hit');
+    const uuid = this.peekCached(kind, legacyId);
+    if (uuid === undefined) this.#countMiss();
+    else this.#count('hit');
     return uuid;
   }
 
+  #count(result: 'hit' | 'miss'): void {
+    this.#deps.observer?.idCacheLookup?.(result);
+  }
+
+  /** Counts a resolution the cache could not serve (when there is a cache to ask). */
+  #countMiss(): void {
+    if (this.#cache) this.#count('miss');
+  }
+
   /**
-   * The cached UUID of a natural legacy ID, not yet counted: the caller counts it (`countHit`) once
-   * a read has shown it right (a stale entry is a miss). Undefined when it is not cached or the
-   * kind is not natural.
+   * The cached UUID of a natural legacy ID, not counted: `readCached` counts what the read shows.
+   * Undefined when it is not cached or the kind is not natural.
    */
   peekCached(kind: CompiledKind, legacyId: string): string | undefined {
     if (kind.id.strategy !== 'natural' || !this.#cache) return undefined;
     return this.#cache.get(cacheKey(kind, legacyId));
   }
 
-  /** Counts one resolution served from the cache (see `peekCached`). */
-  countHit(): void {
-    this.#deps.observer?.idCacheLookup?.('hit');
-  }
-
-  /** Whether an entity read by a cached UUID still has the natural legacy ID it was cached under. */
-  isNamed(kind: CompiledKind, entity: Entity, legacyId: string): boolean {
-    return kind.id.strategy === 'natural' && stringAt(entity, kind.id.attribute) === legacyId;
+  /**
+   * Reads the entity of a cached natural ID (`peekCached`) with `want`: the entity, counted as a
+   * cache hit; undefined when the UUID names nothing any more or an entity with another legacy ID
+   * (purged or renamed behind the proxy's back). Then the entry is dropped and nothing is counted:
+   * the fresh resolution that follows counts the miss. A failed read (not a 404) counts as a hit
+   * and rejects like the client does.
+   */
+  async readCached(
+    kind: CompiledKind,
+    legacyId: string,
+    uuid: string,
+    want: readonly string[],
+    calls?: CallStats,
+  ): Promise<Entity | undefined> {
+    let entity: Entity | undefined;
+    try {
+      entity = await this.read(kind, uuid, want, calls);
+    } catch (error) {
+      if (!(error instanceof UpstreamError && error.code === 'not_found')) {
+        this.#count('hit');
+        throw error;
+      }
+    }
+    const id = kind.id;
+    if (entity !== undefined && id.strategy === 'natural' && stringAt(entity, id.attribute) === legacyId) {
+      this.#count('hit');
+      return entity;
+    }
+    this.forget(kind, legacyId);
+    return undefined;
   }
 
   /** The IRI of an entity, for request bodies. */
@@ -128,18 +158,16 @@ export class IdResolver {
   ): Promise<Resolved | undefined> {
     const id = kind.id;
     if (id.strategy === 'natural') {
-      const cached = this.peekCached(kind, legacyId);
-      if (cached !== undefined) {
-        const entity = want ? await this.read(kind, cached, want).catch(notFoundAsUndefined) : undefined;
-        if (!want || (entity && this.isNamed(kind, entity, legacyId))) {
-          this.countHit();
-          return entity ? { uuid: cached, entity } : { uuid: cached };
-        }
-        // A stale entry (renamed or purged behind the proxy's back) is dropped and resolved afresh:
-        // the successor answers, so it counts as a miss.
-        this.forget(kind, legacyId);
+      if (!want) {
+        const cached = this.#cached(kind, legacyId);
+        if (cached !== undefined) return { uuid: cached };
+      } else {
+        const cached = this.peekCached(kind, legacyId);
+        const entity = cached === undefined ? undefined : await this.readCached(kind, legacyId, cached, want);
+        if (cached !== undefined && entity) return { uuid: cached, entity };
+        // Not cached, or a stale entry (dropped): resolved afresh by the successor, a miss.
+        this.#countMiss();
       }
-      if (this.#cache) this.#deps.observer?.idCacheLookup?.('miss');
       const found = await this.#naturalQuery(kind, [legacyId], want ?? NOTHING);
       const entity = found.get(legacyId);
       return entity ? { uuid: this.#uuidOf(kind, entity), entity } : undefined;
@@ -259,8 +287,10 @@ export class IdResolver {
     const pending: { index: number; uuid: string; ref: unknown }[] = [];
     refs.forEach((ref, index) => {
       const legacyId = this.legacyAtOnce(kind, ref);
-      if (legacyId !== undefined) out[index] = legacyId;
-      else pending.push({ index, uuid: referenceUuid(kind, ref) ?? '', ref });
+      // Undefined only for a reference with a UUID that needs a look-up.
+      const uuid = legacyId === undefined ? referenceUuid(kind, ref) : undefined;
+      if (uuid !== undefined) pending.push({ index, uuid, ref });
+      else out[index] = legacyId ?? null;
     });
     return { out, pending };
   }

@@ -214,21 +214,28 @@ export class HttpTransport {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       let settled = false;
+      // Settles once, and the caller gets its answer or failure even if the accounting throws.
       const fail = (error: unknown) => {
         if (settled) return;
         settled = true;
         deadline.clear();
-        this.#account(call, attempt, started, undefined);
-        reject(
-          call.signal?.aborted ? call.signal.reason : this.#networkError(call, error, deadline.timedOut),
-        );
+        try {
+          this.#account(call, attempt, started, undefined);
+        } finally {
+          reject(
+            call.signal?.aborted ? call.signal.reason : this.#networkError(call, error, deadline.timedOut),
+          );
+        }
       };
       const succeed = (result: HttpResult) => {
         if (settled) return;
         settled = true;
         deadline.clear();
-        this.#account(call, attempt, started, result.status);
-        resolve(result);
+        try {
+          this.#account(call, attempt, started, result.status);
+        } finally {
+          resolve(result);
+        }
       };
       try {
         // The body is read inside the same timeout: a server that sends headers and then stalls
