@@ -50,7 +50,8 @@ function answersFromResolution(op: CompiledOperation): boolean {
 
 /**
  * An operation that only reads its path entity and answers with it (`user.get`, `group.get`, …):
- * no steps, no body, an entity result rendered through a field table.
+ * no steps (so no body is translated or sent), no link items, an entity result rendered through
+ * a field table.
  */
 function readsSubjectOnly(op: CompiledOperation): op is CompiledOperation & {
   subject: NonNullable<CompiledOperation['subject']>;
@@ -61,7 +62,6 @@ function readsSubjectOnly(op: CompiledOperation): op is CompiledOperation & {
     op.steps.length === 0 &&
     op.subject !== undefined &&
     op.items === undefined &&
-    !op.usesFields &&
     op.resource !== undefined
   );
 }
@@ -219,7 +219,7 @@ export class OperationExecutor {
       if (legacyId !== undefined && uuid !== undefined)
         return this.#readCachedSubject(op, legacyId, uuid, input, calls);
     }
-    return (calls === undefined ? this : this.counting(calls)).#run(op, input);
+    return this.#runCounted(op, input, calls);
   }
 
   /**
@@ -241,7 +241,7 @@ export class OperationExecutor {
     const fields = input.fields ?? NO_FIELDS;
     const want = this.#subjectWant(op, this.#attributesOf(op.resource, fields).list) ?? NO_FIELDS;
     const entity = await this.ids.readCached(op.kind, legacyId, uuid, want, calls);
-    if (entity === undefined) return (calls === undefined ? this : this.counting(calls)).#run(op, input);
+    if (entity === undefined) return this.#runCounted(op, input, calls);
     refuseIfMarked(op, entity);
     return this.#entityResult(op, entity, fields, calls);
   }
@@ -257,6 +257,11 @@ export class OperationExecutor {
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
     return { type: 'entity', id: rendered.id, value: rendered.value };
+  }
+
+  /** The general run, its successor calls added to `calls` through a counting copy when given. */
+  #runCounted(op: CompiledOperation, input: RunInput, calls: CallStats | undefined): Promise<RunResult> {
+    return (calls === undefined ? this : this.counting(calls)).#run(op, input);
   }
 
   /** The general run: resolutions, the steps with their rollback, and the result. */
