@@ -5,8 +5,13 @@
 // listens on 127.0.0.1. Three targets per scenario: `direct` (the equivalent successor calls with
 // a bearer token), `hop` (the direct calls through bench/hop.ts) and `proxy` (the legacy call).
 //
-// Options (env): BENCH_SECONDS (5, per target), BENCH_WARMUP_SECONDS (3, unrecorded load before
-// each target's run), BENCH_CONNECTIONS (50), BENCH_LATENCY_SECONDS (2, the one-connection run), BENCH_ONLY (a regular expression of scenario names), BENCH_CPU_PROF (a
+// The targets of a scenario are recorded in turns, in one-second slices (measureScenario), so that
+// the machine's drift falls on all of them alike and the ratios compare like with like.
+//
+// Options (env): BENCH_SECONDS (5, recorded load per target), BENCH_WARMUP_SECONDS (2, unrecorded
+// load before each target's slices; 8 in all before a fresh process's first), BENCH_CONNECTIONS
+// (50), BENCH_LATENCY_SECONDS (1, one connection per target), BENCH_ONLY (a regular expression of
+// scenario names), BENCH_CPU_PROF (a
 // directory: the proxies and the hop run under `node --cpu-prof` and write their profiles into a
 // folder each, named after the process, e.g. `proxy/`, `proxy-postgres/`, `proxy-hop/`;
 // bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies and the hop count the async
@@ -30,6 +35,7 @@ import {
   USER_LIST,
 } from './calls.js';
 import {
+  type AsyncCounts,
   asyncCountFlags,
   asyncCounts,
   asyncPerRequest,
@@ -49,22 +55,27 @@ import {
   addedOverDirect,
   type BenchReport,
   formatTable,
+  median,
   type ScenarioReport,
   TARGETS,
   type TargetFigures,
   type TargetName,
   toJson,
+  turnOrder,
 } from './report.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+/** Unrecorded load before each target's recorded slices, in every scenario. */
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 /**
- * Unrecorded load before each target's run. Per-second CPU figures of a fresh proxy (warm GET)
- * settle only in the third second (V8 optimizes its request path later than the hop's smaller
- * one); a one-second warm-up charged the rest of that start to the recorded run.
+ * Load a process gets before its first recorded slice, warm-ups of every scenario so far counted.
+ * The CPU per request of a fresh proxy (warm GET, one-second slices) settles only after about six
+ * seconds of load (1685, 1278, 906, 544, 510, 458, 469, 413 µs; the hop's after about four: 1520,
+ * 665, 369, 283 µs, then 264–298): V8 optimizes the proxy's larger request path later.
  */
-const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const PROCESS_WARMUP_SECONDS = 8;
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 2);
+const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 1);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
 /** Where the preloaded counters write (BENCH_ASYNC); the children find it in their environment. */
@@ -117,11 +128,13 @@ function headersOf(target: Target, call: Call): Record<string, string> {
   return call.contentType ? { ...target.headers, 'content-type': call.contentType } : target.headers;
 }
 
-async function autocannonRun(target: Target, duration: number) {
-  return autocannon({
+/** One autocannon run of a target's calls, its result raw (merged later with the target's other slices). */
+async function autocannonRun(target: Target, duration: number): Promise<RawResult> {
+  const result = await autocannon({
     url: target.url,
     connections,
     duration,
+    skipAggregateResult: true,
     requests: target.calls.map((call) => ({
       method: call.method,
       path: call.path,
@@ -129,16 +142,77 @@ async function autocannonRun(target: Target, duration: number) {
       ...(call.body === undefined ? {} : { body: call.body }),
     })),
   });
+  return result as unknown as RawResult;
 }
 
-/** Median latency of one connection sending the target's calls one after another, in ms. */
-async function oneConnectionP50(target: Target): Promise<{ p50: number; errors: number }> {
+/** What autocannon answers with `skipAggregateResult`: counts, and its histograms encoded for merging. */
+interface RawResult {
+  totalCompletedRequests: number;
+  totalRequests: number;
+  /** Seconds the run took (autocannon stops on its once-a-second tick). */
+  duration: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** autocannon's own merge of raw results (what it does with its workers' results); its types leave it out. */
+const mergeResults = (
+  autocannon as unknown as {
+    aggregateResult(results: RawResult[], options: { url: string; connections: number }): autocannon.Result;
+  }
+).aggregateResult;
+
+/** A target's recorded figures as its slices add up. */
+interface Tally {
+  target: Target;
+  results: RawResult[];
+  cpu: { user: number; system: number };
+  calls: number;
+  /** Latencies of the one-connection slices, in ms, and how many of those answers were not 2xx. */
+  latencies: number[];
+  latencyErrors: number;
+  asyncBefore: AsyncCounts | undefined;
+}
+
+/**
+ * Successor calls so far, once the requests still in flight when a slice stopped have been
+ * answered: when two reads 25 ms apart agree (at most 2 s), so that they are counted, with their CPU,
+ * for the target that sent them rather than for the next.
+ */
+async function settledCalls(sandbox: SandboxProcess): Promise<number> {
+  let calls = await successorCalls(sandbox);
+  for (let i = 0; i < 80; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const now = await successorCalls(sandbox);
+    if (now === calls) break;
+    calls = now;
+  }
+  return calls;
+}
+
+/** One recorded slice of load (50 connections): requests, the process's CPU and the successor calls. */
+async function loadSlice(tally: Tally, duration: number, sandbox: SandboxProcess): Promise<void> {
+  const { target } = tally;
+  const callsBefore = await successorCalls(sandbox);
+  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  tally.results.push(await autocannonRun(target, duration));
+  // Every request sent counts, those still in flight when the slice stopped too.
+  const callsAfter = await settledCalls(sandbox);
+  if (cpuBefore && target.pid !== undefined) {
+    const cpuAfter = cpuMicros(target.pid);
+    tally.cpu.user += cpuAfter.user - cpuBefore.user;
+    tally.cpu.system += cpuAfter.system - cpuBefore.system;
+  }
+  tally.calls += callsAfter - callsBefore;
+}
+
+/** One slice of one connection sending the target's calls one after another: each latency, in ms. */
+async function latencySlice(tally: Tally, duration: number): Promise<void> {
+  const { target } = tally;
   const pool = new Pool(target.url, { connections: 1 });
-  const times: number[] = [];
-  let errors = 0;
-  const end = performance.now() + latencySeconds * 1000;
+  const end = performance.now() + duration * 1000;
   try {
-    for (let i = 0; performance.now() < end || times.length < 20; i++) {
+    for (let i = 0; performance.now() < end || i < 10; i++) {
       const call = target.calls[i % target.calls.length];
       if (!call) break;
       const started = performance.now();
@@ -149,58 +223,100 @@ async function oneConnectionP50(target: Target): Promise<{ p50: number; errors: 
         body: call.body ?? null,
       });
       await response.body.arrayBuffer();
-      times.push(performance.now() - started);
-      if (response.statusCode >= 300) errors++;
+      tally.latencies.push(performance.now() - started);
+      if (response.statusCode >= 300) tally.latencyErrors++;
     }
   } finally {
     await pool.close();
   }
-  times.sort((a, b) => a - b);
-  return { p50: times[Math.floor(times.length / 2)] ?? 0, errors };
 }
 
-async function measureLoad(
-  target: Target,
+/**
+ * Runs `slice` for every target, `rounds` times, the targets taking turns (turnOrder), so that the
+ * machine's speed, which drifts by ±20 % within seconds here, is the same for every target on
+ * average instead of favouring whichever ran while it was fast.
+ */
+async function inTurns(
+  tallies: Tally[],
+  rounds: number,
+  slice: (tally: Tally) => Promise<void>,
+): Promise<void> {
+  for (const tally of turnOrder(tallies, rounds)) await slice(tally);
+}
+
+/**
+ * One scenario's figures for every target. Each target is first loaded unrecorded, so that JIT
+ * compilation, caches and connection set-up do not count: for BENCH_WARMUP_SECONDS, or for what
+ * its own process (the hop's, a proxy's) still lacks of PROCESS_WARMUP_SECONDS of load in all,
+ * whichever is longer (so a fresh process, in the first scenario, gets eight seconds). Then the
+ * targets take turns: BENCH_SECONDS of load each in one-second slices, then BENCH_LATENCY_SECONDS
+ * of one connection each in two slices.
+ */
+async function measureScenario(
+  targets: readonly Target[],
   sandbox: SandboxProcess,
-): Promise<{ figures: TargetFigures; oneConnectionP50Ms: number }> {
-  // An unrecorded warm-up first, so JIT compilation, caches and connection set-up do not count.
-  if (warmupSeconds > 0) await autocannonRun(target, warmupSeconds);
-  const callsBefore = await successorCalls(sandbox);
-  const countsBefore = asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined;
-  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
-  const result = await autocannonRun(target, seconds);
-  // The requests still in flight when the run stopped are sent and answered too: let them finish,
-  // and count every request sent.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const cpuAfter = target.pid === undefined ? undefined : cpuMicros(target.pid);
-  if (asyncDir && countsBefore && target.pid !== undefined)
-    log(`  ${target.name}: per request ${asyncPerRequest(countsBefore, asyncCounts(asyncDir, target.pid))}`);
-  const calls = (await successorCalls(sandbox)) - callsBefore;
-  const requests = result.requests.sent;
-  const cpu = cpuBefore && cpuAfter ? cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system : 0;
-  if (cpuBefore && cpuAfter && requests > 0) {
-    const user = Math.round((cpuAfter.user - cpuBefore.user) / requests);
-    const system = Math.round((cpuAfter.system - cpuBefore.system) / requests);
-    log(`  ${target.name}: ${requests} requests, CPU per request ${user} µs user + ${system} µs system`);
+  loaded: Map<TargetName, number>,
+): Promise<Partial<Record<TargetName, TargetFigures>>> {
+  // The targets with a process of their own first: their load warms the sandbox for `direct` too.
+  for (const target of [...targets].reverse()) {
+    const fresh = target.pid === undefined ? 0 : PROCESS_WARMUP_SECONDS - (loaded.get(target.name) ?? 0);
+    const warmup = Math.max(warmupSeconds, fresh);
+    log(`  ${target.name}: ${warmup} s of warm-up`);
+    if (warmup > 0) await autocannonRun(target, warmup);
+    loaded.set(target.name, (loaded.get(target.name) ?? 0) + warmup);
   }
-  const single = await oneConnectionP50(target);
-  log(`  ${target.name}: median at one connection ${single.p50.toFixed(3)} ms`);
-  return {
-    figures: {
-      rps: Math.round(result.requests.average),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      // Set once every target of the scenario has its median at one connection (addedOverDirect).
+  const tallies: Tally[] = targets.map((target) => ({
+    target,
+    results: [],
+    cpu: { user: 0, system: 0 },
+    calls: 0,
+    latencies: [],
+    latencyErrors: 0,
+    asyncBefore: asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined,
+  }));
+  const slices = Math.max(1, Math.round(seconds));
+  log(`  recording: ${slices} slices of load per target, in turns`);
+  await inTurns(tallies, slices, (tally) => loadSlice(tally, seconds / slices, sandbox));
+  await inTurns(tallies, 2, (tally) => latencySlice(tally, latencySeconds / 2));
+  const figures: Partial<Record<TargetName, TargetFigures>> = {};
+  const oneConnectionP50Ms: Partial<Record<TargetName, number>> = {};
+  for (const tally of tallies) {
+    const { target, results, cpu } = tally;
+    const merged = mergeResults(results, { url: target.url, connections });
+    const requests = results.reduce((sum, result) => sum + result.totalRequests, 0);
+    const completed = results.reduce((sum, result) => sum + result.totalCompletedRequests, 0);
+    const duration = results.reduce((sum, result) => sum + result.duration, 0);
+    const p50 = median(tally.latencies);
+    if (target.pid !== undefined && requests > 0)
+      log(
+        `  ${target.name}: ${requests} requests, CPU per request ${Math.round(cpu.user / requests)} µs user + ${Math.round(cpu.system / requests)} µs system`,
+      );
+    if (tally.asyncBefore && asyncDir && target.pid !== undefined)
+      log(
+        `  ${target.name}: per request ${asyncPerRequest(tally.asyncBefore, asyncCounts(asyncDir, target.pid))}`,
+      );
+    log(`  ${target.name}: median at one connection ${p50.toFixed(3)} ms`);
+    oneConnectionP50Ms[target.name] = p50;
+    figures[target.name] = {
+      rps: duration > 0 ? Math.round(completed / duration) : 0,
+      p50Ms: merged.latency.p50,
+      p99Ms: merged.latency.p99,
+      // Set below, once every target has its median at one connection.
       addedP50Ms: null,
       // Counting async resources (BENCH_ASYNC) slows the process: its CPU figure would mislead.
       cpuUsPerRequest:
-        target.pid === undefined || requests === 0 || asyncDir ? null : Math.round(cpu / requests),
-      successorCallsPerRequest: requests === 0 ? null : round(calls / requests, 2),
+        target.pid === undefined || requests === 0 || asyncDir
+          ? null
+          : Math.round((cpu.user + cpu.system) / requests),
+      successorCallsPerRequest: requests === 0 ? null : round(tally.calls / requests, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
-      errors: result.errors + result.non2xx + single.errors,
-    },
-    oneConnectionP50Ms: single.p50,
-  };
+      errors: merged.errors + merged.non2xx + tally.latencyErrors,
+    };
+  }
+  const added = addedOverDirect(oneConnectionP50Ms);
+  for (const [name, figuresOf] of Object.entries(figures))
+    figuresOf.addedP50Ms = added[name as TargetName] ?? null;
+  return figures;
 }
 
 /** The load scenarios on the demo data; IDs are looked up in the sandbox first. */
@@ -380,20 +496,12 @@ async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
   const stack = await startStack(dir, 'proxy', { postgres: !process.env.BENCH_NO_POSTGRES });
   try {
     const reports: ScenarioReport[] = [];
+    // Seconds of load each target's process has had so far (warm-ups included).
+    const loaded = new Map<TargetName, number>();
     for (const scenario of await loadScenarios(stack.sandbox, stack.token)) {
       if (only && !only.test(scenario.name)) continue;
-      const figures: Partial<Record<TargetName, TargetFigures>> = {};
-      const oneConnectionP50Ms: Partial<Record<TargetName, number>> = {};
-      for (const target of targetsOf(stack, scenario)) {
-        log(`${scenario.name}: ${target.name}…`);
-        const measured = await measureLoad(target, stack.sandbox);
-        figures[target.name] = measured.figures;
-        oneConnectionP50Ms[target.name] = measured.oneConnectionP50Ms;
-      }
-      const added = addedOverDirect(oneConnectionP50Ms);
-      for (const [name, figuresOf] of Object.entries(figures)) {
-        figuresOf.addedP50Ms = added[name as TargetName] ?? null;
-      }
+      log(`${scenario.name}…`);
+      const figures = await measureScenario(targetsOf(stack, scenario), stack.sandbox, loaded);
       reports.push({ name: scenario.name, kind: 'load', targets: complete(figures) });
     }
     return reports;
@@ -533,6 +641,8 @@ async function measureLargeLists(
     }
   }
   log(`  proxy: ${await heapFigures(stack.proxy)}`);
+  for (const target of targets)
+    log(`  ${target.name}: ${target.times.map((time) => time.toFixed(2)).join(', ')} s`);
   const figures = (target: (typeof targets)[number]): TargetFigures => {
     const times = [...target.times].sort((a, b) => a - b);
     return {
@@ -571,7 +681,7 @@ async function main(): Promise<void> {
   try {
     const scenarios = await runLoadScenarios(dir);
     for (const [count, repeat] of [
-      [10_000, 5],
+      [10_000, 7],
       [100_000, 1],
     ] as const) {
       const report = await runLargeList(dir, count, repeat);

@@ -179,6 +179,17 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
+/**
+ * The order targets take turns in over `rounds` rounds: all of them each round, the order reversed
+ * every other round, so that no target always follows the same one or always runs first.
+ */
+export function turnOrder<T>(targets: readonly T[], rounds: number): T[] {
+  const order: T[] = [];
+  for (let round = 0; round < rounds; round++)
+    order.push(...(round % 2 === 0 ? targets : [...targets].reverse()));
+  return order;
+}
+
 /** One target of a side-by-side run over its rounds. */
 export interface RoundsFigures {
   name: string;

@@ -10,6 +10,7 @@ import {
   summarizeRounds,
   type TargetFigures,
   toJson,
+  turnOrder,
 } from '../bench/report.js';
 
 const figures = (overrides: Partial<TargetFigures> = {}): TargetFigures => ({
@@ -147,5 +148,20 @@ describe('bench report', () => {
     assert.equal(median([3, 1, 2]), 2);
     assert.equal(median([4, 1, 3, 2]), 2.5);
     assert.ok(Number.isNaN(median([])));
+  });
+
+  it('lets the targets take turns, every target once a round, the order reversed every other round', () => {
+    assert.deepEqual(turnOrder(['direct', 'hop', 'proxy'], 3), [
+      'direct',
+      'hop',
+      'proxy',
+      'proxy',
+      'hop',
+      'direct',
+      'direct',
+      'hop',
+      'proxy',
+    ]);
+    assert.deepEqual(turnOrder(['direct', 'hop'], 0), []);
   });
 });
