@@ -8,15 +8,15 @@
 // The targets of a scenario are recorded in turns, in one-second slices (measureScenario), so that
 // the machine's drift falls on all of them alike and the ratios compare like with like.
 //
-// Options (env): BENCH_SECONDS (5, recorded load per target), BENCH_WARMUP_SECONDS (2, unrecorded
-// load before each target's slices; 8 in all before a fresh process's first), BENCH_CONNECTIONS
-// (50), BENCH_LATENCY_SECONDS (1, one connection per target), BENCH_ONLY (a regular expression of
-// scenario names), BENCH_CPU_PROF (a
-// directory: the proxies and the hop run under `node --cpu-prof` and write their profiles into a
-// folder each, named after the process, e.g. `proxy/`, `proxy-postgres/`, `proxy-hop/`;
-// bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies and the hop count the async
-// resources they make, bench/count-async.mjs, and each load run logs them per request; the
-// counting slows them, so such a run leaves the CPU figures empty).
+// Options (env; whole numbers but for BENCH_ONLY and BENCH_CPU_PROF): BENCH_SECONDS (5, recorded
+// load per target, as many one-second slices), BENCH_WARMUP_SECONDS (3, unrecorded load before
+// the slices of the hop and each proxy; 8 in all before a fresh process's first), BENCH_CONNECTIONS (50),
+// BENCH_LATENCY_SECONDS (1, one connection per target), BENCH_ONLY (a regular expression of
+// scenario names), BENCH_CPU_PROF (a directory: the proxies and the hop run under `node --cpu-prof`
+// and write their profiles into a folder each, named after the process, e.g. `proxy/`,
+// `proxy-postgres/`, `proxy-hop/`; bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies
+// and the hop count the async resources they make, bench/count-async.mjs, and each scenario logs
+// them per request; the counting slows them, so such a run leaves the CPU figures empty).
 // `npm run bench -- --json` prints the figures as JSON instead of the table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,18 +64,33 @@ import {
   turnOrder,
 } from './report.js';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-/** Unrecorded load before each target's recorded slices, in every scenario. */
-const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+/** A whole number of seconds (or connections) from the environment, at least `min`; a clear error otherwise. */
+function wholeNumber(name: string, fallback: number, min: number): number {
+  const text = process.env[name];
+  const value = text === undefined || text === '' ? fallback : Number(text);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name} must be a whole number, at least ${min}: ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** Recorded load per target and scenario: as many one-second slices (autocannon stops on its once-a-second tick). */
+const seconds = wholeNumber('BENCH_SECONDS', 5, 1);
 /**
- * Load a process gets before its first recorded slice, warm-ups of every scenario so far counted.
+ * Unrecorded load before the recorded slices of each target with a process of its own, in every
+ * scenario: the proxy's first second of a new scenario's calls still carries compilation (in a
+ * trial with two seconds, the write scenario's first recorded slice used 3,350 µs a request, its
+ * next four 1,437–1,843).
+ */
+const warmupSeconds = wholeNumber('BENCH_WARMUP_SECONDS', 3, 0);
+/**
+ * Unrecorded load a process gets before its first recorded slice, in all (the warm-ups of every scenario so far).
  * The CPU per request of a fresh proxy (warm GET, one-second slices) settles only after about six
  * seconds of load (1685, 1278, 906, 544, 510, 458, 469, 413 µs; the hop's after about four: 1520,
  * 665, 369, 283 µs, then 264–298): V8 optimizes the proxy's larger request path later.
  */
 const PROCESS_WARMUP_SECONDS = 8;
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 1);
+const connections = wholeNumber('BENCH_CONNECTIONS', 50, 1);
+const latencySeconds = wholeNumber('BENCH_LATENCY_SECONDS', 1, 1);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
 /** Where the preloaded counters write (BENCH_ASYNC); the children find it in their environment. */
@@ -166,18 +181,17 @@ const mergeResults = (
 interface Tally {
   target: Target;
   results: RawResult[];
-  cpu: { user: number; system: number };
+  /** CPU µs of each load slice, for the log: whether the process had settled. */
+  sliceCpu: number[];
   calls: number;
   /** Latencies of the one-connection slices, in ms, and how many of those answers were not 2xx. */
   latencies: number[];
   latencyErrors: number;
-  asyncBefore: AsyncCounts | undefined;
 }
 
 /**
- * Successor calls so far, once the requests still in flight when a slice stopped have been
- * answered: when two reads 25 ms apart agree (at most 2 s), so that they are counted, with their CPU,
- * for the target that sent them rather than for the next.
+ * Successor calls so far, once the requests still in flight when a slice stopped have made theirs:
+ * when two reads 25 ms apart agree (at most 2 s), so that a slice's calls are its own target's.
  */
 async function settledCalls(sandbox: SandboxProcess): Promise<number> {
   let calls = await successorCalls(sandbox);
@@ -190,20 +204,26 @@ async function settledCalls(sandbox: SandboxProcess): Promise<number> {
   return calls;
 }
 
-/** One recorded slice of load (50 connections): requests, the process's CPU and the successor calls. */
+/** CPU µs (user + system) a process has used so far; 0 for none (direct has no process of its own). */
+function cpuTotal(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const { user, system } = cpuMicros(pid);
+  return user + system;
+}
+
+/** One recorded slice of load: its raw result and successor calls, its CPU for the log. */
 async function loadSlice(tally: Tally, duration: number, sandbox: SandboxProcess): Promise<void> {
   const { target } = tally;
   const callsBefore = await successorCalls(sandbox);
-  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  const cpuBefore = cpuTotal(target.pid);
   tally.results.push(await autocannonRun(target, duration));
-  // Every request sent counts, those still in flight when the slice stopped too.
-  const callsAfter = await settledCalls(sandbox);
-  if (cpuBefore && target.pid !== undefined) {
-    const cpuAfter = cpuMicros(target.pid);
-    tally.cpu.user += cpuAfter.user - cpuBefore.user;
-    tally.cpu.system += cpuAfter.system - cpuBefore.system;
-  }
-  tally.calls += callsAfter - callsBefore;
+  tally.calls += (await settledCalls(sandbox)) - callsBefore;
+  tally.sliceCpu.push(cpuTotal(target.pid) - cpuBefore);
+}
+
+/** What the async-resource counter of a target's process last wrote (BENCH_ASYNC only). */
+function asyncCountsOf(target: Target): AsyncCounts | undefined {
+  return asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined;
 }
 
 /** One slice of one connection sending the target's calls one after another: each latency, in ms. */
@@ -212,7 +232,7 @@ async function latencySlice(tally: Tally, duration: number): Promise<void> {
   const pool = new Pool(target.url, { connections: 1 });
   const end = performance.now() + duration * 1000;
   try {
-    for (let i = 0; performance.now() < end || i < 10; i++) {
+    for (let i = 0; performance.now() < end || i < 5; i++) {
       const call = target.calls[i % target.calls.length];
       if (!call) break;
       const started = performance.now();
@@ -245,69 +265,90 @@ async function inTurns(
 }
 
 /**
- * One scenario's figures for every target. Each target is first loaded unrecorded, so that JIT
- * compilation, caches and connection set-up do not count: for BENCH_WARMUP_SECONDS, or for what
- * its own process (the hop's, a proxy's) still lacks of PROCESS_WARMUP_SECONDS of load in all,
- * whichever is longer (so a fresh process, in the first scenario, gets eight seconds). Then the
+ * One scenario's figures for every target. Each target with a process of its own (the hop, the
+ * proxies) is first loaded unrecorded, so that JIT compilation, caches and connection set-up do
+ * not count: for BENCH_WARMUP_SECONDS, or for what its process still lacks of
+ * PROCESS_WARMUP_SECONDS of load in all, whichever is longer (so a fresh process, in the first
+ * scenario, gets eight seconds), in turns like the recording. Then the
  * targets take turns: BENCH_SECONDS of load each in one-second slices, then BENCH_LATENCY_SECONDS
- * of one connection each in two slices.
+ * of one connection each in as many slices (a burst of load from elsewhere, which slows a chain of
+ * processes on one connection most, then falls on every target alike).
  */
 async function measureScenario(
   targets: readonly Target[],
   sandbox: SandboxProcess,
-  loaded: Map<TargetName, number>,
+  warmedSeconds: Map<TargetName, number>,
 ): Promise<Partial<Record<TargetName, TargetFigures>>> {
-  // The targets with a process of their own first: their load warms the sandbox for `direct` too.
-  for (const target of [...targets].reverse()) {
-    const fresh = target.pid === undefined ? 0 : PROCESS_WARMUP_SECONDS - (loaded.get(target.name) ?? 0);
-    const warmup = Math.max(warmupSeconds, fresh);
-    log(`  ${target.name}: ${warmup} s of warm-up`);
-    if (warmup > 0) await autocannonRun(target, warmup);
-    loaded.set(target.name, (loaded.get(target.name) ?? 0) + warmup);
+  // In turns too, in one-second slices, each target's in the last rounds. With the warm-ups one
+  // after the other (eight seconds in a row, then idle while the others warmed up), a process's
+  // first recorded slice cost more again (in a trial, the hop's: 509 µs a warm GET, its next four
+  // 235–334 µs); in turns, its first slice follows a pause as long as its later ones do.
+  // `direct` needs none of its own: the hop sends the sandbox the same calls.
+  const needed = targets.map((target) => {
+    const missing = PROCESS_WARMUP_SECONDS - (warmedSeconds.get(target.name) ?? 0);
+    const warmup = target.pid === undefined ? 0 : Math.max(warmupSeconds, missing);
+    warmedSeconds.set(target.name, (warmedSeconds.get(target.name) ?? 0) + warmup);
+    return { target, warmup };
+  });
+  const rounds = Math.max(0, ...needed.map((need) => need.warmup));
+  log(`  warm-up: ${needed.map(({ target, warmup }) => `${target.name} ${warmup} s`).join(', ')}, in turns`);
+  for (const [index, { target, warmup }] of turnOrder(needed, rounds).entries()) {
+    const round = Math.floor(index / needed.length);
+    if (round >= rounds - warmup) await autocannonRun(target, 1);
   }
   const tallies: Tally[] = targets.map((target) => ({
     target,
     results: [],
-    cpu: { user: 0, system: 0 },
+    sliceCpu: [],
     calls: 0,
     latencies: [],
     latencyErrors: 0,
-    asyncBefore: asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined,
   }));
-  const slices = Math.max(1, Math.round(seconds));
-  log(`  recording: ${slices} slices of load per target, in turns`);
-  await inTurns(tallies, slices, (tally) => loadSlice(tally, seconds / slices, sandbox));
-  await inTurns(tallies, 2, (tally) => latencySlice(tally, latencySeconds / 2));
+  log(`  recording: ${seconds} one-second slices of load per target, in turns`);
+  // A process's CPU is taken over the whole span of the load slices, not summed over its own: what
+  // it still does after a slice has stopped (answers in flight, store writes after the successor's
+  // answer, deferred GC) falls between its slices, and counts too. Between them it serves nothing.
+  const cpuBefore = tallies.map((tally) => cpuTotal(tally.target.pid));
+  const asyncBefore = tallies.map((tally) => asyncCountsOf(tally.target));
+  await inTurns(tallies, seconds, (tally) => loadSlice(tally, 1, sandbox));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const cpu = tallies.map((tally, index) => cpuTotal(tally.target.pid) - (cpuBefore[index] ?? 0));
+  const asyncAfter = tallies.map((tally) => asyncCountsOf(tally.target));
+  await inTurns(tallies, seconds, (tally) => latencySlice(tally, latencySeconds / seconds));
   const figures: Partial<Record<TargetName, TargetFigures>> = {};
   const oneConnectionP50Ms: Partial<Record<TargetName, number>> = {};
-  for (const tally of tallies) {
-    const { target, results, cpu } = tally;
+  for (const [index, tally] of tallies.entries()) {
+    const { target, results } = tally;
     const merged = mergeResults(results, { url: target.url, connections });
     const requests = results.reduce((sum, result) => sum + result.totalRequests, 0);
-    const completed = results.reduce((sum, result) => sum + result.totalCompletedRequests, 0);
     const duration = results.reduce((sum, result) => sum + result.duration, 0);
+    const cpuUs = cpu[index] ?? 0;
     const p50 = median(tally.latencies);
-    if (target.pid !== undefined && requests > 0)
-      log(
-        `  ${target.name}: ${requests} requests, CPU per request ${Math.round(cpu.user / requests)} µs user + ${Math.round(cpu.system / requests)} µs system`,
+    if (target.pid !== undefined && requests > 0) {
+      const bySlice = tally.sliceCpu.map((used, slice) =>
+        Math.round(used / Math.max(1, results[slice]?.totalRequests ?? 0)),
       );
-    if (tally.asyncBefore && asyncDir && target.pid !== undefined)
       log(
-        `  ${target.name}: per request ${asyncPerRequest(tally.asyncBefore, asyncCounts(asyncDir, target.pid))}`,
+        `  ${target.name}: ${requests} requests, CPU per request ${Math.round(cpuUs / requests)} µs (by slice ${bySlice.join(', ')})`,
       );
+    }
+    const [before, after] = [asyncBefore[index], asyncAfter[index]];
+    if (before && after) log(`  ${target.name}: per request ${asyncPerRequest(before, after)}`);
     log(`  ${target.name}: median at one connection ${p50.toFixed(3)} ms`);
     oneConnectionP50Ms[target.name] = p50;
     figures[target.name] = {
-      rps: duration > 0 ? Math.round(completed / duration) : 0,
+      // Requests sent per second of load. A request sent is served, its CPU counted, even when the
+      // slice stops before its answer arrives; each connection sends its next once the one before
+      // is answered, so this is the rate of answers, without the start of each slice, when the
+      // first answers are still on their way (a fifth of the run, at one-second slices).
+      rps: duration > 0 ? Math.round(requests / duration) : 0,
       p50Ms: merged.latency.p50,
       p99Ms: merged.latency.p99,
       // Set below, once every target has its median at one connection.
       addedP50Ms: null,
       // Counting async resources (BENCH_ASYNC) slows the process: its CPU figure would mislead.
       cpuUsPerRequest:
-        target.pid === undefined || requests === 0 || asyncDir
-          ? null
-          : Math.round((cpu.user + cpu.system) / requests),
+        target.pid === undefined || requests === 0 || asyncDir ? null : Math.round(cpuUs / requests),
       successorCallsPerRequest: requests === 0 ? null : round(tally.calls / requests, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: merged.errors + merged.non2xx + tally.latencyErrors,
@@ -496,12 +537,12 @@ async function runLoadScenarios(dir: string): Promise<ScenarioReport[]> {
   const stack = await startStack(dir, 'proxy', { postgres: !process.env.BENCH_NO_POSTGRES });
   try {
     const reports: ScenarioReport[] = [];
-    // Seconds of load each target's process has had so far (warm-ups included).
-    const loaded = new Map<TargetName, number>();
+    // Seconds of unrecorded load each target's process has had so far.
+    const warmedSeconds = new Map<TargetName, number>();
     for (const scenario of await loadScenarios(stack.sandbox, stack.token)) {
       if (only && !only.test(scenario.name)) continue;
       log(`${scenario.name}…`);
-      const figures = await measureScenario(targetsOf(stack, scenario), stack.sandbox, loaded);
+      const figures = await measureScenario(targetsOf(stack, scenario), stack.sandbox, warmedSeconds);
       reports.push({ name: scenario.name, kind: 'load', targets: complete(figures) });
     }
     return reports;
@@ -617,28 +658,19 @@ async function measureLargeLists(
     await target.once(); // warm-up: caches, JIT, connections
     if (target.pid !== undefined) log(`  ${target.name}: RSS ${rssMiB(target.pid)} MiB after the warm-up`);
   }
-  const cpuTotal = (pid: number | undefined) => {
-    if (pid === undefined) return 0;
-    const { user, system } = cpuMicros(pid);
-    return user + system;
-  };
-  // The targets take turns, in a rotating order, so a burst of load from elsewhere on the machine
-  // falls on all of them alike instead of on whichever ran during it.
-  for (let i = 0; i < repeat; i++) {
-    for (let t = 0; t < targets.length; t++) {
-      const target = targets[(i + t) % targets.length];
-      if (!target) continue;
-      if (target.pid !== undefined) resetPeakRss(target.pid);
-      const callsBefore = await successorCalls(stack.sandbox);
-      const cpuBefore = cpuTotal(target.pid);
-      const started = performance.now();
-      const count = await target.once();
-      target.times.push((performance.now() - started) / 1000);
-      target.cpuMicros += cpuTotal(target.pid) - cpuBefore;
-      target.calls += (await successorCalls(stack.sandbox)) - callsBefore;
-      if (target.pid !== undefined) target.peakRssMiB = Math.max(target.peakRssMiB, peakRssMiB(target.pid));
-      if (count() < expected) target.errors++;
-    }
+  // The targets take turns, so a burst of load from elsewhere on the machine falls on all of them
+  // alike instead of on whichever ran during it.
+  for (const target of turnOrder(targets, repeat)) {
+    if (target.pid !== undefined) resetPeakRss(target.pid);
+    const callsBefore = await successorCalls(stack.sandbox);
+    const cpuBefore = cpuTotal(target.pid);
+    const started = performance.now();
+    const count = await target.once();
+    target.times.push((performance.now() - started) / 1000);
+    target.cpuMicros += cpuTotal(target.pid) - cpuBefore;
+    target.calls += (await successorCalls(stack.sandbox)) - callsBefore;
+    if (target.pid !== undefined) target.peakRssMiB = Math.max(target.peakRssMiB, peakRssMiB(target.pid));
+    if (count() < expected) target.errors++;
   }
   log(`  proxy: ${await heapFigures(stack.proxy)}`);
   for (const target of targets)
