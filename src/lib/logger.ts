@@ -30,7 +30,7 @@ export const REDACT_PATHS = [
 
 export interface LoggerOptions {
   level?: string;
-  /** Where lines go; stdout (asynchronously written) when absent. Tests pass a stream to read the lines back. */
+  /** Where lines go; stdout (written in batches, stdoutDestination) when absent. Tests pass a stream to read the lines back. */
   destination?: DestinationStream;
   /**
    * Stdout only: lines are collected until this many bytes wait, and written together (at least
@@ -73,20 +73,35 @@ function isoTimestamp(): () => string {
 }
 
 /**
- * Stdout, written asynchronously: lines logged while a write is under way go out together with
- * the next one. With `bufferBytes`, lines are also collected up to that size, so a busy server
- * makes one write system call for many lines instead of about one per request; sonic-boom's
- * `periodicFlush` writes what waits at least every LOG_FLUSH_INTERVAL_MS (its timer does not keep
- * the process alive and stops when the destination closes). pino writes what is left when the
- * process exits.
+ * Stdout, written synchronously, as pino's own destination is by default. With `bufferBytes`,
+ * lines are collected up to that size, so a busy server makes one write system call for many
+ * lines instead of one per request; sonic-boom's `periodicFlush` writes what waits at least every
+ * LOG_FLUSH_INTERVAL_MS (its timer does not keep the process alive and stops when the destination
+ * closes), and what is left is written when the process exits. Not asynchronously: that hands
+ * every write to libuv's thread pool and back (two thread wake-ups), which cost the proxy about 7 %
+ * of its CPU per warm GET against batched synchronous writes (docs/performance.md), and lets the
+ * lines pile up in memory without bound while stdout does not drain; written synchronously, a
+ * stdout that stops draining holds the proxy up instead (docs/operations.md#logs).
  */
 function stdoutDestination(bufferBytes: number): DestinationStream {
-  return pino.destination({
+  const destination = pino.destination({
     dest: 1,
-    sync: false,
+    sync: true,
     minLength: bufferBytes,
     ...(bufferBytes > 0 ? { periodicFlush: LOG_FLUSH_INTERVAL_MS } : {}),
   });
+  // pino writes out what an asynchronous destination still holds when the process exits, not a
+  // synchronous one: the lines that wait for the batch to fill are written here.
+  const flushAtExit = () => {
+    try {
+      destination.flushSync();
+    } catch {
+      // stdout is gone (closed, or a pipe nobody reads any more): there is nowhere left to write.
+    }
+  };
+  process.once('exit', flushAtExit);
+  destination.once('close', () => process.off('exit', flushAtExit));
+  return destination;
 }
 
 /** A logger that writes nothing, for tools and tests that do not care about logs. */
