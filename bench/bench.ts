@@ -8,7 +8,7 @@
 // The targets of a scenario are recorded in turns, in one-second slices (measureScenario), so that
 // the machine's drift falls on all of them alike and the ratios compare like with like.
 //
-// Options (env; whole numbers but for BENCH_ONLY and BENCH_CPU_PROF): BENCH_SECONDS (5, recorded
+// Options (env; whole numbers but for BENCH_ONLY and BENCH_CPU_PROF): BENCH_SECONDS (4, recorded
 // load per target, as many one-second slices), BENCH_WARMUP_SECONDS (3, unrecorded load before
 // the slices of the hop and each proxy; 8 in all before a fresh process's first), BENCH_CONNECTIONS (50),
 // BENCH_LATENCY_SECONDS (1, one connection per target), BENCH_ONLY (a regular expression of
@@ -73,8 +73,13 @@ function wholeNumber(name: string, fallback: number, min: number): number {
   return value;
 }
 
-/** Recorded load per target and scenario: as many one-second slices (autocannon stops on its once-a-second tick). */
-const seconds = wholeNumber('BENCH_SECONDS', 5, 1);
+/**
+ * Recorded load per target and scenario: as many one-second slices (autocannon stops on its
+ * once-a-second tick). An even number, so that with the order reversed every other round each
+ * target runs at each place in a round equally often; four keeps the default run under five
+ * minutes on this machine in a slow stretch too (with five: 4 min 33 s to 5 min 2 s).
+ */
+const seconds = wholeNumber('BENCH_SECONDS', 4, 1);
 /**
  * Unrecorded load before the recorded slices of each target with a process of its own, in every
  * scenario: the proxy's first second of a new scenario's calls still carries compilation (in a
