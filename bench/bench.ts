@@ -345,7 +345,7 @@ async function measureScenario(
       // Requests sent per second of load. A request sent is served, its CPU counted, even when the
       // slice stops before its answer arrives; each connection sends its next once the one before
       // is answered, so this is the rate of answers, without the start of each slice, when the
-      // first answers are still on their way (a fifth of the run, at one-second slices).
+      // first answers are still on their way (about one latency of every one-second slice).
       rps: duration > 0 ? Math.round(requests / duration) : 0,
       p50Ms: merged.latency.p50,
       p99Ms: merged.latency.p99,
