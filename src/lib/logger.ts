@@ -78,7 +78,7 @@ function isoTimestamp(): () => string {
  * lines instead of one per request; sonic-boom's `periodicFlush` writes what waits at least every
  * LOG_FLUSH_INTERVAL_MS (its timer does not keep the process alive and stops when the destination
  * closes), and what is left is written when the process exits. Not asynchronously: that hands
- * every write to libuv's thread pool and back (two thread wake-ups), which cost the proxy about 7 %
+ * every write to libuv's thread pool and back (two thread wake-ups), which cost the proxy about 4 %
  * of its CPU per warm GET against batched synchronous writes (docs/performance.md), and lets the
  * lines pile up in memory without bound while stdout does not drain; written synchronously, a
  * stdout that stops draining holds the proxy up instead (docs/operations.md#logs).
