@@ -10,9 +10,9 @@
 //
 // Options (env; whole numbers but for BENCH_ONLY and BENCH_CPU_PROF): BENCH_SECONDS (4, recorded
 // load per target, as many one-second slices), BENCH_WARMUP_SECONDS (3, unrecorded load before
-// the slices of the hop and each proxy; 8 in all before a fresh process's first), BENCH_CONNECTIONS (50),
-// BENCH_LATENCY_SECONDS (1, one connection per target), BENCH_ONLY (a regular expression of
-// scenario names), BENCH_CPU_PROF (a directory: the proxies and the hop run under `node --cpu-prof`
+// the slices of the hop and each proxy; 8 in all before a fresh process's first),
+// BENCH_CONNECTIONS (50), BENCH_LATENCY_SECONDS (1, one connection per target), BENCH_ONLY (a
+// regular expression of scenario names), BENCH_CPU_PROF (a directory: the proxies and the hop run under `node --cpu-prof`
 // and write their profiles into a folder each, named after the process, e.g. `proxy/`,
 // `proxy-postgres/`, `proxy-hop/`; bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies
 // and the hop count the async resources they make, bench/count-async.mjs, and each scenario logs
@@ -39,8 +39,8 @@ import {
   asyncCountFlags,
   asyncCounts,
   asyncPerRequest,
-  cpuMicros,
   cpuProfileFlags,
+  cpuTotal,
   type HopProcess,
   type ProxyProcess,
   peakRssMiB,
@@ -207,13 +207,6 @@ async function settledCalls(sandbox: SandboxProcess): Promise<number> {
     calls = now;
   }
   return calls;
-}
-
-/** CPU µs (user + system) a process has used so far; 0 for none (direct has no process of its own). */
-function cpuTotal(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  const { user, system } = cpuMicros(pid);
-  return user + system;
 }
 
 /** One recorded slice of load: its raw result and successor calls, its CPU for the log. */

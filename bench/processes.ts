@@ -282,6 +282,13 @@ function statusKiB(pid: number, key: 'VmRSS' | 'VmHWM'): number {
   return Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
 }
 
+/** CPU µs (user + system) a process has used so far; 0 for none (a target with no process of its own). */
+export function cpuTotal(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const { user, system } = cpuMicros(pid);
+  return user + system;
+}
+
 /** Resident memory now, in MiB. */
 export function rssMiB(pid: number): number {
   return Math.round((statusKiB(pid, 'VmRSS') / 1024) * 10) / 10;

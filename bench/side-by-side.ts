@@ -19,14 +19,14 @@ import autocannon from 'autocannon';
 import { ACCEPT, API, bearerToken, LEGACY, sandboxHexUuid, USER_ITEM } from './calls.js';
 import {
   basicAuthorization,
-  cpuMicros,
+  cpuTotal,
   proxyConfig,
   type Running,
   serveProxy,
   startHop,
   startSandbox,
 } from './processes.js';
-import { summarizeRounds } from './report.js';
+import { summarizeRounds, turnOrder } from './report.js';
 
 interface Target {
   name: string;
@@ -101,18 +101,18 @@ try {
   // Unrecorded, so that JIT compilation and connection set-up do not count.
   for (const target of targets) await load(target, 3);
   const measured: Record<string, number>[] = [];
+  const order = turnOrder(targets, rounds);
   for (let round = 0; round < rounds; round++) {
     const figures: Record<string, number> = {};
-    for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-      const before = cpuMicros(target.process.pid);
+    for (const target of order.slice(round * targets.length, (round + 1) * targets.length)) {
+      const before = cpuTotal(target.process.pid);
       const result = await load(target, seconds);
       // What was still in flight when the run stopped is answered, and counted, too.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const after = cpuMicros(target.process.pid);
+      const used = cpuTotal(target.process.pid) - before;
       if (result.errors > 0 || result.non2xx > 0)
         process.stderr.write(`${target.name}: ${result.errors} errors, ${result.non2xx} answers not 2xx\n`);
-      figures[target.name] =
-        (after.user + after.system - before.user - before.system) / Math.max(1, result.requests.sent);
+      figures[target.name] = used / Math.max(1, result.requests.sent);
     }
     measured.push(figures);
     process.stdout.write(
