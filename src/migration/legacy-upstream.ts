@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { type Dispatcher, Pool, errors as undiciErrors } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { ResolvedMigrationConfig } from '../config/load.js';
 
 /** Settings of the old server (`migration.legacy`), secrets resolved. */
@@ -38,6 +38,9 @@ export interface UpstreamAnswer {
   deadline: AbortSignal;
 }
 
+/** The codes of undici's connect, headers and body timeouts. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /** Why the old server gave no answer: `unavailable` (502) or `timeout` (504). */
 export class LegacyUpstreamError extends Error {
   override readonly name = 'LegacyUpstreamError';
@@ -56,7 +59,8 @@ export class LegacyUpstreamError extends Error {
  * write must not run twice).
  */
 export class LegacyUpstream {
-  readonly #pool: Pool;
+  readonly #settings: LegacyUpstreamSettings;
+  #pool: Promise<Pool> | undefined;
   readonly #basePath: string;
   readonly #authorization: string;
   readonly #totalMs: number;
@@ -64,19 +68,32 @@ export class LegacyUpstream {
   readonly #maxBufferedBytes: number;
 
   constructor(settings: LegacyUpstreamSettings, options: { maxBufferedBytes?: number } = {}) {
+    this.#settings = settings;
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 32 * 1024 * 1024;
-    const base = new URL(settings.baseUrl);
-    this.#basePath = base.pathname.replace(/\/+$/, '');
+    this.#basePath = new URL(settings.baseUrl).pathname.replace(/\/+$/, '');
     this.#authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
     this.#totalMs = settings.timeouts.totalMs;
-    this.#pool = new Pool(base.origin, {
-      connections: settings.pool.connections,
-      connect: { timeout: settings.timeouts.connectMs },
-      keepAliveTimeout: Math.max(1, settings.pool.keepAliveMs),
-      keepAliveMaxTimeout: Math.max(1, settings.pool.keepAliveMs),
-      headersTimeout: settings.timeouts.totalMs,
-      bodyTimeout: settings.timeouts.totalMs,
-    });
+  }
+
+  /**
+   * The pool, made at the first call: undici's index, which has its Pool, loads all of undici
+   * (fetch, WebSocket, caches), which a proxy that never forwards should not carry
+   * (src/successor/agent.ts).
+   */
+  #connections(): Promise<Pool> {
+    const settings = this.#settings;
+    this.#pool ??= import('undici').then(
+      ({ Pool }) =>
+        new Pool(new URL(settings.baseUrl).origin, {
+          connections: settings.pool.connections,
+          connect: { timeout: settings.timeouts.connectMs },
+          keepAliveTimeout: Math.max(1, settings.pool.keepAliveMs),
+          keepAliveMaxTimeout: Math.max(1, settings.pool.keepAliveMs),
+          headersTimeout: settings.timeouts.totalMs,
+          bodyTimeout: settings.timeouts.totalMs,
+        }),
+    );
+    return this.#pool;
   }
 
   /**
@@ -91,7 +108,8 @@ export class LegacyUpstream {
     const deadline = AbortSignal.timeout(this.#totalMs);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.#pool.request({
+      const pool = await this.#connections();
+      response = await pool.request({
         method: request.method as 'GET',
         path: `${this.#basePath}${request.path}${request.search}`,
         headers,
@@ -154,15 +172,13 @@ export class LegacyUpstream {
 
   /** Closes the pooled connections. */
   async close(): Promise<void> {
-    await this.#pool.close();
+    if (this.#pool) await (await this.#pool).close();
   }
 
   #failure(error: unknown, deadline: AbortSignal): LegacyUpstreamError {
     if (
       deadline.aborted ||
-      error instanceof undiciErrors.HeadersTimeoutError ||
-      error instanceof undiciErrors.BodyTimeoutError ||
-      error instanceof undiciErrors.ConnectTimeoutError
+      (error instanceof Error && 'code' in error && TIMEOUT_CODES.has(String(error.code)))
     ) {
       return new LegacyUpstreamError('timeout', `the old server did not answer within ${this.#totalMs} ms`);
     }

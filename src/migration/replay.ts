@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { recordedAnswer } from './exchange.js';
 import { hasRedactedBody, type RecordedExchange } from './recording.js';
@@ -108,6 +108,9 @@ export async function replayExchanges(
     else if (hasRedactedBody(exchange)) skipped.redactedBody += 1;
     else selected.push(exchange);
   }
+  // undici is loaded here, not with the module: its index loads all of it (fetch, WebSocket,
+  // caches), which the serving proxy, importing the CLI, should not carry (src/successor/agent.ts).
+  const { Agent, request } = await import('undici');
   const ownAgent = options.dispatcher ? undefined : new Agent({ connections: concurrency });
   const dispatcher = options.dispatcher ?? ownAgent;
   const authorization = `Basic ${Buffer.from(`${options.user}:${options.password}`).toString('base64')}`;

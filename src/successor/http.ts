@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
+import { Agent } from './agent.js';
 import { UpstreamError, type UpstreamSource } from './errors.js';
 
 /** The fetch signature the transport uses internally (the global `fetch` fits it). */
@@ -124,13 +125,9 @@ export class HttpTransport {
         keepAliveMaxTimeout: Math.max(1, settings.pool.keepAliveMs),
       });
       this.#agent = agent;
-      // undici's own fetch, so the Agent (undici 7) and fetch come from the same undici; its
-      // Request/Response types differ from the DOM lib's only nominally.
-      this.#fetch = (url, init) =>
-        undiciFetch(url, {
-          ...(init as Parameters<typeof undiciFetch>[1]),
-          dispatcher: agent,
-        }) as unknown as Promise<Response>;
+      // The token and discovery calls go through the same pool, as a fetch (openid-client wants
+      // one) made of the Agent's dispatch: undici's own fetch would load the rest of undici.
+      this.#fetch = (url, init) => agentFetch(agent, url, init, settings.totalMs);
     }
   }
 
@@ -365,10 +362,14 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   #headers: IncomingHttpHeaders = {};
   readonly #chunks: Buffer[] = [];
   readonly #deadline: Deadline;
-  readonly #resolve: (result: HttpResult) => void;
+  readonly #resolve: (result: CollectedResult) => void;
   readonly #reject: (error: unknown) => void;
 
-  constructor(deadline: Deadline, resolve: (result: HttpResult) => void, reject: (error: unknown) => void) {
+  constructor(
+    deadline: Deadline,
+    resolve: (result: CollectedResult) => void,
+    reject: (error: unknown) => void,
+  ) {
     this.#deadline = deadline;
     this.#resolve = resolve;
     this.#reject = reject;
@@ -402,7 +403,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.#resolve({ status: this.#status, headers: headerLookup(this.#headers), body: this.#chunks });
+    this.#resolve({ status: this.#status, headers: new PlainHeaders(this.#headers), body: this.#chunks });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -501,12 +502,76 @@ class Deadline {
 }
 
 /** Header look-up on undici's plain header object (names are lower case there). */
-function headerLookup(headers: IncomingHttpHeaders): HeaderLookup {
-  return {
-    get: (name) => {
-      const value = headers[name.toLowerCase()];
-      if (value === undefined) return null;
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
-  };
+class PlainHeaders implements HeaderLookup {
+  constructor(readonly raw: IncomingHttpHeaders) {}
+
+  get(name: string): string | null {
+    const value = this.raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** As a fetch `Headers`, every value of a repeated header kept. */
+  toFetchHeaders(): Headers {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(this.raw)) {
+      if (value === undefined) continue;
+      for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+    }
+    return headers;
+  }
+}
+
+/** An answer as CollectingHandler collects it. */
+interface CollectedResult extends HttpResult {
+  headers: PlainHeaders;
+}
+
+/** Statuses whose answer has no body (a fetch Response refuses one for them). */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
+/**
+ * The fetch of the requests openid-client makes (discovery GETs, token POSTs with a form body)
+ * through an Agent's `dispatch`: redirects are not followed (openid-client asks for
+ * `redirect: 'manual'`), the caller's signal and `totalMs` bound the call, and the answer is read
+ * whole. It fails as fetch does: with the signal's reason when that fired (a timeout: a
+ * `TimeoutError`), otherwise with a TypeError "fetch failed" whose cause is undici's error.
+ */
+async function agentFetch(agent: Agent, url: string, init: RequestInit, totalMs: number): Promise<Response> {
+  const target = new URL(url);
+  const signal = init.signal ?? undefined;
+  signal?.throwIfAborted();
+  const headers = Object.fromEntries(new Headers(init.headers));
+  let body: string | Buffer | null = null;
+  if (typeof init.body === 'string') body = init.body;
+  else if (init.body instanceof URLSearchParams) {
+    body = init.body.toString();
+    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
+  } else if (init.body instanceof Uint8Array) body = Buffer.from(init.body);
+  else if (init.body instanceof ArrayBuffer) body = Buffer.from(init.body);
+  else if (init.body != null) throw new TypeError('this fetch sends only string, form and byte bodies');
+  const deadline = new Deadline(totalMs, signal);
+  try {
+    const result = await new Promise<CollectedResult>((resolve, reject) => {
+      agent.dispatch(
+        {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+          headers,
+          body,
+        },
+        new CollectingHandler(deadline, resolve, reject),
+      );
+    });
+    return new Response(NULL_BODY_STATUSES.has(result.status) ? null : Buffer.concat(result.body), {
+      status: result.status,
+      headers: result.headers.toFetchHeaders(),
+    });
+  } catch (error) {
+    if (deadline.aborted) throw deadline.reason;
+    throw new TypeError('fetch failed', { cause: error });
+  } finally {
+    deadline.clear();
+  }
 }
