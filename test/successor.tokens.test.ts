@@ -284,6 +284,21 @@ describe('token endpoint failures', () => {
     assert.equal(back.counters.get(TOKEN), 1);
   });
 
+  test('a token endpoint that answers too late: unavailable (no token) with source token, given up at the timeout', async () => {
+    const sb = await sandbox({ faults: { latencyMs: 3_000 } });
+    const c = client(sb, { timeouts: { connectMs: 1_000, totalMs: 300 } });
+    const started = performance.now();
+    await assert.rejects(
+      readUsers(c),
+      upstream('unavailable', (error) => {
+        assert.equal(error.source, 'token');
+        assert.match(error.message, /did not answer within 300 ms/);
+      }),
+    );
+    assert.ok(performance.now() - started < 2_500, 'not when the late answer came');
+    assert.equal(sb.counters.get(USERS), 0);
+  });
+
   test('check() succeeds with a working successor and reports a broken one', async () => {
     const sb = await sandbox();
     await client(sb).check();

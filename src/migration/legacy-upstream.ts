@@ -61,6 +61,7 @@ export class LegacyUpstreamError extends Error {
 export class LegacyUpstream {
   readonly #settings: LegacyUpstreamSettings;
   #pool: Promise<Pool> | undefined;
+  #closed = false;
   readonly #basePath: string;
   readonly #authorization: string;
   readonly #totalMs: number;
@@ -81,18 +82,25 @@ export class LegacyUpstream {
    * (src/successor/agent.ts).
    */
   #connections(): Promise<Pool> {
+    if (this.#closed) return Promise.reject(new Error('the connections to the old server are closed'));
     const settings = this.#settings;
-    this.#pool ??= import('undici').then(
-      ({ Pool }) =>
-        new Pool(new URL(settings.baseUrl).origin, {
-          connections: settings.pool.connections,
-          connect: { timeout: settings.timeouts.connectMs },
-          keepAliveTimeout: Math.max(1, settings.pool.keepAliveMs),
-          keepAliveMaxTimeout: Math.max(1, settings.pool.keepAliveMs),
-          headersTimeout: settings.timeouts.totalMs,
-          bodyTimeout: settings.timeouts.totalMs,
-        }),
-    );
+    this.#pool ??= import('undici')
+      .then(
+        ({ Pool }) =>
+          new Pool(new URL(settings.baseUrl).origin, {
+            connections: settings.pool.connections,
+            connect: { timeout: settings.timeouts.connectMs },
+            keepAliveTimeout: Math.max(1, settings.pool.keepAliveMs),
+            keepAliveMaxTimeout: Math.max(1, settings.pool.keepAliveMs),
+            headersTimeout: settings.timeouts.totalMs,
+            bodyTimeout: settings.timeouts.totalMs,
+          }),
+      )
+      .catch((error: unknown) => {
+        // Not kept: the next call tries again.
+        this.#pool = undefined;
+        throw error;
+      });
     return this.#pool;
   }
 
@@ -170,9 +178,11 @@ export class LegacyUpstream {
     return { ...answer, bytes: Buffer.concat(chunks) };
   }
 
-  /** Closes the pooled connections. */
+  /** Closes the pooled connections; calls after this fail as `unavailable`. */
   async close(): Promise<void> {
-    if (this.#pool) await (await this.#pool).close();
+    this.#closed = true;
+    const pool = await this.#pool?.catch(() => undefined);
+    await pool?.close();
   }
 
   #failure(error: unknown, deadline: AbortSignal): LegacyUpstreamError {

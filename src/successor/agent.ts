@@ -13,5 +13,13 @@ import type { Agent as UndiciAgent } from 'undici';
  * The path is undici's internal layout, not its public API: test/successor.agent.test.ts checks
  * that this is the very class the index exports, so an undici release that moves it fails there.
  */
-export const Agent = createRequire(import.meta.url)('undici/lib/dispatcher/agent.js') as typeof UndiciAgent;
-export type Agent = UndiciAgent;
+export const Agent = createRequire(import.meta.url)('undici/lib/dispatcher/agent.js') as new (
+  options?: UndiciAgent.Options,
+) => Agent;
+
+/**
+ * What an Agent loaded this way has. `request`, `stream` and undici's other API methods are added
+ * to every dispatcher by the index, so they exist only once something has loaded it: the type
+ * leaves them out, so that nothing here comes to depend on them.
+ */
+export type Agent = Pick<UndiciAgent, 'dispatch' | 'close' | 'destroy'>;

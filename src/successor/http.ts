@@ -534,8 +534,10 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * The fetch of the requests openid-client makes (discovery GETs, token POSTs with a form body)
  * through an Agent's `dispatch`: redirects are not followed (openid-client asks for
  * `redirect: 'manual'`), the caller's signal and `totalMs` bound the call, and the answer is read
- * whole. It fails as fetch does: with the signal's reason when that fired (a timeout: a
- * `TimeoutError`), otherwise with a TypeError "fetch failed" whose cause is undici's error.
+ * whole. Unlike undici's fetch it sends no `Accept-Encoding` and decodes nothing, as for the API
+ * calls: a server that compresses anyway gives a body that is no JSON (a `bad_response`). It fails
+ * as fetch does: with the signal's reason when that fired (a timeout: a `TimeoutError`), otherwise
+ * with a TypeError "fetch failed" whose cause is undici's error.
  */
 async function agentFetch(agent: Agent, url: string, init: RequestInit, totalMs: number): Promise<Response> {
   const target = new URL(url);
