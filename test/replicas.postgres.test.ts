@@ -429,6 +429,12 @@ describe('PostgreSQL restarted under load', () => {
         const checks = (ready.body as { checks: { store: { ok: boolean; error?: string } } }).checks;
         assert.equal(checks.store.ok, false);
         assert.match(checks.store.error ?? '', /unavailable/);
+        // The load's requests are slow (each runs the KDF), and one in flight when the database
+        // stopped may finish only after it is back: the database stays down until one of them
+        // has met it, instead of racing the restart.
+        await within(10_000, 'a request under load met the stopped database', async () =>
+          statuses.includes(503),
+        );
       } finally {
         await db.start();
       }
