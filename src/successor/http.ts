@@ -544,14 +544,12 @@ async function agentFetch(agent: Agent, url: string, init: RequestInit, totalMs:
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const headers = Object.fromEntries(new Headers(init.headers));
-  let body: string | Buffer | null = null;
+  let body: string | null = null;
   if (typeof init.body === 'string') body = init.body;
   else if (init.body instanceof URLSearchParams) {
     body = init.body.toString();
     headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
-  } else if (init.body instanceof Uint8Array) body = Buffer.from(init.body);
-  else if (init.body instanceof ArrayBuffer) body = Buffer.from(init.body);
-  else if (init.body != null) throw new TypeError('this fetch sends only string, form and byte bodies');
+  } else if (init.body != null) throw new TypeError('this fetch sends only string and form bodies');
   const deadline = new Deadline(totalMs, signal);
   try {
     const result = await new Promise<CollectedResult>((resolve, reject) => {
