@@ -87,14 +87,26 @@ export function requestPipeline(
         });
       }
     } finally {
-      // A streamed answer (a large list, a passthrough answer) is done, and its successor calls counted, only once its
-      // last byte is handed over; every other answer is done now.
+      // A streamed answer (a large list, a passthrough answer) is done, and its successor calls
+      // counted, only once its last byte is handed over. Every other answer is written by the
+      // server once this returns, in the same turn of the event loop; the log line and the
+      // observers come in the next one (setImmediate), so that the caller is not kept waiting for
+      // them, and before the caller can have read its answer.
       const streaming = c.get('streaming');
-      if (streaming)
-        void streaming
-          .then(finish)
-          .catch((error: unknown) => services.logger.error({ err: error }, 'request completion failed'));
-      else finish();
+      if (streaming) void streaming.then(finish).catch(completionFailed);
+      else setImmediate(finishNow);
+    }
+
+    function finishNow(): void {
+      try {
+        finish();
+      } catch (error) {
+        completionFailed(error);
+      }
+    }
+
+    function completionFailed(error: unknown): void {
+      services.logger.error({ err: error }, 'request completion failed');
     }
 
     function finish(): void {

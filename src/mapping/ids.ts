@@ -61,7 +61,15 @@ export class IdResolver {
     this.#cache =
       cache ??
       (ttlSeconds > 0
-        ? new LRUCache<string, string>({ max, ttl: ttlSeconds * 1000, perf: { now: () => deps.clock.now() } })
+        ? new LRUCache<string, string>({
+            max,
+            ttl: ttlSeconds * 1000,
+            perf: { now: () => deps.clock.now() },
+            // The clock is asked on every read: with lru-cache's default (1 ms) it keeps the time for
+            // a millisecond behind a timer, one timer set (and later fired) per request whenever
+            // requests come more than 1 ms apart, as on one connection.
+            ttlResolution: 0,
+          })
         : undefined);
   }
 
