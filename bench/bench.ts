@@ -16,7 +16,10 @@
 // and write their profiles into a folder each, named after the process, e.g. `proxy/`,
 // `proxy-postgres/`, `proxy-hop/`; bench/profile.ts summarizes one), BENCH_ASYNC (1: the proxies
 // and the hop count the async resources they make, bench/count-async.mjs, and each scenario logs
-// them per request; the counting slows them, so such a run leaves the CPU figures empty).
+// them per request; the counting slows them, so such a run leaves the CPU figures empty),
+// BENCH_PATH (1: the proxies and the hop time their own part of each request they serve alone,
+// bench/path-times.mjs, and each scenario logs the medians of its one-connection slices: before
+// the first successor call, after the last answer; that too leaves the CPU figures empty).
 // `npm run bench -- --json` prints the figures as JSON instead of the table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,7 +45,11 @@ import {
   cpuProfileFlags,
   cpuTotal,
   type HopProcess,
+  type PathTimes,
   type ProxyProcess,
+  pathTimes,
+  pathTimesBetween,
+  pathTimesFlags,
   peakRssMiB,
   resetPeakRss,
   rssMiB,
@@ -102,6 +109,12 @@ const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENC
 const asyncDir =
   process.env.BENCH_ASYNC === '1' ? mkdtempSync(path.join(tmpdir(), 'idm-compat-bench-async-')) : undefined;
 if (asyncDir) process.env.IDM_COMPAT_BENCH_ASYNC_DIR = asyncDir;
+/** Where the preloaded path timers write (BENCH_PATH). */
+const pathDir =
+  process.env.BENCH_PATH === '1' ? mkdtempSync(path.join(tmpdir(), 'idm-compat-bench-path-')) : undefined;
+if (pathDir) process.env.IDM_COMPAT_BENCH_PATH_DIR = pathDir;
+/** A run whose processes carry a preloaded hook on every request: its CPU figures would mislead. */
+const hooked = asyncDir !== undefined || pathDir !== undefined;
 const json = process.argv.includes('--json');
 
 /** Page size of the collection reads (the proxy's `successor.pageSize` and the direct reads'). */
@@ -224,6 +237,11 @@ function asyncCountsOf(target: Target): AsyncCounts | undefined {
   return asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined;
 }
 
+/** What the path timer of a target's process last wrote (BENCH_PATH only). */
+function pathTimesOf(target: Target): PathTimes | undefined {
+  return pathDir && target.pid !== undefined ? pathTimes(pathDir, target.pid) : undefined;
+}
+
 /** One slice of one connection sending the target's calls one after another: each latency, in ms. */
 async function latencySlice(tally: Tally, duration: number): Promise<void> {
   const { target } = tally;
@@ -312,7 +330,11 @@ async function measureScenario(
   await new Promise((resolve) => setTimeout(resolve, 300));
   const cpu = tallies.map((tally, index) => cpuTotal(tally.target.pid) - (cpuBefore[index] ?? 0));
   const asyncAfter = tallies.map((tally) => asyncCountsOf(tally.target));
+  const pathBefore = tallies.map((tally) => pathTimesOf(tally.target));
   await inTurns(tallies, seconds, (tally) => latencySlice(tally, latencySeconds / seconds));
+  // The timers write every 100 ms.
+  if (pathDir) await new Promise((resolve) => setTimeout(resolve, 250));
+  const pathAfter = tallies.map((tally) => pathTimesOf(tally.target));
   const figures: Partial<Record<TargetName, TargetFigures>> = {};
   const oneConnectionP50Ms: Partial<Record<TargetName, number>> = {};
   for (const [index, tally] of tallies.entries()) {
@@ -333,6 +355,12 @@ async function measureScenario(
     const [before, after] = [asyncBefore[index], asyncAfter[index]];
     if (before && after) log(`  ${target.name}: per request ${asyncPerRequest(before, after)}`);
     log(`  ${target.name}: median at one connection ${p50.toFixed(3)} ms`);
+    const [earlier, later] = [pathBefore[index], pathAfter[index]];
+    const own = earlier && later ? pathTimesBetween(earlier, later) : undefined;
+    if (own)
+      log(
+        `  ${target.name}: own time on the path at one connection (median of ${own.timed}): ${own.beforeUs} µs before the first successor call, ${own.afterUs} µs after the last answer`,
+      );
     oneConnectionP50Ms[target.name] = p50;
     figures[target.name] = {
       // Requests sent per second of load. A request sent is served, its CPU counted, even when the
@@ -346,7 +374,7 @@ async function measureScenario(
       addedP50Ms: null,
       // Counting async resources (BENCH_ASYNC) slows the process: its CPU figure would mislead.
       cpuUsPerRequest:
-        target.pid === undefined || requests === 0 || asyncDir ? null : Math.round(cpuUs / requests),
+        target.pid === undefined || requests === 0 || hooked ? null : Math.round(cpuUs / requests),
       successorCallsPerRequest: requests === 0 ? null : round(tally.calls / requests, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: merged.errors + merged.non2xx + tally.latencyErrors,
@@ -450,11 +478,12 @@ interface Stack {
   stop(): Promise<void>;
 }
 
-/** Node's flags for one bench process: its CPU profile into a folder of its own under BENCH_CPU_PROF, the counter of BENCH_ASYNC. */
+/** Node's flags for one bench process: its CPU profile into a folder of its own under BENCH_CPU_PROF, the hooks of BENCH_ASYNC and BENCH_PATH. */
 function nodeFlags(processName: string): string[] {
   return [
     ...cpuProfileFlags(cpuProfileDir && path.join(cpuProfileDir, processName)),
     ...asyncCountFlags(asyncDir),
+    ...pathTimesFlags(pathDir),
   ];
 }
 
@@ -680,7 +709,7 @@ async function measureLargeLists(
       p50Ms: null,
       p99Ms: null,
       addedP50Ms: null,
-      cpuUsPerRequest: target.pid === undefined || asyncDir ? null : Math.round(target.cpuMicros / repeat),
+      cpuUsPerRequest: target.pid === undefined || hooked ? null : Math.round(target.cpuMicros / repeat),
       successorCallsPerRequest: round(target.calls / repeat, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: target.errors,
@@ -722,6 +751,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
     if (asyncDir) rmSync(asyncDir, { recursive: true, force: true });
+    if (pathDir) rmSync(pathDir, { recursive: true, force: true });
   }
 }
 

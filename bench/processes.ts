@@ -224,6 +224,56 @@ export function asyncPerRequest(before: AsyncCounts, after: AsyncCounts): string
     .join(', ');
 }
 
+/**
+ * Node's flags that preload bench/path-times.mjs (none without `dir`): the process then writes the
+ * own time on the path of the requests it served alone so far to `dir`
+ * (IDM_COMPAT_BENCH_PATH_DIR, set like the async counter's), for `pathTimes`.
+ */
+export function pathTimesFlags(dir: string | undefined): string[] {
+  return dir ? ['--import', pathToFileURL(path.join(root, 'bench', 'path-times.mjs')).href] : [];
+}
+
+/** What bench/path-times.mjs last wrote for a process: requests timed, and their times by µs bucket. */
+export interface PathTimes {
+  timed: number;
+  before: Record<string, number>;
+  after: Record<string, number>;
+}
+
+/** The path times a process preloaded with bench/path-times.mjs last wrote into `dir`. */
+export function pathTimes(dir: string, pid: number): PathTimes {
+  return JSON.parse(readFileSync(path.join(dir, `${pid}.json`), 'utf8')) as PathTimes;
+}
+
+/**
+ * The medians of the requests timed between two snapshots, in µs: own time before the first
+ * successor call and after the last answer (undefined when none was timed).
+ */
+export function pathTimesBetween(
+  earlier: PathTimes,
+  later: PathTimes,
+): { timed: number; beforeUs: number; afterUs: number } | undefined {
+  const timed = later.timed - earlier.timed;
+  if (timed <= 0) return undefined;
+  const medianOf = (from: Record<string, number>, to: Record<string, number>): number => {
+    const buckets = Object.entries(to)
+      .map(([us, count]) => [Number(us), count - (from[us] ?? 0)] as const)
+      .filter(([, count]) => count > 0)
+      .sort((a, b) => a[0] - b[0]);
+    let seen = 0;
+    for (const [us, count] of buckets) {
+      seen += count;
+      if (seen * 2 >= timed) return us;
+    }
+    return buckets.at(-1)?.[0] ?? 0;
+  };
+  return {
+    timed,
+    beforeUs: medianOf(earlier.before, later.before),
+    afterUs: medianOf(earlier.after, later.after),
+  };
+}
+
 /** The `Authorization` value of an API user's Basic credentials. */
 export function basicAuthorization(user: string, password: string): string {
   return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
