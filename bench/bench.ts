@@ -39,17 +39,15 @@ import {
 } from './calls.js';
 import {
   type AsyncCounts,
-  asyncCountFlags,
-  asyncCounts,
   asyncPerRequest,
   cpuProfileFlags,
   cpuTotal,
   type HopProcess,
+  hookFlags,
+  hookSnapshot,
   type PathTimes,
   type ProxyProcess,
-  pathTimes,
   pathTimesBetween,
-  pathTimesFlags,
   peakRssMiB,
   resetPeakRss,
   rssMiB,
@@ -234,12 +232,12 @@ async function loadSlice(tally: Tally, duration: number, sandbox: SandboxProcess
 
 /** What the async-resource counter of a target's process last wrote (BENCH_ASYNC only). */
 function asyncCountsOf(target: Target): AsyncCounts | undefined {
-  return asyncDir && target.pid !== undefined ? asyncCounts(asyncDir, target.pid) : undefined;
+  return asyncDir && target.pid !== undefined ? hookSnapshot<AsyncCounts>(asyncDir, target.pid) : undefined;
 }
 
 /** What the path timer of a target's process last wrote (BENCH_PATH only). */
 function pathTimesOf(target: Target): PathTimes | undefined {
-  return pathDir && target.pid !== undefined ? pathTimes(pathDir, target.pid) : undefined;
+  return pathDir && target.pid !== undefined ? hookSnapshot<PathTimes>(pathDir, target.pid) : undefined;
 }
 
 /** One slice of one connection sending the target's calls one after another: each latency, in ms. */
@@ -372,7 +370,7 @@ async function measureScenario(
       p99Ms: merged.latency.p99,
       // Set below, once every target has its median at one connection.
       addedP50Ms: null,
-      // Counting async resources (BENCH_ASYNC) slows the process: its CPU figure would mislead.
+      // A preloaded hook (BENCH_ASYNC, BENCH_PATH) slows the process: its CPU figure would mislead.
       cpuUsPerRequest:
         target.pid === undefined || requests === 0 || hooked ? null : Math.round(cpuUs / requests),
       successorCallsPerRequest: requests === 0 ? null : round(tally.calls / requests, 2),
@@ -482,8 +480,8 @@ interface Stack {
 function nodeFlags(processName: string): string[] {
   return [
     ...cpuProfileFlags(cpuProfileDir && path.join(cpuProfileDir, processName)),
-    ...asyncCountFlags(asyncDir),
-    ...pathTimesFlags(pathDir),
+    ...hookFlags('count-async.mjs', asyncDir),
+    ...hookFlags('path-times.mjs', pathDir),
   ];
 }
 

@@ -5,10 +5,13 @@
 //   call (undici's `undici:request:create`);
 // - `after`: from the end of its last successor answer (`undici:request:trailers`) to the moment
 //   the answer is handed to the socket (`res.end`). What the process does after that (a log line,
-//   metrics) keeps no caller waiting, and is not counted.
+//   metrics) keeps the caller of a lone request no longer waiting, and is not counted.
 // Only a request that was the only one in flight from its arrival to its end is timed, so the
 // figures come from one-connection load (the bench's latency slices); requests without a
-// successor call are not timed either. Both are kept in 1 µs buckets, cumulative, and written as
+// successor call are not timed either. Successor calls are told apart by order only: a call made
+// for a request whose caller has already gone (its handler still running) or in the background
+// (a token renewal) counts for the lone request of the moment. The bench's one-connection slices
+// wait for every answer and start 300 ms after the load slices, so such calls are rare there. Both are kept in 1 µs buckets, cumulative, and written as
 // JSON to `$IDM_COMPAT_BENCH_PATH_DIR/<pid>.json` every 100 ms when they changed, for the bench to
 // take the difference over its one-connection slices. The hooks cost the process a little on
 // every request, so such a run leaves the CPU figures empty.
@@ -42,7 +45,7 @@ subscribe('undici:request:create', () => {
   if (current && current.firstCall === 0) current.firstCall = performance.now();
 });
 subscribe('undici:request:trailers', () => {
-  if (current) current.lastAnswer = performance.now();
+  if (current && current.firstCall > 0) current.lastAnswer = performance.now();
 });
 
 const end = ServerResponse.prototype.end;

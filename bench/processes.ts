@@ -193,23 +193,27 @@ export function cpuProfileFlags(dir: string | undefined): string[] {
 }
 
 /**
- * Node's flags that preload bench/count-async.mjs (none without `dir`): the process then writes
- * its async resources and requests so far to `dir` (IDM_COMPAT_BENCH_ASYNC_DIR, which the bench
- * sets in its own environment for its children), for `asyncCounts`.
+ * The bench's preloaded hooks (BENCH_ASYNC, BENCH_PATH). Each writes what it has measured so far
+ * as JSON to `<dir>/<pid>.json`, every 100 ms, `dir` given in its environment
+ * (IDM_COMPAT_BENCH_ASYNC_DIR, IDM_COMPAT_BENCH_PATH_DIR, which the bench sets in its own for its
+ * children); the bench takes the difference of two snapshots.
  */
-export function asyncCountFlags(dir: string | undefined): string[] {
-  return dir ? ['--import', pathToFileURL(path.join(root, 'bench', 'count-async.mjs')).href] : [];
+export type BenchHook = 'count-async.mjs' | 'path-times.mjs';
+
+/** Node's flags that preload `hook` from bench/ (none without `dir`). */
+export function hookFlags(hook: BenchHook, dir: string | undefined): string[] {
+  return dir ? ['--import', pathToFileURL(path.join(root, 'bench', hook)).href] : [];
+}
+
+/** What a preloaded hook last wrote for process `pid` into `dir`. */
+export function hookSnapshot<T>(dir: string, pid: number): T {
+  return JSON.parse(readFileSync(path.join(dir, `${pid}.json`), 'utf8')) as T;
 }
 
 /** What bench/count-async.mjs last wrote for a process: requests served and async resources made, by type. */
 export interface AsyncCounts {
   requests: number;
   resources: Record<string, number>;
-}
-
-/** The counts a process preloaded with bench/count-async.mjs last wrote into `dir`. */
-export function asyncCounts(dir: string, pid: number): AsyncCounts {
-  return JSON.parse(readFileSync(path.join(dir, `${pid}.json`), 'utf8')) as AsyncCounts;
 }
 
 /** The async resources made per request between two counts, most first: `PROMISE 53.00, TickObject 11.00, …`. */
@@ -224,25 +228,11 @@ export function asyncPerRequest(before: AsyncCounts, after: AsyncCounts): string
     .join(', ');
 }
 
-/**
- * Node's flags that preload bench/path-times.mjs (none without `dir`): the process then writes the
- * own time on the path of the requests it served alone so far to `dir`
- * (IDM_COMPAT_BENCH_PATH_DIR, set like the async counter's), for `pathTimes`.
- */
-export function pathTimesFlags(dir: string | undefined): string[] {
-  return dir ? ['--import', pathToFileURL(path.join(root, 'bench', 'path-times.mjs')).href] : [];
-}
-
 /** What bench/path-times.mjs last wrote for a process: requests timed, and their times by µs bucket. */
 export interface PathTimes {
   timed: number;
   before: Record<string, number>;
   after: Record<string, number>;
-}
-
-/** The path times a process preloaded with bench/path-times.mjs last wrote into `dir`. */
-export function pathTimes(dir: string, pid: number): PathTimes {
-  return JSON.parse(readFileSync(path.join(dir, `${pid}.json`), 'utf8')) as PathTimes;
 }
 
 /**

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { asyncCountFlags, asyncCounts, asyncPerRequest } from '../bench/processes.js';
+import { type AsyncCounts, asyncPerRequest, hookFlags, hookSnapshot } from '../bench/processes.js';
 
 // Each request makes two promises of its own (the async handler's and the one it awaits) and one
 // process.nextTick callback.
@@ -25,7 +25,7 @@ describe('bench async-resource counts', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('counts the requests a process serves and the promises and ticks it makes for them', async () => {
-    const child = spawn(process.execPath, [...asyncCountFlags(dir), '-e', SERVER], {
+    const child = spawn(process.execPath, [...hookFlags('count-async.mjs', dir), '-e', SERVER], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, IDM_COMPAT_BENCH_ASYNC_DIR: dir },
     });
@@ -40,10 +40,10 @@ describe('bench async-resource counts', () => {
       assert.ok(written(), 'the preloaded counter wrote no counts');
       await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
       await sleep(250);
-      const before = asyncCounts(dir, pid);
+      const before = hookSnapshot<AsyncCounts>(dir, pid);
       for (let i = 0; i < 20; i++) await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
       await sleep(250);
-      const later = asyncCounts(dir, pid);
+      const later = hookSnapshot<AsyncCounts>(dir, pid);
       assert.equal(later.requests - before.requests, 20);
       // The handler's own promise and tick at least, per request.
       assert.ok((later.resources.PROMISE ?? 0) - (before.resources.PROMISE ?? 0) >= 40);

@@ -88,18 +88,18 @@ export function requestPipeline(
       }
     } finally {
       // A streamed answer (a large list, a passthrough answer) is done, and its successor calls
-      // counted, only once its last byte is handed over. Every other answer is written by the
-      // server once this returns, in the same turn of the event loop; the log line and the
-      // observers come in the next one (setImmediate), so that the caller is not kept waiting for
-      // them, and before the caller can have read its answer.
+      // counted, only once its last byte is handed over. Every other answer is done now and
+      // written by the server once this returns; its log line and observers come once that turn
+      // of the event loop's I/O callbacks are done (setImmediate), so that the answer does not
+      // wait for them. `durationMs` still ends now.
       const streaming = c.get('streaming');
-      if (streaming) void streaming.then(finish).catch(completionFailed);
-      else setImmediate(finishNow);
+      if (streaming) void streaming.then(() => finish(performance.now())).catch(completionFailed);
+      else setImmediate(finishAfterAnswer, performance.now());
     }
 
-    function finishNow(): void {
+    function finishAfterAnswer(answeredAt: number): void {
       try {
-        finish();
+        finish(answeredAt);
       } catch (error) {
         completionFailed(error);
       }
@@ -109,9 +109,10 @@ export function requestPipeline(
       services.logger.error({ err: error }, 'request completion failed');
     }
 
-    function finish(): void {
+    /** The log line and the observers of an answer done at `doneAt` (performance.now()). */
+    function finish(doneAt: number): void {
       const status = c.res.status;
-      const durationMs = performance.now() - started;
+      const durationMs = doneAt - started;
       const apiUser = c.get('apiUser') ?? '';
       observer.request({ operation: name, status, apiUser, durationMs, at: clock.now() });
       if (!lines.admit(status)) return;
