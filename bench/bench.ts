@@ -357,7 +357,7 @@ async function measureScenario(
     const own = earlier && later ? pathTimesBetween(earlier, later) : undefined;
     if (own)
       log(
-        `  ${target.name}: own time on the path at one connection (median of ${own.timed}): ${own.beforeUs} µs before the first successor call, ${own.afterUs} µs after the last answer`,
+        `  ${target.name}: own time on the path at one connection (median of ${own.timed}): ${own.beforeUs} µs before the first successor call, ${own.afterUs} µs after the last answer; the calls ${own.callsUs} µs`,
       );
     oneConnectionP50Ms[target.name] = p50;
     figures[target.name] = {

@@ -5,7 +5,9 @@
 //   call (undici's `undici:request:create`);
 // - `after`: from the end of its last successor answer (`undici:request:trailers`) to the moment
 //   the answer is handed to the socket (`res.end`). What the process does after that (a log line,
-//   metrics) keeps the caller of a lone request no longer waiting, and is not counted.
+//   metrics) keeps the caller of a lone request no longer waiting, and is not counted;
+// - `calls`: from the first call's start to the last answer's end, the successor's part as the
+//   process sees it (with a request's own work between two calls, if it makes several).
 // Only a request that was the only one in flight from its arrival to its end is timed, so the
 // figures come from one-connection load (the bench's latency slices); requests without a
 // successor call are not timed either. Successor calls are told apart by order only: a call made
@@ -27,6 +29,7 @@ const file = path.join(dir, `${process.pid}.json`);
 /** µs → requests, cumulative. */
 const before = {};
 const after = {};
+const calls = {};
 let timed = 0;
 let changed = true;
 let inFlight = 0;
@@ -56,6 +59,7 @@ ServerResponse.prototype.end = function endTimed(...args) {
     if (request.firstCall > 0 && request.lastAnswer > 0) {
       add(before, request.firstCall - request.arrived);
       add(after, performance.now() - request.lastAnswer);
+      add(calls, request.lastAnswer - request.firstCall);
       timed += 1;
       changed = true;
     }
@@ -73,6 +77,6 @@ function add(buckets, ms) {
 setInterval(() => {
   if (!changed) return;
   changed = false;
-  writeFileSync(`${file}.tmp`, JSON.stringify({ timed, before, after }));
+  writeFileSync(`${file}.tmp`, JSON.stringify({ timed, before, after, calls }));
   renameSync(`${file}.tmp`, file);
 }, 100).unref();

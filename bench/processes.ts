@@ -228,21 +228,23 @@ export function asyncPerRequest(before: AsyncCounts, after: AsyncCounts): string
     .join(', ');
 }
 
-/** What bench/path-times.mjs last wrote for a process: requests timed, and their times by µs bucket. */
+/** What bench/path-times.mjs last wrote for a process: requests timed, and their times (before, after, calls) by µs bucket. */
 export interface PathTimes {
   timed: number;
   before: Record<string, number>;
   after: Record<string, number>;
+  calls: Record<string, number>;
 }
 
 /**
  * The medians of the requests timed between two snapshots, in µs: own time before the first
- * successor call and after the last answer (undefined when none was timed).
+ * successor call and after the last answer, and the calls' part between (undefined when none was
+ * timed).
  */
 export function pathTimesBetween(
   earlier: PathTimes,
   later: PathTimes,
-): { timed: number; beforeUs: number; afterUs: number } | undefined {
+): { timed: number; beforeUs: number; afterUs: number; callsUs: number } | undefined {
   const timed = later.timed - earlier.timed;
   if (timed <= 0) return undefined;
   const medianOf = (from: Record<string, number>, to: Record<string, number>): number => {
@@ -261,6 +263,7 @@ export function pathTimesBetween(
     timed,
     beforeUs: medianOf(earlier.before, later.before),
     afterUs: medianOf(earlier.after, later.after),
+    callsUs: medianOf(earlier.calls, later.calls),
   };
 }
 

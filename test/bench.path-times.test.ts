@@ -77,6 +77,8 @@ describe('bench path times', () => {
       assert.ok(lone.beforeUs >= 3000 && lone.beforeUs < 20_000, `before: ${lone.beforeUs} µs`);
       // The 20 ms after the hand-over are not counted.
       assert.ok(lone.afterUs >= 5000 && lone.afterUs < 20_000, `after: ${lone.afterUs} µs`);
+      // The successor's 30 ms, and neither the work before nor after.
+      assert.ok(lone.callsUs >= 30_000 && lone.callsUs < 50_000, `calls: ${lone.callsUs} µs`);
 
       // Two requests in flight together: neither is timed.
       await Promise.all([get('/'), get('/')]);
@@ -93,9 +95,14 @@ describe('bench path times', () => {
   });
 
   it('gives the medians of the requests timed between two snapshots', () => {
-    const earlier = { timed: 2, before: { 10: 2 }, after: { 40: 2 } };
-    const later = { timed: 5, before: { 10: 2, 20: 1, 30: 2 }, after: { 40: 4, 50: 1 } };
-    assert.deepEqual(pathTimesBetween(earlier, later), { timed: 3, beforeUs: 30, afterUs: 40 });
+    const earlier = { timed: 2, before: { 10: 2 }, after: { 40: 2 }, calls: { 700: 2 } };
+    const later = {
+      timed: 5,
+      before: { 10: 2, 20: 1, 30: 2 },
+      after: { 40: 4, 50: 1 },
+      calls: { 700: 2, 800: 3 },
+    };
+    assert.deepEqual(pathTimesBetween(earlier, later), { timed: 3, beforeUs: 30, afterUs: 40, callsUs: 800 });
     assert.equal(pathTimesBetween(later, later), undefined);
   });
 });
