@@ -19,7 +19,8 @@
 // them per request; the counting slows them, so such a run leaves the CPU figures empty),
 // BENCH_PATH (1: the proxies and the hop time their own part of each request they serve alone,
 // bench/path-times.mjs, and each scenario logs the medians of its one-connection slices: before
-// the first successor call, after the last answer; that too leaves the CPU figures empty).
+// the first successor call, after the last answer, and the calls' part between; that too leaves
+// the CPU figures empty).
 // `npm run bench -- --json` prints the figures as JSON instead of the table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

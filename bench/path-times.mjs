@@ -13,9 +13,10 @@
 // successor call are not timed either. Successor calls are told apart by order only: a call made
 // for a request whose caller has already gone (its handler still running) or in the background
 // (a token renewal) counts for the lone request of the moment. The bench's one-connection slices
-// wait for every answer and start 300 ms after the load slices, so such calls are rare there. Both are kept in 1 µs buckets, cumulative, and written as
-// JSON to `$IDM_COMPAT_BENCH_PATH_DIR/<pid>.json` every 100 ms when they changed, for the bench to
-// take the difference over its one-connection slices. The hooks cost the process a little on
+// wait for every answer and start 300 ms after the load slices, so such calls are rare there.
+// All three are kept in 1 µs buckets, cumulative, and written as JSON to
+// `$IDM_COMPAT_BENCH_PATH_DIR/<pid>.json` every 100 ms when they changed, for the bench to take
+// the difference over its one-connection slices. The hooks cost the process a little on
 // every request, so such a run leaves the CPU figures empty.
 import { subscribe } from 'node:diagnostics_channel';
 import { renameSync, writeFileSync } from 'node:fs';

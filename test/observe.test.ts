@@ -4,18 +4,22 @@
 // restart) and deprecation headers; and what start-up refuses.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { serve } from '@hono/node-server';
 import { ConfigError, parseConfig } from '../src/config/load.js';
-import { silentLogger } from '../src/lib/logger.js';
+import { createLogger, silentLogger } from '../src/lib/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
 import { buildServices } from '../src/services.js';
 import type { Store } from '../src/store/types.js';
 import type { UsageCount } from '../src/store/usage.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { LogSink } from './log-sink.js';
 
 after(closeSharedSandbox);
 
@@ -262,6 +266,38 @@ describe('usage inventory', () => {
     assert.equal(writes, 1, 'one batch for 25 requests');
     await services.close();
     assert.equal(writes, 1, 'nothing left to write at close');
+  });
+
+  it('answers whatever its completion does: an observer that throws is logged, the answer stands', async () => {
+    // The observer contract says "must not throw"; one that does anyway (a fault no real part
+    // causes on demand) shows that the log line and the observers come after the answer is out.
+    const real = h.services.store;
+    const store: Store = { ...real, kind: real.kind, ping: () => real.ping(), close: async () => undefined };
+    const logSink = new LogSink();
+    const services = await buildServices(h.config, {
+      logger: createLogger({ destination: logSink }),
+      store,
+      observer: {
+        request() {
+          throw new Error('the observer broke');
+        },
+      },
+    });
+    const { createApp } = await import('../src/app.js');
+    const server = serve({ fetch: createApp(services).fetch, hostname: '127.0.0.1', port: 0 });
+    try {
+      await once(server, 'listening');
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const answer = await call(`${url}${GROUPS}/lehrer`, { user: 'alpha', password: passwords.alpha });
+      assert.equal(answer.status, 200);
+      assert.equal((answer.body as { account?: string }).account, 'lehrer');
+      const failed = logSink.lines().filter((line) => line.msg === 'request completion failed');
+      assert.equal(failed.length, 1);
+      assert.match(String((failed[0]?.err as { message?: string })?.message), /the observer broke/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await services.close();
+    }
   });
 });
 
