@@ -104,14 +104,20 @@ const connections = wholeNumber('BENCH_CONNECTIONS', 50, 1);
 const latencySeconds = wholeNumber('BENCH_LATENCY_SECONDS', 1, 1);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
-/** Where the preloaded counters write (BENCH_ASYNC); the children find it in their environment. */
-const asyncDir =
-  process.env.BENCH_ASYNC === '1' ? mkdtempSync(path.join(tmpdir(), 'idm-compat-bench-async-')) : undefined;
-if (asyncDir) process.env.IDM_COMPAT_BENCH_ASYNC_DIR = asyncDir;
-/** Where the preloaded path timers write (BENCH_PATH). */
-const pathDir =
-  process.env.BENCH_PATH === '1' ? mkdtempSync(path.join(tmpdir(), 'idm-compat-bench-path-')) : undefined;
-if (pathDir) process.env.IDM_COMPAT_BENCH_PATH_DIR = pathDir;
+/**
+ * The folder a preloaded hook writes into when `option` is `1` (undefined otherwise), also put
+ * into `variable` of this process's environment, where its children find it.
+ */
+function hookDir(option: 'BENCH_ASYNC' | 'BENCH_PATH', variable: string): string | undefined {
+  if (process.env[option] !== '1') return undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), `idm-compat-${option.toLowerCase().replace('_', '-')}-`));
+  process.env[variable] = dir;
+  return dir;
+}
+/** Where the async-resource counters write (BENCH_ASYNC). */
+const asyncDir = hookDir('BENCH_ASYNC', 'IDM_COMPAT_BENCH_ASYNC_DIR');
+/** Where the path timers write (BENCH_PATH). */
+const pathDir = hookDir('BENCH_PATH', 'IDM_COMPAT_BENCH_PATH_DIR');
 /** A run whose processes carry a preloaded hook on every request: its CPU figures would mislead. */
 const hooked = asyncDir !== undefined || pathDir !== undefined;
 const json = process.argv.includes('--json');
@@ -231,14 +237,9 @@ async function loadSlice(tally: Tally, duration: number, sandbox: SandboxProcess
   tally.sliceCpu.push(cpuTotal(target.pid) - cpuBefore);
 }
 
-/** What the async-resource counter of a target's process last wrote (BENCH_ASYNC only). */
-function asyncCountsOf(target: Target): AsyncCounts | undefined {
-  return asyncDir && target.pid !== undefined ? hookSnapshot<AsyncCounts>(asyncDir, target.pid) : undefined;
-}
-
-/** What the path timer of a target's process last wrote (BENCH_PATH only). */
-function pathTimesOf(target: Target): PathTimes | undefined {
-  return pathDir && target.pid !== undefined ? hookSnapshot<PathTimes>(pathDir, target.pid) : undefined;
+/** What the hook writing into `dir` last wrote for a target's process (none without `dir` or a process). */
+function snapshotOf<T>(dir: string | undefined, target: Target): T | undefined {
+  return dir && target.pid !== undefined ? hookSnapshot<T>(dir, target.pid) : undefined;
 }
 
 /** One slice of one connection sending the target's calls one after another: each latency, in ms. */
@@ -324,16 +325,16 @@ async function measureScenario(
   // it still does after a slice has stopped (answers in flight, store writes after the successor's
   // answer, deferred GC) falls between its slices, and counts too. Between them it serves nothing.
   const cpuBefore = tallies.map((tally) => cpuTotal(tally.target.pid));
-  const asyncBefore = tallies.map((tally) => asyncCountsOf(tally.target));
+  const asyncBefore = tallies.map((tally) => snapshotOf<AsyncCounts>(asyncDir, tally.target));
   await inTurns(tallies, seconds, (tally) => loadSlice(tally, 1, sandbox));
   await new Promise((resolve) => setTimeout(resolve, 300));
   const cpu = tallies.map((tally, index) => cpuTotal(tally.target.pid) - (cpuBefore[index] ?? 0));
-  const asyncAfter = tallies.map((tally) => asyncCountsOf(tally.target));
-  const pathBefore = tallies.map((tally) => pathTimesOf(tally.target));
+  const asyncAfter = tallies.map((tally) => snapshotOf<AsyncCounts>(asyncDir, tally.target));
+  const pathBefore = tallies.map((tally) => snapshotOf<PathTimes>(pathDir, tally.target));
   await inTurns(tallies, seconds, (tally) => latencySlice(tally, latencySeconds / seconds));
   // The timers write every 100 ms.
   if (pathDir) await new Promise((resolve) => setTimeout(resolve, 250));
-  const pathAfter = tallies.map((tally) => pathTimesOf(tally.target));
+  const pathAfter = tallies.map((tally) => snapshotOf<PathTimes>(pathDir, tally.target));
   const figures: Partial<Record<TargetName, TargetFigures>> = {};
   const oneConnectionP50Ms: Partial<Record<TargetName, number>> = {};
   for (const [index, tally] of tallies.entries()) {

@@ -6,12 +6,8 @@
 // process down, so CPU figures of such a run mean nothing.
 import { createHook } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
-import { renameSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { writeSnapshots } from './hook-output.mjs';
 
-const dir = process.env.IDM_COMPAT_BENCH_ASYNC_DIR;
-if (!dir) throw new Error('count-async.mjs needs IDM_COMPAT_BENCH_ASYNC_DIR');
-const file = path.join(dir, `${process.pid}.json`);
 /** @type {Record<string, number>} */
 const resources = {};
 let requests = 0;
@@ -23,8 +19,4 @@ createHook({
 subscribe('http.server.request.start', () => {
   requests += 1;
 });
-// Written beside and renamed into place, so that a reader never sees half a file.
-setInterval(() => {
-  writeFileSync(`${file}.tmp`, JSON.stringify({ requests, resources }));
-  renameSync(`${file}.tmp`, file);
-}, 100).unref();
+writeSnapshots('IDM_COMPAT_BENCH_ASYNC_DIR', () => ({ requests, resources }));

@@ -19,13 +19,8 @@
 // the difference over its one-connection slices. The hooks cost the process a little on
 // every request, so such a run leaves the CPU figures empty.
 import { subscribe } from 'node:diagnostics_channel';
-import { renameSync, writeFileSync } from 'node:fs';
 import { ServerResponse } from 'node:http';
-import path from 'node:path';
-
-const dir = process.env.IDM_COMPAT_BENCH_PATH_DIR;
-if (!dir) throw new Error('path-times.mjs needs IDM_COMPAT_BENCH_PATH_DIR');
-const file = path.join(dir, `${process.pid}.json`);
+import { writeSnapshots } from './hook-output.mjs';
 
 /** µs → requests, cumulative. */
 const before = {};
@@ -74,10 +69,8 @@ function add(buckets, ms) {
   buckets[us] = (buckets[us] ?? 0) + 1;
 }
 
-// Written beside and renamed into place, so that a reader never sees half a file.
-setInterval(() => {
-  if (!changed) return;
+writeSnapshots('IDM_COMPAT_BENCH_PATH_DIR', () => {
+  if (!changed) return undefined;
   changed = false;
-  writeFileSync(`${file}.tmp`, JSON.stringify({ timed, before, after, calls }));
-  renameSync(`${file}.tmp`, file);
-}, 100).unref();
+  return { timed, before, after, calls };
+});

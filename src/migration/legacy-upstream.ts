@@ -62,18 +62,19 @@ export class LegacyUpstream {
   readonly #settings: LegacyUpstreamSettings;
   #pool: Promise<Pool> | undefined;
   #closed = false;
+  readonly #origin: string;
   readonly #basePath: string;
   readonly #authorization: string;
-  readonly #totalMs: number;
 
   readonly #maxBufferedBytes: number;
 
   constructor(settings: LegacyUpstreamSettings, options: { maxBufferedBytes?: number } = {}) {
     this.#settings = settings;
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 32 * 1024 * 1024;
-    this.#basePath = new URL(settings.baseUrl).pathname.replace(/\/+$/, '');
+    const base = new URL(settings.baseUrl);
+    this.#origin = base.origin;
+    this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
-    this.#totalMs = settings.timeouts.totalMs;
   }
 
   /**
@@ -87,7 +88,7 @@ export class LegacyUpstream {
     this.#pool ??= import('undici')
       .then(
         ({ Pool }) =>
-          new Pool(new URL(settings.baseUrl).origin, {
+          new Pool(this.#origin, {
             connections: settings.pool.connections,
             connect: { timeout: settings.timeouts.connectMs },
             keepAliveTimeout: Math.max(1, settings.pool.keepAliveMs),
@@ -113,7 +114,7 @@ export class LegacyUpstream {
     const headers: Record<string, string> = { authorization: this.#authorization };
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     if (request.accept !== undefined) headers.accept = request.accept;
-    const deadline = AbortSignal.timeout(this.#totalMs);
+    const deadline = AbortSignal.timeout(this.#settings.timeouts.totalMs);
     let response: Dispatcher.ResponseData;
     try {
       const pool = await this.#connections();
@@ -190,7 +191,10 @@ export class LegacyUpstream {
       deadline.aborted ||
       (error instanceof Error && 'code' in error && TIMEOUT_CODES.has(String(error.code)))
     ) {
-      return new LegacyUpstreamError('timeout', `the old server did not answer within ${this.#totalMs} ms`);
+      return new LegacyUpstreamError(
+        'timeout',
+        `the old server did not answer within ${this.#settings.timeouts.totalMs} ms`,
+      );
     }
     return new LegacyUpstreamError('unavailable', 'the old server is unreachable or broke off the answer');
   }
