@@ -32,11 +32,14 @@ import {
   ACCEPT,
   API,
   bearerToken,
+  type Call,
+  callHeaders,
+  cannonRequests,
   LEGACY,
-  sandboxHexUuid,
+  type LoadScenario,
+  loadScenarios,
+  PAGE_SIZE,
   USER_EXTENDED,
-  USER_ITEM,
-  USER_LIST,
 } from './calls.js';
 import {
   type AsyncCounts,
@@ -122,23 +125,6 @@ const pathDir = hookDir('BENCH_PATH', 'IDM_COMPAT_BENCH_PATH_DIR');
 const hooked = asyncDir !== undefined || pathDir !== undefined;
 const json = process.argv.includes('--json');
 
-/** Page size of the collection reads (the proxy's `successor.pageSize` and the direct reads'). */
-const PAGE_SIZE = 500;
-
-interface Call {
-  method: 'GET' | 'POST' | 'DELETE';
-  path: string;
-  body?: string;
-  contentType?: string;
-}
-
-interface LoadScenario {
-  name: string;
-  /** The successor calls a client would make itself; the hop forwards these too. */
-  direct: Call[];
-  proxy: Call[];
-}
-
 interface Target {
   name: TargetName;
   url: string;
@@ -162,10 +148,6 @@ async function successorCalls(sandbox: SandboxProcess): Promise<number> {
   return body.total - (body.counters['POST /token'] ?? 0);
 }
 
-function headersOf(target: Target, call: Call): Record<string, string> {
-  return call.contentType ? { ...target.headers, 'content-type': call.contentType } : target.headers;
-}
-
 /** One autocannon run of a target's calls, its result raw (merged later with the target's other slices). */
 async function autocannonRun(target: Target, duration: number): Promise<RawResult> {
   const result = await autocannon({
@@ -173,12 +155,7 @@ async function autocannonRun(target: Target, duration: number): Promise<RawResul
     connections,
     duration,
     skipAggregateResult: true,
-    requests: target.calls.map((call) => ({
-      method: call.method,
-      path: call.path,
-      headers: headersOf(target, call),
-      ...(call.body === undefined ? {} : { body: call.body }),
-    })),
+    requests: cannonRequests(target.calls, target.headers),
   });
   return result as unknown as RawResult;
 }
@@ -255,7 +232,7 @@ async function latencySlice(tally: Tally, duration: number): Promise<void> {
       const response = await pool.request({
         path: call.path,
         method: call.method,
-        headers: headersOf(target, call),
+        headers: callHeaders(call, target.headers),
         body: call.body ?? null,
       });
       await response.body.arrayBuffer();
@@ -384,88 +361,6 @@ async function measureScenario(
   for (const [name, figuresOf] of Object.entries(figures))
     figuresOf.addedP50Ms = added[name as TargetName] ?? null;
   return figures;
-}
-
-/** The load scenarios on the demo data; IDs are looked up in the sandbox first. */
-async function loadScenarios(sandbox: SandboxProcess, token: string): Promise<LoadScenario[]> {
-  const find = (collection: string, query: string) => sandboxHexUuid(sandbox, token, collection, query);
-  const admin = await find('users', 'user=admin');
-  const lea = await find('users', 'user=lea.braun');
-  const group = await find('groups', 'group=klasse.5a');
-  const json = 'application/json';
-  return [
-    {
-      name: 'get one user (warm)',
-      direct: [{ method: 'GET', path: `${API}/users/${admin}?_attributes=${encodeURIComponent(USER_ITEM)}` }],
-      proxy: [{ method: 'GET', path: `${LEGACY}/User/admin` }],
-    },
-    {
-      name: 'list users',
-      direct: [
-        {
-          method: 'GET',
-          path: `${API}/users?deleted=false&_attributes=${encodeURIComponent(USER_LIST)}&itemsPerPage=${PAGE_SIZE}`,
-        },
-      ],
-      proxy: [{ method: 'GET', path: `${LEGACY}/User` }],
-    },
-    {
-      name: 'list users extended',
-      direct: [
-        {
-          method: 'GET',
-          path: `${API}/users?deleted=false&_attributes=${encodeURIComponent(USER_EXTENDED)}&itemsPerPage=${PAGE_SIZE}`,
-        },
-      ],
-      proxy: [{ method: 'GET', path: `${LEGACY}/User?extended=1` }],
-    },
-    {
-      // Every connection links the group and unlinks it again; both are idempotent, so the
-      // connections may interleave. Direct: the two writes; the proxy's unlink also reads which
-      // groups were linked (for an exact rollback) and reads the user back (its answer).
-      name: 'link + unlink a group',
-      direct: [
-        {
-          method: 'POST',
-          path: `${API}/users/${lea}/groups?_attributes=${encodeURIComponent(USER_ITEM)}`,
-          body: JSON.stringify({ addedGroups: [`${API}/groups/${group}`] }),
-          contentType: json,
-        },
-        { method: 'DELETE', path: `${API}/users/${lea}/groups/${group}` },
-      ],
-      proxy: [
-        {
-          method: 'POST',
-          path: `${LEGACY}/User/lea.braun/link/groups`,
-          body: '["klasse.5a"]',
-          contentType: json,
-        },
-        {
-          method: 'DELETE',
-          path: `${LEGACY}/User/lea.braun/link/groups`,
-          body: '["klasse.5a"]',
-          contentType: json,
-        },
-      ],
-    },
-    {
-      name: 'SSO authenticate',
-      direct: [
-        {
-          method: 'GET',
-          path: `${API}/users?user=lena.mueller&_attributes=${encodeURIComponent('hexUuid,user,deleted,locked')}&itemsPerPage=100`,
-        },
-      ],
-      proxy: [
-        {
-          method: 'POST',
-          path: '/iserv/api/Service/Sso/authenticate',
-          body: 'username=lena.mueller',
-          contentType: 'application/x-www-form-urlencoded',
-        },
-      ],
-    },
-  ];
 }
 
 interface Stack {

@@ -1,11 +1,14 @@
-// Side by side: the warm GET (`GET …/User/admin`) through the hop and through one or more proxies
-// (builds or configurations), loaded in turn, round after round (the order reversed every other
-// round), so that the machine's speed, which drifts by ±20 % between runs of a few seconds here,
-// is the same for all within a round. Prints each round's CPU µs per request and the medians of
-// the rounds' ratios: to the hop, and of every further proxy to the first one.
+// Side by side: one scenario of `npm run bench` (by default the warm GET, `GET …/User/admin`)
+// through the hop and through one or more proxies (builds or configurations), loaded in turn,
+// round after round (the order reversed every other round), so that the machine's speed, which
+// drifts by ±20 % between runs of a few seconds here, is the same for all within a round. Prints
+// each round's CPU µs per request and the medians of the rounds' ratios: to the hop, and of every
+// further proxy to the first one.
 //
-//   npx tsx bench/side-by-side.ts [--rounds 8] [--seconds 3] [--connections 50] [--rate N] [NAME=BUILD[@CONFIG] …]
+//   npx tsx bench/side-by-side.ts [--scenario REGEX] [--rounds 8] [--seconds 3] [--connections 50] [--rate N] [NAME=BUILD[@CONFIG] …]
 //
+// `--scenario` picks the first of the bench's load scenarios whose name matches (e.g. `link` for
+// the write path); the hop forwards its direct calls, the proxies get its legacy calls.
 // BUILD is a built checkout of idm-compat (a folder with bin/ and dist/; `.` for this one, built
 // first with `npm run build`); CONFIG is JSON merged into the proxy's configuration file, e.g.
 // `quiet=.@{"logging":{"level":"warn"}}`. Without targets: `proxy=.`. `--rate` sends that many
@@ -16,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { ACCEPT, API, bearerToken, LEGACY, sandboxHexUuid, USER_ITEM } from './calls.js';
+import { ACCEPT, bearerToken, type Call, cannonRequests, loadScenarios } from './calls.js';
 import {
   basicAuthorization,
   cpuTotal,
@@ -31,7 +34,7 @@ import { summarizeRounds, turnOrder } from './report.js';
 interface Target {
   name: string;
   url: string;
-  path: string;
+  calls: Call[];
   headers: Record<string, string>;
   process: Running;
 }
@@ -43,6 +46,7 @@ const { values, positionals } = parseArgs({
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     rate: { type: 'string' },
+    scenario: { type: 'string', default: '^get one user' },
   },
 });
 const rounds = Number(values.rounds);
@@ -66,7 +70,7 @@ function load(target: Target, duration: number) {
     connections,
     duration,
     ...(rate === undefined ? {} : { overallRate: rate }),
-    requests: [{ method: 'GET', path: target.path, headers: target.headers }],
+    requests: cannonRequests(target.calls, target.headers),
   });
 }
 
@@ -75,12 +79,15 @@ const sandbox = await startSandbox();
 const targets: Target[] = [];
 try {
   const token = await bearerToken(sandbox);
-  const admin = await sandboxHexUuid(sandbox, token, 'users', 'user=admin');
+  const pattern = new RegExp(values.scenario);
+  const scenario = (await loadScenarios(sandbox, token)).find((s) => pattern.test(s.name));
+  if (!scenario) throw new Error(`no scenario matches ${values.scenario}`);
+  process.stdout.write(`scenario: ${scenario.name}\n`);
   const hop = await startHop(sandbox);
   targets.push({
     name: 'hop',
     url: hop.url,
-    path: `${API}/users/${admin}?_attributes=${encodeURIComponent(USER_ITEM)}`,
+    calls: scenario.direct,
     headers: { authorization: `Bearer ${token}`, accept: ACCEPT },
     process: hop,
   });
@@ -93,7 +100,7 @@ try {
     targets.push({
       name: spec.name,
       url,
-      path: `${LEGACY}/User/admin`,
+      calls: scenario.proxy,
       headers: { authorization: basicAuthorization(user, password) },
       process: await serveProxy(configFile, url, { build: spec.build }),
     });
