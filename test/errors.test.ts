@@ -204,6 +204,19 @@ describe('legacy error model', () => {
     });
     assert.match(assertLegacyError(declared, 413).message, new RegExp(`${LIMIT} bytes`));
 
+    // A declared length is judged from the header: the limit itself passes, one byte more does not.
+    const ofLength = (bytes: number) => `{"firstname":"${'x'.repeat(bytes - '{"firstname":""}'.length)}"}`;
+    const sized = (bytes: number) =>
+      call(`${h.url}/iserv/api/Service/Core/Entity/User`, {
+        ...auth(),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: ofLength(bytes),
+      });
+    const atLimit = await sized(LIMIT);
+    assert.equal(atLimit.status, 400, 'read and judged by the schema (no username), not refused by size');
+    assertLegacyError(await sized(LIMIT + 1), 413);
+
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {

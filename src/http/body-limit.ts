@@ -2,20 +2,27 @@ import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { AppEnv } from '../services.js';
 import { LegacyError } from './legacy-error.js';
-import { announcesBody } from './request-headers.js';
+import { announcesBody, requestHeader } from './request-headers.js';
 
-/** Rejects request bodies over `maxBytes` with the legacy 413 (declared length or streamed size). */
+/**
+ * Rejects request bodies over `maxBytes` with the legacy 413: by the declared length, or, for a
+ * body sent in chunks (Transfer-Encoding), by its size as hono's `bodyLimit` reads it.
+ *
+ * A request that announces no body has none. A declared length is judged from the header alone:
+ * Node's parser delivers exactly that many bytes, and hono's check would first ask the request for
+ * its body stream, which makes the Node adapter build the full fetch Request (a web stream, an
+ * AbortSignal) that its direct body read (`c.req.text()` and the like) otherwise spares every
+ * write.
+ */
 export function legacyBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: () => {
-      throw new LegacyError(413, `The request body is larger than the limit of ${maxBytes} bytes`);
-    },
-  });
+  const tooLarge = (): never => {
+    throw new LegacyError(413, `The request body is larger than the limit of ${maxBytes} bytes`);
+  };
+  const limit = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
   return function legacyBodyLimitMiddleware(c, next) {
-    // A request that announces no body has none. Asking the headers first spares every GET the
-    // fetch Request that hono's check would build to look (and a promise of its own).
     if (!announcesBody(c)) return next();
-    return limit(c, next);
+    const declared = requestHeader(c, 'content-length');
+    if (declared === undefined || requestHeader(c, 'transfer-encoding') !== undefined) return limit(c, next);
+    return Number.parseInt(declared, 10) > maxBytes ? tooLarge() : next();
   };
 }
