@@ -215,6 +215,30 @@ describe('collections against loopback servers', () => {
     });
   }
 
+  test('a streamed read ended early aborts the pages still running', async () => {
+    let closedUnanswered = 0;
+    let heldBack = 0;
+    const server = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      const body = { 'hydra:member': fakeItems(10, (page - 1) * 10), 'hydra:totalItems': 60 };
+      if (page <= 2) return sendJson(res, 200, body, 'application/ld+json');
+      // Pages 3 and later are never answered: only the client's abort ends them.
+      heldBack++;
+      res.on('close', () => closedUnanswered++);
+    });
+    const client = clientFor(server, { pageSize: 10, pageConcurrency: 3 });
+    let taken = 0;
+    for await (const page of client.streamCollection('/users')) {
+      assert.equal(page.length, 10);
+      // The second page asks for the next ones (3 and 4, three pages at a time); then the caller stops.
+      if (++taken === 2) break;
+    }
+    for (let i = 0; i < 100 && closedUnanswered < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(heldBack, 2, 'pages 3 and 4 were asked for');
+    assert.equal(closedUnanswered, 2, 'both were aborted when the caller stopped');
+    await client.close();
+  });
+
   test('a read of the whole collection drops every repeated item, however far back its first copy', async () => {
     const client = clientFor(await shiftingServer(), { pageSize: 10 });
     const ids = (await client.readCollection('/users')).map((item) => item['@id']);

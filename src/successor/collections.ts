@@ -131,6 +131,9 @@ async function* pagesOf(
     }
     return result;
   };
+  // Read to the end, no page is still running, and the abort (which makes a DOMException, stack
+  // and all) is spared: only an early end or a failure aborts.
+  let complete = false;
   try {
     const firstPage = await read(first);
     let pages: AsyncGenerator<Item[], void, undefined>;
@@ -142,6 +145,7 @@ async function* pagesOf(
       pages = followNextLinks(first, firstPage, read, settings);
     }
     yield* mapPages(pages, fresh);
+    complete = true;
     if (dropped > 0) {
       settings.logger.debug(
         { successor: { path: first.pathname, dropped } },
@@ -150,7 +154,7 @@ async function* pagesOf(
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    controller.abort();
+    if (!complete) controller.abort();
   }
 }
 
