@@ -22,7 +22,7 @@ import { type CallStats, combineObservers, type Observer } from './observe/obser
 import { UsageRecorder } from './observe/usage.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { SsoRelyingParty } from './sso/oidc.js';
-import { expectedPublicUrl } from './sso/tokens.js';
+import { expectedPublicUrl, SsoTokenIssuer } from './sso/tokens.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
 import { createSuccessorClient, type SuccessorClient } from './successor/client.js';
@@ -47,6 +47,8 @@ export interface Services extends StoreServices {
   readonly authenticator: Authenticator;
   /** The OIDC relying party of SSO, when `sso.oidc` is configured (or sandbox mode provides one). */
   readonly sso: SsoRelyingParty | undefined;
+  /** Issues SSO tokens (and purges old ones now and then). */
+  readonly ssoTokens: SsoTokenIssuer;
   readonly metrics: Metrics;
   /** The usage inventory's write-behind. */
   readonly usage: UsageRecorder;
@@ -209,6 +211,11 @@ export async function buildServices(
           logger: logger.child({ component: 'sso' }),
         })
       : undefined;
+    const ssoTokens = new SsoTokenIssuer({
+      tokens: store.ssoTokens,
+      clock,
+      ttlSeconds: runConfig.sso.ttlSeconds,
+    });
     const operationIds = REQUIRED_OPERATIONS.map((operation) => operation.id);
     const modes = createModeHolder(new ModeTable(config.migration.modes, operationIds));
     const legacySettings = config.migration.legacy;
@@ -251,6 +258,7 @@ export async function buildServices(
       mappings,
       authenticator,
       sso,
+      ssoTokens,
       metrics,
       usage: recorder,
       observer,

@@ -95,6 +95,22 @@ describe('GET /sso/continue (plain redirect)', () => {
     assertPage(hop, 400);
   });
 
+  it('purges at most once a minute: a token past its day is forgotten with the next issue after that', async () => {
+    const late = await proxy.token('elias.schroeder');
+    // A day and 40 s later the next issue purges, but the late token (valid 60 s) is not yet a day
+    // past its expiry.
+    clock.advance(24 * 3600 * 1000 + 40_000);
+    await proxy.token('lea.braun');
+    // 30 s later it is; the last purge was 30 s ago, so this issue does not purge: still 410.
+    clock.advance(30_000);
+    await proxy.token('lea.braun');
+    assertPage(await new Browser().get(late.return_to), 410);
+    // A minute after the last purge, the next issue purges again.
+    clock.advance(31_000);
+    await proxy.token('lea.braun');
+    assertPage(await new Browser().get(late.return_to), 400);
+  });
+
   it('shows the landing page only for a plausible username', async () => {
     const hop = await new Browser().get(
       `${proxy.url}/sso/landing?login_hint=${encodeURIComponent('<b>x</b>')}`,

@@ -2,7 +2,7 @@ import { LegacyError } from '../../http/legacy-error.js';
 import { requestLog } from '../../http/request-log.js';
 import { normalizeUuid } from '../../lib/uuid.js';
 import { TranslationError } from '../../mapping/errors.js';
-import { continueUrl, hashSecret, issueSsoToken, publicUrlOf } from '../../sso/tokens.js';
+import { continueUrl, hashSecret, publicUrlOf } from '../../sso/tokens.js';
 import { UpstreamError } from '../../successor/errors.js';
 import { defineOperation } from '../operation.js';
 import { errorResponses } from '../responses.js';
@@ -70,7 +70,7 @@ export const ssoAuthenticateOperation = defineOperation({
         `the successor's user "${username}" has no UUID where the field table of sso.authenticate says (field uuid)`,
       );
     }
-    const issued = await issueSsoToken(c.get('services'), {
+    const issued = await c.get('services').ssoTokens.issue({
       username,
       userUuid,
       apiUser: c.get('apiUser') ?? '',

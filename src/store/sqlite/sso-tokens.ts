@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type {
   SsoLoginFinishResult,
   SsoLoginRecord,
@@ -78,92 +79,105 @@ const toLogin = (row: LoginRow): SsoLoginRecord => ({
 
 /**
  * SSO tokens in SQLite. A consume is one conditional `UPDATE … RETURNING`, so two concurrent
- * uses of a token (even from two processes on the same file) cannot both succeed.
+ * uses of a token (even from two processes on the same file) cannot both succeed. The statements
+ * and transactions are prepared once, with the repository (the schema is in place by then): an
+ * SSO call used to prepare its INSERT, and the purge's, anew each time.
  */
 export class SqliteSsoTokenRepository implements SsoTokenRepository {
-  constructor(private readonly db: SqliteDatabase) {}
+  readonly #insertToken: Statement;
+  readonly #insertLogin: Statement;
+  readonly #consume: (tokenHash: string, now: number) => SsoTokenConsumeResult;
+  readonly #finishLogin: (stateHash: string, browserHash: string, now: number) => SsoLoginFinishResult;
+  readonly #purge: (before: number) => number;
+
+  constructor(db: SqliteDatabase) {
+    this.#insertToken = db.prepare(
+      `INSERT INTO sso_tokens (token_hash, username, user_uuid, api_user, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    this.#insertLogin = db.prepare(
+      `INSERT INTO sso_logins
+         (state_hash, token_hash, nonce, code_verifier, browser_hash, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const tokenByHash = db.prepare('SELECT * FROM sso_tokens WHERE token_hash = ?');
+    const takeToken = db.prepare(
+      `UPDATE sso_tokens SET consumed_at = ?
+       WHERE token_hash = ? AND consumed_at IS NULL AND expires_at > ?
+       RETURNING *`,
+    );
+    this.#consume = db.transaction((tokenHash: string, now: number): SsoTokenConsumeResult => {
+      const taken = takeToken.get(now, tokenHash, now) as TokenRow | undefined;
+      if (taken) return { status: 'consumed', token: toToken(taken) };
+      const row = tokenByHash.get(tokenHash) as TokenRow | undefined;
+      if (!row) return { status: 'unknown' };
+      return { status: row.consumed_at === null ? 'expired' : 'used', token: toToken(row) };
+    });
+    const takeLogin = db.prepare(
+      `UPDATE sso_logins SET consumed_at = ?
+       WHERE state_hash = ? AND browser_hash = ? AND consumed_at IS NULL AND expires_at > ?
+       RETURNING *`,
+    );
+    const loginByHash = db.prepare('SELECT * FROM sso_logins WHERE state_hash = ?');
+    this.#finishLogin = db.transaction(
+      (stateHash: string, browserHash: string, now: number): SsoLoginFinishResult => {
+        const taken = takeLogin.get(now, stateHash, browserHash, now) as LoginRow | undefined;
+        if (taken) {
+          const token = tokenByHash.get(taken.token_hash) as TokenRow | undefined;
+          // The foreign key keeps the token while its login exists; purge removes both together.
+          if (token) return { status: 'finished', login: toLogin(taken), token: toToken(token) };
+          return { status: 'unknown' };
+        }
+        const row = loginByHash.get(stateHash) as LoginRow | undefined;
+        if (!row) return { status: 'unknown' };
+        if (row.consumed_at !== null) return { status: 'used' };
+        if (row.expires_at <= now) return { status: 'expired' };
+        return { status: 'other-browser' };
+      },
+    );
+    const purgeLogins = db.prepare('DELETE FROM sso_logins WHERE expires_at < ?');
+    const purgeTokens = db.prepare(
+      `DELETE FROM sso_tokens WHERE expires_at < ?
+       AND NOT EXISTS (SELECT 1 FROM sso_logins l WHERE l.token_hash = sso_tokens.token_hash)`,
+    );
+    this.#purge = db.transaction((before: number): number => {
+      purgeLogins.run(before);
+      return purgeTokens.run(before).changes;
+    });
+  }
 
   async issue(tokenHash: string, token: Omit<SsoTokenRecord, 'consumedAt'>): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO sso_tokens (token_hash, username, user_uuid, api_user, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-      )
-      .run(tokenHash, token.username, token.userUuid, token.apiUser, token.createdAt, token.expiresAt);
+    this.#insertToken.run(
+      tokenHash,
+      token.username,
+      token.userUuid,
+      token.apiUser,
+      token.createdAt,
+      token.expiresAt,
+    );
   }
 
   async consume(tokenHash: string, now: number): Promise<SsoTokenConsumeResult> {
-    return this.db.transaction((): SsoTokenConsumeResult => {
-      const taken = this.db
-        .prepare(
-          `UPDATE sso_tokens SET consumed_at = ?
-           WHERE token_hash = ? AND consumed_at IS NULL AND expires_at > ?
-           RETURNING *`,
-        )
-        .get(now, tokenHash, now) as TokenRow | undefined;
-      if (taken) return { status: 'consumed', token: toToken(taken) };
-      const row = this.db.prepare('SELECT * FROM sso_tokens WHERE token_hash = ?').get(tokenHash) as
-        | TokenRow
-        | undefined;
-      if (!row) return { status: 'unknown' };
-      return { status: row.consumed_at === null ? 'expired' : 'used', token: toToken(row) };
-    })();
+    return this.#consume(tokenHash, now);
   }
 
   async beginLogin(stateHash: string, login: Omit<SsoLoginRecord, 'consumedAt'>): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO sso_logins
-           (state_hash, token_hash, nonce, code_verifier, browser_hash, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        stateHash,
-        login.tokenHash,
-        login.nonce,
-        login.codeVerifier,
-        login.browserHash,
-        login.createdAt,
-        login.expiresAt,
-      );
+    this.#insertLogin.run(
+      stateHash,
+      login.tokenHash,
+      login.nonce,
+      login.codeVerifier,
+      login.browserHash,
+      login.createdAt,
+      login.expiresAt,
+    );
   }
 
   async finishLogin(stateHash: string, browserHash: string, now: number): Promise<SsoLoginFinishResult> {
-    return this.db.transaction((): SsoLoginFinishResult => {
-      const taken = this.db
-        .prepare(
-          `UPDATE sso_logins SET consumed_at = ?
-           WHERE state_hash = ? AND browser_hash = ? AND consumed_at IS NULL AND expires_at > ?
-           RETURNING *`,
-        )
-        .get(now, stateHash, browserHash, now) as LoginRow | undefined;
-      if (taken) {
-        const token = this.db
-          .prepare('SELECT * FROM sso_tokens WHERE token_hash = ?')
-          .get(taken.token_hash) as TokenRow | undefined;
-        // The foreign key keeps the token while its login exists; purge removes both together.
-        if (token) return { status: 'finished', login: toLogin(taken), token: toToken(token) };
-        return { status: 'unknown' };
-      }
-      const row = this.db.prepare('SELECT * FROM sso_logins WHERE state_hash = ?').get(stateHash) as
-        | LoginRow
-        | undefined;
-      if (!row) return { status: 'unknown' };
-      if (row.consumed_at !== null) return { status: 'used' };
-      if (row.expires_at <= now) return { status: 'expired' };
-      return { status: 'other-browser' };
-    })();
+    return this.#finishLogin(stateHash, browserHash, now);
   }
 
   async purge(before: number): Promise<number> {
-    return this.db.transaction((): number => {
-      this.db.prepare('DELETE FROM sso_logins WHERE expires_at < ?').run(before);
-      return this.db
-        .prepare(
-          `DELETE FROM sso_tokens WHERE expires_at < ?
-           AND NOT EXISTS (SELECT 1 FROM sso_logins l WHERE l.token_hash = sso_tokens.token_hash)`,
-        )
-        .run(before).changes;
-    })();
+    return this.#purge(before);
   }
 }
