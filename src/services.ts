@@ -205,16 +205,15 @@ export async function buildServices(
       observer,
     });
     const oidc = runConfig.sso.oidc;
+    const ssoLog = logger.child({ component: 'sso' });
     const sso = oidc
-      ? new SsoRelyingParty(oidc, {
-          timeoutMs: runConfig.successor.timeouts.totalMs,
-          logger: logger.child({ component: 'sso' }),
-        })
+      ? new SsoRelyingParty(oidc, { timeoutMs: runConfig.successor.timeouts.totalMs, logger: ssoLog })
       : undefined;
     const ssoTokens = new SsoTokenIssuer({
       tokens: store.ssoTokens,
       clock,
       ttlSeconds: runConfig.sso.ttlSeconds,
+      logger: ssoLog,
     });
     const operationIds = REQUIRED_OPERATIONS.map((operation) => operation.id);
     const modes = createModeHolder(new ModeTable(config.migration.modes, operationIds));

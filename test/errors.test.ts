@@ -216,6 +216,20 @@ describe('legacy error model', () => {
     const atLimit = await sized(LIMIT);
     assert.equal(atLimit.status, 400, 'read and judged by the schema (no username), not refused by size');
     assertLegacyError(await sized(LIMIT + 1), 413);
+    // A GET has no body for the proxy, whatever it declares: it is served.
+    const get = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(
+        `${h.url}/iserv/api/Service/Core/Entity/User/admin`,
+        { method: 'GET', headers: { authorization: basic('errors', password), 'content-length': LIMIT + 1 } },
+        (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode ?? 0));
+        },
+      );
+      request.on('error', reject);
+      request.end('x'.repeat(LIMIT + 1));
+    });
+    assert.equal(get, 200, 'a GET that declares a large body is answered');
 
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({

@@ -230,11 +230,15 @@ describe('collections against loopback servers', () => {
     let taken = 0;
     for await (const page of client.streamCollection('/users')) {
       assert.equal(page.length, 10);
-      // The second page asks for the next ones (3 and 4, three pages at a time); then the caller stops.
-      if (++taken === 2) break;
+      // The second page asks for the next ones (3 and 4, three pages at a time); once the server
+      // holds both, the caller stops.
+      if (++taken === 2) {
+        for (let i = 0; i < 100 && heldBack < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        break;
+      }
     }
-    for (let i = 0; i < 100 && closedUnanswered < 2; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(heldBack, 2, 'pages 3 and 4 were asked for');
+    for (let i = 0; i < 100 && closedUnanswered < 2; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(closedUnanswered, 2, 'both were aborted when the caller stopped');
     await client.close();
   });

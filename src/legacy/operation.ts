@@ -151,10 +151,11 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
     }
     let form: Record<string, unknown>;
     try {
-      form = /^application\/x-www-form-urlencoded/i.test(type)
-        ? urlEncodedForm(await c.req.text())
-        : // `all`: a repeated field arrives as an array, for the schema to refuse, not as its last value.
-          await c.req.parseBody({ all: true });
+      form =
+        type.split(';')[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded'
+          ? urlEncodedForm(await c.req.text())
+          : // `all`: a repeated field arrives as an array, for the schema to refuse, not as its last value.
+            await c.req.parseBody({ all: true });
     } catch {
       throw new LegacyError(400, 'Malformed form data in request body', [
         { path: 'body', message: 'cannot be parsed' },

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
 import type { AppConfig } from '../config/load.js';
 import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
 import type { AppEnv } from '../services.js';
 import type { SsoTokenRepository } from '../store/sso-tokens.js';
 
@@ -45,7 +46,7 @@ export interface IssuedSsoToken {
   expiresAt: number;
 }
 
-/** Used and expired tokens are purged at most this often, by each process. */
+/** Used and expired tokens are purged at most this often, by each process (while tokens are issued). */
 export const SSO_PURGE_INTERVAL_MS = 60_000;
 
 /** What an SSO token is issued for: the user, and the API user that asked. */
@@ -57,18 +58,21 @@ export interface SsoTokenSubject {
 
 /**
  * Issues single-use SSO tokens, valid `sso.ttlSeconds`; only their hashes are stored. On the way
- * it purges the tokens a day past their expiry, at most once a minute (by the injected clock)
- * rather than with every token: a purge is two DELETEs in a transaction (on PostgreSQL four round
- * trips), which every SSO call used to pay for. A token may so outlive its day by up to a minute.
+ * it purges the tokens a day past their expiry, with the first token issued at least a minute
+ * (by the injected clock) after its last purge, rather than with every token: a purge is two
+ * DELETEs in a transaction (on PostgreSQL four round trips), which every SSO call used to pay
+ * for. A purge that fails is logged and the token issued all the same: it is housekeeping, and
+ * the next one is due a minute later.
  */
 export class SsoTokenIssuer {
-  #purgeDue = Number.NEGATIVE_INFINITY;
+  #lastPurge = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly deps: {
       tokens: Pick<SsoTokenRepository, 'issue' | 'purge'>;
       clock: Clock;
       ttlSeconds: number;
+      logger: Logger;
     },
   ) {}
 
@@ -77,12 +81,21 @@ export class SsoTokenIssuer {
     const now = clock.now();
     const token = randomSecret();
     const expiresAt = now + ttlSeconds * 1000;
-    if (now >= this.#purgeDue) {
-      this.#purgeDue = now + SSO_PURGE_INTERVAL_MS;
-      await tokens.purge(now - KEEP_USED_MS);
+    // A clock set back behind the last purge would otherwise hold off the next one as long.
+    if (now - this.#lastPurge >= SSO_PURGE_INTERVAL_MS || now < this.#lastPurge) {
+      this.#lastPurge = now;
+      await this.#purge(now);
     }
     await tokens.issue(hashSecret(token), { ...subject, createdAt: now, expiresAt });
     return { token, expiresAt };
+  }
+
+  async #purge(now: number): Promise<void> {
+    try {
+      await this.deps.tokens.purge(now - KEEP_USED_MS);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'SSO token purge failed');
+    }
   }
 }
 
