@@ -19,7 +19,11 @@ describe('SsoTokenIssuer', () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const subject = { username: 'lena.mueller', userUuid: '0b6b5c0e-6d2f-4c43-9a3f-6b7a1f0e2d11', apiUser: 'portal' };
+  const subject = {
+    username: 'lena.mueller',
+    userUuid: '0b6b5c0e-6d2f-4c43-9a3f-6b7a1f0e2d11',
+    apiUser: 'portal',
+  };
 
   it('issues the token when its purge fails, logs the failure, and purges at most once a minute', async () => {
     const clock = new ManualClock();
