@@ -46,6 +46,25 @@ export type SsoLoginFinishResult =
   | { status: 'used' }
   | { status: 'other-browser' };
 
+/**
+ * The values of a new `sso_logins` row in the order both stores insert them: state_hash,
+ * token_hash, nonce, code_verifier, browser_hash, created_at, expires_at.
+ */
+export function loginRowValues(
+  stateHash: string,
+  login: Omit<SsoLoginRecord, 'consumedAt'>,
+): [string, string, string, string, string, number, number] {
+  return [
+    stateHash,
+    login.tokenHash,
+    login.nonce,
+    login.codeVerifier,
+    login.browserHash,
+    login.createdAt,
+    login.expiresAt,
+  ];
+}
+
 /** The SSO token store. */
 export interface SsoTokenRepository {
   /** Records a new token by its hash. */

@@ -1,9 +1,10 @@
-import type {
-  SsoLoginFinishResult,
-  SsoLoginRecord,
-  SsoTokenConsumeResult,
-  SsoTokenRecord,
-  SsoTokenRepository,
+import {
+  loginRowValues,
+  type SsoLoginFinishResult,
+  type SsoLoginRecord,
+  type SsoTokenConsumeResult,
+  type SsoTokenRecord,
+  type SsoTokenRepository,
 } from '../sso-tokens.js';
 import type { Migration } from '../types.js';
 import type { PostgresDatabase } from './database.js';
@@ -114,15 +115,7 @@ export class PostgresSsoTokenRepository implements SsoTokenRepository {
       `INSERT INTO sso_logins
          (state_hash, token_hash, nonce, code_verifier, browser_hash, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        stateHash,
-        login.tokenHash,
-        login.nonce,
-        login.codeVerifier,
-        login.browserHash,
-        login.createdAt,
-        login.expiresAt,
-      ],
+      loginRowValues(stateHash, login),
     );
   }
 

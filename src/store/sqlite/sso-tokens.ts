@@ -1,10 +1,11 @@
 import type { Statement } from 'better-sqlite3';
-import type {
-  SsoLoginFinishResult,
-  SsoLoginRecord,
-  SsoTokenConsumeResult,
-  SsoTokenRecord,
-  SsoTokenRepository,
+import {
+  loginRowValues,
+  type SsoLoginFinishResult,
+  type SsoLoginRecord,
+  type SsoTokenConsumeResult,
+  type SsoTokenRecord,
+  type SsoTokenRepository,
 } from '../sso-tokens.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase } from './database.js';
@@ -162,15 +163,7 @@ export class SqliteSsoTokenRepository implements SsoTokenRepository {
   }
 
   async beginLogin(stateHash: string, login: Omit<SsoLoginRecord, 'consumedAt'>): Promise<void> {
-    this.#insertLogin.run(
-      stateHash,
-      login.tokenHash,
-      login.nonce,
-      login.codeVerifier,
-      login.browserHash,
-      login.createdAt,
-      login.expiresAt,
-    );
+    this.#insertLogin.run(...loginRowValues(stateHash, login));
   }
 
   async finishLogin(stateHash: string, browserHash: string, now: number): Promise<SsoLoginFinishResult> {
