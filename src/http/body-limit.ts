@@ -21,8 +21,9 @@ export function legacyBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({ maxSize: maxBytes, onError: tooLarge });
   return function legacyBodyLimitMiddleware(c, next) {
     // A GET or HEAD has no body for the app whatever it announces (the adapter gives it none, and
-    // hono's check let it pass for that): it is served, as it always was.
-    if (!announcesBody(c) || c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    // hono's check let it pass for that): it is served, as it always was, without a header lookup.
+    const method = c.req.method;
+    if (method === 'GET' || method === 'HEAD' || !announcesBody(c)) return next();
     const declared = requestHeader(c, 'content-length');
     if (declared === undefined || requestHeader(c, 'transfer-encoding') !== undefined) return limit(c, next);
     return Number.parseInt(declared, 10) > maxBytes ? tooLarge() : next();

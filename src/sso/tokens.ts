@@ -47,7 +47,7 @@ export interface IssuedSsoToken {
 }
 
 /** Used and expired tokens are purged at most this often, by each process (while tokens are issued). */
-export const SSO_PURGE_INTERVAL_MS = 60_000;
+const SSO_PURGE_INTERVAL_MS = 60_000;
 
 /** What an SSO token is issued for: the user, and the API user that asked. */
 export interface SsoTokenSubject {
