@@ -1,12 +1,14 @@
 // Large lists are answered while the successor's pages arrive: the same bytes as the whole list,
-// a failure on the first page answered like any other, a later one cutting the answer off (never
-// a short list that looks whole), and the collection read never more than pageConcurrency pages
-// ahead of what has been answered, nor read on once the caller hung up.
+// a failure on the first two pages answered like any other, a later one cutting the answer off
+// (never a short list that looks whole), a list of one page answered whole, and the collection
+// read never more than pageConcurrency pages ahead of what has been answered, nor read on once
+// the caller hung up.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { GROUP_EXTENDED_FIELDS, GROUP_LIST_FIELDS } from '../src/legacy/group/schema.js';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { createSuccessorClient } from '../src/successor/client.js';
@@ -103,21 +105,30 @@ describe('streamed legacy lists', () => {
     }
   });
 
-  it('cuts the answer off when a later page fails, and logs why', async () => {
-    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 1, times: 1, status: 500 }] });
+  it('answers a failure of the second page as an error too: the answer has not begun', async () => {
+    // Pages 2 and 3 both fail, whichever of the two reaches the sandbox first.
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 1, times: 2, status: 500 }] });
     try {
-      const response = await fetch(`${proxy.core}/Entity/User`, {
-        headers: { authorization: proxy.authorization },
-      });
-      assert.equal(response.status, 200, 'the first page was fine, so the answer had begun');
-      await assert.rejects(response.text(), 'the body ends without its last chunk');
-      assert.ok(
-        proxy.logSink.lines().some((line) => line.msg === 'list answer cut off: a later page failed'),
-        'the failure is logged',
-      );
+      const answer = await proxy.call<{ message: string }>('GET', '/Entity/User');
+      assert.equal(answer.status, 502, answer.text);
+      assert.match(answer.body.message, /successor/i);
     } finally {
       proxy.sandbox.faults.reset();
     }
+  });
+
+  it('answers a list of one page whole, with its length, not in chunks', async () => {
+    const fields = [...GROUP_LIST_FIELDS, ...GROUP_EXTENDED_FIELDS];
+    const whole = await proxy.mappings.current().run('group.list', { fields });
+    assert.equal(whole.type, 'collection');
+    proxy.resetCounts();
+    const answer = await proxy.call('GET', '/Entity/Group?extended=1');
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.headers.get('content-type'), 'application/json');
+    assert.equal(answer.headers.get('transfer-encoding'), null);
+    assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(answer.text)));
+    assert.equal(answer.text, JSON.stringify(whole.type === 'collection' ? whole.value : undefined));
+    assert.deepEqual(proxy.apiCalls(), { 'GET /groups': 1 });
   });
 });
 
@@ -131,6 +142,24 @@ describe('a streamed list whose caller hangs up after the first chunk', () => {
   });
   after(async () => {
     await proxy?.close();
+  });
+
+  it('cuts the answer off when a later page fails, and logs why', async () => {
+    // The eleventh page fails, long after the answer began (after the second page).
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 10, times: 1, status: 500 }] });
+    try {
+      const response = await fetch(`${proxy.core}/Entity/User`, {
+        headers: { authorization: proxy.authorization },
+      });
+      assert.equal(response.status, 200, 'the first pages were fine, so the answer had begun');
+      await assert.rejects(response.text(), 'the body ends without its last chunk');
+      assert.ok(
+        proxy.logSink.lines().some((line) => line.msg === 'list answer cut off: a later page failed'),
+        'the failure is logged',
+      );
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
   });
 
   it('stops reading pages, and logs the request once', async () => {
