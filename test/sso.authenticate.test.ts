@@ -182,11 +182,21 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.equal(get.headers.get('allow'), 'POST');
   });
 
-  it('never writes the token to the log', async () => {
-    const { token } = await proxy.token('paul.wagner');
+  it('never writes the token to the log, and ties issue and use by request id and token id', async () => {
+    const answer = await proxy.authenticate({ username: 'paul.wagner' });
+    assert.equal(answer.status, 200, answer.text);
+    const { token } = answer.body as { token: string };
+    const requestId = answer.headers.get('x-request-id');
     await fetch(`${proxy.url}/sso/continue?token=${token}`, { redirect: 'manual' });
-    assert.ok(proxy.logSink.text.includes('SSO token issued'));
     assert.ok(!proxy.logSink.text.includes(token));
+    const issued = proxy.logSink
+      .lines()
+      .find((line) => line.msg === 'SSO token issued' && line.reqId === requestId);
+    const sso = issued?.sso as { username?: string; tokenId?: string } | undefined;
+    assert.equal(sso?.username, 'paul.wagner', JSON.stringify(issued));
+    assert.match(sso?.tokenId ?? '', /^[0-9a-f]{12}$/);
+    const used = proxy.logSink.lines().find((line) => line.msg === 'SSO token used');
+    assert.equal((used?.sso as { tokenId?: string } | undefined)?.tokenId, sso?.tokenId);
   });
 
   it('is documented with its form body in the interactive docs', async () => {

@@ -1,8 +1,7 @@
 import { LegacyError } from '../../http/legacy-error.js';
-import { requestLog } from '../../http/request-log.js';
 import { normalizeUuid } from '../../lib/uuid.js';
 import { TranslationError } from '../../mapping/errors.js';
-import { continueUrl, hashSecret, publicUrlOf } from '../../sso/tokens.js';
+import { continueUrl, publicUrlOf } from '../../sso/tokens.js';
 import { UpstreamError } from '../../successor/errors.js';
 import { defineOperation } from '../operation.js';
 import { errorResponses } from '../responses.js';
@@ -70,15 +69,9 @@ export const ssoAuthenticateOperation = defineOperation({
         `the successor's user "${username}" has no UUID where the field table of sso.authenticate says (field uuid)`,
       );
     }
-    const issued = await c.get('services').ssoTokens.issue({
-      username,
-      userUuid,
-      apiUser: c.get('apiUser') ?? '',
-    });
-    requestLog(c).info(
-      { sso: { username, tokenId: hashSecret(issued.token).slice(0, 12) } },
-      'SSO token issued',
-    );
+    const issued = await c
+      .get('services')
+      .ssoTokens.issue({ username, userUuid, apiUser: c.get('apiUser') ?? '' }, c.get('requestId'));
     c.header('Cache-Control', 'no-store');
     return c.json(
       { username, token: issued.token, return_to: continueUrl(publicUrlOf(c), issued.token) },
