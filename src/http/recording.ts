@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
+import { REDACTED } from '../migration/redact.js';
 import type { AppEnv } from '../services.js';
 import { requestHeader } from './request-headers.js';
 import { requestLog } from './request-log.js';
@@ -12,7 +13,8 @@ export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
  * Hands one finished request and its answer to the recording (`migration.recording`): the answer
  * is read from a copy of the response (up to RECORDED_ANSWER_MAX_BYTES, so a copy never holds a
  * large streamed list in memory), the request body only when the request already read it (a body
- * nobody read is not read now); the writer redacts and appends without blocking.
+ * nobody read is not read now), and the body of an operation that carries a password not at all;
+ * the writer redacts and appends without blocking.
  */
 export function recordExchange(
   c: Context<AppEnv>,
@@ -28,12 +30,15 @@ export function recordExchange(
   const bodyWasRead = Object.keys(c.req.bodyCache).length > 0;
   const requestBytes = bodyWasRead ? c.req.arrayBuffer() : undefined;
   const match = c.get('match');
-  const kind = match.kind === 'operation' ? match.matched.operation.body?.kind : undefined;
+  const body = match.kind === 'operation' ? match.matched.operation.body : undefined;
   const log = requestLog(c);
   void (async () => {
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
-      const request = await recordedBody(requestHeader(c, 'content-type'), bytes, kind);
+      const request =
+        body?.secret && bytes !== undefined && bytes.length > 0
+          ? { requestBody: REDACTED }
+          : await recordedBody(requestHeader(c, 'content-type'), bytes, body?.kind);
       writer.record({
         time: new Date(exchange.startedAt).toISOString(),
         requestId: c.get('requestId'),

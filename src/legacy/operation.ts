@@ -38,8 +38,12 @@ export interface LegacyOperation<
   tag: string;
   params?: P;
   query?: Q;
-  /** The body: JSON (parsed whatever the content type says, as the legacy server did) or form data. */
-  body?: { kind: 'json' | 'form'; schema: B; required: boolean; description?: string };
+  /**
+   * The body: JSON (parsed whatever the content type says, as the legacy server did) or form data.
+   * `secret`: it carries a password, so a recording keeps it only as `[redacted]`, whatever its
+   * shape (a misspelt key or a bare string would slip past redaction by key name).
+   */
+  body?: { kind: 'json' | 'form'; schema: B; required: boolean; description?: string; secret?: boolean };
   responses: OperationResponses;
   handler: (
     c: Context<AppEnv>,
@@ -174,12 +178,20 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
     return JSON.parse(text);
   } catch (error) {
     throw new LegacyError(400, 'Malformed JSON in request body', [
-      {
-        path: 'body',
-        message: error instanceof Error ? shorten(error.message, 2 * QUOTE_MAX_CHARS) : 'not JSON',
-      },
+      { path: 'body', message: jsonSyntaxMessage(error) },
     ]);
   }
+}
+
+/**
+ * What is wrong with a body that is not JSON, without any of its text: V8's own message quotes
+ * the body around the error (`Unexpected token 'S', "SecretPass"... is not valid JSON`), which
+ * for a password operation sent as plain text, or with an unquoted value, is the password. Only
+ * the position is kept.
+ */
+function jsonSyntaxMessage(error: unknown): string {
+  const position = error instanceof Error ? /\bat position (\d+)/.exec(error.message)?.[1] : undefined;
+  return position === undefined ? 'not valid JSON' : `not valid JSON at position ${position}`;
 }
 
 /**

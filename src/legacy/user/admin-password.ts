@@ -12,7 +12,7 @@ export const userAdminPasswordSetOperation = defineOperation({
   description: 'Does not by itself grant access to the admin section: the user also needs the admin role.',
   tag: USER_TAG,
   params: userParams,
-  body: { kind: 'json', schema: passwordBodySchema, required: true },
+  body: { kind: 'json', schema: passwordBodySchema, required: true, secret: true },
   responses: {
     204: { description: 'Set' },
     ...errorResponses(400, 403, 404),

@@ -11,7 +11,7 @@ export const userPasswordSetOperation = defineOperation({
   summary: 'Sets the password of a user',
   tag: USER_TAG,
   params: userParams,
-  body: { kind: 'json', schema: passwordBodySchema, required: true },
+  body: { kind: 'json', schema: passwordBodySchema, required: true, secret: true },
   responses: {
     204: { description: 'Set' },
     ...errorResponses(400, 403, 404),
