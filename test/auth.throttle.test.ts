@@ -289,3 +289,42 @@ describe('known addresses expire 30 days after their last success', () => {
     assert.equal(await loginThrottle.lastSuccess('sync', '10.30.0.5'), undefined);
   });
 });
+
+describe('guesses sent all at once', () => {
+  const clock = new ManualClock();
+  let h: AuthHarness;
+
+  before(async () => {
+    h = await startHarness({ clock, config: { server: { trustedProxies: ['127.0.0.0/8'] } } });
+    await h.addUser('burst', ['0.0.0.0/0']);
+  });
+  after(() => h?.close());
+
+  /** Password KDF runs so far, as the proxy's own metrics count them. */
+  async function kdfRuns(): Promise<number> {
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    return Number(/^idm_compat_password_kdf_runs_total (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+  }
+
+  /** How many of `attempts`, all sent at once, got each status. */
+  async function statuses(attempts: Promise<{ status: number }>[]): Promise<Record<number, number>> {
+    const counts: Record<number, number> = {};
+    for (const { status } of await Promise.all(attempts)) counts[status] = (counts[status] ?? 0) + 1;
+    return counts;
+  }
+
+  it('are judged one after the other: the free failures, then 429 without a KDF run', async () => {
+    const before = await kdfRuns();
+    const guesses = Array.from({ length: 30 }, (_, i) => attempt(h, 'burst', `guess-${i}`, '198.51.100.7'));
+    // As sent one by one: the sixth failure blocks the (user, address) pair.
+    assert.deepEqual(await statuses(guesses), { 401: 6, 429: 24 });
+    assert.equal((await kdfRuns()) - before, 6);
+  });
+
+  it('at unknown names from one address too', async () => {
+    const before = await kdfRuns();
+    const guesses = Array.from({ length: 40 }, (_, i) => attempt(h, `nobody-${i}`, 'x', '203.0.113.9'));
+    assert.deepEqual(await statuses(guesses), { 401: 11, 429: 29 });
+    assert.equal((await kdfRuns()) - before, 11);
+  });
+});

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
-import type { ApiUserRecord } from '../store/api-users.js';
+import type { ApiUserRecord, ThrottleKey } from '../store/api-users.js';
 import type { Store } from '../store/types.js';
 import { type CompiledRanges, compileRanges, type IpAddress, throttleSubject } from './addresses.js';
 import { isValidApiUserName } from './names.js';
@@ -71,7 +71,8 @@ export const CREDENTIALS_VERSION_POLL_MS = 1_000;
 export class Authenticator {
   private readonly cache: LRUCache<string, VerifiedCredential> | undefined;
   private readonly cacheKeySecret = randomBytes(32).toString('hex');
-  private readonly inFlight = new Map<string, Promise<boolean>>();
+  /** The check running past the cache for each throttle counter (see `exclusive`). */
+  private readonly checking = new Map<string, Promise<void>>();
   private readonly lastLoginWritten = new Map<string, number>();
   /** When this process last wrote each known (user, address) pair, so busy pairs write once an hour. */
   private readonly knownAddressWritten = new LRUCache<string, number>({ max: 10_000 });
@@ -119,15 +120,62 @@ export class Authenticator {
     password: string,
     address: IpAddress | undefined,
   ): Promise<AuthOutcome> {
-    const { store, clock, throttle } = this.options;
+    const { store } = this.options;
     const version = await this.syncVersion();
     const cached = this.cache?.get(key);
     if (cached) return this.admit(cached, address);
 
-    const now = clock.now();
     const addressText = throttleSubject(address);
     const user = isValidApiUserName(name) ? await store.apiUsers.get(name) : undefined;
     const keys = throttleKeys(name, addressText, user !== undefined);
+    const release = await this.exclusive(keys);
+    try {
+      // A check of the same credential that went first may have cached the answer meanwhile.
+      const verifiedMeanwhile = this.cache?.get(key);
+      if (verifiedMeanwhile) return this.admit(verifiedMeanwhile, address);
+      return await this.judgeAndVerify(key, user, password, address, keys, version);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Waits until no other check of these throttle counters runs, and takes them: one check per
+   * counter at a time, each judged by the failures of the ones before it. Without this, guesses
+   * sent at once all read the counters before any failure was recorded, and every one ran the KDF:
+   * 60 parallel guesses at one user got 60 answers past the 5 free failures, and 200 at unknown
+   * names cost some 20 s of scrypt CPU. A burst of the right password waits for the first and
+   * then finds it cached. Per process: replicas each allow as much again.
+   */
+  private async exclusive(keys: readonly ThrottleKey[]): Promise<() => void> {
+    const ids = keys.map(
+      (throttleKey) => `${throttleKey.scope}\0${throttleKey.userName}\0${throttleKey.address}`,
+    );
+    for (;;) {
+      const running = ids.flatMap((id) => this.checking.get(id) ?? []);
+      if (running.length === 0) break;
+      await Promise.all(running);
+    }
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    for (const id of ids) this.checking.set(id, mine);
+    return () => {
+      for (const id of ids) if (this.checking.get(id) === mine) this.checking.delete(id);
+      done();
+    };
+  }
+
+  /** The throttle's verdict, then the KDF, then the counters: for one check at a time per counter. */
+  private async judgeAndVerify(
+    key: string,
+    user: ApiUserRecord | undefined,
+    password: string,
+    address: IpAddress | undefined,
+    keys: ThrottleKey[],
+    version: number,
+  ): Promise<AuthOutcome> {
+    const { store, clock, throttle } = this.options;
+    const now = clock.now();
     const states = await store.loginThrottle.get(keys);
     // The known-address exemption matters (and costs a look-up) only while the user's counter blocks.
     const exempt =
@@ -139,7 +187,7 @@ export class Authenticator {
     }
 
     const valid = user
-      ? await this.verifyOnce(key, password, user.passwordHash)
+      ? await this.verifyStored(password, user.passwordHash)
       : await this.verifyDummy(password);
     if (!user || !valid) {
       const failedAt = clock.now();
@@ -233,14 +281,10 @@ export class Authenticator {
     return version;
   }
 
-  /** Concurrent requests with the same credentials share one KDF run. */
-  private verifyOnce(key: string, password: string, hash: string): Promise<boolean> {
-    const running = this.inFlight.get(`${key}:${hash}`);
-    if (running) return running;
+  /** Checks a password against its stored hash (one KDF run). */
+  private verifyStored(password: string, hash: string): Promise<boolean> {
     this.options.observer?.kdfRun?.();
-    const verification = verifyPassword(password, hash).finally(() => this.inFlight.delete(`${key}:${hash}`));
-    this.inFlight.set(`${key}:${hash}`, verification);
-    return verification;
+    return verifyPassword(password, hash);
   }
 
   /** Runs the KDF for unknown names too, so the answer time does not tell which names exist. */
