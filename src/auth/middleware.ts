@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
@@ -7,6 +8,7 @@ import type { AuthFailureReason, Observer } from '../observe/observer.js';
 import type { AppEnv } from '../services.js';
 import { clientAddressResolver, formatAddress, type IpAddress } from './addresses.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
+import { isValidApiUserName } from './names.js';
 
 /** Options of `apiUserAuth`, validated and compiled once when the middleware is built. */
 export interface ApiUserAuthOptions {
@@ -52,13 +54,12 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
   ): Promise<void> => {
     const outcome = await pending;
     if (outcome.kind !== 'ok') {
-      // The name as sent, cut short; never the password or the header.
-      const fields = {
-        apiUser: credentials.name.slice(0, 64),
-        address: address ? formatAddress(address) : null,
-      };
       const reason = outcome.kind === 'unauthorized' ? outcome.reason : outcome.kind;
       options.observer?.authFailure?.(FAILURE_REASONS[reason]);
+      const fields = {
+        ...attemptedApiUser(credentials.name, await isKnownName(c, credentials.name, outcome)),
+        address: address ? formatAddress(address) : null,
+      };
       requestLog(c).warn({ ...fields, reason }, 'API-user authentication refused');
     }
     switch (outcome.kind) {
@@ -102,6 +103,53 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
     }
     return settle(c, next, credentials, address, outcome);
   };
+}
+
+/** Hex digits of the SHA-256 that stand for an unknown name in the log: enough to tell names apart. */
+const NAME_HASH_HEX = 8;
+
+/**
+ * How a refused attempt names its API user in the log. A known API user by its name
+ * (`apiUser`), which the operator needs and which is no secret. An unknown name only by
+ * `apiUserHash` (the first 8 hex digits of its SHA-256) and `apiUserLength`: such a "name" is
+ * often a password typed into the wrong field (`curl -u "$PASSWORD:demo"`), and the log must not
+ * carry it. The hash still shows the same name coming again, across restarts and replicas; the
+ * length shows a name the length of a generated password (32). Unkeyed, so a guess at a weak
+ * password could be checked against it; API-user passwords are 192-bit random, which no guess
+ * reaches.
+ */
+export function attemptedApiUser(
+  name: string,
+  known: boolean,
+): { apiUser: string } | { apiUserHash: string; apiUserLength: number } {
+  if (known) return { apiUser: name };
+  return {
+    apiUserHash: createHash('sha256').update(name, 'utf8').digest('hex').slice(0, NAME_HASH_HEX),
+    apiUserLength: name.length,
+  };
+}
+
+/**
+ * Whether a refused attempt's name is an existing API user. The outcome says so except when
+ * throttled (a throttled attempt is refused before the name is judged): then one store read,
+ * which any failure answers with "unknown", so a name is never logged by mistake.
+ */
+async function isKnownName(c: Context<AppEnv>, name: string, outcome: AuthOutcome): Promise<boolean> {
+  switch (outcome.kind) {
+    case 'forbidden':
+      return true;
+    case 'unauthorized':
+      return outcome.reason === 'wrong password';
+    case 'throttled':
+      if (!isValidApiUserName(name)) return false;
+      try {
+        return (await c.get('services').store.apiUsers.get(name)) !== undefined;
+      } catch {
+        return false;
+      }
+    case 'ok':
+      return true;
+  }
 }
 
 /** The metrics label of each refusal reason. */
