@@ -1,6 +1,7 @@
 import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
 import { checkOperationReferences } from './config/references.js';
+import { expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
 import { REQUIRED_OPERATIONS } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -22,7 +23,7 @@ import { type CallStats, combineObservers, type Observer } from './observe/obser
 import { UsageRecorder } from './observe/usage.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { SsoRelyingParty } from './sso/oidc.js';
-import { expectedPublicUrl, SsoTokenIssuer } from './sso/tokens.js';
+import { SsoTokenIssuer } from './sso/tokens.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
 import { createSuccessorClient, type SuccessorClient } from './successor/client.js';
@@ -67,7 +68,8 @@ export interface Services extends StoreServices {
   };
   /**
    * The URL clients reach the proxy at, for links such as SSO's `return_to`: `legacy.publicUrl`,
-   * else the configured listen address when its port is fixed; undefined: the request's origin.
+   * else the configured listen address when its port is fixed; undefined: the local address of
+   * each request's connection (never its Host header). Read it through `publicUrlOf`.
    */
   readonly publicUrl: string | undefined;
 }

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { Context, Handler } from 'hono';
 import { answerOut } from '../http/answer-out.js';
 import { LegacyError } from '../http/legacy-error.js';
+import { publicUrlOf } from '../http/public-url.js';
 import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
@@ -142,8 +143,7 @@ function answerHeaders(
   const oldBase = services.config.migration.legacy?.baseUrl.replace(/\/+$/, '');
   const location = headers.location;
   if (location !== undefined && oldBase !== undefined && location.startsWith(oldBase)) {
-    const origin = services.publicUrl ?? new URL(c.req.url).origin;
-    headers.location = `${origin}${services.config.legacy.basePath}${location.slice(oldBase.length)}`;
+    headers.location = `${publicUrlOf(c)}${services.config.legacy.basePath}${location.slice(oldBase.length)}`;
   }
   return headers;
 }

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
+import { publicUrlOf } from '../http/public-url.js';
 import type { RunInput, RunResult } from '../mapping/executor.js';
 import type { AppEnv } from '../services.js';
 
@@ -58,9 +59,11 @@ export async function mappedNone(c: Context<AppEnv>, operationId: string, input:
   if (result.type !== 'none') throw mismatch(operationId, result, 'none');
 }
 
-/** The `Location` of an entity created by a POST to the current collection path (under `legacy.publicUrl` when set). */
+/**
+ * The `Location` of an entity created by a POST to the current collection path, under the URL
+ * clients reach the proxy at (`publicUrlOf`, as SSO's `return_to`): never under the request's
+ * Host header, which the client chooses.
+ */
 export function locationOf(c: Context<AppEnv>, legacyId: string): string {
-  const publicUrl = c.get('services').config.legacy.publicUrl?.replace(/\/+$/, '');
-  const origin = publicUrl ?? new URL(c.req.url).origin;
-  return `${origin}${c.req.path.replace(/\/+$/, '')}/${encodeURIComponent(legacyId)}`;
+  return `${publicUrlOf(c)}${c.req.path.replace(/\/+$/, '')}/${encodeURIComponent(legacyId)}`;
 }

@@ -1,11 +1,12 @@
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { publicUrlOf } from '../http/public-url.js';
 import { requestLog } from '../http/request-log.js';
 import { normalizeUuid } from '../lib/uuid.js';
 import type { AppEnv, Services } from '../services.js';
 import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty } from './oidc.js';
 import { securityHeaders, ssoPage } from './pages.js';
-import { hashSecret, publicUrlOf, randomSecret, SSO_PATHS, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
+import { hashSecret, randomSecret, SSO_PATHS, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
 
 /** Prefix of the cookie that binds a started OIDC login to the browser that started it. */
 const BINDING_COOKIE = 'idm_compat_sso_';
@@ -30,6 +31,7 @@ function bindingCookieName(stateHash: string): string {
  *   only when the ID token names the user the token was issued for;
  * - `GET /sso/landing` is the default `sso.target`: a page saying who arrived.
  * Failures are small HTML pages; the token, code and state never appear in a page or a log line.
+ * Hono serves HEAD with the GET handler; `headAnswer` keeps HEAD from using anything up.
  */
 export function registerSso(app: Hono<AppEnv>, services: Services): void {
   const { config, logger } = services;
@@ -47,6 +49,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
   };
 
   app.get(SSO_PATHS.continue, async (c) => {
+    if (c.req.method === 'HEAD') return headAnswer(c);
     const token = c.req.query('token') ?? '';
     if (!SSO_TOKEN_PATTERN.test(token)) return unknownLink(c);
     if (party) {
@@ -109,6 +112,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
   });
 
   app.get(SSO_PATHS.callback, async (c) => {
+    if (c.req.method === 'HEAD') return headAnswer(c);
     if (!party || !oidcSettings) {
       return ssoPage(c, 400, {
         title: 'Single sign-on is not set up for this',
@@ -206,6 +210,22 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
       detail:
         'This page of idm-compat stands in for the portal login (sso.target). Configure sso.target to send visitors to the real portal.',
     });
+  });
+}
+
+/**
+ * The answer to HEAD on `/sso/continue` and `/sso/callback`: 200 (an HTML page without its body),
+ * without looking at the query, the store or the provider. HEAD must be safe, and mail and link
+ * scanners send it to the links in a message before the person clicks: answered like GET, it
+ * would use up the single-use token (or the OIDC login) and the click would get 410. Not 405:
+ * link checkers commonly retry a HEAD refused with 405 (or 501) as GET, which would use the token
+ * up all the same. Not a status per token either (400/410): that needs a read of the store per
+ * scan, and says nothing a scanner needs. So HEAD tells that the address exists, nothing more.
+ */
+function headAnswer(c: Context<AppEnv>): Response {
+  return ssoPage(c, 200, {
+    title: 'Single sign-on',
+    message: 'Open this link in a browser to sign in.',
   });
 }
 

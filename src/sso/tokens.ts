@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
-import type { AppConfig } from '../config/load.js';
+import { publicUrlOf } from '../http/public-url.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { AppEnv } from '../services.js';
@@ -30,14 +30,6 @@ export function hashSecret(value: string): string {
 /** A fresh random secret, base64url (no padding). */
 export function randomSecret(bytes = SSO_TOKEN_BYTES): string {
   return randomBytes(bytes).toString('base64url');
-}
-
-/**
- * The URL browsers reach the proxy at: the services' public URL (legacy.publicUrl, or the
- * configured listen address), else the origin of the current request.
- */
-export function publicUrlOf(c: Context<AppEnv>): string {
-  return c.get('services').publicUrl ?? new URL(c.req.url).origin;
 }
 
 /** An issued SSO token: the plain value goes to the caller once and is never stored. */
@@ -125,13 +117,4 @@ export function targetUrl(c: Context<AppEnv>, username: string): string {
   const url = new URL(configured ?? `${publicUrlOf(c)}${SSO_PATHS.landing}`);
   url.searchParams.set('login_hint', username);
   return url.href;
-}
-
-/** The public URL the proxy will have, as far as it is known before it listens. */
-export function expectedPublicUrl(config: AppConfig): string {
-  if (config.legacy.publicUrl) return config.legacy.publicUrl.replace(/\/+$/, '');
-  const { host, port, tls } = config.server;
-  const scheme = tls ? 'https' : 'http';
-  const name = host.includes(':') ? `[${host}]` : host;
-  return port === 0 ? `${scheme}://${name}` : `${scheme}://${name}:${port}`;
 }

@@ -1,7 +1,8 @@
 import { LegacyError } from '../../http/legacy-error.js';
+import { publicUrlOf } from '../../http/public-url.js';
 import { normalizeUuid } from '../../lib/uuid.js';
 import { TranslationError } from '../../mapping/errors.js';
-import { continueUrl, publicUrlOf } from '../../sso/tokens.js';
+import { continueUrl } from '../../sso/tokens.js';
 import { UpstreamError } from '../../successor/errors.js';
 import { defineOperation } from '../operation.js';
 import { errorResponses } from '../responses.js';

@@ -1,0 +1,42 @@
+import type { HttpBindings } from '@hono/node-server';
+import type { Context } from 'hono';
+import type { AppConfig } from '../config/load.js';
+import type { AppEnv } from '../services.js';
+
+/** The public URL the proxy will have, as far as it is known before it listens. */
+export function expectedPublicUrl(config: AppConfig): string {
+  if (config.legacy.publicUrl) return config.legacy.publicUrl.replace(/\/+$/, '');
+  const { host, port, tls } = config.server;
+  const scheme = tls ? 'https' : 'http';
+  const name = host.includes(':') ? `[${host}]` : host;
+  return port === 0 ? `${scheme}://${name}` : `${scheme}://${name}:${port}`;
+}
+
+/**
+ * The URL clients reach the proxy at, for every link it writes (the `Location` of a create or of
+ * a passed-through answer, SSO's `return_to`, the SSO landing page and OIDC callback): the
+ * services' public URL (`legacy.publicUrl`, else the configured listen address when its port is
+ * fixed); with port 0 the local address of the connection the request came in on, which is where
+ * the proxy listens. Never the request's `Host` header: the client chooses it, and a link built
+ * from it (`curl -H 'Host: evil.example'`) would send whoever follows it, with their credentials
+ * or their SSO token, to a host of the sender's choosing. Outside a Node server (shadow mode's
+ * in-process translation) there is no connection: the listen address as configured.
+ */
+export function publicUrlOf(c: Context<AppEnv>): string {
+  const services = c.get('services');
+  return services.publicUrl ?? connectionUrl(c, services.config) ?? expectedPublicUrl(services.config);
+}
+
+/** `scheme://local-address:local-port` of the request's connection, or undefined without one. */
+function connectionUrl(c: Context<AppEnv>, config: AppConfig): string | undefined {
+  const socket = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket;
+  const address = socket?.localAddress;
+  const port = socket?.localPort;
+  if (!address || !port) return undefined;
+  // A dual-stack socket reports IPv4 clients' connections as IPv4-mapped IPv6 (`::ffff:127.0.0.1`).
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  const host = mapped?.[1] ?? address;
+  // An IPv6 zone (`fe80::1%eth0`) is written `%25` inside the brackets of a URL (RFC 6874).
+  const name = host.includes(':') ? `[${host.replace('%', '%25')}]` : host;
+  return `${config.server.tls ? 'https' : 'http'}://${name}:${port}`;
+}
