@@ -7,6 +7,7 @@ import { LegacyError } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
 import { requestLog } from './http/request-log.js';
 import { createTranslator } from './http/translator.js';
+import { answerWrongMethods } from './http/wrong-method.js';
 import { createLegacyDispatch, runOperation } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
@@ -54,6 +55,9 @@ export function createApp(services: Services): Hono<AppEnv> {
   registerDashboard(app, services);
   // SSO's browser pages live outside the base path: visitors follow return_to without API-user credentials.
   registerSso(app, services);
+  // Here, after the fixed routes and before the legacy surface (which answers its own 405s): a
+  // wrong method on a fixed path is a 405 with Allow, not a 404.
+  answerWrongMethods(app);
   // Authentication first (docs and SSO included), then the body limit, so the body of an
   // unauthenticated request is never read.
   app.use(

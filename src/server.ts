@@ -3,10 +3,10 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { getRequestListener } from '@hono/node-server';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import type { AppConfig } from './config/load.js';
+import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import type { RunningSandbox } from './sandbox/index.js';
@@ -47,12 +47,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       demoUser = { name: DEMO_USER.name, ranges, password: created?.password };
     }
     const app = createApp(services);
-    const server = await listen(app.fetch, config);
+    const server = await listen(config);
     const address = server.address() as AddressInfo;
     const scheme = config.server.tls ? 'https' : 'http';
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `${scheme}://${host}:${address.port}`;
     const publicUrl = services.publicUrl ?? url;
+    // Attached once the address is known (port 0 picks one): between the end of listen() and here
+    // only promise continuations run, never an I/O callback, so no request arrives without it.
+    server.on('request', nodeRequestListener(app.fetch, { defaultHost: new URL(publicUrl).host, logger }));
     logger.info(
       { url, mode: config.mode, successor: services.config.successor.baseUrl },
       'idm-compat listening',
@@ -74,15 +77,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   }
 }
 
-async function listen(
-  fetch: (request: Request) => Response | Promise<Response>,
-  config: AppConfig,
-): Promise<Server> {
-  const listener = getRequestListener(fetch);
+/** Listens with the server's settings; the request listener is attached by the caller, once the address is known. */
+async function listen(config: AppConfig): Promise<Server> {
   const tls = config.server.tls;
   const server: Server = tls
-    ? createHttpsServer({ cert: readFileSync(tls.cert), key: readFileSync(tls.key) }, listener)
-    : createHttpServer(listener);
+    ? createHttpsServer({ ...NODE_SERVER_OPTIONS, cert: readFileSync(tls.cert), key: readFileSync(tls.key) })
+    : createHttpServer(NODE_SERVER_OPTIONS);
   server.on('clientError', answerClientError);
   // Node's default (5 s) is shorter than what many clients and load balancers keep an idle
   // connection for, so the server would close connections they are about to reuse ("socket hang

@@ -166,11 +166,11 @@ export const MAX_ERROR_ITEMS = 100;
 const MAX_MESSAGE_CHARS = 2_000;
 
 /**
- * Renders a legacy error as `application/json` with the legacy body shape. A last bound on the
- * size of what is echoed: the message and each entry are cut, and a long `errors` list ends
- * with `and N more` (per-value quoting happens where messages are written, src/lib/quote.ts).
+ * The legacy body of an error. A last bound on the size of what is echoed: the message and each
+ * entry are cut, and a long `errors` list ends with `and N more` (per-value quoting happens where
+ * messages are written, src/lib/quote.ts). Also used outside hono, for what the Node adapter refuses.
  */
-export function renderLegacyError(c: Context, error: LegacyError): Response {
+export function legacyErrorBody(error: LegacyError): ErrorBody {
   const body: ErrorBody = { code: error.status, message: shorten(error.message, MAX_MESSAGE_CHARS) };
   const errors = error.errors ?? [];
   if (errors.length > 0) {
@@ -184,5 +184,10 @@ export function renderLegacyError(c: Context, error: LegacyError): Response {
       body.errors.push({ path: root, message: `and ${more} more` });
     }
   }
-  return c.json(body, error.status, error.headers);
+  return body;
+}
+
+/** Renders a legacy error as `application/json` with the legacy body shape (`legacyErrorBody`). */
+export function renderLegacyError(c: Context, error: LegacyError): Response {
+  return c.json(legacyErrorBody(error), error.status, error.headers);
 }

@@ -1,0 +1,65 @@
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
+import { getRequestListener, RequestError } from '@hono/node-server';
+import type { Logger } from '../lib/logger.js';
+import { legacyErrorBody, toLegacyError } from './errors.js';
+import { LegacyError } from './legacy-error.js';
+
+/**
+ * What the Node server must be created with for `nodeRequestListener`: Node's own check of the
+ * Host header is left to the listener, because Node answers a failed check itself, with an empty
+ * 400 that never reaches the app.
+ */
+export const NODE_SERVER_OPTIONS = { requireHostHeader: false } as const satisfies ServerOptions;
+
+export interface NodeListenerOptions {
+  /**
+   * The authority (`host[:port]`) of a request that names none (HTTP/1.0 without `Host`, such as
+   * HAProxy's default health check): the proxy's public URL, i.e. the same name it gives in the
+   * links it writes (RFC 9112 3.3: "the default name configured for the server").
+   */
+  defaultHost: string;
+  logger: Logger;
+}
+
+/**
+ * The app as a Node request listener (@hono/node-server), where the adapter would answer on its
+ * own with an empty body and no Content-Type:
+ * - HTTP/1.0 without `Host` is served under `defaultHost` (the adapter refuses it: it needs a host
+ *   to build the fetch Request's URL); HTTP/1.1 without it is a 400, as RFC 9112 3.2 demands;
+ * - a request the adapter cannot turn into a fetch Request (a Host that is no host name or has a
+ *   port beyond 65535, `OPTIONS *`, a backslash in the path) is a 400 with the legacy JSON body;
+ * - anything the app itself throws past its error handler is a 500 with the legacy JSON body,
+ *   logged (the app's own failures are answered and logged by its `onError`).
+ * All three answers close the connection, like the answers to what Node's parser refuses.
+ */
+export function nodeRequestListener(
+  fetch: (request: Request) => Response | Promise<Response>,
+  options: NodeListenerOptions,
+): (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void> {
+  const errorHandler = (error: unknown): Response => {
+    const refusal =
+      error instanceof RequestError
+        ? new LegacyError(400, `Malformed request: ${lowerFirst(error.message)}`)
+        : toLegacyError(error);
+    if (refusal.status >= 500) options.logger.error({ err: error }, 'request failed outside the app');
+    return new Response(JSON.stringify(legacyErrorBody(refusal)), {
+      status: refusal.status,
+      headers: { ...refusal.headers, 'Content-Type': 'application/json', Connection: 'close' },
+    });
+  };
+  const served = getRequestListener(fetch, {
+    hostname: options.defaultHost,
+    errorHandler,
+  });
+  // Without a default host the adapter refuses a request without Host ("missing host header").
+  const hostRequired = getRequestListener(fetch, { errorHandler });
+  return (incoming, outgoing) =>
+    incoming.headers.host === undefined && incoming.httpVersion !== '1.0'
+      ? hostRequired(incoming, outgoing)
+      : served(incoming, outgoing);
+}
+
+/** "Invalid host header" → "invalid host header", for the end of a sentence. */
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

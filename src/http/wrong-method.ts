@@ -1,0 +1,33 @@
+import type { Env, Hono } from 'hono';
+import { METHOD_NAME_ALL } from 'hono/router';
+import { LegacyError } from './legacy-error.js';
+
+/**
+ * Makes every path the app has routes for so far answer a method none of them takes with 405 and
+ * `Allow` (SPEC 3: "405 wrong method on a known path"), as the legacy surface and the docs do,
+ * instead of falling through to the 404 "No such path". Read from what is registered, so `Allow`
+ * follows the routes (a disabled endpoint has none and stays a 404), and no route needs its own
+ * copy. HEAD is allowed wherever GET is: hono answers it with the GET route. Routes for every
+ * method (`app.use` middleware, `app.all`) name no method and are passed over: a middleware
+ * registered before (an operator guard) still runs first, so a wrong method is refused after the
+ * credentials, like on the legacy surface; an `app.all` handler answers before the 405 does.
+ * Called after the routes it covers.
+ */
+export function answerWrongMethods<E extends Env>(app: Hono<E>): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const { path, method } of app.routes) {
+    if (method === METHOD_NAME_ALL) continue;
+    const methods = methodsByPath.get(path) ?? new Set<string>();
+    methods.add(method);
+    methodsByPath.set(path, methods);
+  }
+  for (const [path, methods] of methodsByPath) {
+    if (methods.has('GET')) methods.add('HEAD');
+    const allowed = [...methods].join(', ');
+    const headers = { Allow: allowed };
+    app.all(path, (c) => {
+      const message = `Method ${c.req.method} is not allowed here; allowed: ${allowed}`;
+      throw new LegacyError(405, message, undefined, headers);
+    });
+  }
+}

@@ -1,0 +1,76 @@
+// Requests the Node adapter (@hono/node-server) cannot turn into a fetch Request, over a raw
+// socket to the real server (startServer): without Host, HTTP/1.0 is served (HAProxy's default
+// `option httpchk GET /healthz` sends exactly that) and HTTP/1.1 is a 400; a Host that is no host
+// name, `OPTIONS *` and a backslash in the path are a 400 with the legacy JSON body, never the
+// adapter's empty one, and never a 500.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
+import { parseRaw, rawExchange } from './raw-http.js';
+
+after(closeSharedSandbox);
+
+/** Status code, headers and body of a raw exchange. */
+async function exchange(url: string, request: string) {
+  const { statusLine, headers, body } = parseRaw(await rawExchange(url, request));
+  return { status: Number(statusLine.split(' ')[1]), statusLine, headers, body };
+}
+
+describe('requests the Node adapter cannot read', () => {
+  let h: AuthHarness;
+
+  before(async () => {
+    h = await startHarness();
+  });
+  after(() => h?.close());
+
+  it('serves an HTTP/1.0 health check without Host (HAProxy option httpchk)', async () => {
+    const answer = await exchange(h.url, 'GET /healthz HTTP/1.0\r\n\r\n');
+    assert.equal(answer.status, 200, answer.body);
+    assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(JSON.parse(answer.body), { status: 'ok' });
+    assert.ok(answer.headers.get('x-request-id'), 'it went through the app');
+  });
+
+  it('treats HTTP/1.0 without Host as an ordinary request of the legacy surface (401 without credentials)', async () => {
+    const answer = await exchange(h.url, 'GET /iserv/api/Service/Core/Entity/User HTTP/1.0\r\n\r\n');
+    assert.equal(answer.status, 401, answer.body);
+    assert.match(answer.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+    assert.equal(JSON.parse(answer.body).code, 401);
+  });
+
+  const unparsable: [what: string, request: string, message: RegExp][] = [
+    ['HTTP/1.1 without Host', 'GET /healthz HTTP/1.1\r\n\r\n', /missing host header/],
+    ['a Host with a space', 'GET /healthz HTTP/1.1\r\nHost: x y\r\n\r\n', /invalid URL/],
+    ['a Host with a port beyond 65535', 'GET /healthz HTTP/1.1\r\nHost: x:99999\r\n\r\n', /invalid URL/],
+    ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n', /invalid URL/],
+    [
+      'a backslash in the path',
+      'GET /iserv/api/Service/Core/Entity/User\\admin HTTP/1.1\r\nHost: localhost\r\n\r\n',
+      /backslash in request path/,
+    ],
+    [
+      'a body on a request with a bad Host',
+      'POST /healthz HTTP/1.1\r\nHost: x y\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+      /invalid URL/,
+    ],
+  ];
+  for (const [what, request, message] of unparsable) {
+    it(`400 with the legacy JSON body for ${what}`, async () => {
+      const answer = await exchange(h.url, request);
+      assert.equal(answer.statusLine, 'HTTP/1.1 400 Bad Request', answer.body);
+      assert.equal(answer.headers.get('content-type'), 'application/json');
+      assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(answer.body)));
+      assert.equal(answer.headers.get('connection'), 'close');
+      const body = JSON.parse(answer.body) as { code: number; message: string };
+      assert.deepEqual(Object.keys(body).sort(), ['code', 'message']);
+      assert.equal(body.code, 400);
+      assert.match(body.message, /^Malformed request: /);
+      assert.match(body.message, message);
+    });
+  }
+
+  it('keeps serving afterwards', async () => {
+    assert.equal((await fetch(`${h.url}/healthz`)).status, 200);
+  });
+});
