@@ -3,9 +3,15 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
-import type { ApiUserRecord, ThrottleKey } from '../store/api-users.js';
+import type { ApiUserRecord, ThrottleKey, ThrottleState } from '../store/api-users.js';
 import type { Store } from '../store/types.js';
-import { type CompiledRanges, compileRanges, type IpAddress, throttleSubject } from './addresses.js';
+import {
+  type CompiledRanges,
+  compileRanges,
+  formatAddress,
+  type IpAddress,
+  throttleSubject,
+} from './addresses.js';
 import { isValidApiUserName } from './names.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.js';
 import {
@@ -23,7 +29,8 @@ export type AuthOutcome =
   | { kind: 'ok'; user: string }
   | { kind: 'unauthorized'; reason: 'unknown user' | 'wrong password' }
   | { kind: 'forbidden'; user: string }
-  | { kind: 'throttled'; retryAfterSeconds: number };
+  /** `knownUser`: the name is an API user's (the log names known users only). */
+  | { kind: 'throttled'; retryAfterSeconds: number; knownUser: boolean };
 
 /** What the authenticator works with: the store, the clock, and the `auth` configuration. */
 export interface AuthenticatorOptions {
@@ -56,6 +63,16 @@ const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
  */
 export const CREDENTIALS_VERSION_POLL_MS = 1_000;
 
+/** What the store says about an attempt's name and counters, and whether they refuse it now. */
+interface ThrottleVerdict {
+  user: ApiUserRecord | undefined;
+  keys: ThrottleKey[];
+  states: ThrottleState[];
+  /** The user's counter blocks, but the address is a known one of the user's: judged without it. */
+  exempt: boolean;
+  throttled: AuthOutcome | undefined;
+}
+
 /**
  * Checks API-user credentials (SPEC 4): throttle state first (a throttled attempt costs no KDF
  * and reveals nothing), then the scrypt hash, then the source address (only after the password
@@ -71,8 +88,10 @@ export const CREDENTIALS_VERSION_POLL_MS = 1_000;
 export class Authenticator {
   private readonly cache: LRUCache<string, VerifiedCredential> | undefined;
   private readonly cacheKeySecret = randomBytes(32).toString('hex');
-  /** The check running past the cache for each throttle counter (see `exclusive`). */
+  /** The last check to hold each throttle counter (see `exclusive`). */
   private readonly checking = new Map<string, Promise<void>>();
+  /** Checks past the cache, by credentials and address (see `verifyShared`). */
+  private readonly sharedChecks = new Map<string, Promise<AuthOutcome>>();
   private readonly lastLoginWritten = new Map<string, number>();
   /** When this process last wrote each known (user, address) pair, so busy pairs write once an hour. */
   private readonly knownAddressWritten = new LRUCache<string, number>({ max: 10_000 });
@@ -110,82 +129,132 @@ export class Authenticator {
       const cached = this.cache.get(key);
       if (cached) return this.admit(cached, address);
     }
-    return this.verify(key, name, password, address);
+    return this.verifyShared(key, name, password, address);
   }
 
-  /** `authenticate` past the cache: reads the credentials version first, then the cache again. */
+  /**
+   * `authenticate` past the cache. The same credentials from the same address, checked at the same
+   * time, share one check: they would get the same answer (a repeated guess tells nothing new), and
+   * with the credential cache off (`credentialCacheTtlSeconds: 0`) a busy integration's burst
+   * would otherwise queue up for one KDF run after the other.
+   */
+  private verifyShared(
+    key: string,
+    name: string,
+    password: string,
+    address: IpAddress | undefined,
+  ): Promise<AuthOutcome> {
+    const id = `${key}\0${address ? formatAddress(address) : ''}`;
+    const running = this.sharedChecks.get(id);
+    if (running) return running;
+    const check = this.verify(key, name, password, address).finally(() => this.sharedChecks.delete(id));
+    this.sharedChecks.set(id, check);
+    return check;
+  }
+
+  /**
+   * Reads the credentials version first, then the cache again; answers 429 at once when a counter
+   * blocks; otherwise waits its turn at its counters (`exclusive`) and judges, verifies and
+   * counts with what the store says then.
+   */
   private async verify(
     key: string,
     name: string,
     password: string,
     address: IpAddress | undefined,
   ): Promise<AuthOutcome> {
-    const { store } = this.options;
     const version = await this.syncVersion();
     const cached = this.cache?.get(key);
     if (cached) return this.admit(cached, address);
-
-    const addressText = throttleSubject(address);
-    const user = isValidApiUserName(name) ? await store.apiUsers.get(name) : undefined;
-    const keys = throttleKeys(name, addressText, user !== undefined);
-    const release = await this.exclusive(keys);
+    // A blocked counter is answered without queueing: guesses refused with 429 never wait for,
+    // nor hold up, the checks that may still pass.
+    const early = await this.throttleVerdict(name, address);
+    if (early.throttled) return early.throttled;
+    const turn = await this.exclusive(name, address);
     try {
-      // A check of the same credential that went first may have cached the answer meanwhile.
-      const verifiedMeanwhile = this.cache?.get(key);
-      if (verifiedMeanwhile) return this.admit(verifiedMeanwhile, address);
-      return await this.judgeAndVerify(key, user, password, address, keys, version);
+      // What may have changed while this check waited: the credentials (a removed user, a new
+      // password or ranges) and the cache (a check of the same credential from another address
+      // went first). The counters are read again in any case: a check may have finished between
+      // the first read and this turn.
+      let current = version;
+      if (turn.waited) {
+        current = await this.syncVersion();
+        const verifiedMeanwhile = this.cache?.get(key);
+        if (verifiedMeanwhile) return this.admit(verifiedMeanwhile, address);
+      }
+      const verdict = await this.throttleVerdict(name, address);
+      if (verdict.throttled) return verdict.throttled;
+      return await this.checkPassword(key, password, address, verdict, current);
     } finally {
-      release();
+      turn.release();
     }
   }
 
   /**
-   * Waits until no other check of these throttle counters runs, and takes them: one check per
-   * counter at a time, each judged by the failures of the ones before it. Without this, guesses
-   * sent at once all read the counters before any failure was recorded, and every one ran the KDF:
-   * 60 parallel guesses at one user got 60 answers past the 5 free failures, and 200 at unknown
-   * names cost some 20 s of scrypt CPU. A burst of the right password waits for the first and
-   * then finds it cached. Per process: replicas each allow as much again.
+   * Waits for the checks of the same counters that came before (`waited`: there were some), and
+   * holds the counters until released:
+   * one check per counter at a time, each judged by the failures of those before it. Without
+   * this, guesses sent at once all read the counters before any failure was recorded, and every
+   * one ran the KDF (60 parallel guesses at one user got 60 answers past the 5 free failures, 200
+   * at unknown names cost some 20 s of scrypt). First come, first served: each check waits only
+   * for the last one before it at each of its counters, so a release wakes its successors alone,
+   * and no two checks wait for each other. The user's, the pair's and the address's counter are
+   * taken whether the name exists or not, so a user removed or added while a check waited changes
+   * nothing here. Per process: replicas each allow as much again.
    */
-  private async exclusive(keys: readonly ThrottleKey[]): Promise<() => void> {
-    const ids = keys.map(
-      (throttleKey) => `${throttleKey.scope}\0${throttleKey.userName}\0${throttleKey.address}`,
-    );
-    for (;;) {
-      const running = ids.flatMap((id) => this.checking.get(id) ?? []);
-      if (running.length === 0) break;
-      await Promise.all(running);
-    }
-    let done!: () => void;
-    const mine = new Promise<void>((resolve) => (done = resolve));
+  private async exclusive(
+    name: string,
+    address: IpAddress | undefined,
+  ): Promise<{ waited: boolean; release: () => void }> {
+    const subject = throttleSubject(address);
+    const ids = [`user\0${name}`, `pair\0${name}\0${subject}`, `address\0${subject}`];
+    const before = ids.flatMap((id) => this.checking.get(id) ?? []);
+    let release: () => void = () => {};
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     for (const id of ids) this.checking.set(id, mine);
-    return () => {
-      for (const id of ids) if (this.checking.get(id) === mine) this.checking.delete(id);
-      done();
+    if (before.length > 0) await Promise.all(before);
+    return {
+      waited: before.length > 0,
+      release: () => {
+        for (const id of ids) if (this.checking.get(id) === mine) this.checking.delete(id);
+        release();
+      },
     };
   }
 
-  /** The throttle's verdict, then the KDF, then the counters: for one check at a time per counter. */
-  private async judgeAndVerify(
-    key: string,
-    user: ApiUserRecord | undefined,
-    password: string,
-    address: IpAddress | undefined,
-    keys: ThrottleKey[],
-    version: number,
-  ): Promise<AuthOutcome> {
-    const { store, clock, throttle } = this.options;
+  /** The user (if the name is one), its counters and whether they block this attempt now. */
+  private async throttleVerdict(name: string, address: IpAddress | undefined): Promise<ThrottleVerdict> {
+    const { store, clock } = this.options;
+    const user = isValidApiUserName(name) ? await store.apiUsers.get(name) : undefined;
+    const keys = throttleKeys(name, throttleSubject(address), user !== undefined);
     const now = clock.now();
     const states = await store.loginThrottle.get(keys);
     // The known-address exemption matters (and costs a look-up) only while the user's counter blocks.
     const exempt =
       user !== undefined && userCounterBlocks(states, now) && (await this.isKnownAddress(user, address, now));
-    const judged = exempt ? states.filter((state) => state.scope !== 'user') : states;
-    const until = blockingUntil(judged, now);
-    if (until !== undefined) {
-      return { kind: 'throttled', retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) };
-    }
+    const until = blockingUntil(exempt ? states.filter((state) => state.scope !== 'user') : states, now);
+    const throttled: AuthOutcome | undefined =
+      until === undefined
+        ? undefined
+        : {
+            kind: 'throttled',
+            retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)),
+            knownUser: user !== undefined,
+          };
+    return { user, keys, states, exempt, throttled };
+  }
 
+  /** The KDF, then the counters: a failure counts on every counter, a success resets them. */
+  private async checkPassword(
+    key: string,
+    password: string,
+    address: IpAddress | undefined,
+    { user, keys, states, exempt }: ThrottleVerdict,
+    version: number,
+  ): Promise<AuthOutcome> {
+    const { store, clock, throttle } = this.options;
     const valid = user
       ? await this.verifyStored(password, user.passwordHash)
       : await this.verifyDummy(password);

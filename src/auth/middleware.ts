@@ -8,7 +8,6 @@ import type { AuthFailureReason, Observer } from '../observe/observer.js';
 import type { AppEnv } from '../services.js';
 import { clientAddressResolver, formatAddress, type IpAddress } from './addresses.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
-import { isValidApiUserName } from './names.js';
 
 /** Options of `apiUserAuth`, validated and compiled once when the middleware is built. */
 export interface ApiUserAuthOptions {
@@ -57,7 +56,7 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
       const reason = outcome.kind === 'unauthorized' ? outcome.reason : outcome.kind;
       options.observer?.authFailure?.(FAILURE_REASONS[reason]);
       const fields = {
-        ...attemptedApiUser(credentials.name, await isKnownName(c, credentials.name, outcome)),
+        ...attemptedApiUser(credentials.name, isKnownName(outcome)),
         address: address ? formatAddress(address) : null,
       };
       requestLog(c).warn({ ...fields, reason }, 'API-user authentication refused');
@@ -129,26 +128,15 @@ export function attemptedApiUser(
   };
 }
 
-/**
- * Whether a refused attempt's name is an existing API user. The outcome says so except when
- * throttled (a throttled attempt is refused before the name is judged): then one store read,
- * which any failure answers with "unknown", so a name is never logged by mistake.
- */
-async function isKnownName(c: Context<AppEnv>, name: string, outcome: AuthOutcome): Promise<boolean> {
+/** Whether a refused attempt's name is an existing API user's, as the authenticator found. */
+function isKnownName(outcome: Exclude<AuthOutcome, { kind: 'ok' }>): boolean {
   switch (outcome.kind) {
     case 'forbidden':
       return true;
     case 'unauthorized':
       return outcome.reason === 'wrong password';
     case 'throttled':
-      if (!isValidApiUserName(name)) return false;
-      try {
-        return (await c.get('services').store.apiUsers.get(name)) !== undefined;
-      } catch {
-        return false;
-      }
-    case 'ok':
-      return true;
+      return outcome.knownUser;
   }
 }
 
