@@ -38,20 +38,29 @@ export async function streamedList(
     await pages.return();
     return c.body(null, 200, { 'Content-Type': 'application/json' });
   }
-  // A list of one page (most lists: pages are 500 long) is answered whole, without a stream: the
-  // second `next` ends at once when the first page said it was the only one.
+  // A list of one page (up to `successor.pageSize` entries) is answered whole, without a stream:
+  // the second `next` ends without a call when the first page said it was the only one (a Hydra
+  // total, a plain array shorter than a page). The first page waits for the second as its JSON
+  // text, not as the objects it was rendered from.
   const first = await pages.next();
-  const second = first.done ? first : await pages.next();
-  if (second.done) return c.json(first.done ? [] : first.value, 200);
-  const ahead: Item[][] = [first.value as Item[], second.value];
+  if (first.done) return c.json([], 200);
+  const firstText = JSON.stringify(first.value);
+  const second = await pages.next();
+  if (second.done) return c.body(firstText, 200, { 'Content-Type': 'application/json' });
+  const ahead = [firstText, JSON.stringify(second.value)];
   let opened = false;
   // The answer is over when its stream ends, fails or is cancelled, or when the connection is
   // gone (a caller that hung up, perhaps before the server ever read the stream): the request's
   // log line waits for this. The pages are left to the stream: a copy of the answer (a
   // recording) may still be reading them, and must get the whole list or a failure, never a
   // short list that looks whole.
-  let ended!: () => void;
-  c.set('streaming', new Promise<void>((resolve) => (ended = resolve)));
+  let ended: () => void = () => {};
+  c.set(
+    'streaming',
+    new Promise<void>((resolve) => {
+      ended = resolve;
+    }),
+  );
   void answerOut(c)?.then(ended);
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
@@ -66,18 +75,20 @@ export async function streamedList(
           // Every pull delivers something: the stream asks for more only after one that did, so a
           // page that renders no members is skipped here rather than stalling the answer.
           for (;;) {
-            const read = ahead.shift();
-            const next = read ? { done: false as const, value: read } : await pages.next();
-            if (next.done) {
-              controller.enqueue(encoder.encode(opened ? ']' : '[]'));
-              controller.close();
-              ended();
-              return;
+            let page = ahead.shift();
+            if (page === undefined) {
+              const next = await pages.next();
+              if (next.done) {
+                controller.enqueue(encoder.encode(opened ? ']' : '[]'));
+                controller.close();
+                ended();
+                return;
+              }
+              // One JSON.stringify per page, encoded as it is: its `[` becomes the list's opening
+              // bracket or the comma after the page before, and its `]` is left out. (Cutting and
+              // joining the string first would make V8 copy the whole page once more.)
+              page = JSON.stringify(next.value as Item[]);
             }
-            // One JSON.stringify per page, encoded as it is: its `[` becomes the list's opening
-            // bracket or the comma after the page before, and its `]` is left out. (Cutting and
-            // joining the string first would make V8 copy the whole page once more.)
-            const page = JSON.stringify(next.value as Item[]);
             if (page === '[]') continue;
             const bytes = encoder.encode(page);
             bytes[0] = opened ? COMMA : OPEN_BRACKET;
