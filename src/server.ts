@@ -38,6 +38,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
   const services = await buildServices(config, { logger, clock });
+  let server: Server | undefined;
   try {
     // Sandbox mode only (SPEC 2): a loopback-only API user so a fresh `npm start` can be tried at once.
     let demoUser: RunningServer['demoUser'];
@@ -47,7 +48,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       demoUser = { name: DEMO_USER.name, ranges, password: created?.password };
     }
     const app = createApp(services);
-    const server = await listen(config);
+    server = await listen(config);
     const address = server.address() as AddressInfo;
     const scheme = config.server.tls ? 'https' : 'http';
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -62,9 +63,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     );
 
     let closing: Promise<void> | undefined;
+    const listening = server;
     const close = () => {
       closing ??= (async () => {
-        await stopListening(server, config.server.shutdownTimeoutMs);
+        await stopListening(listening, config.server.shutdownTimeoutMs);
         await services.close();
         logger.info('idm-compat stopped');
       })();
@@ -72,6 +74,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     };
     return { url, publicUrl, services, sandbox: services.sandbox, demoUser, close };
   } catch (error) {
+    // A failure once the server listens (before its request listener is attached, or after):
+    // without this it would keep the port and accept connections nobody answers.
+    if (server) await closeAtOnce(server);
     await services.close();
     throw error;
   }
@@ -121,6 +126,13 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const body = JSON.stringify({ code: status, message });
   const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   socket.end(head + body, () => socket.destroy());
+}
+
+/** Stops listening and drops every connection: nothing was answered yet, nothing is waited for. */
+async function closeAtOnce(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  await closed;
 }
 
 /** Stops accepting connections, lets in-flight requests finish, and cuts what is left after the timeout. */

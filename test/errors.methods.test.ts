@@ -56,6 +56,25 @@ describe('wrong methods on the fixed paths', () => {
     }
   });
 
+  it('words the 405 of the legacy surface and of the docs the same way', async () => {
+    const password = await h.addUser('methods', ['127.0.0.0/8']);
+    const auth = { authorization: basic('methods', password) };
+    const legacy = await call(`${h.url}/iserv/api/Service/Core/Entity/User`, {
+      method: 'PATCH',
+      headers: auth,
+    });
+    assert.equal(legacy.status, 405, legacy.text);
+    const allowed = legacy.headers.get('allow') ?? '';
+    assert.deepEqual(new Set(allowed.split(', ')), new Set(['GET', 'HEAD', 'POST']));
+    assert.deepEqual(legacy.body, {
+      code: 405,
+      message: `Method PATCH is not allowed here; allowed: ${allowed}`,
+    });
+    for (const path of ['/iserv/api/docs', '/iserv/api/docs/openapi.json']) {
+      assert405(await call(`${h.url}${path}`, { method: 'DELETE', headers: auth }), 'DELETE');
+    }
+  });
+
   it('still answers 404 for an unknown path and for an unknown path below the dashboard', async () => {
     for (const path of ['/healthz/x', '/_migration/nothing']) {
       const answer = await call(`${h.url}${path}`, { method: 'POST' });
@@ -93,5 +112,53 @@ describe('wrong methods behind an operator guard, and on a path switched off', (
     const answer = await call(`${h.url}/metrics`, { method: 'POST', body: '{}' });
     assert.equal(answer.status, 404, answer.text);
     assert.equal(answer.headers.get('allow'), null);
+  });
+});
+
+describe('wrong methods on the metrics path, behind its ranges and credentials', () => {
+  let h: AuthHarness;
+  const scraper = { authorization: basic('scraper', 'scrape-secret') };
+  // The proxy trusts the loopback peer's X-Forwarded-For, so one test client can come from
+  // inside the metrics ranges (10.1.2.3) or from outside them (the loopback peer itself).
+  const inside = { 'x-forwarded-for': '10.1.2.3' };
+
+  before(async () => {
+    h = await startHarness({
+      config: {
+        server: { trustedProxies: ['127.0.0.0/8'] },
+        metrics: { ranges: ['10.0.0.0/8'], username: 'scraper', password: 'scrape-secret' },
+      },
+    });
+  });
+  after(() => h?.close());
+
+  it('refuses POST /metrics from outside the metrics ranges with 403, even with the credentials', async () => {
+    const answer = await call(`${h.url}/metrics`, { method: 'POST', body: '{}', headers: scraper });
+    assert.equal(answer.status, 403, answer.text);
+    assert.equal(answer.headers.get('allow'), null);
+    assert.match((answer.body as { message: string }).message, /^The metrics may not be read from /);
+  });
+
+  it('refuses POST /metrics inside the ranges without the credentials with 401', async () => {
+    const answer = await call(`${h.url}/metrics`, { method: 'POST', body: '{}', headers: inside });
+    assert.equal(answer.status, 401, answer.text);
+    assert.equal(answer.headers.get('allow'), null);
+    assert.match(answer.headers.get('www-authenticate') ?? '', /^Basic realm="metrics"/);
+  });
+
+  it('answers 405 with Allow once the ranges and the credentials let POST /metrics through', async () => {
+    const answer = await call(`${h.url}/metrics`, {
+      method: 'POST',
+      body: '{}',
+      headers: { ...inside, ...scraper },
+    });
+    assert405(answer, 'POST');
+    const scrape = await call(`${h.url}/metrics`, { headers: { ...inside, ...scraper } });
+    assert.equal(scrape.status, 200, 'GET is served as before');
+  });
+
+  it('leaves a path below the metrics path a 404, as before', async () => {
+    const answer = await call(`${h.url}/metrics/x`, { method: 'POST', body: '{}' });
+    assert.equal(answer.status, 404, answer.text);
   });
 });

@@ -1,8 +1,8 @@
 // Requests the Node adapter (@hono/node-server) cannot turn into a fetch Request, over a raw
 // socket to the real server (startServer): without Host, HTTP/1.0 is served (HAProxy's default
-// `option httpchk GET /healthz` sends exactly that) and HTTP/1.1 is a 400; a Host that is no host
-// name, `OPTIONS *` and a backslash in the path are a 400 with the legacy JSON body, never the
-// adapter's empty one, and never a 500.
+// `option httpchk GET /healthz` sends exactly that) and HTTP/1.1 is a 400, whatever the form of
+// its request target; a Host that is no host name, `OPTIONS *` and a backslash in the path are a
+// 400 with the legacy JSON body, never the adapter's empty one, and never a 500.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
@@ -41,6 +41,12 @@ describe('requests the Node adapter cannot read', () => {
 
   const unparsable: [what: string, request: string, message: RegExp][] = [
     ['HTTP/1.1 without Host', 'GET /healthz HTTP/1.1\r\n\r\n', /missing host header/],
+    // The adapter takes an absolute-form target at its word and asks for no Host.
+    [
+      'HTTP/1.1 without Host, in absolute form',
+      'GET http://x/healthz HTTP/1.1\r\n\r\n',
+      /missing host header/,
+    ],
     ['a Host with a space', 'GET /healthz HTTP/1.1\r\nHost: x y\r\n\r\n', /invalid URL/],
     ['a Host with a port beyond 65535', 'GET /healthz HTTP/1.1\r\nHost: x:99999\r\n\r\n', /invalid URL/],
     ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n', /invalid URL/],

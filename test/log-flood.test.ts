@@ -1,4 +1,4 @@
-// A flood of requests without credentials over real HTTP: the completion lines of 401/404/429
+// A flood of requests without credentials over real HTTP: the completion lines of 401/404/405/429
 // answers are bounded per second by logging.unauthenticatedPerSecond, and each second that left
 // lines out ends with one line counting them; other answers are always logged.
 import assert from 'node:assert/strict';
@@ -8,16 +8,37 @@ import { startUserProxy, type UserProxy } from './user-helpers.js';
 const FLOOD = 400;
 const LIMIT = 5;
 
-/** Sends `count` requests without credentials, `concurrency` at a time; every one must be a 401. */
-async function flood(proxy: UserProxy, count: number, concurrency = 40): Promise<void> {
+/** One request of a flood, and the status every one of them must get. */
+interface FloodRequest {
+  method: string;
+  url: (proxy: UserProxy) => string;
+  status: number;
+}
+
+/** Without credentials on the legacy surface. */
+const UNAUTHENTICATED: FloodRequest = {
+  method: 'GET',
+  url: (proxy) => `${proxy.core}/Entity/User`,
+  status: 401,
+};
+/** A wrong method on a path of the proxy's own, which needs no credentials (it used to be a 404). */
+const WRONG_METHOD: FloodRequest = { method: 'POST', url: (proxy) => `${proxy.url}/healthz`, status: 405 };
+
+/** Sends `count` requests, `concurrency` at a time; every one must get `request.status`. */
+async function flood(
+  proxy: UserProxy,
+  count: number,
+  concurrency = 40,
+  request: FloodRequest = UNAUTHENTICATED,
+): Promise<void> {
   let sent = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (sent < count) {
         sent++;
-        const response = await fetch(`${proxy.core}/Entity/User`);
+        const response = await fetch(request.url(proxy), { method: request.method });
         await response.arrayBuffer();
-        assert.equal(response.status, 401);
+        assert.equal(response.status, request.status);
       }
     }),
   );
@@ -62,6 +83,23 @@ describe('log flood', () => {
       assert.equal(line.level, 40);
       assert.deepEqual(line.byStatus, { 401: line.suppressed });
     }
+  });
+
+  it(`${FLOOD} requests with a wrong method on /healthz (405): limited like the 404s they used to be`, async () => {
+    const before = suppressed(proxy);
+    const started = Date.now();
+    await flood(proxy, FLOOD, 40, WRONG_METHOD);
+    const seconds = Math.floor(Date.now() / 1000) - Math.floor(started / 1000) + 1;
+    await until(() => completions(proxy, 405).length + suppressed(proxy) - before >= FLOOD);
+    const written = completions(proxy, 405).length;
+    assert.ok(written <= LIMIT * seconds, `${written} lines in ${seconds} second(s)`);
+    assert.equal(
+      written + suppressed(proxy) - before,
+      FLOOD,
+      'every request is a line or counted in a summary',
+    );
+    const summaries = proxy.logSink.lines().filter((line) => (line.byStatus as { 405?: number })?.[405]);
+    assert.ok(summaries.length >= 1 && summaries.length <= seconds);
   });
 
   it('an answered request is logged during a flood', async () => {

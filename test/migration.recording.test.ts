@@ -8,7 +8,14 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { cappedAnswer } from '../src/http/recording.js';
-import { recordedAnswer, recordedBody, recordedLocation } from '../src/migration/exchange.js';
+import { userPasswordSetOperation } from '../src/legacy/user/password.js';
+import { userUpdateOperation } from '../src/legacy/user/update.js';
+import {
+  recordedAnswer,
+  recordedBody,
+  recordedLocation,
+  recordedRequestBody,
+} from '../src/migration/exchange.js';
 import {
   type RecordedExchange,
   RecordingWriter,
@@ -332,6 +339,36 @@ describe('request parts of a recorded exchange', () => {
     assert.deepEqual(recordedAnswer(''), null);
     assert.deepEqual(recordedAnswer('<html>'), null);
     assert.deepEqual(recordedAnswer('{"a":1}'), { a: 1 });
+  });
+
+  it("keeps a password operation's request body only as a whole [redacted], whatever its shape", async () => {
+    for (const body of [
+      '{"password":"Right-Key"}',
+      '{"pass":"Misspelt-Key"}',
+      '["Bare-Array"]',
+      'Plain-Text',
+    ]) {
+      for (const bytes of [body, new TextEncoder().encode(body)]) {
+        assert.deepEqual(await recordedRequestBody(userPasswordSetOperation, 'application/json', bytes), {
+          requestBody: REDACTED,
+        });
+      }
+    }
+    // Nothing sent: nothing to hide.
+    assert.deepEqual(await recordedRequestBody(userPasswordSetOperation, 'application/json', ''), {
+      requestBody: null,
+    });
+    assert.deepEqual(await recordedRequestBody(userPasswordSetOperation, undefined, undefined), {
+      requestBody: null,
+    });
+    // Any other operation, or none: the body as recordedBody reads it (redacted by key name later).
+    assert.deepEqual(await recordedRequestBody(userUpdateOperation, 'application/json', '{"pass":"x"}'), {
+      requestBody: { pass: 'x' },
+    });
+    assert.deepEqual(await recordedRequestBody(undefined, 'application/x-www-form-urlencoded', 'a=1'), {
+      requestFormat: 'form',
+      requestBody: { a: '1' },
+    });
   });
 });
 

@@ -14,6 +14,7 @@ import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from
 import { launchBrowser } from './browser.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
+import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 
 after(closeSharedSandbox);
 
@@ -412,5 +413,61 @@ describe('shadow mode against an old server whose data differs on purpose', () =
       completed.map((l) => l.successorCalls),
       [1],
     );
+  });
+});
+
+describe("shadowed password writes: the mismatch samples keep no password, whatever the body's shape", () => {
+  // The old server answers 204 to everything, so a body the translation refuses (400) is a
+  // mismatch whose sample keeps the request body: by key name alone, `pass` and a bare array
+  // would keep the password.
+  let old: LoopbackServer;
+  let front: AuthHarness;
+  let password: string;
+
+  before(async () => {
+    old = await startLoopback((_request, res) => {
+      res.writeHead(204).end();
+    });
+    front = await startFront(
+      { baseUrl: `${old.url}/iserv/api`, username: 'proxy-account', password: 'old-secret' },
+      { modes: { 'user.password.set': 'shadow' }, shadow: { writes: true, timeoutMs: 4_000 } },
+    );
+    password = await front.addUser('integration', ['127.0.0.0/8']);
+  });
+  after(async () => {
+    await front?.close();
+    await old?.close();
+  });
+
+  it('stores and shows the body of user.password.set as a whole [redacted]', async () => {
+    const bodies = [
+      ['Misspelt-Key-Secret', (s: string) => JSON.stringify({ pass: s })],
+      ['Bare-Array-Secret', (s: string) => JSON.stringify([s])],
+    ] as const;
+    for (const [secret, body] of bodies) {
+      const answer = await call(`${front.url}${CORE}/User/lena.mueller/password`, {
+        user: 'integration',
+        password,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: body(secret),
+      });
+      assert.equal(answer.status, 204, 'the caller gets the old server answer');
+    }
+    const runner = front.services.migration.shadow;
+    assert.ok(runner);
+    await runner.settle();
+    await runner.flush();
+    const samples = await front.services.store.shadow.samples({ operation: 'user.password.set', limit: 10 });
+    assert.equal(samples.length, bodies.length, JSON.stringify(samples));
+    for (const sample of samples) {
+      assert.equal(sample.outcome, 'mismatch');
+      assert.equal((sample.detail as { requestBody?: unknown }).requestBody, '[redacted]');
+    }
+    const dashboard = await call(`${front.url}/_migration/api/status`);
+    assert.equal(dashboard.status, 200);
+    for (const text of [JSON.stringify(samples), dashboard.text]) {
+      for (const [secret] of bodies) assert.ok(!text.includes(secret), `${secret} was kept: ${text}`);
+    }
   });
 });

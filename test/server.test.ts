@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -199,6 +200,45 @@ describe('graceful shutdown', () => {
     await assert.rejects(server.services.store.ping(), 'the store is closed');
   });
 });
+
+describe('a start that fails once the server listens', () => {
+  it('rejects and closes the server: the port is free again', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-failed-start-'));
+    const port = await freePort();
+    const config = parseConfig(
+      {
+        sandbox: { enabled: true },
+        server: { port },
+        store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+      },
+      { label: 'test', env: {}, baseDir: dir },
+    );
+    // A log destination that fails (a full disk) at the line written once the server listens.
+    const failing = {
+      write(line: string) {
+        if (line.includes('idm-compat listening')) throw new Error('ENOSPC: no space left on device');
+      },
+    };
+    await assert.rejects(
+      startServer({ config, logger: createLogger({ level: 'info', destination: failing }) }),
+      /ENOSPC/,
+    );
+    await assert.rejects(
+      fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }),
+      (error: Error) => (error.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED',
+      'nothing listens on the port any more',
+    );
+  });
+});
+
+/** A loopback port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
 
 describe('TLS', () => {
   it('serves HTTPS with the configured certificate and key', async () => {

@@ -4,6 +4,7 @@
 // applied and what was not.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 import { linksOf, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type ErrorBody = { code: number; message: string };
@@ -112,5 +113,69 @@ describe('user operations when the token endpoint is down', () => {
     assert.match(answer.body.message, /no access token could be obtained/i);
     proxy.sandbox.faults.reset();
     assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
+  });
+});
+
+describe('a successor answer that is not JSON, with the temporary password in it', () => {
+  // The successor's reset answer with the password unquoted (a broken serializer). V8's message
+  // for it quotes the text around the error, i.e. the password; it must reach no log line.
+  const temporary = 'TmpPw-4711';
+  const API = '/iserv/idm/api/v1';
+  let proxy: UserProxy | undefined;
+  let successor: LoopbackServer;
+
+  before(async () => {
+    // Between the proxy and its sandbox: passes every call on, except the password reset.
+    successor = await startLoopback(async (request, res) => {
+      if (request.method === 'POST' && request.url.pathname.endsWith('/password/reset')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"password":${temporary}}`);
+        return;
+      }
+      if (!proxy) {
+        res.writeHead(503).end();
+        return;
+      }
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'accept', 'content-type', 'x-iserv-authentication']) {
+        const value = request.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      const answer = await fetch(new URL(`${request.url.pathname}${request.url.search}`, proxy.sandbox.url), {
+        method: request.method,
+        headers,
+        ...(request.body === '' ? {} : { body: request.body }),
+      });
+      res.writeHead(answer.status, {
+        'content-type': answer.headers.get('content-type') ?? 'application/json',
+      });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    proxy = await startUserProxy({ successor: { baseUrl: `${successor.url}${API}` } });
+  });
+  after(async () => {
+    await proxy?.close();
+    await successor?.close();
+  });
+
+  it('answers 502, and neither the answer nor any log line holds the password', async () => {
+    assert.ok(proxy);
+    const answer = await proxy.call<ErrorBody>('POST', '/User/thomas.becker/password/reset');
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(answer.body.message, /^The successor gave an answer the proxy cannot use; request id /);
+    assert.ok(!answer.text.includes(temporary), answer.text);
+    const failed = proxy.logSink
+      .lines()
+      .find((line) => line.reqId === answer.headers.get('x-request-id') && line.msg === 'request failed');
+    assert.match(
+      String(failed?.successor),
+      /with a body that is not valid JSON\b/,
+      'the log says what was wrong',
+    );
+    assert.ok(
+      successor.requests.some((request) => request.url.pathname.endsWith('/password/reset')),
+      'the reset reached the successor',
+    );
+    assert.ok(!proxy.logSink.text.includes(temporary), 'the temporary password reached the log');
   });
 });

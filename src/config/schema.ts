@@ -403,7 +403,7 @@ const loggingSchema = z
       .min(0)
       .default(50)
       .describe(
-        'At most this many completion lines per second for requests answered 401, 404 or 429 (floods without credentials, path probing); the rest are counted in one "suppressed N request lines" line per second. 0: no limit',
+        'At most this many completion lines per second for requests answered 401, 404, 405 or 429 (floods without credentials, path and method probing); the rest are counted in one "suppressed N request lines" line per second. 0: no limit',
       ),
     bufferBytes: z
       .int()

@@ -22,3 +22,15 @@ export class LegacyError extends Error {
     super(message);
   }
 }
+
+/**
+ * The 405 of a known path asked with a method it does not take (SPEC 3), the same everywhere (the
+ * legacy operations, the docs, the proxy's own paths): `Method X is not allowed here; allowed:
+ * GET, HEAD` with `Allow` listing the same methods.
+ */
+export function methodNotAllowed(method: string, allowed: readonly string[]): LegacyError {
+  const list = allowed.join(', ');
+  return new LegacyError(405, `Method ${method} is not allowed here; allowed: ${list}`, undefined, {
+    Allow: list,
+  });
+}

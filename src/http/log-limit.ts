@@ -1,8 +1,12 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 
-/** Statuses whose completion lines a flood can multiply: no or wrong credentials, unknown paths, throttled. */
-export const FLOOD_STATUSES: ReadonlySet<number> = new Set([401, 404, 429]);
+/**
+ * Statuses whose completion lines a flood can multiply: no or wrong credentials, unknown paths,
+ * wrong methods on known paths (the proxy's own paths answer them without credentials; they were
+ * 404s before they were 405s), throttled.
+ */
+export const FLOOD_STATUSES: ReadonlySet<number> = new Set([401, 404, 405, 429]);
 
 /**
  * Bounds the completion lines of requests answered with a {@link FLOOD_STATUSES} status to

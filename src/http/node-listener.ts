@@ -25,7 +25,8 @@ export interface NodeListenerOptions {
  * The app as a Node request listener (@hono/node-server), where the adapter would answer on its
  * own with an empty body and no Content-Type:
  * - HTTP/1.0 without `Host` is served under `defaultHost` (the adapter refuses it: it needs a host
- *   to build the fetch Request's URL); HTTP/1.1 without it is a 400, as RFC 9112 3.2 demands;
+ *   to build the fetch Request's URL); HTTP/1.1 without it is a 400, as RFC 9112 3.2 demands,
+ *   whatever the form of its request target;
  * - a request the adapter cannot turn into a fetch Request (a Host that is no host name or has a
  *   port beyond 65535, `OPTIONS *`, a backslash in the path) is a 400 with the legacy JSON body;
  * - anything the app itself throws past its error handler is a 500 with the legacy JSON body,
@@ -51,11 +52,20 @@ export function nodeRequestListener(
     hostname: options.defaultHost,
     errorHandler,
   });
-  // Without a default host the adapter refuses a request without Host ("missing host header").
-  const hostRequired = getRequestListener(fetch, { errorHandler });
+  // Every HTTP/1.1 (and later) request without Host is refused here, before the adapter: the
+  // adapter checks the Host only of an origin-form target and takes an absolute-form one
+  // (`GET http://x/healthz HTTP/1.1`) at its word. Through the adapter all the same, so the
+  // refusal is written (and an unread body dealt with) like its own.
+  const missingHost = new RequestError('Missing host header');
+  const hostRefused = getRequestListener(
+    () => {
+      throw missingHost;
+    },
+    { hostname: options.defaultHost, errorHandler },
+  );
   return (incoming, outgoing) =>
     incoming.headers.host === undefined && incoming.httpVersion !== '1.0'
-      ? hostRequired(incoming, outgoing)
+      ? hostRefused(incoming, outgoing)
       : served(incoming, outgoing);
 }
 

@@ -23,9 +23,9 @@ export interface FixedRoutes {
  * `unknown` for paths that name none), hands the rest a counter of the request's successor calls,
  * sets the operation's deprecation headers, and at the end (of a streamed answer: once it is out)
  * writes one log line and tells the observers (metrics, usage inventory). The log line (bounded
- * for floods of 401/404/429 by `logging.unauthenticatedPerSecond`) has id, method, path (never the
- * query, which may carry an SSO token), status, duration, API user, operation and the successor
- * calls the request made.
+ * for floods of 401/404/405/429 by `logging.unauthenticatedPerSecond`) has id, method, path
+ * (never the query, which may carry an SSO token), status, duration, API user, operation and the
+ * successor calls the request made.
  */
 export function requestPipeline(
   services: Services,

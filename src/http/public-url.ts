@@ -13,14 +13,13 @@ export function expectedPublicUrl(config: AppConfig): string {
 }
 
 /**
- * The URL clients reach the proxy at, for every link it writes (the `Location` of a create or of
- * a passed-through answer, SSO's `return_to`, the SSO landing page and OIDC callback): the
- * services' public URL (`legacy.publicUrl`, else the configured listen address when its port is
- * fixed); with port 0 the local address of the connection the request came in on, which is where
- * the proxy listens. Never the request's `Host` header: the client chooses it, and a link built
- * from it (`curl -H 'Host: evil.example'`) would send whoever follows it, with their credentials
- * or their SSO token, to a host of the sender's choosing. Outside a Node server (shadow mode's
- * in-process translation) there is no connection: the listen address as configured.
+ * The URL browsers reach the proxy at, for the links of single sign-on (`return_to`, the landing
+ * page, the OIDC callback): the services' public URL (`legacy.publicUrl`, else the configured
+ * listen address when its port is fixed); with port 0 the local address of the connection the
+ * request came in on, which is where the proxy listens. Never the request's `Host` header: these
+ * links are handed on to a browser, and one built from a forged Host would send its SSO token to
+ * a host of the sender's choosing. Outside a Node server (shadow mode's in-process translation)
+ * there is no connection: the listen address as configured.
  */
 export function publicUrlOf(c: Context<AppEnv>): string {
   const services = c.get('services');
@@ -39,4 +38,17 @@ function connectionUrl(c: Context<AppEnv>, config: AppConfig): string | undefine
   // An IPv6 zone (`fe80::1%eth0`) is written `%25` inside the brackets of a URL (RFC 6874).
   const name = host.includes(':') ? `[${host.replace('%', '%25')}]` : host;
   return `${config.server.tls ? 'https' : 'http'}://${name}:${port}`;
+}
+
+/**
+ * The origin of the `Location` headers of the legacy API (a create's, a passed-through answer's):
+ * `legacy.publicUrl` when set, else the origin the client called, its `Host` header included, as
+ * the legacy server built them. A legacy integration gets back the name it used (behind a
+ * reverse proxy that passes `Host` on: the public name, where the listen address would be an
+ * internal one, over TLS one the certificate does not name). A forged `Host` misleads only the
+ * client that sent it: the answer to its own authenticated write goes to no one else. Set
+ * `legacy.publicUrl` to pin it.
+ */
+export function legacyLinkOrigin(c: Context<AppEnv>): string {
+  return c.get('services').config.legacy.publicUrl?.replace(/\/+$/, '') ?? new URL(c.req.url).origin;
 }

@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
-import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
+import { recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
-import { REDACTED } from '../migration/redact.js';
 import type { AppEnv } from '../services.js';
 import { requestHeader } from './request-headers.js';
 import { requestLog } from './request-log.js';
@@ -30,15 +29,12 @@ export function recordExchange(
   const bodyWasRead = Object.keys(c.req.bodyCache).length > 0;
   const requestBytes = bodyWasRead ? c.req.arrayBuffer() : undefined;
   const match = c.get('match');
-  const body = match.kind === 'operation' ? match.matched.operation.body : undefined;
+  const operation = match.kind === 'operation' ? match.matched.operation : undefined;
   const log = requestLog(c);
   void (async () => {
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
-      const request =
-        body?.secret && bytes !== undefined && bytes.length > 0
-          ? { requestBody: REDACTED }
-          : await recordedBody(requestHeader(c, 'content-type'), bytes, body?.kind);
+      const request = await recordedRequestBody(operation, requestHeader(c, 'content-type'), bytes);
       writer.record({
         time: new Date(exchange.startedAt).toISOString(),
         requestId: c.get('requestId'),

@@ -1,6 +1,6 @@
 import type { Env, Hono } from 'hono';
 import { METHOD_NAME_ALL } from 'hono/router';
-import { LegacyError } from './legacy-error.js';
+import { methodNotAllowed } from './legacy-error.js';
 
 /**
  * Makes every path the app has routes for so far answer a method none of them takes with 405 and
@@ -9,8 +9,9 @@ import { LegacyError } from './legacy-error.js';
  * follows the routes (a disabled endpoint has none and stays a 404), and no route needs its own
  * copy. HEAD is allowed wherever GET is: hono answers it with the GET route. Routes for every
  * method (`app.use` middleware, `app.all`) name no method and are passed over: a middleware
- * registered before (an operator guard) still runs first, so a wrong method is refused after the
- * credentials, like on the legacy surface; an `app.all` handler answers before the 405 does.
+ * registered before still runs first, so where an operator guard covers a path with `app.use`
+ * (metrics, dashboard) a wrong method is refused after the address and credentials (403/401, then
+ * 405), like on the legacy surface; an `app.all` handler answers before the 405 does.
  * Called after the routes it covers.
  */
 export function answerWrongMethods<E extends Env>(app: Hono<E>): void {
@@ -23,11 +24,9 @@ export function answerWrongMethods<E extends Env>(app: Hono<E>): void {
   }
   for (const [path, methods] of methodsByPath) {
     if (methods.has('GET')) methods.add('HEAD');
-    const allowed = [...methods].join(', ');
-    const headers = { Allow: allowed };
+    const allowed = [...methods];
     app.all(path, (c) => {
-      const message = `Method ${c.req.method} is not allowed here; allowed: ${allowed}`;
-      throw new LegacyError(405, message, undefined, headers);
+      throw methodNotAllowed(c.req.method, allowed);
     });
   }
 }

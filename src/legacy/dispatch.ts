@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import type { Context, Handler } from 'hono';
 import { answerOut } from '../http/answer-out.js';
-import { LegacyError } from '../http/legacy-error.js';
-import { publicUrlOf } from '../http/public-url.js';
+import { LegacyError, methodNotAllowed } from '../http/legacy-error.js';
+import { legacyLinkOrigin } from '../http/public-url.js';
 import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
-import { recordedAnswer, recordedBody, recordedLocation } from '../migration/exchange.js';
+import { recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
 import type { ForwardedRequest, UpstreamAnswer } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
@@ -27,17 +27,7 @@ export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
   // catches what it throws as it catches a rejection).
   return function dispatchLegacy(c) {
     const match = c.get('match');
-    if (match?.kind === 'method') {
-      const allowed = match.allowed.join(', ');
-      throw new LegacyError(
-        405,
-        `Method ${c.req.method} is not allowed here; allowed: ${allowed}`,
-        undefined,
-        {
-          Allow: allowed,
-        },
-      );
-    }
+    if (match?.kind === 'method') throw methodNotAllowed(c.req.method, match.allowed);
     if (match?.kind !== 'operation') throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
     const services = c.get('services');
     const id = match.matched.operation.id;
@@ -143,7 +133,7 @@ function answerHeaders(
   const oldBase = services.config.migration.legacy?.baseUrl.replace(/\/+$/, '');
   const location = headers.location;
   if (location !== undefined && oldBase !== undefined && location.startsWith(oldBase)) {
-    headers.location = `${publicUrlOf(c)}${services.config.legacy.basePath}${location.slice(oldBase.length)}`;
+    headers.location = `${legacyLinkOrigin(c)}${services.config.legacy.basePath}${location.slice(oldBase.length)}`;
   }
   return headers;
 }
@@ -175,11 +165,8 @@ async function shadowed(
   const requestId = c.get('requestId');
   const log = requestLog(c);
   const location = recordedLocation(c.req.url, basePath);
-  const { requestBody } = await recordedBody(
-    forwarded.contentType,
-    forwarded.body,
-    matched.operation.body?.kind,
-  );
+  // Kept in a mismatch sample: a password operation's body only as a whole [redacted].
+  const { requestBody } = await recordedRequestBody(matched.operation, forwarded.contentType, forwarded.body);
   const copy = {
     method: c.req.method,
     headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },

@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
 import { announcesBody, requestHeader } from '../http/request-headers.js';
+import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import type { AppEnv } from '../services.js';
 
@@ -40,8 +41,9 @@ export interface LegacyOperation<
   query?: Q;
   /**
    * The body: JSON (parsed whatever the content type says, as the legacy server did) or form data.
-   * `secret`: it carries a password, so a recording keeps it only as `[redacted]`, whatever its
-   * shape (a misspelt key or a bare string would slip past redaction by key name).
+   * `secret`: it carries a password, so the recording and shadow mode's samples keep it only as
+   * `[redacted]`, whatever its shape (a misspelt key or a bare string would slip past redaction by
+   * key name; `recordedRequestBody` in src/migration/exchange.ts).
    */
   body?: { kind: 'json' | 'form'; schema: B; required: boolean; description?: string; secret?: boolean };
   responses: OperationResponses;
@@ -177,21 +179,11 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
   try {
     return JSON.parse(text);
   } catch (error) {
+    // Described by position only: the parser's message quotes the body, maybe a password.
     throw new LegacyError(400, 'Malformed JSON in request body', [
       { path: 'body', message: jsonSyntaxMessage(error) },
     ]);
   }
-}
-
-/**
- * What is wrong with a body that is not JSON, without any of its text: V8's own message quotes
- * the body around the error (`Unexpected token 'S', "SecretPass"... is not valid JSON`), which
- * for a password operation sent as plain text, or with an unquoted value, is the password. Only
- * the position is kept.
- */
-function jsonSyntaxMessage(error: unknown): string {
-  const position = error instanceof Error ? /\bat position (\d+)/.exec(error.message)?.[1] : undefined;
-  return position === undefined ? 'not valid JSON' : `not valid JSON at position ${position}`;
 }
 
 /**

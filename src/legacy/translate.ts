@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { LegacyError } from '../http/legacy-error.js';
-import { publicUrlOf } from '../http/public-url.js';
+import { legacyLinkOrigin } from '../http/public-url.js';
 import type { RunInput, RunResult } from '../mapping/executor.js';
 import type { AppEnv } from '../services.js';
 
@@ -59,11 +59,7 @@ export async function mappedNone(c: Context<AppEnv>, operationId: string, input:
   if (result.type !== 'none') throw mismatch(operationId, result, 'none');
 }
 
-/**
- * The `Location` of an entity created by a POST to the current collection path, under the URL
- * clients reach the proxy at (`publicUrlOf`, as SSO's `return_to`): never under the request's
- * Host header, which the client chooses.
- */
+/** The `Location` of an entity created by a POST to the current collection path (`legacyLinkOrigin`). */
 export function locationOf(c: Context<AppEnv>, legacyId: string): string {
-  return `${publicUrlOf(c)}${c.req.path.replace(/\/+$/, '')}/${encodeURIComponent(legacyId)}`;
+  return `${legacyLinkOrigin(c)}${c.req.path.replace(/\/+$/, '')}/${encodeURIComponent(legacyId)}`;
 }

@@ -1,4 +1,5 @@
 import type { RecordedExchange } from './recording.js';
+import { REDACTED } from './redact.js';
 
 /** The request half of a recorded exchange, as derived from what arrived on the wire. */
 export type RecordedRequest = Pick<RecordedExchange, 'path' | 'query' | 'requestFormat' | 'requestBody'>;
@@ -76,4 +77,26 @@ export function recordedAnswer(text: string): unknown {
   } catch {
     return null;
   }
+}
+
+/** What {@link recordedRequestBody} needs of a legacy operation: how it reads its body, and whether the body is a secret. */
+export interface RecordedOperation {
+  body?: { kind: 'json' | 'form'; secret?: boolean } | undefined;
+}
+
+/**
+ * The request body as the recording and shadow mode's samples keep it (not yet redacted by key
+ * name): for an operation whose body is a secret (`body.secret`: the password operations) a
+ * non-empty body is a whole `"[redacted]"`, whatever its shape, since a misspelt key
+ * (`{"pass": …}`) or a bare string (`["…"]`) would slip past redaction by key name; else
+ * {@link recordedBody} with the operation's body kind. `operation` is undefined for a request that
+ * matched none.
+ */
+export async function recordedRequestBody(
+  operation: RecordedOperation | undefined,
+  contentType: string | undefined,
+  body: string | Uint8Array | undefined,
+): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
+  if (operation?.body?.secret && body !== undefined && body.length > 0) return { requestBody: REDACTED };
+  return recordedBody(contentType, body, operation?.body?.kind);
 }

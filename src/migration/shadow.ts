@@ -18,6 +18,7 @@ export interface ShadowRequest {
   /** Path below the legacy base path, and the raw query without `?`. */
   path: string;
   query: string;
+  /** The body as `recordedRequestBody` gives it (a password operation's as a whole `[redacted]`). */
   requestBody: unknown;
   /** Whether the operation changes state (a write is shadowed only with `migration.shadow.writes`). */
   write: boolean;

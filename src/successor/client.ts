@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '../lib/clock.js';
+import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { type Logger, silentLogger } from '../lib/logger.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import { readAllPages, streamAllPages } from './collections.js';
@@ -413,7 +414,12 @@ function isScopeRefusal(result: { status: number; headers: HeaderLookup }): bool
   );
 }
 
-/** Parses a 2xx body; an empty body is undefined, anything but JSON is a bad_response. */
+/**
+ * Parses a 2xx body; an empty body is undefined, anything but JSON is a bad_response. A body that
+ * is not JSON is described by position only, and the parser's error is not kept as the cause: its
+ * message quotes the body, which may hold a secret (the temporary password of a reset), and the
+ * log's error serializer writes the messages of causes too.
+ */
 function parseBody(method: string, url: CallTarget, result: HttpResult): unknown {
   if (result.status === 204 || result.status === 205) return undefined;
   const text = bodyText(result.body);
@@ -424,29 +430,17 @@ function parseBody(method: string, url: CallTarget, result: HttpResult): unknown
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw badResponse(method, url, result, 'a body that is not valid JSON', error);
+    throw badResponse(method, url, result, `a body that is ${jsonSyntaxMessage(error)}`);
   }
 }
 
 const JSON_TYPE = /[/+]json\b/i;
 
-function badResponse(
-  method: string,
-  url: CallTarget,
-  result: HttpResult,
-  what: string,
-  cause?: unknown,
-): UpstreamError {
+function badResponse(method: string, url: CallTarget, result: HttpResult, what: string): UpstreamError {
   return new UpstreamError(
     'bad_response',
     `the successor answered ${method} ${url.pathname} (${result.status}) with ${what}`,
-    {
-      source: 'api',
-      status: result.status,
-      method,
-      path: url.pathname,
-      ...(cause === undefined ? {} : { cause }),
-    },
+    { source: 'api', status: result.status, method, path: url.pathname },
   );
 }
 

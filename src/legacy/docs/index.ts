@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono } from 'hono';
-import { LegacyError } from '../../http/legacy-error.js';
+import { LegacyError, methodNotAllowed } from '../../http/legacy-error.js';
 import { quoteInput } from '../../lib/quote.js';
 import type { AppEnv } from '../../services.js';
 import type { LegacyOperation } from '../operation.js';
@@ -19,6 +19,9 @@ const ASSETS: Record<string, string> = {
   'favicon-16x16.png': 'image/png',
   'favicon-32x32.png': 'image/png',
 };
+
+/** What every path of the docs takes. */
+const DOCS_METHODS = ['GET', 'HEAD'] as const;
 
 /**
  * The interactive docs below the base path: `/docs/` (Swagger UI), `/docs/openapi.json` (OpenAPI
@@ -66,14 +69,10 @@ export function createLegacyDocs(
     throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
   });
   docs.all('/docs/*', (c) => {
-    throw new LegacyError(405, `Method ${c.req.method} is not allowed here; allowed: GET, HEAD`, undefined, {
-      Allow: 'GET, HEAD',
-    });
+    throw methodNotAllowed(c.req.method, DOCS_METHODS);
   });
   docs.all('/docs', (c) => {
-    throw new LegacyError(405, `Method ${c.req.method} is not allowed here; allowed: GET, HEAD`, undefined, {
-      Allow: 'GET, HEAD',
-    });
+    throw methodNotAllowed(c.req.method, DOCS_METHODS);
   });
   return docs;
 }
