@@ -4,6 +4,7 @@
 // applied and what was not.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 import { linksOf, sandboxUser, startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -177,5 +178,60 @@ describe('a successor answer that is not JSON, with the temporary password in it
       'the reset reached the successor',
     );
     assert.ok(!proxy.logSink.text.includes(temporary), 'the temporary password reached the log');
+  });
+});
+
+describe('a token endpoint whose answer is not JSON, with a token in it', () => {
+  // The token endpoint's answer with the access token unquoted (a broken serializer). The JSON
+  // parser's message quotes the text around the error, i.e. the token; it must reach no log line
+  // and no answer. The sandbox cannot answer so: a loopback server stands in front of its issuer,
+  // passing discovery on (its URLs moved to itself) and answering the token request itself.
+  const leaked = 'AccessTok-93f1c';
+  let sandbox: RunningSandbox;
+  let issuer: LoopbackServer;
+  let proxy: UserProxy;
+
+  before(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    const origin = new URL(sandbox.issuer).origin;
+    issuer = await startLoopback(async (request, res) => {
+      if (request.method === 'POST') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"access_token":${leaked},"token_type":"Bearer"}`);
+        return;
+      }
+      const answer = await fetch(new URL(`${request.url.pathname}${request.url.search}`, origin));
+      res.writeHead(answer.status, {
+        'content-type': answer.headers.get('content-type') ?? 'application/json',
+      });
+      res.end((await answer.text()).replaceAll(origin, issuer.url));
+    });
+    proxy = await startUserProxy({
+      successor: {
+        auth: {
+          type: 'oauth2',
+          issuer: sandbox.issuer.replace(origin, issuer.url),
+          clientId: sandbox.clients.readWrite.clientId,
+          clientSecret: sandbox.clients.readWrite.clientSecret,
+        },
+      },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await issuer?.close();
+    await sandbox?.close();
+  });
+
+  it('refuses the call, and neither the answer nor any log line holds the token', async () => {
+    const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/thomas.becker');
+    assert.ok(answer.status >= 502 && answer.status <= 503, answer.text);
+    assert.ok(
+      issuer.requests.some((request) => request.method === 'POST'),
+      'the token request reached the stand-in',
+    );
+    assert.ok(!answer.text.includes(leaked), answer.text);
+    assert.ok(!proxy.logSink.text.includes(leaked.slice(0, 9)), 'the token reached the log');
+    assert.match(proxy.logSink.text, /parsing error occured \(not valid JSON/, 'the log says what was wrong');
   });
 });

@@ -9,3 +9,27 @@ export function jsonSyntaxMessage(error: unknown): string {
   const position = error instanceof Error ? /\bat position (\d+)/.exec(error.message)?.[1] : undefined;
   return position === undefined ? 'not valid JSON' : `not valid JSON at position ${position}`;
 }
+
+/** How deep a cause chain is searched for a parser's error. */
+const MAX_CAUSES = 8;
+
+/**
+ * An error fit to be kept as a cause, which the log's error serializer writes with the message
+ * of every cause in its chain: when the chain holds a `SyntaxError` (a JSON parser's, whose message
+ * quotes the text it failed on: the token of a broken token answer, say), a plain error with the
+ * top message and the parser's position only, without the chain; otherwise the error itself.
+ */
+export function withoutParsedText(error: unknown): unknown {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < MAX_CAUSES; depth++) {
+    if (current instanceof SyntaxError) {
+      const position = jsonSyntaxMessage(current);
+      const message = current === error ? position : `${(error as Error).message} (${position})`;
+      const cleaned = new Error(message);
+      cleaned.name = (error as Error).name;
+      return cleaned;
+    }
+    current = current.cause;
+  }
+  return error;
+}

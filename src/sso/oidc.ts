@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import type { ResolvedSsoConfig } from '../config/load.js';
+import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 
@@ -23,7 +24,8 @@ export class SsoOidcError extends Error {
     message: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    // The cause without a parser's quote of the provider's answer (which may hold a token).
+    super(message, options && { cause: withoutParsedText(options.cause) });
   }
 }
 

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import type { Clock } from '../lib/clock.js';
+import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 import type { Observer } from '../observe/observer.js';
@@ -222,7 +223,8 @@ export class TokenSource {
     if (error instanceof UpstreamError) return error;
     const { issuer, clientId, timeoutMs } = this.#settings;
     const what = phase === 'discovery' ? `OAuth2 discovery for ${issuer}` : `the token endpoint of ${issuer}`;
-    const base = { source: 'token' as const, cause: error };
+    // The cause without a parser's quote of the answer (a broken token answer holds the token).
+    const base = { source: 'token' as const, cause: withoutParsedText(error) };
 
     let oauthError: string | undefined;
     let description: string | undefined;
