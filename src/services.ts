@@ -1,7 +1,7 @@
 import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
 import { checkOperationReferences } from './config/references.js';
-import { expectedPublicUrl } from './http/public-url.js';
+import { configuredPublicUrl, expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
 import { REQUIRED_OPERATIONS } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -248,8 +248,7 @@ export async function buildServices(
       : undefined;
     if (recording) cleanups.push(() => recording.close());
     const { port } = config.server;
-    const publicUrl =
-      config.legacy.publicUrl?.replace(/\/+$/, '') ?? (port === 0 ? undefined : expectedPublicUrl(config));
+    const publicUrl = configuredPublicUrl(config) ?? (port === 0 ? undefined : expectedPublicUrl(config));
     return {
       config: runConfig,
       logger,

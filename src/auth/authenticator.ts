@@ -192,11 +192,11 @@ export class Authenticator {
 
   /**
    * Waits for the checks of the same counters that came before (`waited`: there were some), and
-   * holds the counters until released:
-   * one check per counter at a time, each judged by the failures of those before it. Without
-   * this, guesses sent at once all read the counters before any failure was recorded, and every
-   * one ran the KDF (60 parallel guesses at one user got 60 answers past the 5 free failures, 200
-   * at unknown names cost some 20 s of scrypt). First come, first served: each check waits only
+   * holds the counters until released: one check per counter at a time, each judged by the
+   * failures of those before it. Without this, guesses sent at once all read the counters before
+   * any failure was recorded, and every one ran the KDF (60 parallel guesses at one user got 60
+   * answers past the 5 free failures, 200 at unknown names cost some 20 s of scrypt). First come,
+   * first served: each check waits only
    * for the last one before it at each of its counters, so a release wakes its successors alone,
    * and no two checks wait for each other. The user's, the pair's and the address's counter are
    * taken whether the name exists or not, so a user removed or added while a check waited changes

@@ -3,9 +3,15 @@ import type { Context } from 'hono';
 import type { AppConfig } from '../config/load.js';
 import type { AppEnv } from '../services.js';
 
+/** `legacy.publicUrl` without its trailing slashes, when it is configured. */
+export function configuredPublicUrl(config: AppConfig): string | undefined {
+  return config.legacy.publicUrl?.replace(/\/+$/, '');
+}
+
 /** The public URL the proxy will have, as far as it is known before it listens. */
 export function expectedPublicUrl(config: AppConfig): string {
-  if (config.legacy.publicUrl) return config.legacy.publicUrl.replace(/\/+$/, '');
+  const configured = configuredPublicUrl(config);
+  if (configured !== undefined) return configured;
   const { host, port, tls } = config.server;
   const scheme = tls ? 'https' : 'http';
   const name = host.includes(':') ? `[${host}]` : host;
@@ -50,5 +56,5 @@ function connectionUrl(c: Context<AppEnv>, config: AppConfig): string | undefine
  * `legacy.publicUrl` to pin it.
  */
 export function legacyLinkOrigin(c: Context<AppEnv>): string {
-  return c.get('services').config.legacy.publicUrl?.replace(/\/+$/, '') ?? new URL(c.req.url).origin;
+  return configuredPublicUrl(c.get('services').config) ?? new URL(c.req.url).origin;
 }
