@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { type SsoAnswer, type SsoProxy, startSsoProxy } from './sso-helpers.js';
 
 interface ErrorBody {
@@ -16,7 +16,7 @@ interface ErrorBody {
 function tokenRows(
   proxy: SsoProxy,
 ): { token_hash: string; username: string; user_uuid: string; api_user: string }[] {
-  const db = new Database(proxy.dbPath, { readonly: true, fileMustExist: true });
+  const db = openSqliteConnection(proxy.dbPath);
   try {
     return db.prepare('SELECT * FROM sso_tokens').all() as {
       token_hash: string;

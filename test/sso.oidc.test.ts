@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
 import { ManualClock } from '../src/lib/clock.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { SANDBOX_SSO_CLIENT_ID } from '../src/sso/sandbox.js';
 import { hashSecret } from '../src/sso/tokens.js';
+import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { Browser, type SsoProxy, startSsoProxy } from './sso-helpers.js';
 
 function assertPage(hop: { status: number; headers: Headers; text: string }, status: number) {
@@ -245,7 +245,7 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
       const back = await toCallback(browser, (await proxy.token('lena.mueller')).return_to);
       // The login expects another nonce than the provider put into the ID token, as if the code
       // had been obtained for a different login: the one thing PKCE and state cannot catch.
-      const db = new Database(proxy.dbPath);
+      const db = openSqliteConnection(proxy.dbPath);
       try {
         const changed = db
           .prepare('UPDATE sso_logins SET nonce = ? WHERE state_hash = ? AND consumed_at IS NULL')

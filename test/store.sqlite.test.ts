@@ -5,8 +5,8 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
-import { migrate, openSqliteDatabase } from '../src/store/sqlite/database.js';
+import { sqliteDriverFor } from '../src/store/sqlite/connection.js';
+import { migrate, openSqliteConnection, openSqliteDatabase } from '../src/store/sqlite/database.js';
 import { openSqliteStore, SQLITE_MIGRATIONS, type SqliteStore } from '../src/store/sqlite/index.js';
 import type { Migration } from '../src/store/types.js';
 
@@ -53,13 +53,13 @@ describe('SQLite store', () => {
   it('runs in WAL mode, which stays set in the file', async () => {
     const file = freshFile();
     const store = openStore(file);
-    assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(store.db.prepare('PRAGMA journal_mode').pluck().get(), 'wal');
     assert.ok(await store.apiUsers.create(user('wal')));
     assert.ok(existsSync(`${file}-wal`), 'writes go to the write-ahead log');
     // A plain connection that sets nothing sees WAL too: the mode is recorded in the file.
-    const plain = new Database(file, { readonly: true });
+    const plain = openSqliteConnection(file);
     try {
-      assert.equal(plain.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(plain.prepare('PRAGMA journal_mode').pluck().get(), 'wal');
     } finally {
       plain.close();
     }
@@ -157,6 +157,51 @@ describe('SQLite store', () => {
     assert.deepEqual((await cli.apiUsers.get('from-cli'))?.ranges, ['10.0.0.0/8']);
     assert.ok(await cli.apiUsers.remove('from-cli'));
     assert.equal(await server.apiUsers.get('from-cli'), undefined);
+  });
+
+  it("uses Node's own SQLite from Node 24 on, the better-sqlite3 addon before", () => {
+    for (const version of ['20.19.0', '22.23.3'])
+      assert.equal(sqliteDriverFor(version), 'better-sqlite3', version);
+    for (const version of ['24.0.0', '24.21.0', '26.1.0'])
+      assert.equal(sqliteDriverFor(version), 'node:sqlite', version);
+    const store = openStore(freshFile());
+    assert.equal(store.db.driver, sqliteDriverFor(process.versions.node), `this Node.js, ${process.version}`);
+  });
+
+  it('commits a transaction, rolls one back when it throws, and a nested one to its savepoint', () => {
+    const db = openSqliteDatabase(freshFile(), []);
+    try {
+      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
+      const insert = db.prepare<[number]>('INSERT INTO t (n) VALUES (?)');
+      const all = () => db.prepare<[], number>('SELECT n FROM t ORDER BY n').pluck().all();
+      assert.equal(db.transaction((n: number) => insert.run(n).changes)(1), 1);
+      assert.throws(
+        () =>
+          db
+            .transaction(() => {
+              insert.run(2);
+              throw new Error('half-way');
+            })
+            .immediate(),
+        /half-way/,
+      );
+      assert.deepEqual(all(), [1], 'nothing of the failed transaction is left');
+      db.transaction(() => {
+        insert.run(3);
+        assert.throws(() =>
+          db.transaction(() => {
+            insert.run(4);
+            throw new Error('inner');
+          })(),
+        );
+        insert.run(5);
+      })();
+      assert.deepEqual(all(), [1, 3, 5], 'the inner one is undone, the outer one kept');
+      assert.deepEqual(db.prepare('SELECT n FROM t WHERE n = ?').get(3), { n: 3 });
+      assert.equal(db.prepare('SELECT n FROM t WHERE n = ?').get(4), undefined);
+    } finally {
+      db.close();
+    }
   });
 
   it('is unusable after close, and close is idempotent', async () => {

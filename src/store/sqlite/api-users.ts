@@ -8,7 +8,7 @@ import type {
   ThrottleState,
 } from '../api-users.js';
 import type { Migration } from '../types.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './connection.js';
 
 /** Schema of API users and failed-login counters. Times are integer milliseconds since the epoch. */
 export const API_USERS_MIGRATION: Migration = {

@@ -6,7 +6,7 @@ import type {
   IdMapSource,
 } from '../id-map.js';
 import type { Migration } from '../types.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './connection.js';
 
 /** Schema of the ID mapping table: unique per kind in both directions. */
 export const ID_MAP_MIGRATION: Migration = {

@@ -5,7 +5,8 @@ import {
   SqliteApiUserRepository,
   SqliteLoginThrottleRepository,
 } from './api-users.js';
-import { openSqliteDatabase, type SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './connection.js';
+import { openSqliteDatabase } from './database.js';
 import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
 import { SHADOW_MIGRATION, SqliteShadowRepository } from './shadow.js';
 import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';

@@ -7,7 +7,7 @@ import {
   type ShadowSample,
 } from '../shadow.js';
 import type { Migration } from '../types.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './connection.js';
 
 /** Schema of the shadow outcomes: hourly counts, hourly path counts, bounded samples. */
 export const SHADOW_MIGRATION: Migration = {

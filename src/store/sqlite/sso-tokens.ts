@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import {
   loginRowValues,
   type SsoLoginFinishResult,
@@ -8,7 +7,7 @@ import {
   type SsoTokenRepository,
 } from '../sso-tokens.js';
 import type { Migration } from '../types.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase, SqliteStatement } from './connection.js';
 
 /** Schema of SSO tokens and OIDC logins: hashes only, never a token or a state in plain text. */
 export const SSO_TOKENS_MIGRATION: Migration = {
@@ -85,8 +84,8 @@ const toLogin = (row: LoginRow): SsoLoginRecord => ({
  * SSO call used to prepare its INSERT, and the purge's, anew each time.
  */
 export class SqliteSsoTokenRepository implements SsoTokenRepository {
-  readonly #insertToken: Statement;
-  readonly #insertLogin: Statement;
+  readonly #insertToken: SqliteStatement;
+  readonly #insertLogin: SqliteStatement;
   readonly #consume: (tokenHash: string, now: number) => SsoTokenConsumeResult;
   readonly #finishLogin: (stateHash: string, browserHash: string, now: number) => SsoLoginFinishResult;
   readonly #purge: (before: number) => number;

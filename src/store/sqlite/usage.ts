@@ -1,7 +1,7 @@
 import { hourOf } from '../shadow.js';
 import type { Migration } from '../types.js';
 import { HOURLY_USAGE_KEEP_MS, type UsageCount, type UsageFilter, type UsageRepository } from '../usage.js';
-import type { SqliteDatabase } from './database.js';
+import type { SqliteDatabase } from './connection.js';
 
 /** Schema of the usage inventory: one row per (API user, operation, outcome class). */
 export const USAGE_MIGRATION: Migration = {
