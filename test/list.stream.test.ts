@@ -314,19 +314,23 @@ describe('streamCollection', () => {
   });
 
   it("releaseBody hands over a socket read's buffer, never a small buffer of Buffer's shared pool", () => {
-    const socketRead = Buffer.alloc(64 * 1024, 0x61);
-    const chunk = socketRead.subarray(200, 300);
-    const pooled = Buffer.from('a small pooled chunk');
-    const neighbour = Buffer.from('its neighbour in the pool');
-    assert.equal(pooled.buffer, neighbour.buffer, 'both from the shared pool');
-    releaseBody([chunk, pooled]);
-    assert.equal(socketRead.buffer.byteLength, 0, 'the socket read is handed over');
-    assert.equal(chunk.length, 0);
-    assert.equal(pooled.toString(), 'a small pooled chunk');
-    assert.equal(neighbour.toString(), 'its neighbour in the pool');
+    // A full socket read is 64 KiB; a short one as long as what was read; on Node 24 the pool is
+    // 64 KiB too, on Node 20 and 22 8 KiB.
+    for (const size of [64 * 1024, Buffer.poolSize, 3000]) {
+      const socketRead = Buffer.alloc(size, 0x61);
+      const chunk = socketRead.subarray(200, 300);
+      const pooled = Buffer.from('a small pooled chunk');
+      const neighbour = Buffer.from('its neighbour in the pool');
+      assert.equal(pooled.buffer, neighbour.buffer, 'both from the shared pool');
+      releaseBody([chunk, pooled]);
+      assert.equal(socketRead.buffer.byteLength, 0, `the socket read of ${size} bytes is handed over`);
+      assert.equal(chunk.length, 0);
+      assert.equal(pooled.toString(), 'a small pooled chunk');
+      assert.equal(neighbour.toString(), 'its neighbour in the pool');
+    }
   });
 
-  it('hands the bytes of every page larger than the shared pool back once the page is parsed', async () => {
+  it('hands the bytes of every page back once the page is parsed', async () => {
     // The bodies as the transport gets them: arrayBuffer() hands over these very bytes, and the
     // transport's Buffer is a view of them (no copy), so a handed-back page shows here as empty.
     const bodies: { size: number; bytes: ArrayBuffer }[] = [];
@@ -349,8 +353,8 @@ describe('streamCollection', () => {
       assert.equal(users, 95);
       assert.equal(bodies.length, 2);
       for (const { size, bytes } of bodies) {
-        assert.ok(size > Buffer.poolSize, `a page of 50 users is larger than the pool (${size} bytes)`);
-        assert.equal(bytes.byteLength, 0, 'handed back');
+        assert.ok(size > 0);
+        assert.equal(bytes.byteLength, 0, `a page of ${size} bytes is handed back`);
       }
     } finally {
       await client.close();

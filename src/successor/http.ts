@@ -86,14 +86,17 @@ export function bodyText(body: readonly Buffer[]): string {
  * A collection page read ahead waits long enough for its chunks to reach V8's old generation,
  * which frees their bytes (outside the heap) only at its next full collection: over a long list
  * that held tens of MiB. Each chunk's buffer is handed to a new, unreferenced one (a transfer, no
- * copy), which the next young-generation collection frees. Only buffers larger than Buffer's shared
- * pool for small allocations are handed over: those are socket reads, holding nothing but this
- * answer (the pool only ever holds 8 KiB of many small buffers). The chunks are empty afterwards.
+ * copy), which the next young-generation collection frees. A chunk is a view of a socket read
+ * (undici) or of the body's own bytes (a `fetch` answer), holding nothing but this answer; never
+ * handed over is Buffer's shared pool, which small Buffers are cut from, in case a transport
+ * copies small chunks (`Buffer.from`). The pool is recognised by identity, not by size: on Node 24
+ * it is 64 KiB, as large as a full socket read. The chunks are empty afterwards.
  */
 export function releaseBody(body: readonly Buffer[]): void {
+  // A one-byte Buffer is cut from the pool in use (allocUnsafe pools sizes under half of it).
+  const pool = Buffer.allocUnsafe(1).buffer;
   for (const { buffer } of body) {
-    if (buffer instanceof ArrayBuffer && buffer.byteLength > Buffer.poolSize)
-      structuredClone(buffer, { transfer: [buffer] });
+    if (buffer instanceof ArrayBuffer && buffer !== pool) structuredClone(buffer, { transfer: [buffer] });
   }
 }
 
