@@ -5,6 +5,8 @@
 // the caller hung up.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -318,7 +320,7 @@ describe('streamCollection', () => {
     // 64 KiB too, on Node 20 and 22 8 KiB.
     for (const size of [64 * 1024, Buffer.poolSize, 3000]) {
       const socketRead = Buffer.alloc(size, 0x61);
-      const chunk = socketRead.subarray(200, 300);
+      const chunk = socketRead.subarray(200, size - 200);
       const pooled = Buffer.from('a small pooled chunk');
       const neighbour = Buffer.from('its neighbour in the pool');
       assert.equal(pooled.buffer, neighbour.buffer, 'both from the shared pool');
@@ -328,6 +330,66 @@ describe('streamCollection', () => {
       assert.equal(pooled.toString(), 'a small pooled chunk');
       assert.equal(neighbour.toString(), 'its neighbour in the pool');
     }
+    // A read as long as the pool that only a small chunk views cannot be told from the pool: left alone.
+    const poolSized = Buffer.alloc(Buffer.poolSize, 0x61);
+    releaseBody([poolSized.subarray(0, 100)]);
+    assert.equal(poolSized.buffer.byteLength, Buffer.poolSize);
+  });
+
+  it('reads every page of a successor that answers in chunks (several chunks to one socket read)', async () => {
+    const total = 250;
+    const server = createServer((request, response) => {
+      const page = Number(new URL(request.url ?? '/', 'http://x').searchParams.get('page') ?? '1');
+      const members = Array.from(
+        { length: Math.max(0, Math.min(100, total - (page - 1) * 100)) },
+        (_, i) => ({
+          hexUuid: `00000000-0000-4000-8000-${String((page - 1) * 100 + i).padStart(12, '0')}`,
+          user: `pupil.${(page - 1) * 100 + i}`,
+          firstname: 'Some'.repeat(20),
+        }),
+      );
+      const text = JSON.stringify({ 'hydra:member': members, 'hydra:totalItems': total });
+      response.writeHead(200, { 'content-type': 'application/ld+json' });
+      // Corked, the chunks of the chunked encoding leave in one write and arrive in one socket read.
+      response.cork();
+      for (let at = 0; at < text.length; at += 500) response.write(text.slice(at, at + 500));
+      response.uncork();
+      response.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = createSuccessorClient({
+      baseUrl: `http://127.0.0.1:${port}/api`,
+      auth: { type: 'apiKey', key: 'not-checked' },
+      pageSize: 100,
+    });
+    try {
+      const users: unknown[] = [];
+      for await (const page of client.streamCollection('/users')) users.push(...page);
+      assert.equal(users.length, total);
+    } finally {
+      await client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('releaseBody hands over a socket read that several chunks view once, and no pool, not even an old one', () => {
+    // A chunked answer: its chunks are views of one socket read.
+    const socketRead = Buffer.alloc(40_000, 0x61);
+    const chunks = [socketRead.subarray(10, 20_000), socketRead.subarray(20_010, 39_990)];
+    releaseBody(chunks);
+    assert.equal(socketRead.buffer.byteLength, 0);
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.length),
+      [0, 0],
+    );
+    // A small chunk cut from a pool that is no longer the one in use.
+    const old = Buffer.from('cut from an old pool');
+    const neighbour = Buffer.from('its neighbour');
+    for (let i = 0; Buffer.allocUnsafe(1).buffer === old.buffer; i++) assert.ok(i < 1_000_000);
+    releaseBody([old]);
+    assert.equal(old.toString(), 'cut from an old pool');
+    assert.equal(neighbour.toString(), 'its neighbour');
   });
 
   it('hands the bytes of every page back once the page is parsed', async () => {

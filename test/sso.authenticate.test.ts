@@ -16,6 +16,7 @@ interface ErrorBody {
 function tokenRows(
   proxy: SsoProxy,
 ): { token_hash: string; username: string; user_uuid: string; api_user: string }[] {
+  assert.ok(existsSync(proxy.dbPath), proxy.dbPath);
   const db = openSqliteConnection(proxy.dbPath);
   try {
     return db.prepare('SELECT * FROM sso_tokens').all() as {

@@ -348,6 +348,15 @@ function storeContract(backend: Backend): void {
         assert.equal(await store.idMap.maxSequence('other', 'G'), undefined);
       });
 
+      it('reads a sequence beyond 2^53 (an imported ID of 20 digits) as a number, not an error', async () => {
+        await store.idMap.insert(
+          { kind: 'big', legacyId: 'S12345678901234567890', uuid: randomUUID(), source: 'import' },
+          1,
+        );
+        const highest = await store.idMap.maxSequence('big', 'S');
+        assert.ok(highest !== undefined && highest > 2 ** 53, String(highest));
+      });
+
       it('assigns sequence numbers from start, then after the highest, and keeps an existing mapping', async () => {
         const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
         assert.deepEqual(await store.idMap.assignSequence('asg', 'N-', 100, a, 3), {

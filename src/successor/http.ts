@@ -87,16 +87,19 @@ export function bodyText(body: readonly Buffer[]): string {
  * which frees their bytes (outside the heap) only at its next full collection: over a long list
  * that held tens of MiB. Each chunk's buffer is handed to a new, unreferenced one (a transfer, no
  * copy), which the next young-generation collection frees. A chunk is a view of a socket read
- * (undici) or of the body's own bytes (a `fetch` answer), holding nothing but this answer; never
- * handed over is Buffer's shared pool, which small Buffers are cut from, in case a transport
- * copies small chunks (`Buffer.from`). The pool is recognised by identity, not by size: on Node 24
- * it is 64 KiB, as large as a full socket read. The chunks are empty afterwards.
+ * (undici) or of the body's own bytes (a `fetch` answer), holding nothing but this answer; several
+ * chunks of a chunked answer may view one socket read, which the first of them hands over. Never
+ * handed over is one of Buffer's shared pools, which small Buffers are cut from (a stream that
+ * joins two socket reads into one small chunk cuts it from the pool in use): a pool is
+ * Buffer.poolSize long and cut into pieces under half of that. The chunks are empty afterwards.
  */
 export function releaseBody(body: readonly Buffer[]): void {
-  // A one-byte Buffer is cut from the pool in use (allocUnsafe pools sizes under half of it).
-  const pool = Buffer.allocUnsafe(1).buffer;
-  for (const { buffer } of body) {
-    if (buffer instanceof ArrayBuffer && buffer !== pool) structuredClone(buffer, { transfer: [buffer] });
+  for (const chunk of body) {
+    const { buffer } = chunk;
+    // Handed over already through another chunk (Node 22 and later throw on a second transfer).
+    if (!(buffer instanceof ArrayBuffer) || buffer.byteLength === 0) continue;
+    const poolSlice = buffer.byteLength === Buffer.poolSize && chunk.byteLength < Buffer.poolSize >>> 1;
+    if (!poolSlice) structuredClone(buffer, { transfer: [buffer] });
   }
 }
 

@@ -1,6 +1,9 @@
 /**
  * A statement's parameters: positional values, or one object of named values (`@name` in the
- * SQL, `name` as the key). A value is a string, number, bigint, byte array or null.
+ * SQL, `name` as the key). A value is a string, number, bigint, byte array or null. Name exactly
+ * the SQL's parameters: a missing one is NULL on node:sqlite and an error on better-sqlite3, an
+ * extra one the other way round. Integers beyond 2^53 are an error on node:sqlite when read:
+ * select them as text.
  */
 export type SqliteParams = unknown[];
 

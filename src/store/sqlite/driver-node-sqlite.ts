@@ -2,7 +2,7 @@ import type { SqliteDatabase, SqliteParams, SqliteStatement, SqliteTransaction }
 
 /** What the store uses of `node:sqlite` (Node's own types of it start with @types/node 22). */
 interface NodeSqliteModule {
-  DatabaseSync: new (file: string) => DatabaseSync;
+  DatabaseSync: new (file: string, options: { timeout: number }) => DatabaseSync;
 }
 
 interface DatabaseSync {
@@ -23,36 +23,39 @@ interface StatementSync {
 export function openNodeSqlite(file: string): SqliteDatabase {
   const sqlite = process.getBuiltinModule('node:sqlite') as NodeSqliteModule | undefined;
   if (!sqlite) throw new Error(`this Node.js (${process.version}) has no node:sqlite`);
-  const db = new sqlite.DatabaseSync(file);
+  // The busy timeout from the start, as better-sqlite3 has it (5 s): a connection that opens the
+  // file while another switches it to WAL or recovers it waits instead of failing.
+  const db = new sqlite.DatabaseSync(file, { timeout: 5000 });
   let savepoints = 0;
-  /** `fn` between BEGIN and COMMIT (ROLLBACK when it throws); inside another transaction, a savepoint. */
+  /**
+   * `fn` between BEGIN and COMMIT (ROLLBACK when it throws); inside another transaction, a
+   * savepoint. As in better-sqlite3: `fn` must not return a promise (the COMMIT would come before
+   * what it awaits), and after SQLite has rolled the whole transaction back by itself (a full
+   * disk, an I/O error) the error thrown is the one that caused it.
+   */
   const transactional =
     <A extends unknown[], T>(fn: (...args: A) => T, begin: string) =>
     (...args: A): T => {
-      if (db.isTransaction) {
-        const name = `nested_${++savepoints}`;
-        db.exec(`SAVEPOINT ${name}`);
-        try {
-          const result = fn(...args);
-          db.exec(`RELEASE ${name}`);
-          return result;
-        } catch (error) {
-          db.exec(`ROLLBACK TO ${name}`);
-          db.exec(`RELEASE ${name}`);
-          throw error;
-        } finally {
-          savepoints--;
-        }
-      }
-      db.exec(begin);
+      const outermost = !db.isTransaction;
+      const savepoint = outermost ? '' : `nested_${++savepoints}`;
+      db.exec(outermost ? begin : `SAVEPOINT ${savepoint}`);
       try {
         const result = fn(...args);
-        db.exec('COMMIT');
+        if (typeof (result as { then?: unknown } | undefined)?.then === 'function')
+          throw new TypeError('Transaction function cannot return a promise');
+        db.exec(outermost ? 'COMMIT' : `RELEASE ${savepoint}`);
         return result;
       } catch (error) {
-        // SQLite may already have rolled back (a full disk, an interrupted statement).
-        if (db.isTransaction) db.exec('ROLLBACK');
+        if (db.isTransaction) {
+          if (outermost) db.exec('ROLLBACK');
+          else {
+            db.exec(`ROLLBACK TO ${savepoint}`);
+            db.exec(`RELEASE ${savepoint}`);
+          }
+        }
         throw error;
+      } finally {
+        if (!outermost) savepoints--;
       }
     };
   return {

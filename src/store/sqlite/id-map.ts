@@ -131,12 +131,13 @@ export class SqliteIdMapRepository implements IdMapRepository {
   private maxSequenceNow(kind: string, prefix: string): number | undefined {
     const row = this.db
       .prepare(
-        `SELECT MAX(CAST(substr(legacy_id, length(@prefix) + 1) AS INTEGER)) AS n FROM id_map
+        // As text: node:sqlite refuses to read an integer beyond 2^53 (an imported ID of 16 digits).
+        `SELECT CAST(MAX(CAST(substr(legacy_id, length(@prefix) + 1) AS INTEGER)) AS TEXT) AS n FROM id_map
          WHERE kind = @kind AND substr(legacy_id, 1, length(@prefix)) = @prefix
            AND length(legacy_id) > length(@prefix) AND substr(legacy_id, length(@prefix) + 1) NOT GLOB '*[^0-9]*'`,
       )
-      .get({ prefix, kind }) as { n: number | null };
-    return row.n ?? undefined;
+      .get({ prefix, kind }) as { n: string | null };
+    return row.n === null ? undefined : Number(row.n);
   }
 
   async assignSequence(
