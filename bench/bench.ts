@@ -539,7 +539,8 @@ async function heapFigures(proxy: ProxyProcess): Promise<string> {
     const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1];
     return value === undefined ? '?' : (Number(value) / 2 ** 20).toFixed(0);
   };
-  return `heap used ${mib('nodejs_heap_size_used_bytes')} MiB of ${mib('nodejs_heap_size_total_bytes')} MiB, external ${mib('nodejs_external_memory_bytes')} MiB`;
+  const space = (name: string) => mib(`nodejs_heap_space_size_total_bytes\\{space="${name}"\\}`);
+  return `heap used ${mib('nodejs_heap_size_used_bytes')} MiB of ${mib('nodejs_heap_size_total_bytes')} MiB (new space ${space('new')}, old ${space('old')}, large objects ${space('large_object')}, code ${space('code')}), external ${mib('nodejs_external_memory_bytes')} MiB`;
 }
 
 /** The legacy list through the proxy; resolves when the whole answer has arrived. */
@@ -577,8 +578,11 @@ async function measureLargeLists(
     peakRssMiB: 0,
   }));
   for (const target of targets) {
+    if (target.pid !== undefined) log(`  ${target.name}: RSS ${rssMiB(target.pid)} MiB before the warm-up`);
+    if (target.name === 'proxy') log(`  proxy: ${await heapFigures(stack.proxy)}`);
     await target.once(); // warm-up: caches, JIT, connections
     if (target.pid !== undefined) log(`  ${target.name}: RSS ${rssMiB(target.pid)} MiB after the warm-up`);
+    if (target.name === 'proxy') log(`  proxy: ${await heapFigures(stack.proxy)}`);
   }
   // The targets take turns, so a burst of load from elsewhere on the machine falls on all of them
   // alike instead of on whichever ran during it.
