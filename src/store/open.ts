@@ -16,8 +16,8 @@ export interface OpenStoreOptions {
 
 /**
  * Opens the store the configuration names. Each backend's module (and its driver: better-sqlite3
- * or node:sqlite, pg) is loaded only when it is opened, so a SQLite proxy never loads the PostgreSQL driver and the
- * reverse. PostgreSQL is retried with a doubling wait (bounded by
+ * or node:sqlite, pg) is loaded only when it is opened, so a SQLite proxy never loads the
+ * PostgreSQL driver and the reverse. PostgreSQL is retried with a doubling wait (bounded by
  * `store.startup`) while it is unreachable, logging each retry; other errors fail at once.
  */
 export async function openStore(config: ResolvedStoreConfig, options: OpenStoreOptions = {}): Promise<Store> {

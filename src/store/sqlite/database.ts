@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Migration } from '../types.js';
-import { type SqliteDatabase, type SqliteDriver, sqliteDriverFor } from './connection.js';
+import { type SqliteDatabase, sqliteDriverFor } from './connection.js';
 import { openBetterSqlite } from './driver-better-sqlite3.js';
 import { openNodeSqlite } from './driver-node-sqlite.js';
 
@@ -9,13 +9,9 @@ import { openNodeSqlite } from './driver-node-sqlite.js';
  * Opens (creating if needed) a SQLite file in WAL mode with a busy timeout, so the server and
  * CLI commands can use the same file at once, and applies the pending migrations.
  */
-export function openSqliteDatabase(
-  file: string,
-  migrations: readonly Migration[],
-  driver: SqliteDriver = sqliteDriverFor(process.versions.node),
-): SqliteDatabase {
+export function openSqliteDatabase(file: string, migrations: readonly Migration[]): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const db = openSqliteConnection(file, driver);
+  const db = openSqliteConnection(file);
   try {
     db.exec('PRAGMA busy_timeout = 5000');
     db.exec('PRAGMA journal_mode = WAL');
@@ -29,12 +25,14 @@ export function openSqliteDatabase(
   return db;
 }
 
-/** A bare connection to a SQLite file (created when missing): no settings, no migrations. */
-export function openSqliteConnection(
-  file: string,
-  driver: SqliteDriver = sqliteDriverFor(process.versions.node),
-): SqliteDatabase {
-  return driver === 'node:sqlite' ? openNodeSqlite(file) : openBetterSqlite(file);
+/**
+ * A bare connection to a SQLite file (created when missing), through this Node's driver
+ * (sqliteDriverFor): no settings, no migrations.
+ */
+export function openSqliteConnection(file: string): SqliteDatabase {
+  return sqliteDriverFor(process.versions.node) === 'node:sqlite'
+    ? openNodeSqlite(file)
+    : openBetterSqlite(file);
 }
 
 /** Applies every migration not yet recorded, each in its own transaction. */
