@@ -7,6 +7,7 @@ import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import type { AppConfig } from './config/load.js';
 import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
+import { serverOrigin } from './http/public-url.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import type { RunningSandbox } from './sandbox/index.js';
@@ -50,9 +51,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const app = createApp(services);
     server = await listen(config);
     const address = server.address() as AddressInfo;
-    const scheme = config.server.tls ? 'https' : 'http';
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const url = `${scheme}://${host}:${address.port}`;
+    const url = serverOrigin(config.server.tls !== undefined, address.address, address.port);
     const publicUrl = services.publicUrl ?? url;
     // Attached once the address is known (port 0 picks one): between the end of listen() and here
     // only promise continuations run, never an I/O callback, so no request arrives without it.

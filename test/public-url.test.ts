@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { serverOrigin } from '../src/http/public-url.js';
 import { type AuthHarness, basic, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
 
@@ -137,5 +138,14 @@ describe('the Location of a passed-through create', () => {
     const created = await createRole(front.url, authorization, 'hostpassed');
     assert.equal(created.status, 201, created.text);
     assert.equal(created.headers.location, `http://${CALLED}${CORE}/Entity/Role/${idOf(created)}`);
+  });
+});
+
+describe('the origin of the proxy server', () => {
+  it('brackets an IPv6 address, writes its zone as %25, and leaves out a port it does not know', () => {
+    assert.equal(serverOrigin(false, '127.0.0.1', 8080), 'http://127.0.0.1:8080');
+    assert.equal(serverOrigin(true, '::1', 8443), 'https://[::1]:8443');
+    assert.equal(serverOrigin(false, 'proxy.school.example'), 'http://proxy.school.example');
+    assert.equal(serverOrigin(false, 'fe80::1%eth0', 8080), 'http://[fe80::1%25eth0]:8080');
   });
 });

@@ -8,14 +8,19 @@ export function configuredPublicUrl(config: AppConfig): string | undefined {
   return config.legacy.publicUrl?.replace(/\/+$/, '');
 }
 
+/**
+ * `scheme://host[:port]` of the proxy's server (`tls`: https): an IPv6 address in brackets, its
+ * zone (`fe80::1%eth0`) written `%25` as a URL needs it (RFC 6874); without a port when undefined.
+ */
+export function serverOrigin(tls: boolean, host: string, port?: number): string {
+  const name = host.includes(':') ? `[${host.replace('%', '%25')}]` : host;
+  return `${tls ? 'https' : 'http'}://${name}${port === undefined ? '' : `:${port}`}`;
+}
+
 /** The public URL the proxy will have, as far as it is known before it listens. */
 export function expectedPublicUrl(config: AppConfig): string {
-  const configured = configuredPublicUrl(config);
-  if (configured !== undefined) return configured;
   const { host, port, tls } = config.server;
-  const scheme = tls ? 'https' : 'http';
-  const name = host.includes(':') ? `[${host}]` : host;
-  return port === 0 ? `${scheme}://${name}` : `${scheme}://${name}:${port}`;
+  return configuredPublicUrl(config) ?? serverOrigin(tls !== undefined, host, port === 0 ? undefined : port);
 }
 
 /**
@@ -40,10 +45,7 @@ function connectionUrl(c: Context<AppEnv>, config: AppConfig): string | undefine
   if (!address || !port) return undefined;
   // A dual-stack socket reports IPv4 clients' connections as IPv4-mapped IPv6 (`::ffff:127.0.0.1`).
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
-  const host = mapped?.[1] ?? address;
-  // An IPv6 zone (`fe80::1%eth0`) is written `%25` inside the brackets of a URL (RFC 6874).
-  const name = host.includes(':') ? `[${host.replace('%', '%25')}]` : host;
-  return `${config.server.tls ? 'https' : 'http'}://${name}:${port}`;
+  return serverOrigin(config.server.tls !== undefined, mapped?.[1] ?? address, port);
 }
 
 /**

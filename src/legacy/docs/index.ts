@@ -68,11 +68,9 @@ export function createLegacyDocs(
   docs.get('/docs/*', (c) => {
     throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
   });
-  docs.all('/docs/*', (c) => {
-    throw methodNotAllowed(c.req.method, DOCS_METHODS);
-  });
-  docs.all('/docs', (c) => {
-    throw methodNotAllowed(c.req.method, DOCS_METHODS);
-  });
+  for (const path of ['/docs/*', '/docs'])
+    docs.all(path, (c) => {
+      throw methodNotAllowed(c.req.method, DOCS_METHODS);
+    });
   return docs;
 }
