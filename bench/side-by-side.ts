@@ -5,7 +5,7 @@
 // each round's CPU µs per request and the medians of the rounds' ratios: to the hop, and of every
 // further proxy to the first one.
 //
-//   npx tsx bench/side-by-side.ts [--scenario REGEX] [--rounds 8] [--seconds 3] [--connections 50] [--rate N] [NAME=BUILD[@CONFIG] …]
+//   npx tsx bench/side-by-side.ts [--scenario REGEX] [--rounds 8] [--seconds 3] [--connections 50] [--rate N] [--flags NAME=FLAGS …] [NAME=BUILD[@CONFIG] …]
 //
 // `--scenario` picks the first of the bench's load scenarios whose name matches (e.g. `link` for
 // the write path); the hop forwards its direct calls, the proxies get its legacy calls.
@@ -13,6 +13,9 @@
 // first with `npm run build`); CONFIG is JSON merged into the proxy's configuration file, e.g.
 // `quiet=.@{"logging":{"level":"warn"}}`. Without targets: `proxy=.`. `--rate` sends that many
 // requests a second in all (autocannon's overallRate) instead of as many as the connections can.
+// `--flags NAME=FLAGS` (repeatable) starts that proxy's process with Node's or V8's flags, separated
+// by spaces, e.g. `--flags small='--max-semi-space-size=16' default=. small=.` (NODE_OPTIONS would
+// set them for every process, the hop and the sandbox too).
 // Everything runs on 127.0.0.1, the sandbox in its own process, as in `npm run bench`.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,8 +50,25 @@ const { values, positionals } = parseArgs({
     connections: { type: 'string', default: '50' },
     rate: { type: 'string' },
     scenario: { type: 'string', default: '^get one user' },
+    flags: { type: 'string', multiple: true, default: [] },
   },
 });
+/** Each proxy's Node flags, by its name. */
+const flagsOf = new Map(
+  values.flags.map((entry) => {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw new Error(`not a proxy's flags: ${entry} (NAME=FLAGS)`);
+    if (values.flags.filter((other) => other.startsWith(entry.slice(0, at + 1))).length > 1)
+      throw new Error(`--flags for ${entry.slice(0, at)} given twice`);
+    return [
+      entry.slice(0, at),
+      entry
+        .slice(at + 1)
+        .split(' ')
+        .filter(Boolean),
+    ] as const;
+  }),
+);
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
@@ -61,8 +81,12 @@ const specs = (positionals.length > 0 ? positionals : ['proxy=.']).map((spec) =>
     name: match[1],
     build: path.resolve(match[2]),
     config: match[3] ? (JSON.parse(match[3]) as Record<string, unknown>) : {},
+    nodeFlags: flagsOf.get(match[1]) ?? [],
   };
 });
+for (const name of flagsOf.keys())
+  if (!specs.some((spec) => spec.name === name))
+    throw new Error(`--flags for ${name}, which is not a target`);
 
 function load(target: Target, duration: number) {
   return autocannon({
@@ -102,7 +126,7 @@ try {
       url,
       calls: scenario.proxy,
       headers: { authorization: basicAuthorization(user, password) },
-      process: await serveProxy(configFile, url, { build: spec.build }),
+      process: await serveProxy(configFile, url, { build: spec.build, nodeFlags: spec.nodeFlags }),
     });
   }
   // Unrecorded, so that JIT compilation and connection set-up do not count.
