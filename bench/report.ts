@@ -154,7 +154,7 @@ export function formatTable(report: BenchReport): string {
           `${cell(t.seconds, 2)}${name === 'direct' ? '' : ratio(t.seconds, scenario.targets.direct.seconds)}`,
           cell(t.cpuUsPerRequest === null ? null : t.cpuUsPerRequest / 1000),
           cell(t.successorCallsPerRequest, 0),
-          cell(t.peakRssMiB),
+          cell(t.peakRssMiB, 1),
           String(t.errors),
         ];
       }),

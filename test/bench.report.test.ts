@@ -107,7 +107,7 @@ describe('bench report', () => {
     const largeRow = lines.find(
       (line) => line.startsWith('list users extended, 10,000') && / proxy /.test(line),
     );
-    assert.match(largeRow ?? '', /0\.60 \(1\.20×\)\s+100\s+1\s+140/, 'seconds, CPU ms, calls, peak RSS');
+    assert.match(largeRow ?? '', /0\.60 \(1\.20×\)\s+100\s+1\s+140\.0\s/, 'seconds, CPU ms, calls, peak RSS');
   });
 
   it("reports each target's one-connection median minus direct's, direct's own median left as measured", () => {
