@@ -53,6 +53,30 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ env: { PORT: 'eighty' } }), /PORT.*not a port number/s);
   });
 
+  it('refuses an IPv6 listen address with a zone unless the public URL is set', () => {
+    assert.throws(
+      () => loadConfig({ env: { HOST: 'fe80::1%eth0' } }),
+      (error: Error) =>
+        /\(env HOST\).*"fe80::1%eth0" has a zone \(%eth0\).*set legacy\.publicUrl/s.test(error.message),
+    );
+    const file = tempFile(
+      'zoned.json',
+      JSON.stringify({
+        sandbox: { enabled: true },
+        server: { host: 'fe80::1%eth0' },
+        legacy: { publicUrl: 'https://idm-compat.school.example' },
+      }),
+    );
+    assert.equal(loadConfig({ file, env: {} }).server.host, 'fe80::1%eth0');
+    const withoutUrl = tempFile(
+      'zoned-no-url.json',
+      JSON.stringify({ sandbox: { enabled: true }, server: { host: 'fe80::1%eth0' } }),
+    );
+    assert.throws(() => loadConfig({ file: withoutUrl, env: {} }), /server\.host.*has a zone/s);
+    // Without a zone, IPv6 needs nothing more.
+    assert.equal(loadConfig({ env: { HOST: 'fe80::1' } }).server.host, 'fe80::1');
+  });
+
   it('reads the file named by IDM_COMPAT_CONFIG and resolves secrets from env and files', () => {
     const secretFile = tempFile('secret', 's3cret-from-file\n');
     const file = tempFile(

@@ -140,10 +140,21 @@ export function parseConfig(
   if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
     problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
   }
+  const host = context.env.HOST || parsed.server.host;
+  // The proxy's links (SSO, the default Host of HTTP/1.0 requests) name its listen address unless
+  // legacy.publicUrl says otherwise, and no URL can name an IPv6 address with a zone (`%eth0`):
+  // browsers and Node's URL refuse it, encoded or not.
+  const zone = /^[0-9a-f:.]+%(.+)$/i.exec(host)?.[1];
+  if (zone !== undefined && !parsed.legacy.publicUrl) {
+    problems.push({
+      path: context.env.HOST ? '(env HOST)' : 'server.host',
+      message: `${JSON.stringify(host)} has a zone (%${zone}), which no URL can carry, and the proxy's links are built from the listen address: set legacy.publicUrl to the URL clients reach it at`,
+    });
+  }
   if (problems.length > 0) throw new ConfigError(context.label, problems);
   const server = {
     ...parsed.server,
-    host: context.env.HOST || parsed.server.host,
+    host,
     port: port ? Number(port) : parsed.server.port,
   };
   return {
