@@ -2,6 +2,9 @@
 // operations that take none, oversized input quoted in messages, successor attribute names in
 // error paths, writes to soft-deleted users, and internals in 5xx bodies.
 import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type ErrorBody, snapshot } from './relation-helpers.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
@@ -272,5 +275,42 @@ describe('hardening', () => {
       assert.equal(answer.status, 200, answer.text);
       assert.equal(proxy.sandbox.data.userByAccount('ben.krause')?.firstname, 'Benno');
     });
+  });
+});
+
+describe('a profile without the refusal of a soft-deleted user', () => {
+  let proxy: UserProxy;
+  let dir = '';
+  before(async () => {
+    // The default profile with `refuseWhen` taken off the link of groups (docs/mappings.md).
+    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-no-refusal-'));
+    const profile = path.join(dir, 'iserv-idm-v1');
+    cpSync(path.resolve('mappings/iserv-idm-v1'), profile, { recursive: true });
+    const file = path.join(profile, 'operations', 'user.json');
+    const table = JSON.parse(readFileSync(file, 'utf8')) as {
+      operations: Record<string, { subject: { refuseWhen?: unknown } }>;
+    };
+    const link = table.operations['user.link.groups.add'];
+    assert.ok(link?.subject.refuseWhen, 'precondition: the default profile refuses');
+    delete link.subject.refuseWhen;
+    writeFileSync(file, JSON.stringify(table));
+    proxy = await startUserProxy({ profile });
+  });
+  after(async () => {
+    await proxy?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('links a group to a soft-deleted user with the write alone, and still refuses what keeps the refusal', async () => {
+    assert.ok(proxy.sandbox.data.userByAccount('ben.krause')?.deleted, 'precondition: soft-deleted');
+    const first = await proxy.call('POST', '/Entity/User/ben.krause/link/groups', ['lehrer']);
+    assert.equal(first.status, 200, first.text);
+    // Warm ID caches: the link is its POST, no read of the user first.
+    proxy.resetCounts();
+    const again = await proxy.call('POST', '/Entity/User/ben.krause/link/groups', ['lehrer']);
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(proxy.apiCalls(), { 'POST /users/{id}/groups': 1 });
+    const unlink = await proxy.call<ErrorBody>('DELETE', '/Entity/User/ben.krause/link/groups', ['lehrer']);
+    assert.equal(unlink.status, 403, unlink.text);
   });
 });
