@@ -191,7 +191,7 @@ describe('the ID table repository', () => {
     for (const legacyId of ['G1', 'G2', 'G10', 'G7x', 'Gx', 'H99']) {
       await store.idMap.insert({ kind: 'seq', legacyId, uuid: randomUUID(), source: 'assigned' }, 1);
     }
-    assert.equal(await store.idMap.maxSequence('seq', 'G'), 10);
+    assert.equal(await store.idMap.maxSequence('seq', 'G'), 10n);
     assert.equal(await store.idMap.maxSequence('seq', ''), undefined);
     assert.equal(await store.idMap.maxSequence('other', 'G'), undefined);
   });

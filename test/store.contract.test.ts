@@ -342,19 +342,31 @@ function storeContract(backend: Backend): void {
         for (const legacyId of ['G1', 'G2', 'G10', 'G7x', 'Gx', 'G', 'H99']) {
           await store.idMap.insert({ kind: 'seq', legacyId, uuid: randomUUID(), source: 'assigned' }, 1);
         }
-        assert.equal(await store.idMap.maxSequence('seq', 'G'), 10);
-        assert.equal(await store.idMap.maxSequence('seq', 'H'), 99);
+        assert.equal(await store.idMap.maxSequence('seq', 'G'), 10n);
+        assert.equal(await store.idMap.maxSequence('seq', 'H'), 99n);
         assert.equal(await store.idMap.maxSequence('seq', ''), undefined);
         assert.equal(await store.idMap.maxSequence('other', 'G'), undefined);
       });
 
-      it('reads a sequence beyond 2^53 (an imported ID of 20 digits) as a number, not an error', async () => {
+      it('reads and continues a sequence beyond 2^53 and 2^63 exactly (imported IDs of 16 and 21 digits)', async () => {
+        // Number('9007199254740993') + 1 is 9007199254740992: the search for a free number never ended.
         await store.idMap.insert(
-          { kind: 'big', legacyId: 'S12345678901234567890', uuid: randomUUID(), source: 'import' },
+          { kind: 'big', legacyId: 'S9007199254740993', uuid: randomUUID(), source: 'import' },
           1,
         );
-        const highest = await store.idMap.maxSequence('big', 'S');
-        assert.ok(highest !== undefined && highest > 2 ** 53, String(highest));
+        assert.equal(await store.idMap.maxSequence('big', 'S'), 9007199254740993n);
+        const [a, b] = [randomUUID(), randomUUID()];
+        assert.equal((await store.idMap.assignSequence('big', 'S', 1, a, 2)).legacyId, 'S9007199254740994');
+        assert.equal((await store.idMap.assignSequence('big', 'S', 1, b, 2)).legacyId, 'S9007199254740995');
+        // Beyond SQLite's integers; leading zeros do not make a number larger.
+        for (const legacyId of ['T123456789012345678901', 'T0000000000000000000000099']) {
+          await store.idMap.insert({ kind: 'huge', legacyId, uuid: randomUUID(), source: 'import' }, 1);
+        }
+        assert.equal(await store.idMap.maxSequence('huge', 'T'), 123456789012345678901n);
+        assert.equal(
+          (await store.idMap.assignSequence('huge', 'T', 1, randomUUID(), 2)).legacyId,
+          'T123456789012345678902',
+        );
       });
 
       it('assigns sequence numbers from start, then after the highest, and keeps an existing mapping', async () => {

@@ -50,8 +50,11 @@ export interface IdMapRepository {
    * already mapped in its kind; one transaction. Answers how many were added (`store copy`).
    */
   insertMany(rows: readonly IdMapRow[]): Promise<number>;
-  /** The highest number N among legacy IDs `prefix + N` of a kind, for the sequence rule. */
-  maxSequence(kind: string, prefix: string): Promise<number | undefined>;
+  /**
+   * The highest number N among legacy IDs `prefix + N` of a kind, for the sequence rule; exact at
+   * any length (an imported ID may have 20 digits or more).
+   */
+  maxSequence(kind: string, prefix: string): Promise<bigint | undefined>;
   /**
    * The sequence rule, atomically: maps `uuid` to `prefix + (highest N + 1)` (`start` when there is none),
    * or answers the legacy ID it already has. Processes sharing the store never hand out one
@@ -70,4 +73,13 @@ export interface IdMapRepository {
   count(kind?: string): Promise<number>;
   /** Removes one row; false when there was none. */
   remove(kind: string, legacyId: string): Promise<boolean>;
+}
+
+/**
+ * The sequence rule's next number: one after the highest, `start` when there is none. A bigint, so
+ * that it stays exact beyond 2^53 (one imported ID of 16 digits made `Number(max) + 1` equal to
+ * `max`, and the search for a free number never ended).
+ */
+export function nextSequence(highest: bigint | undefined, start: number): bigint {
+  return highest === undefined ? BigInt(start) : highest + 1n;
 }

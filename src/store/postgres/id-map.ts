@@ -5,6 +5,7 @@ import type {
   IdMapRow,
   IdMapSource,
 } from '../id-map.js';
+import { nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { PostgresDatabase } from './database.js';
 
@@ -141,13 +142,13 @@ export class PostgresIdMapRepository implements IdMapRepository {
     return result.rowCount ?? 0;
   }
 
-  async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
+  async maxSequence(kind: string, prefix: string): Promise<bigint | undefined> {
     const { rows } = await this.db.query<{ n: string | null }>(
       `SELECT MAX(substr(legacy_id, length($2) + 1)::numeric)::text AS n FROM id_map WHERE ${SEQUENCE_WHERE}`,
       [kind, prefix],
     );
     const n = rows[0]?.n;
-    return n === null || n === undefined ? undefined : Number(n);
+    return n === null || n === undefined ? undefined : BigInt(n);
   }
 
   async assignSequence(
@@ -174,7 +175,7 @@ export class PostgresIdMapRepository implements IdMapRepository {
         [kind, prefix],
       );
       const max = rows[0]?.n;
-      let next = max === null || max === undefined ? start : Number(max) + 1;
+      let next = nextSequence(max === null || max === undefined ? undefined : BigInt(max), start);
       // A row imported under the same number meanwhile (imports do not take the lock) is skipped.
       for (;;) {
         const legacyId = `${prefix}${next}`;

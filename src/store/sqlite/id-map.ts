@@ -5,6 +5,7 @@ import type {
   IdMapRow,
   IdMapSource,
 } from '../id-map.js';
+import { nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
 
@@ -124,20 +125,25 @@ export class SqliteIdMapRepository implements IdMapRepository {
     )();
   }
 
-  async maxSequence(kind: string, prefix: string): Promise<number | undefined> {
+  async maxSequence(kind: string, prefix: string): Promise<bigint | undefined> {
     return this.maxSequenceNow(kind, prefix);
   }
 
-  private maxSequenceNow(kind: string, prefix: string): number | undefined {
+  private maxSequenceNow(kind: string, prefix: string): bigint | undefined {
     const row = this.db
       .prepare(
-        // As text: node:sqlite refuses to read an integer beyond 2^53 (an imported ID of 16 digits).
-        `SELECT CAST(MAX(CAST(substr(legacy_id, length(@prefix) + 1) AS INTEGER)) AS TEXT) AS n FROM id_map
+        // The number as text, compared as digits (the longer one without leading zeros is the
+        // higher): SQLite's integers end at 2^63 and node:sqlite refuses to read one beyond 2^53,
+        // and an imported ID may have 20 digits or more.
+        `SELECT substr(legacy_id, length(@prefix) + 1) AS n FROM id_map
          WHERE kind = @kind AND substr(legacy_id, 1, length(@prefix)) = @prefix
-           AND length(legacy_id) > length(@prefix) AND substr(legacy_id, length(@prefix) + 1) NOT GLOB '*[^0-9]*'`,
+           AND length(legacy_id) > length(@prefix) AND substr(legacy_id, length(@prefix) + 1) NOT GLOB '*[^0-9]*'
+         ORDER BY length(ltrim(substr(legacy_id, length(@prefix) + 1), '0')) DESC,
+                  ltrim(substr(legacy_id, length(@prefix) + 1), '0') DESC
+         LIMIT 1`,
       )
-      .get({ prefix, kind }) as { n: string | null };
-    return row.n === null ? undefined : Number(row.n);
+      .get({ prefix, kind }) as { n: string } | undefined;
+    return row === undefined ? undefined : BigInt(row.n);
   }
 
   async assignSequence(
@@ -155,7 +161,7 @@ export class SqliteIdMapRepository implements IdMapRepository {
           .get(kind, uuid) as Pick<Row, 'legacy_id'> | undefined;
         if (mapped) return { legacyId: mapped.legacy_id, inserted: false };
         const exists = this.db.prepare('SELECT 1 FROM id_map WHERE kind = ? AND legacy_id = ?');
-        let next = (this.maxSequenceNow(kind, prefix) ?? start - 1) + 1;
+        let next = nextSequence(this.maxSequenceNow(kind, prefix), start);
         while (exists.get(kind, `${prefix}${next}`)) next++;
         const legacyId = `${prefix}${next}`;
         this.db
