@@ -53,6 +53,23 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ env: { PORT: 'eighty' } }), /PORT.*not a port number/s);
   });
 
+  it('refuses throttle times beyond a year, whose end could not be stored and read back', () => {
+    const withThrottle = (throttle: Record<string, number>) =>
+      tempFile('throttle.json', JSON.stringify({ sandbox: { enabled: true }, auth: { throttle } }));
+    const year = 365 * 24 * 3600;
+    for (const key of ['baseDelaySeconds', 'maxDelaySeconds', 'forgetAfterSeconds']) {
+      assert.throws(
+        () => loadConfig({ file: withThrottle({ [key]: year + 1 }), env: {} }),
+        new RegExp(`auth\\.throttle\\.${key}`),
+        key,
+      );
+      assert.equal(
+        loadConfig({ file: withThrottle({ [key]: year }), env: {} }).auth.throttle[key as 'maxDelaySeconds'],
+        year,
+      );
+    }
+  });
+
   it('refuses an IPv6 listen address with a zone unless the public URL is set', () => {
     assert.throws(
       () => loadConfig({ env: { HOST: 'fe80::1%eth0' } }),

@@ -31,6 +31,12 @@ export const cidrSchema = z
   })
   .describe('CIDR range, IPv4 or IPv6');
 
+/**
+ * The longest throttle time, 365 days: a block's end is stored as a time in milliseconds, and one
+ * beyond 2^53 ms could not be read back (Node 24's SQLite refuses it, and a Date of it is invalid).
+ */
+const YEAR_SECONDS = 365 * 24 * 3600;
+
 const urlSchema = z.url({ protocol: /^https?$/ });
 
 const serverSchema = z
@@ -381,12 +387,14 @@ const authSchema = z
         baseDelaySeconds: z
           .int()
           .min(1)
+          .max(YEAR_SECONDS)
           .default(1)
           .describe('First back-off; it doubles with every further failure'),
-        maxDelaySeconds: z.int().min(1).default(900).describe('Longest back-off'),
+        maxDelaySeconds: z.int().min(1).max(YEAR_SECONDS).default(900).describe('Longest back-off'),
         forgetAfterSeconds: z
           .int()
           .min(60)
+          .max(YEAR_SECONDS)
           .default(3600)
           .describe('A counter whose last failure is older than this starts again from zero'),
       })
