@@ -1,14 +1,18 @@
 // The SQLite store on real files: creation with its folder, WAL mode, versioned migrations applied
 // once each and recorded, reopening, and two connections on one file (the server and a CLI command).
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { sqliteDriverFor } from '../src/store/sqlite/connection.js';
 import { migrate, openSqliteConnection, openSqliteDatabase } from '../src/store/sqlite/database.js';
 import { openSqliteStore, SQLITE_MIGRATIONS, type SqliteStore } from '../src/store/sqlite/index.js';
 import type { Migration } from '../src/store/types.js';
+
+const run = promisify(execFile);
 
 const UUID = '0b6f5c1e-8a4e-4c3b-9a57-3f1d2e4c5b6a';
 const open: SqliteStore[] = [];
@@ -209,5 +213,31 @@ describe('SQLite store', () => {
     await store.close();
     await store.close();
     await assert.rejects(store.ping());
+  });
+});
+
+describe('a new store opened by several processes at once', () => {
+  it('is created and migrated once, every process opening it without an error', async () => {
+    // The server and a CLI command (or two commands) may open a new or upgraded store at the same
+    // moment. Each process here waits for one shared moment, then opens the same new file.
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-race-'));
+    const fixture = path.resolve('test/fixtures/open-store-at.ts');
+    for (const round of [1, 2]) {
+      const file = path.join(dir, `store-${round}.db`);
+      const at = String(Date.now() + 3000);
+      const opened = await Promise.allSettled(
+        [1, 2, 3, 4].map(() => run(process.execPath, ['--import', 'tsx', fixture, file, at])),
+      );
+      for (const result of opened) {
+        assert.equal(result.status, 'fulfilled', result.status === 'rejected' ? String(result.reason) : '');
+        if (result.status === 'fulfilled') assert.equal(result.value.stdout, 'opened\n');
+      }
+      const store = openSqliteStore(file);
+      try {
+        assert.equal(await store.apiUsers.list().then((users) => users.length), 0);
+      } finally {
+        await store.close();
+      }
+    }
   });
 });
