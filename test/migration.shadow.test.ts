@@ -9,10 +9,17 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
+import { parseConfig } from '../src/config/load.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createLogger } from '../src/lib/logger.js';
+import { loadCompareRules } from '../src/migration/compare-rules.js';
+import { ShadowRunner } from '../src/migration/shadow.js';
 import { reloadOnSignal } from '../src/reload.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
 import { launchBrowser } from './browser.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { LogSink } from './log-sink.js';
 import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
 import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 
@@ -469,5 +476,56 @@ describe("shadowed password writes: the mismatch samples keep no password, whate
     for (const text of [JSON.stringify(samples), dashboard.text]) {
       for (const [secret] of bodies) assert.ok(!text.includes(secret), `${secret} was kept: ${text}`);
     }
+  });
+});
+
+describe('shadow outcomes at shutdown', () => {
+  it('says which counts it could not write, instead of keeping them for a flush that never comes', async () => {
+    // A real store closed before the runner: the runner's last batch fails.
+    const store = openSqliteStore(
+      path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-shadow-')), 'store.db'),
+    );
+    const settings = parseConfig({ sandbox: { enabled: true } }, { label: 'test', env: {}, baseDir: '.' })
+      .migration.shadow;
+    const logSink = new LogSink();
+    const runner = new ShadowRunner({
+      settings,
+      rules: loadCompareRules(),
+      repository: store.shadow,
+      observer: { shadowComparison: () => undefined },
+      clock: systemClock,
+      logger: createLogger({ destination: logSink }),
+      flushIntervalMs: 0,
+    });
+    // A write is not shadowed by default: counted as skipped, never translated.
+    runner.submit({
+      operation: 'user.update',
+      apiUser: 'integration',
+      requestId: 'r1',
+      method: 'PUT',
+      path: '/Entity/User/ada.l',
+      query: '',
+      requestBody: { firstname: 'Ada' },
+      write: true,
+      legacy: { status: 200, body: {} },
+      translate: () => Promise.reject(new Error('not to be translated')),
+    });
+    await store.close();
+    await runner.close();
+    const lines = logSink.lines();
+    const lost = lines.filter(
+      (line) => line.msg === 'shadow outcomes not written at shutdown; these counts are lost',
+    );
+    assert.equal(lost.length, 1, logSink.text);
+    assert.equal(lost[0]?.level, 50);
+    assert.deepEqual(
+      ((lost[0]?.lost ?? []) as { operation: string; outcome: string; count: number }[]).map((c) => [
+        c.operation,
+        c.outcome,
+        c.count,
+      ]),
+      [['user.update', 'skipped', 1]],
+    );
+    assert.ok(!lines.some((line) => String(line.msg).includes('kept for the next flush')));
   });
 });

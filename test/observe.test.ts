@@ -15,6 +15,7 @@ import { ConfigError, parseConfig } from '../src/config/load.js';
 import { createLogger, silentLogger } from '../src/lib/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
 import { buildServices } from '../src/services.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
 import type { UsageCount } from '../src/store/usage.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
@@ -266,6 +267,45 @@ describe('usage inventory', () => {
     assert.equal(writes, 1, 'one batch for 25 requests');
     await services.close();
     assert.equal(writes, 1, 'nothing left to write at close');
+  });
+
+  it('says at shutdown which counts it could not write, instead of keeping them for a flush that never comes', async () => {
+    // A store of its own on the same file, closed before the proxy shuts down: its last batch fails.
+    const storeConfig = h.config.store;
+    assert.equal(storeConfig.type, 'sqlite');
+    const own = openSqliteStore(storeConfig.path);
+    const logSink = new LogSink();
+    const services = await buildServices(h.config, {
+      logger: createLogger({ destination: logSink }),
+      store: own,
+    });
+    const { createApp } = await import('../src/app.js');
+    const app = createApp(services);
+    const auth = { authorization: basic('beta', passwords.beta) };
+    const peer = {
+      incoming: { socket: { remoteAddress: '127.0.0.1', remotePort: 1, remoteFamily: 'IPv4' } },
+    };
+    for (let i = 0; i < 3; i++)
+      assert.equal((await app.request(`${GROUPS}/lehrer`, { headers: auth }, peer)).status, 200);
+    await new Promise((resolve) => setImmediate(resolve));
+    await own.close();
+    await services.close();
+    const lines = logSink.lines();
+    const lost = lines.filter(
+      (line) => line.msg === 'usage inventory not written at shutdown; these counts are lost',
+    );
+    assert.equal(lost.length, 1, logSink.text);
+    assert.equal(lost[0]?.level, 50, 'an error');
+    assert.deepEqual(
+      ((lost[0]?.lost ?? []) as UsageCount[]).map(({ apiUser, operation, outcome, count }) => [
+        apiUser,
+        operation,
+        outcome,
+        count,
+      ]),
+      [['beta', 'group.get', '2xx', 3]],
+    );
+    assert.ok(!lines.some((line) => String(line.msg).includes('kept in memory for the next flush')));
   });
 
   it('answers whatever its completion does: an observer that throws is logged, the answer stands', async () => {

@@ -60,7 +60,7 @@ export class ShadowRunner {
       random?: () => number;
     },
   ) {
-    this.#flusher = new PeriodicFlush(options.flushIntervalMs, () => this.#flushOnce());
+    this.#flusher = new PeriodicFlush(options.flushIntervalMs, (final) => this.#flushOnce(final));
   }
 
   /** Background translations running now. */
@@ -108,7 +108,7 @@ export class ShadowRunner {
     await this.#flusher.close();
   }
 
-  async #flushOnce(): Promise<void> {
+  async #flushOnce(final: boolean): Promise<void> {
     if (this.#counts.size === 0 && this.#samples.length === 0) return;
     const batch = {
       counts: [...this.#counts.values()],
@@ -121,6 +121,14 @@ export class ShadowRunner {
     try {
       await this.options.repository.add(batch, SAMPLES_KEPT);
     } catch (error) {
+      if (final) {
+        // The counts only: samples hold (redacted) answers, which belong in the store, not the log.
+        this.options.logger.error(
+          { err: error, lost: batch.counts, samples: batch.samples.length },
+          'shadow outcomes not written at shutdown; these counts are lost',
+        );
+        return;
+      }
       this.options.logger.warn({ err: error }, 'shadow outcomes not written; kept for the next flush');
       for (const c of batch.counts) this.#count(c.operation, c.outcome, c.count, c.hour);
       for (const p of batch.paths) this.#path(p.operation, p.path, p.count, p.hour);

@@ -1,7 +1,9 @@
 /**
  * The clockwork of a write-behind: runs `flushOnce` every `intervalMs` (the timer never keeps the
- * process alive), never two at once, and once more at close. What a flush takes and writes, and
- * what it keeps when the store refuses, is the owner's business.
+ * process alive), never two at once, and once more at close, that last time with `final` true:
+ * nothing it keeps after a refusal will be tried again. What a flush takes and writes, what it
+ * keeps when the store refuses, and what it says of what the last one could not write, is the
+ * owner's business.
  */
 export class PeriodicFlush {
   #flushing: Promise<void> | undefined;
@@ -9,7 +11,7 @@ export class PeriodicFlush {
 
   constructor(
     intervalMs: number,
-    private readonly flushOnce: () => Promise<void>,
+    private readonly flushOnce: (final: boolean) => Promise<void>,
   ) {
     if (intervalMs > 0) {
       this.#timer = setInterval(() => void this.flush(), intervalMs);
@@ -18,17 +20,21 @@ export class PeriodicFlush {
   }
 
   /** Runs one flush after the one under way, if any. */
-  async flush(): Promise<void> {
+  flush(): Promise<void> {
+    return this.#run(false);
+  }
+
+  /** Stops the timer and flushes what is left, for the last time. */
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#run(true);
+  }
+
+  async #run(final: boolean): Promise<void> {
     while (this.#flushing) await this.#flushing;
-    this.#flushing = this.flushOnce().finally(() => {
+    this.#flushing = this.flushOnce(final).finally(() => {
       this.#flushing = undefined;
     });
     await this.#flushing;
-  }
-
-  /** Stops the timer and flushes what is left. */
-  async close(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    await this.flush();
   }
 }

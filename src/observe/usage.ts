@@ -12,7 +12,8 @@ export function outcomeClass(status: number): string {
  * The usage inventory's write-behind (SPEC 8): counts requests per (API user, operation, outcome
  * class) in memory and adds them to the store in one batch every `flushIntervalMs` and at close,
  * never one store write per request. A batch the store refuses is kept and tried again with the
- * next one, so a store outage loses nothing while the process runs.
+ * next one, so a store outage loses nothing while the process runs; one refused at close is logged
+ * as an error with its counts, which are then lost.
  */
 export class UsageRecorder implements Observer {
   #pending = new Map<string, UsageCount>();
@@ -21,7 +22,7 @@ export class UsageRecorder implements Observer {
   constructor(
     private readonly options: { repository: UsageRepository; flushIntervalMs: number; logger: Logger },
   ) {
-    this.#flusher = new PeriodicFlush(options.flushIntervalMs, () => this.#flushOnce());
+    this.#flusher = new PeriodicFlush(options.flushIntervalMs, (final) => this.#flushOnce(final));
   }
 
   request(event: RequestEvent): void {
@@ -40,13 +41,20 @@ export class UsageRecorder implements Observer {
     return this.#flusher.close();
   }
 
-  async #flushOnce(): Promise<void> {
+  async #flushOnce(final: boolean): Promise<void> {
     if (this.#pending.size === 0) return;
     const batch = [...this.#pending.values()];
     this.#pending = new Map();
     try {
       await this.options.repository.add(batch);
     } catch (error) {
+      if (final) {
+        this.options.logger.error(
+          { err: error, rows: batch.length, lost: batch },
+          'usage inventory not written at shutdown; these counts are lost',
+        );
+        return;
+      }
       for (const row of batch)
         this.#add(row.apiUser, row.operation, row.outcome, row.count, row.firstSeen, row.lastSeen);
       this.options.logger.warn(
