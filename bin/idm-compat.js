@@ -3,16 +3,27 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const entry = new URL('../dist/cli.js', import.meta.url);
-const youngGeneration = new URL('../dist/cli/young-generation.js', import.meta.url);
-if (!existsSync(fileURLToPath(entry)) || !existsSync(fileURLToPath(youngGeneration))) {
-  process.stderr.write(
-    'idm-compat is not built yet, or its build is older than its sources: run `npm run build` (npm ci does it for you).\n',
-  );
+const dist = (file) => new URL(`../dist/${file}`, import.meta.url);
+const entry = dist('cli.js');
+const modules = [entry, dist('cli/command.js'), dist('cli/stop-signal.js'), dist('cli/young-generation.js')];
+if (!existsSync(fileURLToPath(entry))) {
+  process.stderr.write('idm-compat is not built yet: run `npm run build` (npm ci does it for you).\n');
+  process.exit(1);
+}
+if (!modules.every((module) => existsSync(fileURLToPath(module)))) {
+  process.stderr.write('idm-compat was built from older sources: run `npm run build`.\n');
   process.exit(1);
 }
 const argv = process.argv.slice(2);
-// `serve` on Node 24 and later starts afresh with V8's young generation bounded (src/cli/young-generation.ts).
-if (argv[0] === 'serve') (await import(youngGeneration.href)).boundYoungGeneration();
+let io;
+if (argv[0] === 'serve') {
+  // The stop signals from the first moment (src/cli/stop-signal.ts); then, on Node 24 and later and
+  // unless asked to stop already, a fresh start with V8's young generation bounded
+  // (src/cli/young-generation.ts).
+  const stopSignal = (await import(dist('cli/stop-signal.js').href)).nextStopSignal();
+  if (stopSignal.caught === undefined)
+    (await import(dist('cli/young-generation.js').href)).boundYoungGeneration();
+  io = { ...(await import(dist('cli/command.js').href)).processIo, stopSignal };
+}
 const { runCli } = await import(entry.href);
-process.exitCode = await runCli(argv);
+process.exitCode = await runCli(argv, io);

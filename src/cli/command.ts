@@ -4,12 +4,15 @@ import { loadConfig } from '../config/load.js';
 import { silentLogger } from '../lib/logger.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { buildServices, type StoreServices } from '../services.js';
+import type { StopSignal } from './stop-signal.js';
 
 /** Where a command writes: injectable so tests can run commands in-process and read the output. */
 export interface CommandIo {
   out: (text: string) => void;
   err: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** `serve`'s stop signals, listened for since the binary started (else from the command's start). */
+  stopSignal?: StopSignal;
 }
 
 /** The real terminal. */

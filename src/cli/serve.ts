@@ -3,6 +3,7 @@ import { createLogger } from '../lib/logger.js';
 import { reloadOnSignal } from '../reload.js';
 import { type RunningServer, startServer } from '../server.js';
 import { type Command, stringOption } from './command.js';
+import { nextStopSignal } from './stop-signal.js';
 
 /** `idm-compat serve`: runs the proxy until SIGINT/SIGTERM, then shuts down gracefully. */
 export const serveCommand: Command = {
@@ -17,9 +18,10 @@ Environment: HOST and PORT override server.host and server.port.`,
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
     const logger = createLogger({ level: config.logging.level, bufferBytes: config.logging.bufferBytes });
-    // Listen for the stop signals before starting: one that arrives during start-up, or right after
-    // the "listening" line, still shuts down gracefully instead of killing the process.
-    const stopSignal = nextStopSignal();
+    // Listen for the stop signals before starting (the binary already does, from its first
+    // moment): one that arrives during start-up, or right after the "listening" line, still shuts
+    // down gracefully instead of killing the process.
+    const stopSignal = io.stopSignal ?? nextStopSignal();
     let running: RunningServer;
     try {
       running = await startServer({ config, logger });
@@ -50,24 +52,6 @@ Environment: HOST and PORT override server.host and server.port.`,
     return 0;
   },
 };
-
-/** The first SIGINT or SIGTERM from now on; the handlers go once it arrives (a second one kills at once). */
-function nextStopSignal(): { received: Promise<NodeJS.Signals>; cancel: () => void } {
-  let cancel = () => {};
-  const received = new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      cancel();
-      resolve(signal);
-    };
-    cancel = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  return { received, cancel };
-}
 
 /** What sandbox mode prints about the API user `demo`: its password and a curl line once, later how to reset it. */
 function demoUserNotice(running: RunningServer, legacy: AppConfig['legacy']): string {

@@ -1,9 +1,10 @@
-// `idm-compat serve` bounds V8's young generation on Node 24 and later, where it would grow to
-// 128 MiB (src/cli/young-generation.ts): the rule, and real processes started as the binary starts
+// The binary's start of `serve`: it bounds V8's young generation on Node 24 and later, where it
+// would grow to 128 MiB (src/cli/young-generation.ts), and keeps a stop signal from its first
+// moment (src/cli/stop-signal.ts). The rule, and real processes started as the binary starts
 // `serve`, on whichever Node runs the suite (CI runs it on Node 20 and on Node 24).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +15,7 @@ import { YOUNG_GENERATION_FLAG, youngGenerationFlag } from '../src/cli/young-gen
 const run = promisify(execFile);
 const FIXTURE = path.resolve('test/fixtures/young-generation.ts');
 const REPORT_START = pathToFileURL(path.resolve('test/fixtures/report-start.mjs')).href;
+const SIGNAL_ON_LOAD = pathToFileURL(path.resolve('test/fixtures/signal-on-load.mjs')).href;
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 interface Report {
@@ -149,5 +151,28 @@ describe('the binary', () => {
   it('starts every other command, and `serve` with a size given, once', async () => {
     assert.equal((await starts(['config', 'schema'])).length, 1);
     assert.equal((await starts(['serve', '--help'], '--max-semi-space-size=32')).length, 1);
+  });
+
+  it('keeps a SIGTERM that arrives while it loads the CLI: starts, then shuts down gracefully (exit 0)', async () => {
+    const config = path.join(build, 'serve.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        sandbox: { enabled: true },
+        server: { host: '127.0.0.1', port: 0 },
+        store: { type: 'sqlite', path: path.join(build, 'data', 'store.db') },
+        mappings: { dir: path.resolve('mappings') },
+      }),
+    );
+    const env: NodeJS.ProcessEnv = { ...process.env, IDM_COMPAT_SIGNAL_ON_LOAD: '/dist/cli.js' };
+    delete env.NODE_OPTIONS;
+    // Resolves once the process has ended: execFile rejects on a signal death or another exit code.
+    const { stderr } = await run(
+      process.execPath,
+      ['--import', SIGNAL_ON_LOAD, path.join(build, 'bin', 'idm-compat.js'), 'serve', '--config', config],
+      { env },
+    );
+    assert.match(stderr, /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
+    assert.match(stderr, /SIGTERM: finishing in-flight requests/);
   });
 });
