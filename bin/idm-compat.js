@@ -21,8 +21,12 @@ if (argv[0] === 'serve') {
   // unless asked to stop already, a fresh start with V8's young generation bounded
   // (src/cli/young-generation.ts).
   const stopSignal = (await import(dist('cli/stop-signal.js').href)).nextStopSignal();
-  if (stopSignal.caught === undefined)
-    (await import(dist('cli/young-generation.js').href)).boundYoungGeneration();
+  const { boundYoungGeneration } = await import(dist('cli/young-generation.js').href);
+  // One turn of the event loop, so that a signal that reached the process by now has been handled:
+  // a process asked to stop is not replaced (execve would drop the signal). One that arrives after
+  // this check, or during the replacement's own start-up, meets Node's default.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (stopSignal.caught === undefined) boundYoungGeneration();
   io = { ...(await import(dist('cli/command.js').href)).processIo, stopSignal };
 }
 const { runCli } = await import(entry.href);

@@ -153,26 +153,45 @@ describe('the binary', () => {
     assert.equal((await starts(['serve', '--help'], '--max-semi-space-size=32')).length, 1);
   });
 
-  it('keeps a SIGTERM that arrives while it loads the CLI: starts, then shuts down gracefully (exit 0)', async () => {
-    const config = path.join(build, 'serve.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        sandbox: { enabled: true },
-        server: { host: '127.0.0.1', port: 0 },
-        store: { type: 'sqlite', path: path.join(build, 'data', 'store.db') },
-        mappings: { dir: path.resolve('mappings') },
-      }),
-    );
-    const env: NodeJS.ProcessEnv = { ...process.env, IDM_COMPAT_SIGNAL_ON_LOAD: '/dist/cli.js' };
-    delete env.NODE_OPTIONS;
-    // Resolves once the process has ended: execFile rejects on a signal death or another exit code.
-    const { stderr } = await run(
-      process.execPath,
-      ['--import', SIGNAL_ON_LOAD, path.join(build, 'bin', 'idm-compat.js'), 'serve', '--config', config],
-      { env },
-    );
-    assert.match(stderr, /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
-    assert.match(stderr, /SIGTERM: finishing in-flight requests/);
-  });
+  // While it loads the module that would replace the process: then it is not replaced. While it
+  // loads the CLI: on Node 24 that is after the replacement.
+  for (const [moment, suffix, starts] of [
+    ['the young generation', '/dist/cli/young-generation.js', 1],
+    ['the CLI', '/dist/cli.js', NODE_MAJOR >= 24 ? 2 : 1],
+  ] as const) {
+    it(`keeps a SIGTERM that arrives while it loads ${moment}: starts, then shuts down gracefully (exit 0)`, async () => {
+      const config = path.join(build, 'serve.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          sandbox: { enabled: true },
+          server: { host: '127.0.0.1', port: 0 },
+          store: { type: 'sqlite', path: path.join(build, 'data', 'store.db') },
+          mappings: { dir: path.resolve('mappings') },
+        }),
+      );
+      const env: NodeJS.ProcessEnv = { ...process.env, IDM_COMPAT_SIGNAL_ON_LOAD: suffix };
+      delete env.NODE_OPTIONS;
+      // Resolves once the process has ended: execFile rejects on a signal death, another exit
+      // code, or a process still running after a minute.
+      const { stderr } = await run(
+        process.execPath,
+        [
+          '--import',
+          SIGNAL_ON_LOAD,
+          '--import',
+          REPORT_START,
+          path.join(build, 'bin', 'idm-compat.js'),
+          'serve',
+          '--config',
+          config,
+        ],
+        { env, timeout: 60_000 },
+      );
+      assert.match(stderr, /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
+      assert.match(stderr, /SIGTERM: finishing in-flight requests/);
+      const started = stderr.split('\n').filter((line) => line.startsWith('{"started"'));
+      assert.equal(started.length, starts, 'a process asked to stop is not replaced');
+    });
+  }
 });

@@ -3,7 +3,8 @@
  * called. The binary calls it first thing for `serve` (bin/idm-compat.js) and hands it to the
  * command through its CommandIo, so a signal that arrives while the proxy loads its modules and
  * starts is kept, and the proxy shuts down gracefully once it has started, instead of Node's
- * default for an unhandled signal (the process ends with nothing flushed). Once a signal arrived
+ * default for an unhandled signal (the process ends with nothing flushed); on Node 24 and later
+ * except while the binary replaces itself (src/cli/young-generation.ts). Once a signal arrived
  * the handlers go, so a second one ends the process at once.
  */
 export interface StopSignal {

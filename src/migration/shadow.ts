@@ -124,7 +124,7 @@ export class ShadowRunner {
       if (final) {
         // The counts only: samples hold (redacted) answers, which belong in the store, not the log.
         this.options.logger.error(
-          { err: error, lost: batch.counts, samples: batch.samples.length },
+          { err: error, lost: batch.counts, paths: batch.paths, samples: batch.samples.length },
           'shadow outcomes not written at shutdown; these counts are lost',
         );
         return;
