@@ -43,6 +43,9 @@ export interface SqliteDatabase {
  * `idm-compat serve` starts. Node 20 has no `node:sqlite`, and Node 22's prints an experimental
  * warning, so those keep better-sqlite3.
  */
+/** How long a statement waits for another connection's lock: every connection opens with it. */
+export const BUSY_TIMEOUT_MS = 5000;
+
 export type SqliteDriver = 'node:sqlite' | 'better-sqlite3';
 
 /** The driver for a Node.js version (`process.versions.node`). */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Migration } from '../types.js';
-import { type SqliteDatabase, sqliteDriverFor } from './connection.js';
+import { BUSY_TIMEOUT_MS, type SqliteDatabase, sqliteDriverFor } from './connection.js';
 import { openBetterSqlite } from './driver-better-sqlite3.js';
 import { openNodeSqlite } from './driver-node-sqlite.js';
 
@@ -27,9 +27,6 @@ export function openSqliteDatabase(file: string, migrations: readonly Migration[
   }
   return db;
 }
-
-/** How long a statement waits for another connection's lock (both drivers open with it too). */
-const BUSY_TIMEOUT_MS = 5000;
 
 /** Runs `statement`, again every 10 ms while SQLite answers SQLITE_BUSY, for up to the busy timeout. */
 function whileBusy(statement: () => void): void {

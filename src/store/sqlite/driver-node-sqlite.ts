@@ -1,4 +1,10 @@
-import type { SqliteDatabase, SqliteParams, SqliteStatement, SqliteTransaction } from './connection.js';
+import {
+  BUSY_TIMEOUT_MS,
+  type SqliteDatabase,
+  type SqliteParams,
+  type SqliteStatement,
+  type SqliteTransaction,
+} from './connection.js';
 
 /** What the store uses of `node:sqlite` (Node's own types of it start with @types/node 22). */
 interface NodeSqliteModule {
@@ -25,7 +31,7 @@ export function openNodeSqlite(file: string): SqliteDatabase {
   if (!sqlite) throw new Error(`this Node.js (${process.version}) has no node:sqlite`);
   // The busy timeout from the start, as better-sqlite3 has it (5 s): a connection that opens the
   // file while another switches it to WAL or recovers it waits instead of failing.
-  const db = new sqlite.DatabaseSync(file, { timeout: 5000 });
+  const db = new sqlite.DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
   let savepoints = 0;
   /**
    * `fn` between BEGIN and COMMIT (ROLLBACK when it throws); inside another transaction, a
