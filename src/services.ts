@@ -203,6 +203,7 @@ export async function buildServices(
       logger: logger.child({ component: 'auth' }),
       credentialCacheTtlSeconds: config.auth.credentialCacheTtlSeconds,
       credentialCacheMaxEntries: config.auth.credentialCacheMaxEntries,
+      kdfConcurrency: config.auth.kdfConcurrency,
       throttle: config.auth.throttle,
       observer,
     });

@@ -1,8 +1,10 @@
 // Checks past the credential cache that run at the same time, on the real SQLite store: a burst of
 // the right password with the cache off shares one KDF run, and a check that waited behind another
 // is judged by the credentials as they are once its turn comes (a user removed meanwhile is
-// refused). The bursts of wrong guesses are in auth.throttle.test.ts, over HTTP.
+// refused); and a burst of new credentials runs the KDF at most auth.kdfConcurrency times at once.
+// The bursts of wrong guesses are in auth.throttle.test.ts, over HTTP.
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
 import { parseAddress } from '../src/auth/addresses.js';
@@ -13,6 +15,22 @@ import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpe
 
 after(closeSharedSandbox);
 
+/** This process's resident memory now and its peak since the last reset (Linux's /proc), in MiB. */
+function residentMiB(): number {
+  return statusKiB('VmRSS') / 1024;
+}
+function peakResidentMiB(): number {
+  return statusKiB('VmHWM') / 1024;
+}
+function resetPeakResident(): void {
+  writeFileSync('/proc/self/clear_refs', '5');
+}
+function statusKiB(field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'));
+  if (!match) throw new Error(`no ${field} in /proc/self/status`);
+  return Number(match[1]);
+}
+
 describe('checks past the credential cache at the same time', () => {
   let h: AuthHarness;
   const address = parseAddress('127.0.0.1');
@@ -22,21 +40,30 @@ describe('checks past the credential cache at the same time', () => {
   });
   after(() => h?.close());
 
-  /** An authenticator on the harness's store, counting its KDF runs and telling when one starts. */
-  function authenticator(credentialCacheTtlSeconds: number, onKdf: () => void = () => {}) {
-    const counted = { runs: 0 };
+  /**
+   * An authenticator on the harness's store, counting its KDF runs, telling when one starts and
+   * keeping each number of checks waiting for a KDF turn it was told.
+   */
+  function authenticator(
+    credentialCacheTtlSeconds: number,
+    onKdf: () => void = () => {},
+    kdfConcurrency = 2,
+  ) {
+    const counted = { runs: 0, waiting: [] as number[] };
     const auth = new Authenticator({
       store: h.services.store,
       clock: { now: () => Date.now() },
       logger: silentLogger(),
       credentialCacheTtlSeconds,
       credentialCacheMaxEntries: 100,
+      kdfConcurrency,
       throttle: h.config.auth.throttle,
       observer: {
         kdfRun: () => {
           counted.runs += 1;
           onKdf();
         },
+        kdfWaiting: (count) => counted.waiting.push(count),
       },
     });
     return { auth, counted };
@@ -50,6 +77,37 @@ describe('checks past the credential cache at the same time', () => {
     );
     assert.deepEqual(new Set(outcomes.map((outcome) => outcome.kind)), new Set(['ok']));
     assert.equal(counted.runs, 1);
+  });
+
+  it('run at most auth.kdfConcurrency KDFs at once, so a burst of new credentials takes a bounded amount of memory', async () => {
+    // scrypt (N = 2^15, r = 8) holds 32 MiB while it runs. Four users checked at once from four
+    // addresses (one address's checks take turns at its throttle counter anyway): with one turn
+    // at a time the process's peak rises by one run's memory, with four by four runs'.
+    const users = ['burst-a', 'burst-b', 'burst-c', 'burst-d'];
+    const passwords: string[] = [];
+    for (const name of users) passwords.push(await h.addUser(name, ['127.0.0.0/8']));
+    const burst = async (kdfConcurrency: number) => {
+      const { auth, counted } = authenticator(60, () => {}, kdfConcurrency);
+      const before = residentMiB();
+      resetPeakResident();
+      const outcomes = await Promise.all(
+        users.map((name, i) => auth.authenticate(name, passwords[i] ?? '', parseAddress(`127.0.0.${i + 1}`))),
+      );
+      return { rise: peakResidentMiB() - before, outcomes, counted };
+    };
+    const one = await burst(1);
+    const four = await burst(4);
+    for (const { outcomes, counted } of [one, four]) {
+      assert.deepEqual(new Set(outcomes.map((outcome) => outcome.kind)), new Set(['ok']));
+      assert.equal(counted.runs, 4);
+    }
+    assert.equal(Math.max(...one.counted.waiting), 3, 'three checks waited for the one turn');
+    assert.deepEqual(four.counted.waiting, [], 'no check waited with four turns');
+    assert.ok(one.rise < 56, `one turn: the peak rose by ${one.rise.toFixed(1)} MiB, more than one run's 32`);
+    assert.ok(
+      four.rise > 72,
+      `four turns: the peak rose by ${four.rise.toFixed(1)} MiB (the test sees them)`,
+    );
   });
 
   it('judge a check that waited by the credentials of its turn: a user removed meanwhile is refused', async () => {

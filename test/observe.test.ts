@@ -164,6 +164,47 @@ describe('/metrics credentials and ranges', () => {
   });
 });
 
+describe('/metrics: credential checks waiting for a KDF turn', () => {
+  it('shows the checks waiting while a burst of new credentials takes turns, then 0', async () => {
+    const h = await startHarness({
+      config: { auth: { kdfConcurrency: 1 }, server: { trustedProxies: ['127.0.0.0/8'] } },
+    });
+    try {
+      const users = ['kdf-a', 'kdf-b', 'kdf-c', 'kdf-d'];
+      const passwords: string[] = [];
+      for (const name of users) passwords.push(await h.addUser(name, ['0.0.0.0/0']));
+      const waiting = () => scrape(h).then((page) => page.get('idm_compat_password_kdf_waiting'));
+      assert.equal(await waiting(), 0);
+      // From four addresses (one address's checks take turns at its throttle counter anyway).
+      let done = false;
+      const burst = Promise.all(
+        users.map((user, i) =>
+          call(`${h.url}${USERS}`, {
+            user,
+            password: passwords[i] ?? '',
+            headers: { 'x-forwarded-for': `198.51.100.${i + 1}` },
+          }),
+        ),
+      ).finally(() => {
+        done = true;
+      });
+      // One turn at a time and four scrypt runs of tens of milliseconds each: scraped meanwhile,
+      // the gauge shows the checks behind the running one.
+      const seen: number[] = [];
+      while (!done) seen.push((await waiting()) ?? Number.NaN);
+      assert.deepEqual(
+        (await burst).map((response) => response.status),
+        [200, 200, 200, 200],
+      );
+      assert.ok(Math.max(...seen) >= 1, `the gauge read ${seen.join(', ')} during the burst`);
+      assert.ok(seen.every((value) => value >= 0 && value <= 3));
+      assert.equal(await waiting(), 0);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('usage inventory', () => {
   let h: AuthHarness;
   let passwords: Record<'alpha' | 'beta', string>;

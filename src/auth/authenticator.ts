@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
@@ -41,9 +42,14 @@ export interface AuthenticatorOptions {
   /** How long a verified credential is remembered; 0 turns the cache off. */
   credentialCacheTtlSeconds: number;
   credentialCacheMaxEntries: number;
+  /**
+   * Most KDF runs at once (scrypt takes 32 MiB while it runs); the checks beyond them wait their
+   * turn, first come, first served.
+   */
+  kdfConcurrency: number;
   throttle: ThrottlePolicy;
-  /** Told about every password key derivation (metrics). */
-  observer?: Pick<Observer, 'kdfRun' | 'loginBlock'>;
+  /** Told about every password key derivation and about the checks waiting for one (metrics). */
+  observer?: Pick<Observer, 'kdfRun' | 'kdfWaiting' | 'loginBlock'>;
 }
 
 interface VerifiedCredential {
@@ -95,12 +101,16 @@ export class Authenticator {
   private readonly lastLoginWritten = new Map<string, number>();
   /** When this process last wrote each known (user, address) pair, so busy pairs write once an hour. */
   private readonly knownAddressWritten = new LRUCache<string, number>({ max: 10_000 });
+  /** The KDF runs' turns (see `kdf`). */
+  private readonly kdfTurns: LimitFunction;
+  private kdfWaitingTold = 0;
   private cacheVersion: number | undefined;
   private versionReadAt = 0;
   private dummyHash: Promise<string> | undefined;
   private lastPrune = 0;
 
   constructor(private readonly options: AuthenticatorOptions) {
+    this.kdfTurns = pLimit(options.kdfConcurrency);
     this.cache =
       options.credentialCacheTtlSeconds > 0
         ? new LRUCache<string, VerifiedCredential>({
@@ -352,16 +362,39 @@ export class Authenticator {
 
   /** Checks a password against its stored hash (one KDF run). */
   private verifyStored(password: string, hash: string): Promise<boolean> {
-    this.options.observer?.kdfRun?.();
-    return verifyPassword(password, hash);
+    return this.kdf(() => verifyPassword(password, hash));
   }
 
   /** Runs the KDF for unknown names too, so the answer time does not tell which names exist. */
   private async verifyDummy(password: string): Promise<false> {
-    this.dummyHash ??= hashPassword(generatePassword());
-    this.options.observer?.kdfRun?.();
-    await verifyPassword(password, await this.dummyHash);
+    this.dummyHash ??= this.kdf(() => hashPassword(generatePassword()), false);
+    const dummy = await this.dummyHash;
+    await this.kdf(() => verifyPassword(password, dummy));
     return false;
+  }
+
+  /**
+   * One KDF run in its turn: at most `kdfConcurrency` at once, so a burst of checks past the
+   * cache (a restart, many integrations, a flood of guesses from many addresses) takes a bounded
+   * amount of memory and leaves the rest of libuv's thread pool (file system, DNS) to the others.
+   * `counted`: the run is a credential check (the dummy hash made once is not).
+   */
+  private kdf<T>(run: () => Promise<T>, counted = true): Promise<T> {
+    const turn = this.kdfTurns(() => {
+      this.tellKdfWaiting();
+      if (counted) this.options.observer?.kdfRun?.();
+      return run();
+    });
+    this.tellKdfWaiting();
+    return turn;
+  }
+
+  /** Tells the observer how many checks wait for a KDF turn, when that changed. */
+  private tellKdfWaiting(): void {
+    const waiting = this.kdfTurns.pendingCount;
+    if (waiting === this.kdfWaitingTold) return;
+    this.kdfWaitingTold = waiting;
+    this.options.observer?.kdfWaiting?.(waiting);
   }
 
   private cacheKey(name: string, password: string): string {

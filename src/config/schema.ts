@@ -365,6 +365,14 @@ const authSchema = z
         'How long a verified API-user credential is remembered so scrypt does not run per request (0: off)',
       ),
     credentialCacheMaxEntries: z.int().min(1).default(1000).describe('Most credentials remembered at once'),
+    kdfConcurrency: z
+      .int()
+      .min(1)
+      .max(64)
+      .default(2)
+      .describe(
+        'Most password key derivations (scrypt, 32 MiB each while it runs) at once; further credential checks past the cache wait their turn',
+      ),
     throttle: z
       .strictObject({
         pairFreeFailures: z

@@ -1,4 +1,11 @@
-import { Counter, type CounterConfiguration, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  Registry,
+} from 'prom-client';
 import type { AuthFailureReason, Observer, RequestEvent, SuccessorCallEvent } from './observer.js';
 
 /** The proxy's Prometheus metrics: one registry per set of services, never prom-client's global one. */
@@ -77,6 +84,11 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'Password key derivations (credential checks not served from the cache)',
     registers: [registry],
   });
+  const kdfWaiting = new Gauge({
+    name: 'idm_compat_password_kdf_waiting',
+    help: 'Credential checks waiting for their turn at the password key derivation (auth.kdfConcurrency)',
+    registers: [registry],
+  });
   const idCache = pendingCounter({
     name: 'idm_compat_id_cache_lookups_total',
     help: 'Legacy ID resolutions, served from the cache (hit) or by the successor (miss)',
@@ -130,6 +142,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
       if (reason === 'throttled') throttled.inc();
     },
     kdfRun: () => kdfRuns.inc(),
+    kdfWaiting: (count) => kdfWaiting.set(count),
     loginBlock: (scope) => loginBlocks.inc({ scope }),
     idCacheLookup(result) {
       if (!idCache.add(result)) idCache.start(result, { result });

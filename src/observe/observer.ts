@@ -37,6 +37,8 @@ export interface Observer {
   authFailure?(reason: AuthFailureReason): void;
   /** A password key derivation ran (a credential was not served from the cache). */
   kdfRun?(): void;
+  /** How many credential checks wait for a turn at the KDF now (told whenever it changes). */
+  kdfWaiting?(count: number): void;
   /** A failed login started or lengthened a block of a throttle counter (`user`, `pair` or `address`). */
   loginBlock?(scope: 'user' | 'pair' | 'address'): void;
   /** A legacy ID resolution was served from the cache (`hit`) or needed the successor (`miss`). */
@@ -87,6 +89,7 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
     tokenRenewal: each('tokenRenewal'),
     authFailure: each('authFailure'),
     kdfRun: each('kdfRun'),
+    kdfWaiting: each('kdfWaiting'),
     loginBlock: each('loginBlock'),
     idCacheLookup: each('idCacheLookup'),
     modeRequest: each('modeRequest'),
