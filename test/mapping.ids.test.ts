@@ -1,13 +1,15 @@
 // ID strategies below the HTTP layer: the natural-ID cache (TTL on an injected clock,
-// invalidation by the proxy's own writes), and the ID table repository with its assignment rules.
+// invalidation by the proxy's own writes, also of answers still on their way), and the ID table repository with its assignment rules.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../src/lib/clock.js';
 import type { CompiledKind } from '../src/mapping/compile.js';
+import { IdCache } from '../src/mapping/id-cache.js';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -119,6 +121,98 @@ describe('natural IDs: cache with TTL, invalidated by own writes', () => {
     assert.equal(read.body.lastname, 'M2');
   });
 });
+
+describe('natural IDs: a resolution answered after a rename through the proxy', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    // One user per page, and a read retried 1.5 s after a 503: a resolution's first page, read
+    // before the rename, waits with its second page until after the rename.
+    proxy = await startUserProxy({ successor: { pageSize: 1 }, retries: { max: 1, baseDelayMs: 1_500 } });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('is not cached under the old ID: a later write by the old ID finds nothing', async () => {
+    for (const username of ['before.rename', 'zz.second']) {
+      const created = await proxy.call('POST', '/Entity/User', { username, firstname: 'R', lastname: 'N' });
+      assert.equal(created.status, 201, created.text);
+    }
+    proxy.mappings.current().ids.clear();
+    proxy.resetCounts();
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 1, times: 1, status: 503 }] });
+    let renamed = false;
+    const link = proxy
+      .call('POST', '/Entity/Group/lehrer/link/users', ['before.rename', 'zz.second'])
+      .then((answer) => ({ answer, renamedFirst: renamed }));
+    // The first page answered (before.rename), the second refused: the rename runs meanwhile.
+    await until(() => (proxy.apiCalls()['GET /users'] ?? 0) >= 2);
+    const rename = await proxy.call('PUT', '/Entity/User/before.rename', { username: 'after.rename' });
+    assert.equal(rename.status, 200, rename.text);
+    renamed = true;
+    const { answer, renamedFirst } = await link;
+    proxy.sandbox.faults.set({ rules: [] });
+    assert.ok(renamedFirst, 'the rename finished while the link waited for its second page');
+    assert.ok(answer.status >= 400, `the link of a name renamed meanwhile: ${answer.status} ${answer.text}`);
+
+    const removed = await proxy.call('DELETE', '/Entity/User/before.rename');
+    assert.equal(removed.status, 404, removed.text);
+    const relinked = await proxy.call('POST', '/Entity/Group/lehrer/link/users', ['before.rename']);
+    assert.equal(relinked.status, 400, relinked.text);
+    const user = await proxy.call<{ _id: string; deleted: unknown }>('GET', '/Entity/User/after.rename');
+    assert.equal(user.status, 200, user.text);
+    assert.deepEqual([user.body._id, user.body.deleted], ['after.rename', null]);
+    const group = await proxy.call<{ users: string[] }>('GET', '/Entity/Group/lehrer');
+    assert.ok(!group.body.users.includes('after.rename'), group.text);
+  });
+});
+
+describe('the ID cache under concurrent requests', () => {
+  const cache = () => new IdCache({ ttlSeconds: 60, max: 100_000, clock: new ManualClock(0) });
+
+  it('keeps an answer from before a forget of its key out, and takes one from after', () => {
+    const ids = cache();
+    const before = ids.ticket();
+    ids.delete('user\0a');
+    ids.set('user\0a', 'uuid-old', before);
+    ids.set('user\0b', 'uuid-b', before);
+    assert.equal(ids.get('user\0a'), undefined, 'read before the forget');
+    assert.equal(ids.get('user\0b'), 'uuid-b', 'another key is not held back');
+    ids.set('user\0a', 'uuid-new', ids.ticket());
+    assert.equal(ids.get('user\0a'), 'uuid-new');
+  });
+
+  it('keeps every answer from before a clear out', () => {
+    const ids = cache();
+    const before = ids.ticket();
+    ids.clear();
+    ids.set('user\0a', 'uuid-a', before);
+    assert.equal(ids.get('user\0a'), undefined);
+    ids.set('user\0a', 'uuid-a', ids.ticket());
+    assert.equal(ids.get('user\0a'), 'uuid-a');
+  });
+
+  it('keeps answers from before forgets it no longer tracks out (10,000 keys), not those after', () => {
+    const ids = cache();
+    const before = ids.ticket();
+    ids.delete('user\0a');
+    for (let i = 0; i < 10_001; i++) ids.delete(`group\0g${i}`);
+    const after = ids.ticket();
+    ids.set('user\0b', 'uuid-b', before);
+    assert.equal(ids.get('user\0b'), undefined, 'its forgets may have been dropped');
+    ids.set('user\0a', 'uuid-a', after);
+    assert.equal(ids.get('user\0a'), 'uuid-a');
+  });
+});
+
+/** Resolves once `condition` holds, checked every 10 ms, for at most 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 5_000) throw new Error('condition not met within 5 s');
+    await sleep(10);
+  }
+}
 
 describe('natural IDs against a successor whose filter ignores case', () => {
   let proxy: UserProxy;

@@ -240,20 +240,25 @@ export class OperationExecutor {
   ): Promise<RunResult> {
     const fields = input.fields ?? NO_FIELDS;
     const want = this.#subjectWant(op, this.#attributesOf(op.resource, fields).list) ?? NO_FIELDS;
+    const ticket = this.ids.ticket();
     const entity = await this.ids.readCached(op.kind, legacyId, uuid, want, calls);
     if (entity === undefined) return this.#runCounted(op, input, calls);
     refuseIfMarked(op, entity);
-    return this.#entityResult(op, entity, fields, calls);
+    return this.#entityResult(op, entity, fields, ticket, calls);
   }
 
-  /** Renders the entity an operation answers with (and notes its legacy ID in the ID cache). */
+  /**
+   * Renders the entity an operation answers with, and notes its legacy ID in the ID cache unless
+   * it was forgotten after `ticket` (taken before the calls that brought the entity).
+   */
   async #entityResult(
     op: CompiledOperation,
     entity: Entity,
     fields: readonly string[],
+    ticket: number,
     calls?: CallStats,
   ): Promise<RunResult> {
-    this.ids.remember(op.kind, entity);
+    this.ids.remember(op.kind, entity, ticket);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
     return { type: 'entity', id: rendered.id, value: rendered.value };
@@ -272,6 +277,9 @@ export class OperationExecutor {
       : this.#identityOf(op.kind);
     const writes = op.steps.some((step) => step.write);
     const wantEntity = answersFromResolution(op);
+    // Before any call: the entity answered is cached only if no write forgot its ID meanwhile
+    // (a write's own forget below takes a new one: its answer comes from its own calls).
+    let ticket = this.ids.ticket();
 
     const written =
       op.usesFields && op.resource ? await translateWrite(op.resource, input.body, this.ids) : undefined;
@@ -383,7 +391,10 @@ export class OperationExecutor {
       throw error;
     } finally {
       // Own writes may rename, delete or purge the subject: its cached resolution is not trusted any more.
-      if (writes && legacyId !== undefined) this.ids.forget(op.kind, legacyId);
+      if (writes && legacyId !== undefined) {
+        this.ids.forget(op.kind, legacyId);
+        ticket = this.ids.ticket();
+      }
     }
 
     switch (op.result.type) {
@@ -417,7 +428,7 @@ export class OperationExecutor {
             throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
           entity = await this.ids.read(op.kind, uuid, renderAttributes);
         }
-        return this.#entityResult(op, entity, fields);
+        return this.#entityResult(op, entity, fields, ticket);
       }
     }
   }

@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
@@ -9,6 +8,7 @@ import { UpstreamError } from '../successor/errors.js';
 import { iriToUuid } from '../successor/ids.js';
 import { attributesValue, getPath, identityAttributes } from './attributes.js';
 import type { CompiledKind, CompiledProfile } from './compile.js';
+import { IdCache } from './id-cache.js';
 import { PairMemo } from './memo.js';
 import { renderText } from './template.js';
 
@@ -44,7 +44,7 @@ export interface IdResolverDeps {
  */
 export class IdResolver {
   readonly #deps: IdResolverDeps;
-  readonly #cache: LRUCache<string, string> | undefined;
+  readonly #cache: IdCache | undefined;
 
   /** Attribute query values by kind and wanted list (handlers and the executor pass constant lists). */
   readonly #attributeValues: PairMemo<CompiledKind, readonly string[], string>;
@@ -52,25 +52,13 @@ export class IdResolver {
   /** `cache` and `attributeValues` are given only by `withSuccessor`: a resolver for one run shares its parent's. */
   constructor(
     deps: IdResolverDeps,
-    cache?: LRUCache<string, string>,
+    cache?: IdCache,
     attributeValues?: PairMemo<CompiledKind, readonly string[], string>,
   ) {
     this.#deps = deps;
     this.#attributeValues = attributeValues ?? new PairMemo();
     const { ttlSeconds, max } = deps.profile.cache;
-    this.#cache =
-      cache ??
-      (ttlSeconds > 0
-        ? new LRUCache<string, string>({
-            max,
-            ttl: ttlSeconds * 1000,
-            perf: { now: () => deps.clock.now() },
-            // The clock is asked on every read: with lru-cache's default (1 ms) it keeps the time for
-            // a millisecond behind a timer, one timer set (and later fired) per request whenever
-            // requests come more than 1 ms apart, as on one connection.
-            ttlResolution: 0,
-          })
-        : undefined);
+    this.#cache = cache ?? (ttlSeconds > 0 ? new IdCache({ ttlSeconds, max, clock: deps.clock }) : undefined);
   }
 
   /** The same resolver (same cache and store) calling the successor through `successor`. */
@@ -343,12 +331,23 @@ export class IdResolver {
     return asEntity(response.body, `GET ${kind.label} ${uuid}`);
   }
 
-  /** Notes a legacy ID → UUID pair seen in a successor answer (natural kinds; others need no cache). */
-  remember(kind: CompiledKind, entity: Entity): void {
+  /**
+   * Now, for `remember`: taken before the successor calls whose answers it will note, so that an
+   * ID forgotten meanwhile (a concurrent rename) is not put back.
+   */
+  ticket(): number {
+    return this.#cache?.ticket() ?? 0;
+  }
+
+  /**
+   * Notes a legacy ID → UUID pair seen in a successor answer (natural kinds; others need no cache),
+   * unless that ID was forgotten after `ticket` (see `ticket`).
+   */
+  remember(kind: CompiledKind, entity: Entity, ticket: number): void {
     if (kind.id.strategy !== 'natural' || !this.#cache) return;
     const legacyId = stringAt(entity, kind.id.attribute);
     const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
-    if (legacyId !== undefined && uuid !== undefined) this.#cache.set(cacheKey(kind, legacyId), uuid);
+    if (legacyId !== undefined && uuid !== undefined) this.#cache.set(cacheKey(kind, legacyId), uuid, ticket);
   }
 
   /** Drops a cached resolution (after a write that may have renamed, deleted or purged the entity). */
@@ -391,6 +390,7 @@ export class IdResolver {
   ): Promise<Map<string, Entity>> {
     const id = kind.id;
     if (id.strategy !== 'natural') throw new TypeError('natural query on a non-natural kind');
+    const ticket = this.ticket();
     const items = await this.#chunked(
       legacyIds,
       (chunk) => {
@@ -414,7 +414,7 @@ export class IdResolver {
     }
     for (const [legacyId, entity] of out) {
       const uuid = this.#uuidOf(kind, entity);
-      this.#cache?.set(cacheKey(kind, legacyId), uuid);
+      this.#cache?.set(cacheKey(kind, legacyId), uuid, ticket);
     }
     return out;
   }
