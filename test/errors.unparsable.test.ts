@@ -2,9 +2,13 @@
 // socket to the real server (startServer): without Host, HTTP/1.0 is served (HAProxy's default
 // `option httpchk GET /healthz` sends exactly that) and HTTP/1.1 is a 400, whatever the form of
 // its request target; a Host that is no host name, `OPTIONS *` and a backslash in the path are a
-// 400 with the legacy JSON body, never the adapter's empty one, and never a 500.
+// 400 with the legacy JSON body, never the adapter's empty one, and never a 500; nor is a client that
+// hangs up before its announced body arrived (a 400 in the log, not a server error).
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { parseRaw, rawExchange } from './raw-http.js';
 
@@ -75,6 +79,32 @@ describe('requests the Node adapter cannot read', () => {
       assert.match(body.message, message);
     });
   }
+
+  it('counts a client that hangs up before its announced body arrived as a 400, not a server error', async () => {
+    const password = await h.addUser('leaves.early', ['127.0.0.0/8']);
+    const authorization = `Basic ${Buffer.from(`leaves.early:${password}`).toString('base64')}`;
+    const { hostname, port } = new URL(h.url);
+    const requestId = 'hangs-up-1';
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    socket.write(
+      'POST /iserv/api/Service/Core/Entity/User/paul.wagner/link/groups HTTP/1.1\r\n' +
+        `Host: localhost\r\nAuthorization: ${authorization}\r\nX-Request-Id: ${requestId}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 20\r\n\r\n["le',
+    );
+    // Four of twenty bytes, then the client is gone.
+    await sleep(100);
+    socket.destroy();
+    let line: Record<string, unknown> | undefined;
+    for (let waited = 0; !line && waited < 5_000; waited += 20) {
+      await sleep(20);
+      line = h.logSink.lines().find((l) => l.reqId === requestId && l.msg === 'request completed');
+    }
+    assert.equal(line?.status, 400, JSON.stringify(line));
+    assert.equal(line?.operation, 'user.link.groups.add');
+    const failures = h.logSink.lines().filter((l) => l.reqId === requestId && Number(l.level) >= 50);
+    assert.deepEqual(failures, [], 'no error-level line');
+  });
 
   it('keeps serving afterwards', async () => {
     assert.equal((await fetch(`${h.url}/healthz`)).status, 200);

@@ -125,6 +125,54 @@ describe('legacy input bounds', () => {
       }
     });
 
+    it('refuses a body that is not UTF-8 (a Latin-1 ü), whatever charset it declares, and writes nothing', async () => {
+      const latin1 = (text: string) => Buffer.from(text, 'latin1');
+      const cases = [
+        ['PUT', '/Entity/User/lena.mueller', latin1('{"firstname":"J\u00fcrgen"}'), 'application/json'],
+        [
+          'PUT',
+          '/Entity/User/lena.mueller',
+          latin1('{"firstname":"J\u00fcrgen"}'),
+          'application/json; charset=iso-8859-1',
+        ],
+        [
+          'POST',
+          '/Entity/User',
+          latin1('{"username":"latin.one","firstname":"J\u00fcrgen","lastname":"M\u00fcller"}'),
+          'application/json',
+        ],
+        ['POST', '/Entity/Group/lehrer/link/users', latin1('["j\u00fcrgen"]'), 'application/json'],
+      ] as const;
+      for (const [method, path, body, type] of cases) {
+        proxy.resetCounts();
+        const response = await fetch(`${proxy.core}${path}`, {
+          method,
+          headers: { authorization: proxy.authorization, 'content-type': type },
+          body,
+        });
+        const answer = (await response.json()) as ErrorBody;
+        assert.equal(response.status, 400, `${method} ${path} (${type}): ${JSON.stringify(answer)}`);
+        assert.equal(answer.message, 'The request body is not valid UTF-8');
+        assert.deepEqual(answer.errors, [{ path: 'body', message: 'must be UTF-8 text' }]);
+        assert.deepEqual(proxy.apiCalls(), {}, `${method} ${path}: the successor was called`);
+      }
+      const user = await proxy.call<{ firstname: string }>('GET', '/Entity/User/lena.mueller');
+      assert.equal(user.body.firstname, 'Lena');
+      assert.equal((await proxy.call('GET', '/Entity/User/latin.one')).status, 404);
+      // The same text in UTF-8, with a byte order mark, is taken.
+      const utf8 = await fetch(`${proxy.core}/Entity/User/lena.mueller`, {
+        method: 'PUT',
+        headers: { authorization: proxy.authorization, 'content-type': 'application/json' },
+        body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"firstname":"Lena\u00fc"}')]),
+      });
+      assert.equal(utf8.status, 200, await utf8.text());
+      assert.equal(
+        (await proxy.call<{ firstname: string }>('GET', '/Entity/User/lena.mueller')).body.firstname,
+        'Lena\u00fc',
+      );
+      assert.equal((await proxy.call('PUT', '/Entity/User/lena.mueller', { firstname: 'Lena' })).status, 200);
+    });
+
     it('refuses control characters and unpaired surrogates, naming the field', async () => {
       for (const c of FIELDS) {
         for (const value of UNSAFE) {

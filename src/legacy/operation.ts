@@ -2,6 +2,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
+import { requestText } from '../http/request-body.js';
 import { announcesBody, requestHeader } from '../http/request-headers.js';
 import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
@@ -139,7 +140,7 @@ export function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promis
 async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> {
   const body = operation.body;
   if (!body) {
-    if ((await c.req.text()).trim() !== '') {
+    if ((await requestText(c)).trim() !== '') {
       throw new LegacyError(400, 'This operation takes no request body', [
         { path: 'body', message: 'must be empty' },
       ]);
@@ -159,7 +160,7 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
     try {
       form =
         type.split(';')[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded'
-          ? urlEncodedForm(await c.req.text())
+          ? urlEncodedForm(await requestText(c))
           : // `all`: a repeated field arrives as an array, for the schema to refuse, not as its last value.
             await c.req.parseBody({ all: true });
     } catch {
@@ -171,7 +172,7 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
       Object.entries(form).filter(([, v]) => typeof v === 'string' || Array.isArray(v)),
     );
   }
-  const text = await c.req.text();
+  const text = await requestText(c);
   if (text.trim() === '') {
     if (!body.required) return undefined;
     throw new LegacyError(400, 'A JSON request body is required', [{ path: 'body', message: 'missing' }]);
