@@ -2,6 +2,8 @@
 // arrays of legacy IDs, every ID is resolved before anything is written, both directions are
 // idempotent, and a link call costs one batched resolution plus the writes.
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { USER_FIELDS, userSchema } from '../src/legacy/user/schema.js';
 import { linksOf, startUserProxy, type UserProxy } from './user-helpers.js';
@@ -232,5 +234,63 @@ describe('a link body longer than maxIdsPerQuery', () => {
       [50, 100, 100],
     );
     assert.equal(linksOf(proxy, 'thomas.becker').groups.filter((g) => g.startsWith('kurs.')).length, 250);
+  });
+
+  it('splits long IDs by maxIdBytesPerQuery too: 60 unknown IDs of 255 characters are a 400, not a 502', async () => {
+    // Each ID passes the legacy cap (255 bytes URL-encoded); 100 of them in one URL (25 KB) are
+    // more than the successor's server takes (Node's 16 KB of headers: 431).
+    const long = Array.from({ length: 60 }, (_, i) => `${String(i).padStart(4, '0')}${'a'.repeat(251)}`);
+    proxy.mappings.current().ids.clear();
+    proxy.resetCounts();
+    const mark = proxy.logSink.lines().length;
+    const answer = await proxy.call<{ message: string }>('POST', '/Entity/User/thomas.becker/link/groups', [
+      'kurs.000',
+      ...long,
+    ]);
+    assert.equal(answer.status, 400, answer.text);
+    assert.match(answer.body.message, /unknown/i);
+    const urls = proxy.logSink
+      .lines()
+      .slice(mark)
+      .flatMap((line) => {
+        const call = line.successor as { method?: string; path?: string } | undefined;
+        return line.msg === 'successor call' && call?.path?.startsWith('/iserv/idm/api/v1/groups?')
+          ? [call.path]
+          : [];
+      });
+    // 4096 bytes of IDs at most per query (profile.json), 15 of these IDs each (268 bytes with
+    // `group%5B%5D=…&`), kurs.000 in the first: four queries.
+    assert.equal(urls.length, 4, urls.map((url) => url.length).join(', '));
+    for (const url of urls) assert.ok(url.length < 5_000, `a query of ${url.length} characters`);
+    assert.equal(linksOf(proxy, 'thomas.becker').groups.filter((g) => g.startsWith('kurs.')).length, 250);
+  });
+});
+
+describe('a successor that refuses a filter query as too long', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy({ copyProfile: true });
+    const file = path.join(proxy.profileDir, 'profile.json');
+    const profile = JSON.parse(readFileSync(file, 'utf8'));
+    profile.successor.maxIdBytesPerQuery = 65_536;
+    writeFileSync(file, JSON.stringify(profile));
+    assert.equal(proxy.mappings.reload().ok, true);
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('answers 502 and names the setting to lower in the log', async () => {
+    const long = Array.from({ length: 100 }, (_, i) => `${String(i).padStart(4, '0')}${'a'.repeat(251)}`);
+    const answer = await proxy.call('POST', '/Entity/User/thomas.becker/link/groups', long);
+    assert.equal(answer.status, 502, answer.text);
+    const failed = proxy.logSink
+      .lines()
+      .find((line) => line.msg === 'request failed' && /too long/.test(JSON.stringify(line)));
+    assert.match(
+      JSON.stringify(failed),
+      /the successor refused GET \/iserv\/idm\/api\/v1\/groups as too long \(431\); lower successor.maxIdBytesPerQuery/,
+    );
   });
 });

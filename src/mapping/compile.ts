@@ -153,6 +153,7 @@ export interface CompiledProfile {
   attributesParam: string;
   attributesSeparator: string;
   maxIdsPerQuery: number;
+  maxIdBytesPerQuery: number;
   /** Query parameters of collection paging. */
   paging: { page: string; itemsPerPage: string };
   /** Where the successor's OpenAPI document is, tried in order. */
@@ -417,6 +418,7 @@ export function compileProfile(
       attributesParam: profile.successor.attributesParam,
       attributesSeparator: profile.successor.attributesSeparator,
       maxIdsPerQuery: profile.successor.maxIdsPerQuery,
+      maxIdBytesPerQuery: profile.successor.maxIdBytesPerQuery,
       paging: profile.successor.paging,
       openApi: profile.successor.openApi,
       readinessPath: profile.successor.readinessPath,

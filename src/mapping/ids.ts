@@ -391,8 +391,11 @@ export class IdResolver {
     const id = kind.id;
     if (id.strategy !== 'natural') throw new TypeError('natural query on a non-natural kind');
     const ticket = this.ticket();
+    const name = encodedLength(id.filterMany);
     const items = await this.#chunked(
       legacyIds,
+      // `name[]=value&` per ID (the array form); a lone ID goes in the single filter, never longer.
+      (legacyId) => name + encodedLength(legacyId) + 2,
       (chunk) => {
         const single = chunk.length === 1 ? chunk[0] : undefined;
         return {
@@ -431,8 +434,10 @@ export class IdResolver {
     want: readonly string[],
     calls?: CallStats,
   ): Promise<Map<string, Entity>> {
+    const separator = encodedLength(kind.uuidFilter.separator);
     const items = await this.#chunked(
       uuids,
+      (uuid) => uuid.length + separator,
       (chunk) => ({
         ...this.#readQuery(kind),
         [kind.uuidFilter.param]: chunk.join(kind.uuidFilter.separator),
@@ -449,16 +454,33 @@ export class IdResolver {
     return out;
   }
 
-  /** One collection read per `maxIdsPerQuery` IDs (one read for any usual link body), run side by side. */
+  /**
+   * One collection read per chunk of IDs, run side by side: at most `maxIdsPerQuery` IDs, and at
+   * most `maxIdBytesPerQuery` of their `bytes` (what each adds to the URL) unless one ID alone is
+   * more. One read for any usual link body.
+   */
   async #chunked(
     ids: readonly string[],
+    bytes: (id: string) => number,
     query: (chunk: readonly string[]) => SuccessorQuery,
     kind: CompiledKind,
     calls?: CallStats,
   ): Promise<Entity[]> {
-    const size = this.#deps.profile.maxIdsPerQuery;
-    const chunks: (readonly string[])[] = [];
-    for (let start = 0; start < ids.length; start += size) chunks.push(ids.slice(start, start + size));
+    const { maxIdsPerQuery, maxIdBytesPerQuery } = this.#deps.profile;
+    const chunks: string[][] = [];
+    let chunk: string[] = [];
+    let used = 0;
+    for (const id of ids) {
+      const cost = bytes(id);
+      if (chunk.length > 0 && (chunk.length === maxIdsPerQuery || used + cost > maxIdBytesPerQuery)) {
+        chunks.push(chunk);
+        chunk = [];
+        used = 0;
+      }
+      chunk.push(id);
+      used += cost;
+    }
+    if (chunk.length > 0) chunks.push(chunk);
     const pages = await Promise.all(
       chunks.map((chunk) =>
         this.#deps.successor.readCollection(kind.collection, {
@@ -482,6 +504,11 @@ export class IdResolver {
     }
     return uuid;
   }
+}
+
+/** Length of `text` URL-encoded in a query string. */
+function encodedLength(text: string): number {
+  return encodeURIComponent(text).length;
 }
 
 function cacheKey(kind: CompiledKind, legacyId: string): string {

@@ -54,6 +54,14 @@ export const profileFileSchema = z.strictObject({
         .max(1000)
         .default(100)
         .describe('Most IDs one filter query carries (longer lists are split, keeping URLs short)'),
+      maxIdBytesPerQuery: z
+        .int()
+        .min(256)
+        .max(65_536)
+        .default(4096)
+        .describe(
+          "Most bytes of URL-encoded IDs one filter query carries: long IDs split a list further, keeping the URL within the successor's limit (8 KB on common web servers)",
+        ),
       paging: z
         .strictObject({
           page: z.string().min(1).describe('Query parameter with the 1-based page number, e.g. page'),

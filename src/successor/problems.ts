@@ -73,6 +73,13 @@ export function responseError(response: FailedResponse, auth: AuthContext): Upst
       base,
     );
   }
+  if (status === 414 || status === 431) {
+    return new UpstreamError(
+      'bad_response',
+      `the successor refused ${where} as too long (${status}); lower successor.maxIdBytesPerQuery in the mapping profile's profile.json`,
+      base,
+    );
+  }
   // 405, 406, 415 and friends: the request does not fit this successor, a mapping or
   // configuration problem rather than bad input from the legacy client.
   return new UpstreamError(
