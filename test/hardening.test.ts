@@ -6,6 +6,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { translationToLegacy } from '../src/http/errors.js';
+import { TranslationError } from '../src/mapping/errors.js';
+import { StoreUnavailableError } from '../src/store/errors.js';
 import { type ErrorBody, snapshot } from './relation-helpers.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -203,6 +206,53 @@ describe('hardening', () => {
     });
   });
 
+  describe('a write whose answer fails after it went through', () => {
+    it('says the change is in effect, so the caller reads back instead of repeating it', async () => {
+      // The unlink reads the user (its links, for a rollback), deletes the link, and reads the user
+      // again for its answer: that last read fails.
+      assert.equal(
+        (await proxy.call('POST', '/Entity/User/jonas.schmidt/link/groups', ['lehrer'])).status,
+        200,
+      );
+      proxy.sandbox.faults.set({ rules: [{ match: 'GET /users/{id}', skip: 1, times: 1, status: 503 }] });
+      try {
+        proxy.resetCounts();
+        const answer = await proxy.call<ErrorBody>('DELETE', '/Entity/User/jonas.schmidt/link/groups', [
+          'lehrer',
+        ]);
+        assert.equal(answer.status, 502, answer.text);
+        assert.match(answer.body.message, /^The successor is unreachable or failing; request id [^.]+\. /);
+        assert.match(
+          answer.body.message,
+          /The change went through \(.+\); only its answer failed: read the user back instead of repeating the call$/,
+        );
+        assert.equal(proxy.apiCalls()['DELETE /users/{id}/groups/{groupId}'], 1);
+      } finally {
+        proxy.sandbox.faults.reset();
+      }
+      const user = await proxy.call<{ groups: string[] }>('GET', '/Entity/User/jonas.schmidt');
+      assert.ok(!user.body.groups.includes('lehrer'), user.text);
+    });
+
+    it('answers a store that failed meanwhile with 503, the change in effect, and no Retry-After', () => {
+      const error = translationToLegacy(
+        new TranslationError(
+          'unanswered',
+          'The change went through (POST /groups); only its answer failed: read the group back instead of repeating the call',
+          {
+            cause: new StoreUnavailableError('the store (PostgreSQL) is unavailable: a statement timed out'),
+          },
+        ),
+      );
+      assert.equal(error.status, 503);
+      assert.equal(
+        error.message,
+        'the store (PostgreSQL) is unavailable: a statement timed out. The change went through (POST /groups); only its answer failed: read the group back instead of repeating the call',
+      );
+      assert.equal(error.headers, undefined);
+    });
+  });
+
   describe('a timeout of a write', () => {
     let slow: UserProxy;
     before(async () => {
@@ -214,10 +264,11 @@ describe('hardening', () => {
       await slow.close();
     });
 
-    it('504 says the outcome is unknown on a write, not on a read', async () => {
+    it('504 says the outcome is unknown when the write itself got no answer, not on a read', async () => {
       slow.sandbox.faults.set({ latencyMs: 1_000 });
       try {
-        const write = await slow.call<ErrorBody>('PUT', '/Entity/User/lena.mueller', { firstname: 'Late' });
+        // A create writes at once (nothing to resolve first).
+        const write = await slow.call<ErrorBody>('POST', '/Entity/Group', { name: 'Late Group' });
         assert.equal(write.status, 504, write.text);
         assert.match(
           write.body.message,
@@ -230,6 +281,23 @@ describe('hardening', () => {
       } finally {
         slow.sandbox.faults.reset();
       }
+    });
+
+    it('504 without "unknown" when the read before a write timed out: nothing was sent', async () => {
+      slow.sandbox.faults.set({ latencyMs: 1_000 });
+      try {
+        // The update first reads the user (a soft-deleted one may not be changed).
+        slow.resetCounts();
+        const write = await slow.call<ErrorBody>('PUT', '/Entity/User/lena.mueller', { firstname: 'Never' });
+        assert.equal(write.status, 504, write.text);
+        assert.match(write.body.message, /^The successor did not answer in time; request id /);
+        assert.doesNotMatch(write.body.message, /outcome|may or may not/);
+        assert.deepEqual(Object.keys(slow.apiCalls()), ['GET /users/{id}']);
+      } finally {
+        slow.sandbox.faults.reset();
+      }
+      const user = await slow.call<{ firstname: string }>('GET', '/Entity/User/lena.mueller');
+      assert.equal(user.body.firstname, 'Lena');
     });
   });
 

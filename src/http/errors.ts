@@ -51,6 +51,15 @@ export interface ErrorContext {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+/**
+ * Whether a timed-out call was a write that reached the successor: an API call with a write method
+ * (the legacy method when the error does not say), not one that never got a connection.
+ */
+function sentWrite(error: UpstreamError, context: ErrorContext): boolean {
+  if (error.source !== 'api' || error.details.retryable === true) return false;
+  return WRITE_METHODS.has(error.details.method ?? context.method ?? '');
+}
+
 /** The end of every 5xx message: where the details are (the log, under the request id). */
 function logHint(context: ErrorContext): string {
   return context.requestId === undefined
@@ -74,7 +83,7 @@ export function upstreamToLegacy(
   const words = publicUpstreamMessage(error);
   if (status >= 500) {
     const unknown =
-      error.code === 'timeout' && !options.partial && WRITE_METHODS.has(context.method ?? '')
+      error.code === 'timeout' && !options.partial && sentWrite(error, context)
         ? '; the outcome of the change is unknown: it may or may not be in effect, check it before retrying'
         : '';
     return new LegacyError(status, `${words}${unknown}${logHint(context)}`);
@@ -116,6 +125,18 @@ export function translationToLegacy(error: TranslationError, context: ErrorConte
         ...(cause.errors ?? []),
       ]);
     }
+    case 'unanswered': {
+      // The status of what failed, and that the change is in effect (no Retry-After: a repeat
+      // would do it again, or be refused as a duplicate).
+      const { cause } = error.details;
+      const base =
+        cause instanceof UpstreamError
+          ? upstreamToLegacy(cause, context, undefined, { partial: true })
+          : cause instanceof StoreUnavailableError
+            ? new LegacyError(503, cause.message)
+            : new LegacyError(500, `Internal error${logHint(context)}`);
+      return new LegacyError(base.status, `${base.message.replace(/[.\s]+$/, '')}. ${error.message}`);
+    }
     case 'profile_error':
       return new LegacyError(500, `${error.message}${logHint(context)}`);
   }
@@ -151,7 +172,8 @@ export function operatorDetails(error: unknown): Record<string, string> {
     error instanceof UpstreamError
       ? error
       : error instanceof TranslationError
-        ? error.details.upstream
+        ? (error.details.upstream ??
+          (error.details.cause instanceof UpstreamError ? error.details.cause : undefined))
         : undefined;
   const rollback = error instanceof TranslationError ? error.details.rollbackFailure : undefined;
   return {

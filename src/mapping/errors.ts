@@ -28,6 +28,8 @@ export class MappingError extends Error {
  * - `invalid_input`: the legacy input cannot be translated (wrong types, unwritable fields);
  * - `unknown_ids`: IDs in the body name nothing; nothing was written;
  * - `partial_failure`: the successor failed after some writes of the call went through;
+ * - `unanswered`: every write of the call went through, then its answer failed (reading the
+ *   result, assigning its legacy ID); `cause` says why;
  * - `upstream`: the successor failed before anything was written;
  * - `refused`: the path entity's state forbids the operation (`refuseWhen`, e.g. a deleted user); nothing was written;
  * - `profile_error`: the mapping profile cannot serve this operation (an operator's fix).
@@ -37,6 +39,7 @@ export type TranslationErrorCode =
   | 'invalid_input'
   | 'unknown_ids'
   | 'partial_failure'
+  | 'unanswered'
   | 'refused'
   | 'upstream'
   | 'profile_error';
@@ -67,11 +70,14 @@ export class TranslationError extends Error {
       rollbackFailure?: UpstreamError;
       /** `partial_failure`: the writes that went through, those that did not, and those whose outcome is unknown. */
       applied?: string[];
+      /** `unanswered`: the failure of the answer (a successor or store error). */
+      cause?: unknown;
       notApplied?: string[];
       unknown?: string[];
     } = {},
   ) {
-    super(message, details.upstream === undefined ? undefined : { cause: details.upstream });
+    const cause = details.upstream ?? details.cause;
+    super(message, cause === undefined ? undefined : { cause });
   }
 }
 

@@ -111,6 +111,19 @@ interface DoneStep {
   items: Ref[];
 }
 
+/** What the calls of one run produced, for its answer. */
+interface RunOutcome {
+  /** The last step's answer body. */
+  last: unknown;
+  collection: Entity[] | undefined;
+  collectionPages: AsyncGenerator<Entity[], void> | undefined;
+  /** The entity to answer with, when a call brought it. */
+  entity: Entity | undefined;
+  subject: Ref | undefined;
+  /** For the ID cache (see `IdResolver.ticket`). */
+  ticket: number;
+}
+
 /** What the calls of one operation did before a successor failure, for the error and the rollback. */
 interface PartialRun {
   op: CompiledOperation;
@@ -397,6 +410,34 @@ export class OperationExecutor {
       }
     }
 
+    const produced: RunOutcome = {
+      last,
+      collection,
+      collectionPages,
+      entity,
+      subject: state.subject,
+      ticket,
+    };
+    if (applied.length === 0) return this.#answer(op, fields, renderAttributes, produced);
+    try {
+      return await this.#answer(op, fields, renderAttributes, produced);
+    } catch (error) {
+      // The change is in effect: a caller told only "failed" might repeat it.
+      throw new TranslationError(
+        'unanswered',
+        `The change went through (${listSome(applied)}); only its answer failed: read the ${op.kind.label} back instead of repeating the call`,
+        { applied: [...applied], cause: error },
+      );
+    }
+  }
+
+  /** The legacy answer of a run from what its calls produced. */
+  async #answer(
+    op: CompiledOperation,
+    fields: readonly string[],
+    renderAttributes: readonly string[],
+    { last, collection, collectionPages, entity, subject, ticket }: RunOutcome,
+  ): Promise<RunResult> {
     switch (op.result.type) {
       case 'none':
         return { type: 'none' };
@@ -422,13 +463,14 @@ export class OperationExecutor {
       case 'entity': {
         // A kind without a field table is refused before its entity is read.
         this.#resource(op);
-        if (!entity) {
-          const uuid = state.subject?.uuid;
+        let answered = entity;
+        if (!answered) {
+          const uuid = subject?.uuid;
           if (uuid === undefined)
             throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
-          entity = await this.ids.read(op.kind, uuid, renderAttributes);
+          answered = await this.ids.read(op.kind, uuid, renderAttributes);
         }
-        return this.#entityResult(op, entity, fields, ticket);
+        return this.#entityResult(op, answered, fields, ticket);
       }
     }
   }
