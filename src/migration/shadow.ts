@@ -3,6 +3,7 @@ import type { ResolvedMigrationConfig } from '../config/load.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
 import { PeriodicFlush } from '../observe/periodic-flush.js';
+import { isStoreUnavailable } from '../store/errors.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
 import { type Answer, compareAnswers } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
@@ -121,12 +122,16 @@ export class ShadowRunner {
     try {
       await this.options.repository.add(batch, SAMPLES_KEPT);
     } catch (error) {
+      // The counts only: samples hold (redacted) answers, which belong in the store, not the log.
+      const lost = { err: error, lost: batch.counts, paths: batch.paths, samples: batch.samples.length };
       if (final) {
-        // The counts only: samples hold (redacted) answers, which belong in the store, not the log.
-        this.options.logger.error(
-          { err: error, lost: batch.counts, paths: batch.paths, samples: batch.samples.length },
-          'shadow outcomes not written at shutdown; these counts are lost',
-        );
+        this.options.logger.error(lost, 'shadow outcomes not written at shutdown; these counts are lost');
+        return;
+      }
+      // Kept only while the store is unavailable: a batch it refused (data it will not take) would
+      // be refused again at every flush, together with every count added to it meanwhile.
+      if (!isStoreUnavailable(error)) {
+        this.options.logger.error(lost, 'shadow outcomes refused by the store; these counts are dropped');
         return;
       }
       this.options.logger.warn({ err: error }, 'shadow outcomes not written; kept for the next flush');

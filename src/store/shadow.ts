@@ -38,7 +38,8 @@ export interface ShadowSample {
 export interface ShadowRepository {
   /**
    * Adds a batch atomically: counts and path counts are summed with what is stored, samples are
-   * appended and only the newest `keepSamples` per operation are kept.
+   * appended (their detail as `storableDetail` gives it) and only the newest `keepSamples` per
+   * operation are kept.
    */
   add(
     batch: {
@@ -54,6 +55,31 @@ export interface ShadowRepository {
   paths(since?: number): Promise<{ operation: string; path: string; count: number }[]>;
   /** The newest samples first, at most `limit`, optionally of one operation and since a time. */
   samples(filter: { operation?: string; since?: number; limit: number }): Promise<ShadowSample[]>;
+}
+
+/** What stands for U+0000 in a stored sample: U+2400 SYMBOL FOR NULL (`␀`). */
+export const NUL_STAND_IN = '\u2400';
+
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function storableText(text: string): string {
+  return text.replaceAll('\u0000', NUL_STAND_IN).replace(UNPAIRED_SURROGATE, '\ufffd');
+}
+
+/**
+ * A sample's detail as every store keeps it: U+0000 in a string or member name becomes U+2400
+ * (`␀`), an unpaired UTF-16 surrogate U+FFFD. Answers may hold both (JSON escapes them as
+ * `\u0000` and `\ud800`), and PostgreSQL's jsonb refuses both; SQLite would keep them, so both
+ * stores get the same stand-ins and show a sample alike.
+ */
+export function storableDetail(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableDetail);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [storableText(key), storableDetail(item)]),
+    );
+  return value;
 }
 
 /** The start of the hour `at` falls in. */

@@ -5,6 +5,7 @@ import {
   type ShadowPathCount,
   type ShadowRepository,
   type ShadowSample,
+  storableDetail,
 } from '../shadow.js';
 import type { Migration } from '../types.js';
 import type { PostgresDatabase } from './database.js';
@@ -129,7 +130,7 @@ export class PostgresShadowRepository implements ShadowRepository {
             batch.samples.map((s) => s.apiUser),
             batch.samples.map((s) => s.requestId),
             batch.samples.map((s) => s.outcome),
-            batch.samples.map((s) => JSON.stringify(s.detail)),
+            batch.samples.map((s) => JSON.stringify(storableDetail(s.detail))),
           ],
         );
         await client.query(

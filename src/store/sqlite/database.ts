@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { StoreUnavailableError } from '../errors.js';
 import type { Migration } from '../types.js';
 import { BUSY_TIMEOUT_MS, type SqliteDatabase, sqliteDriverFor } from './connection.js';
 import { openBetterSqlite } from './driver-better-sqlite3.js';
@@ -44,13 +45,49 @@ function whileBusy(statement: () => void): void {
   }
 }
 
-/** Whether a driver's error is SQLite's SQLITE_BUSY (better-sqlite3: its code; node:sqlite: its errcode). */
-function isBusyError(error: unknown): boolean {
+/**
+ * SQLite's primary result codes that mean "not now" rather than "not this": busy or locked beyond
+ * the busy timeout, a read-only file, a failing disk, a full one, a file it cannot open.
+ */
+const UNAVAILABLE_CODES = new Map<number, string>([
+  [5, 'SQLITE_BUSY'],
+  [6, 'SQLITE_LOCKED'],
+  [8, 'SQLITE_READONLY'],
+  [10, 'SQLITE_IOERR'],
+  [13, 'SQLITE_FULL'],
+  [14, 'SQLITE_CANTOPEN'],
+]);
+const UNAVAILABLE_NAMES = new Set(UNAVAILABLE_CODES.values());
+
+/** The name of the primary result code of a driver's error (`SQLITE_BUSY`), or undefined for another error. */
+function primaryCode(error: unknown): string | undefined {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
-  return (
-    (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) ||
-    (typeof errcode === 'number' && (errcode & 0xff) === 5)
-  );
+  // better-sqlite3: its code, extended codes named after their primary one (SQLITE_IOERR_WRITE);
+  // node:sqlite: its errcode, whose low byte is the primary code.
+  if (typeof code === 'string' && code.startsWith('SQLITE_')) return code.split('_', 2).join('_');
+  if (typeof errcode === 'number')
+    return UNAVAILABLE_CODES.get(errcode & 0xff) ?? `SQLITE code ${errcode & 0xff}`;
+  return undefined;
+}
+
+/** Whether a driver's error is SQLite's SQLITE_BUSY. */
+function isBusyError(error: unknown): boolean {
+  return primaryCode(error) === 'SQLITE_BUSY';
+}
+
+/**
+ * Runs a write whose caller keeps what it could not write for later (a write-behind): an answer of
+ * SQLite's that the same write may pass later (UNAVAILABLE_CODES) is thrown as a
+ * StoreUnavailableError, like PostgreSQL's connection failures; any other error as it is.
+ */
+export function whenAvailable<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    const code = primaryCode(error);
+    if (code === undefined || !UNAVAILABLE_NAMES.has(code)) throw error;
+    throw new StoreUnavailableError(`the store (SQLite) is unavailable: ${code}`, { cause: error });
+  }
 }
 
 /**

@@ -5,9 +5,11 @@ import {
   type ShadowPathCount,
   type ShadowRepository,
   type ShadowSample,
+  storableDetail,
 } from '../shadow.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
+import { whenAvailable } from './database.js';
 
 /** Schema of the shadow outcomes: hourly counts, hourly path counts, bounded samples. */
 export const SHADOW_MIGRATION: Migration = {
@@ -49,7 +51,7 @@ interface SampleRow {
   detail: string;
 }
 
-/** Shadow outcomes in SQLite: a batch is one transaction. */
+/** Shadow outcomes in SQLite: a batch is one transaction; busy, full or failing at its file, it is unavailable. */
 export class SqliteShadowRepository implements ShadowRepository {
   constructor(private readonly db: SqliteDatabase) {}
 
@@ -61,6 +63,17 @@ export class SqliteShadowRepository implements ShadowRepository {
     },
     keepSamples: number,
   ): Promise<void> {
+    whenAvailable(() => this.#add(batch, keepSamples));
+  }
+
+  #add(
+    batch: {
+      counts: readonly ShadowCount[];
+      paths: readonly ShadowPathCount[];
+      samples: readonly ShadowSample[];
+    },
+    keepSamples: number,
+  ): void {
     const count = this.db.prepare(
       `INSERT INTO shadow_counts (operation, outcome, hour, count) VALUES (?, ?, ?, ?)
        ON CONFLICT (operation, outcome, hour) DO UPDATE SET count = count + excluded.count`,
@@ -80,7 +93,14 @@ export class SqliteShadowRepository implements ShadowRepository {
       for (const c of batch.counts) count.run(c.operation, c.outcome, hourOf(c.hour), c.count);
       for (const p of batch.paths) path.run(p.operation, p.path, hourOf(p.hour), p.count);
       for (const s of batch.samples)
-        sample.run(s.at, s.operation, s.apiUser, s.requestId, s.outcome, JSON.stringify(s.detail));
+        sample.run(
+          s.at,
+          s.operation,
+          s.apiUser,
+          s.requestId,
+          s.outcome,
+          JSON.stringify(storableDetail(s.detail)),
+        );
       for (const operation of new Set(batch.samples.map((s) => s.operation)))
         prune.run(operation, operation, keepSamples);
     })();

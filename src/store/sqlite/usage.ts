@@ -2,6 +2,7 @@ import { hourOf } from '../shadow.js';
 import type { Migration } from '../types.js';
 import { HOURLY_USAGE_KEEP_MS, type UsageCount, type UsageFilter, type UsageRepository } from '../usage.js';
 import type { SqliteDatabase } from './connection.js';
+import { whenAvailable } from './database.js';
 
 /** Schema of the usage inventory: one row per (API user, operation, outcome class). */
 export const USAGE_MIGRATION: Migration = {
@@ -42,12 +43,15 @@ interface Row {
   last_seen: number;
 }
 
-/** The usage inventory in SQLite: a batch is one transaction of upserts. */
+/** The usage inventory in SQLite: a batch is one transaction of upserts; busy, full or failing at its file, it is unavailable. */
 export class SqliteUsageRepository implements UsageRepository {
   constructor(private readonly db: SqliteDatabase) {}
 
   async add(counts: readonly UsageCount[]): Promise<void> {
-    if (counts.length === 0) return;
+    if (counts.length > 0) whenAvailable(() => this.#add(counts));
+  }
+
+  #add(counts: readonly UsageCount[]): void {
     const upsert = this.db.prepare(
       `INSERT INTO usage_inventory (api_user, operation, outcome, count, first_seen, last_seen)
        VALUES (?, ?, ?, ?, ?, ?)

