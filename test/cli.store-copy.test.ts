@@ -44,6 +44,17 @@ async function withStore<T>(
 
 const sqliteFile = path.join(dir, 'source', 'store.db');
 const UUIDS = Array.from({ length: 1100 }, () => randomUUID());
+const HOUR = 3_600_000;
+const NOW = Date.now();
+// An integration that has called group.list 100,000 times in 60 days, 40 of them an hour ago.
+const LONG_USE = {
+  apiUser: 'untis',
+  operation: 'group.list',
+  outcome: '2xx',
+  count: 100_000,
+  firstSeen: NOW - 60 * 24 * HOUR,
+  lastSeen: NOW - HOUR,
+};
 
 before(async () => {
   server = await startPostgres();
@@ -76,6 +87,11 @@ before(async () => {
         { apiUser: 'portal', operation: 'user.get', outcome: '4xx', count: 2, firstSeen: 20, lastSeen: 30 },
         { apiUser: '', operation: 'unknown', outcome: '4xx', count: 7, firstSeen: 5, lastSeen: 6 },
       ]);
+      // As the proxy writes it: batch by batch; hourly counts older than eight days are gone.
+      await store.usage.add([
+        { ...LONG_USE, count: LONG_USE.count - 40, lastSeen: LONG_USE.firstSeen + HOUR },
+      ]);
+      await store.usage.add([{ ...LONG_USE, count: 40, firstSeen: LONG_USE.lastSeen }]);
     },
   );
 });
@@ -91,7 +107,8 @@ describe('store copy', () => {
     assert.match(run.stdout, /copied sqlite .*store\.db → postgres \(schema idm\)/);
     assert.match(run.stdout, /api users: +2 copied, 0 already there, 0 differ \(2 in the source\)/);
     assert.match(run.stdout, /id map: +1101 copied, 0 already there, 0 differ \(1101 in the source\)/);
-    assert.match(run.stdout, /usage: +3 copied, 0 already there, 0 differ \(3 in the source\)/);
+    assert.match(run.stdout, /usage: +4 copied, 0 already there, 0 differ \(4 in the source\)/);
+    assert.match(run.stdout, /usage hours: +1 copied, 0 already there, 0 differ \(1 in the source\)/);
     assert.doesNotMatch(
       run.stdout + run.stderr,
       /postgres:\/\//,
@@ -123,11 +140,34 @@ describe('store copy', () => {
           row.lastSeen,
         ]),
         [
+          ['untis', 'group.list', 100_000, LONG_USE.firstSeen, LONG_USE.lastSeen],
           ['', 'unknown', 7, 5, 6],
           ['portal', 'user.get', 2, 20, 30],
           ['portal', 'user.list', 41, 10, 90],
         ],
       );
+    });
+  });
+
+  it("carries the hourly usage counts as they are: a lifetime total does not become the last 24 h's calls", async () => {
+    const source = await withStore(
+      () => openSqliteStore(sqliteFile),
+      (store) => store.usage.hourly(),
+    );
+    assert.deepEqual(source, [
+      {
+        apiUser: 'untis',
+        operation: 'group.list',
+        hour: LONG_USE.lastSeen - (LONG_USE.lastSeen % HOUR),
+        count: 40,
+      },
+    ]);
+    await withStore(pgStore, async (store) => {
+      assert.deepEqual(await store.usage.hourly(), source);
+      // What the dashboard shows as the calls of the last 24 h.
+      assert.deepEqual(await store.usage.recent(NOW - 24 * HOUR), [
+        { apiUser: 'untis', operation: 'group.list', count: 40 },
+      ]);
     });
   });
 
@@ -144,7 +184,7 @@ describe('store copy', () => {
       Object.fromEntries(
         Object.entries(result.tables).map(([table, counts]) => [table, [counts.copied, counts.present]]),
       ),
-      { apiUsers: [0, 2], idMap: [0, 1101], usage: [0, 3] },
+      { apiUsers: [0, 2], idMap: [0, 1101], usage: [0, 4], usageHourly: [0, 1] },
     );
     await withStore(pgStore, async (store) => {
       assert.equal(await store.idMap.count(), 1101);
@@ -182,7 +222,10 @@ describe('store copy', () => {
       async (store) => {
         assert.deepEqual((await store.apiUsers.get('portal'))?.ranges, ['10.1.0.0/16']);
         assert.equal(await store.idMap.count(), 1101);
-        assert.equal((await store.usage.list()).length, 3);
+        assert.equal((await store.usage.list()).length, 4);
+        assert.deepEqual(await store.usage.recent(NOW - 24 * HOUR), [
+          { apiUser: 'untis', operation: 'group.list', count: 40 },
+        ]);
       },
     );
   });

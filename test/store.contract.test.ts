@@ -548,6 +548,40 @@ function storeContract(backend: Backend): void {
         const wider = (await store.usage.recent(base - HOUR)).filter((r) => r.operation === 'role.get');
         assert.deepEqual(wider, [{ apiUser: 'r1', operation: 'role.get', count: 7 }]);
       });
+
+      it('inserts inventory rows and hourly counts as they are, skipping keys it has (store copy)', async () => {
+        const HOUR = 3_600_000;
+        const base = 3_000 * HOUR;
+        await store.usage.add([usage('c1', 'privilege.list', '2xx', 5, base)]);
+        const lifetime = { ...usage('c2', 'privilege.list', '2xx', 900, base - 40 * HOUR), lastSeen: base };
+        assert.equal(
+          await store.usage.insertMany([usage('c1', 'privilege.list', '2xx', 70, base - HOUR), lifetime]),
+          1,
+        );
+        assert.deepEqual(await store.usage.list({ operation: 'privilege.list' }), [
+          usage('c1', 'privilege.list', '2xx', 5, base),
+          lifetime,
+        ]);
+        assert.equal(
+          await store.usage.insertHourlyMany([
+            { apiUser: 'c1', operation: 'privilege.list', hour: base, count: 70 },
+            { apiUser: 'c2', operation: 'privilege.list', hour: base, count: 3 },
+            { apiUser: 'c2', operation: 'privilege.list', hour: base - HOUR, count: 4 },
+          ]),
+          2,
+        );
+        assert.deepEqual(
+          (await store.usage.hourly()).filter((h) => h.operation === 'privilege.list'),
+          [
+            { apiUser: 'c1', operation: 'privilege.list', hour: base, count: 5 },
+            { apiUser: 'c2', operation: 'privilege.list', hour: base - HOUR, count: 4 },
+            { apiUser: 'c2', operation: 'privilege.list', hour: base, count: 3 },
+          ],
+          'no hourly count booked for the inserted row, the one already there kept',
+        );
+        assert.equal(await store.usage.insertMany([]), 0);
+        assert.equal(await store.usage.insertHourlyMany([]), 0);
+      });
     });
 
     describe('shadow outcomes', () => {

@@ -9,6 +9,7 @@ const TABLES: readonly { key: keyof CopyResult; label: string }[] = [
   { key: 'apiUsers', label: 'api users' },
   { key: 'idMap', label: 'id map' },
   { key: 'usage', label: 'usage' },
+  { key: 'usageHourly', label: 'usage hours' },
 ];
 
 /** A description of a store for output: never the PostgreSQL URL (it holds the password). */
@@ -24,7 +25,7 @@ function sameStore(a: ResolvedStoreConfig, b: ResolvedStoreConfig): boolean {
 }
 
 function line(label: string, table: CopyTableResult): string {
-  return `  ${`${label}:`.padEnd(11)} ${table.copied} copied, ${table.present} already there, ${table.differ} differ (${table.source} in the source)`;
+  return `  ${`${label}:`.padEnd(12)} ${table.copied} copied, ${table.present} already there, ${table.differ} differ (${table.source} in the source)`;
 }
 
 /** `idm-compat store copy --from CONFIG --to CONFIG`: copies the state of one store into another. */
@@ -38,8 +39,9 @@ schema is created when missing. API users keep their password hashes, ranges and
 
 Only what the target lacks is written: running the copy twice copies nothing the second time.
 Rows the target already has differently (another password hash or ranges, a legacy ID mapped to
-another UUID) are left as they are and listed; the exit code is 1 then. Usage rows whose
-(API user, operation, outcome) the target already counts are left alone, so copy before the
+another UUID) are left as they are and listed; the exit code is 1 then. The usage inventory is
+copied as it is, with its hourly counts (the dashboard's "last 24 h"); usage rows whose (API
+user, operation, outcome) or hour the target already counts are left alone, so copy before the
 replicas take traffic. Throttle counters, known addresses and SSO tokens are short-lived and
 not copied.
 

@@ -1,7 +1,6 @@
 import type { ApiUserRecord } from './api-users.js';
 import type { IdMapRow } from './id-map.js';
 import type { Store } from './types.js';
-import type { UsageCount } from './usage.js';
 
 /** What happened to one table. */
 export interface CopyTableResult {
@@ -22,6 +21,8 @@ export interface CopyResult {
   apiUsers: CopyTableResult;
   idMap: CopyTableResult;
   usage: CopyTableResult;
+  /** The hourly usage counts behind the dashboard's "last 24 h" (eight days of them). */
+  usageHourly: CopyTableResult;
 }
 
 export interface CopyStoreOptions {
@@ -50,21 +51,19 @@ function differs(result: CopyTableResult, description: string): void {
 const sameRanges = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((range, i) => range === b[i]);
 
-const usageKey = (row: Pick<UsageCount, 'apiUser' | 'operation' | 'outcome'>) =>
-  JSON.stringify([row.apiUser, row.operation, row.outcome]);
-
 /**
  * Copies API users (hashes, ranges, last login), the ID mapping table and the usage inventory
- * from one store to another. Only what the target lacks is written, so a second run copies
- * nothing; rows the target has differently are left alone and reported.
+ * with its hourly counts from one store to another. Only what the target lacks is written, so a
+ * second run copies nothing; rows the target has differently are left alone and reported.
  */
 export async function copyStore(from: Store, to: Store, options: CopyStoreOptions = {}): Promise<CopyResult> {
-  const [users, idRows, usageRows] = await Promise.all([
+  const [users, idRows, usageRows, hourRows] = await Promise.all([
     from.apiUsers.list(),
     from.idMap.list(),
     from.usage.list(),
+    from.usage.hourly(),
   ]);
-  options.onStart?.(users.length + idRows.length + usageRows.length);
+  options.onStart?.(users.length + idRows.length + usageRows.length + hourRows.length);
   let done = 0;
   const advance = (rows: number) => {
     done += rows;
@@ -72,8 +71,11 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
   };
   const apiUsers = await copyApiUsers(users, to, advance);
   const idMap = await copyIdMap(idRows, to, advance);
-  const usage = await copyUsage(usageRows, to, advance);
-  return { apiUsers, idMap, usage };
+  // Rows as they are: `usage.add` would also book each row's whole count into the hour it was
+  // last seen, so a lifetime total would show as that hour's calls ("last 24 h").
+  const usage = await copyInChunks(usageRows, (part) => to.usage.insertMany(part), advance);
+  const usageHourly = await copyInChunks(hourRows, (part) => to.usage.insertHourlyMany(part), advance);
+  return { apiUsers, idMap, usage, usageHourly };
 }
 
 async function copyApiUsers(
@@ -131,21 +133,18 @@ async function copyIdMap(
   return result;
 }
 
-async function copyUsage(
-  rows: readonly UsageCount[],
-  to: Store,
+/** Inserts rows chunk by chunk with `insert`, which skips what the target has and answers how many it added. */
+async function copyInChunks<T>(
+  rows: readonly T[],
+  insert: (part: readonly T[]) => Promise<number>,
   advance: (rows: number) => void,
 ): Promise<CopyTableResult> {
   const result = emptyResult(rows.length);
-  const present = new Set((await to.usage.list()).map(usageKey));
-  const missing = rows.filter((row) => !present.has(usageKey(row)));
-  result.present = rows.length - missing.length;
-  advance(result.present);
-  for (let start = 0; start < missing.length; start += CHUNK) {
-    const part = missing.slice(start, start + CHUNK);
-    await to.usage.add(part);
-    result.copied += part.length;
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const part = rows.slice(start, start + CHUNK);
+    result.copied += await insert(part);
     advance(part.length);
   }
+  result.present = result.source - result.copied;
   return result;
 }

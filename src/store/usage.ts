@@ -19,6 +19,15 @@ export interface UsageCount {
   lastSeen: number;
 }
 
+/** Calls of an (API user, operation) in one hour: the counts behind `recent`. */
+export interface UsageHour {
+  apiUser: string;
+  operation: string;
+  /** The start of the hour (of the calls' last-seen time, as `add` books them). */
+  hour: number;
+  count: number;
+}
+
 /** Which rows to list; every given criterion must hold. */
 export interface UsageFilter {
   apiUser?: string;
@@ -41,6 +50,19 @@ export interface UsageRepository {
    * their last-seen time, for eight days), ordered by operation and API user.
    */
   recent(since: number): Promise<{ apiUser: string; operation: string; count: number }[]>;
+  /** Every stored hourly count, ordered by operation, API user and hour (`store copy`). */
+  hourly(): Promise<UsageHour[]>;
+  /**
+   * Adds inventory rows as they are (count, first and last seen kept, no hourly count booked),
+   * skipping every (API user, operation, outcome) already stored; one transaction. Answers how
+   * many were added (`store copy`).
+   */
+  insertMany(rows: readonly UsageCount[]): Promise<number>;
+  /**
+   * Adds hourly counts as they are, skipping every (API user, operation, hour) already stored;
+   * one transaction. Answers how many were added (`store copy`).
+   */
+  insertHourlyMany(rows: readonly UsageHour[]): Promise<number>;
 }
 
 /** How long the hourly usage counts behind `recent` are kept. */

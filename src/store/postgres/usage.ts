@@ -1,6 +1,12 @@
 import { hourOf } from '../shadow.js';
 import type { Migration } from '../types.js';
-import { HOURLY_USAGE_KEEP_MS, type UsageCount, type UsageFilter, type UsageRepository } from '../usage.js';
+import {
+  HOURLY_USAGE_KEEP_MS,
+  type UsageCount,
+  type UsageFilter,
+  type UsageHour,
+  type UsageRepository,
+} from '../usage.js';
 import type { PostgresDatabase, Queryable } from './database.js';
 
 /** Schema of the usage inventory: one row per (API user, operation, outcome class). */
@@ -108,6 +114,58 @@ export class PostgresUsageRepository implements UsageRepository {
       [hourOf(since)],
     );
     return rows.map((row) => ({ apiUser: row.api_user, operation: row.operation, count: row.count }));
+  }
+
+  async hourly(): Promise<UsageHour[]> {
+    const { rows } = await this.db.query<{
+      api_user: string;
+      operation: string;
+      hour: number;
+      count: number;
+    }>(
+      `SELECT api_user, operation, hour, count FROM usage_hourly
+       ORDER BY operation COLLATE "C", api_user COLLATE "C", hour`,
+    );
+    return rows.map((row) => ({
+      apiUser: row.api_user,
+      operation: row.operation,
+      hour: row.hour,
+      count: row.count,
+    }));
+  }
+
+  async insertMany(rows: readonly UsageCount[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const result = await this.db.query(
+      `INSERT INTO usage_inventory (api_user, operation, outcome, count, first_seen, last_seen)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
+       ON CONFLICT DO NOTHING`,
+      [
+        rows.map((c) => c.apiUser),
+        rows.map((c) => c.operation),
+        rows.map((c) => c.outcome),
+        rows.map((c) => c.count),
+        rows.map((c) => c.firstSeen),
+        rows.map((c) => c.lastSeen),
+      ],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async insertHourlyMany(rows: readonly UsageHour[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const result = await this.db.query(
+      `INSERT INTO usage_hourly (api_user, operation, hour, count)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+       ON CONFLICT DO NOTHING`,
+      [
+        rows.map((h) => h.apiUser),
+        rows.map((h) => h.operation),
+        rows.map((h) => h.hour),
+        rows.map((h) => h.count),
+      ],
+    );
+    return result.rowCount ?? 0;
   }
 
   async #addInventory(client: Queryable, rows: readonly UsageCount[]): Promise<void> {

@@ -1,6 +1,12 @@
 import { hourOf } from '../shadow.js';
 import type { Migration } from '../types.js';
-import { HOURLY_USAGE_KEEP_MS, type UsageCount, type UsageFilter, type UsageRepository } from '../usage.js';
+import {
+  HOURLY_USAGE_KEEP_MS,
+  type UsageCount,
+  type UsageFilter,
+  type UsageHour,
+  type UsageRepository,
+} from '../usage.js';
 import type { SqliteDatabase } from './connection.js';
 import { whenAvailable } from './database.js';
 
@@ -83,6 +89,40 @@ export class SqliteUsageRepository implements UsageRepository {
         )
         .all(hourOf(since)) as { api_user: string; operation: string; count: number }[]
     ).map((row) => ({ apiUser: row.api_user, operation: row.operation, count: row.count }));
+  }
+
+  async hourly(): Promise<UsageHour[]> {
+    return (
+      this.db
+        .prepare(
+          'SELECT api_user, operation, hour, count FROM usage_hourly ORDER BY operation, api_user, hour',
+        )
+        .all() as { api_user: string; operation: string; hour: number; count: number }[]
+    ).map((row) => ({ apiUser: row.api_user, operation: row.operation, hour: row.hour, count: row.count }));
+  }
+
+  async insertMany(rows: readonly UsageCount[]): Promise<number> {
+    const insert = this.db.prepare(
+      `INSERT INTO usage_inventory (api_user, operation, outcome, count, first_seen, last_seen)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    );
+    let added = 0;
+    this.db.transaction(() => {
+      for (const c of rows)
+        added += insert.run(c.apiUser, c.operation, c.outcome, c.count, c.firstSeen, c.lastSeen).changes;
+    })();
+    return added;
+  }
+
+  async insertHourlyMany(rows: readonly UsageHour[]): Promise<number> {
+    const insert = this.db.prepare(
+      'INSERT INTO usage_hourly (api_user, operation, hour, count) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    );
+    let added = 0;
+    this.db.transaction(() => {
+      for (const h of rows) added += insert.run(h.apiUser, h.operation, h.hour, h.count).changes;
+    })();
+    return added;
   }
 
   async list(filter: UsageFilter = {}): Promise<UsageCount[]> {
