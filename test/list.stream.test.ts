@@ -6,10 +6,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { inspect } from 'node:util';
 import { GROUP_EXTENDED_FIELDS, GROUP_LIST_FIELDS } from '../src/legacy/group/schema.js';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -25,6 +26,38 @@ const USERS = Array.from({ length: 250 }, (_, i) => ({
   groups: ['schueler'],
   roles: ['ROLE_STUDENT'],
 }));
+
+/** The log lines of one request. */
+function linesOf(proxy: UserProxy, requestId: string): Record<string, unknown>[] {
+  return proxy.logSink.lines().filter((line) => line.reqId === requestId);
+}
+
+/** Waits for the completion line of a request (a streamed answer's comes once the stream is over). */
+async function completed(proxy: UserProxy, requestId: string): Promise<void> {
+  const done = () => linesOf(proxy, requestId).some((line) => line.msg === 'request completed');
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(done(), `${requestId} completed`);
+}
+
+/**
+ * What reaches the console (stdout, stderr) beside the log, from now until `restore()`: the Node
+ * adapter prints a failed answer stream with console.error, and a client's hang-up with console.info.
+ */
+function consoleOutput(): { output(): string[]; restore(): void } {
+  const output: string[] = [];
+  const methods = ['error', 'warn', 'info', 'log', 'debug'] as const;
+  const originals = methods.map((name) => [name, console[name]] as const);
+  for (const name of methods)
+    console[name] = (...args: unknown[]) => {
+      output.push(`console.${name}: ${args.map((arg) => inspect(arg)).join(' ')}`);
+    };
+  return {
+    output: () => [...output],
+    restore() {
+      for (const [name, original] of originals) console[name] = original;
+    },
+  };
+}
 
 describe('streamed legacy lists', () => {
   let proxy: UserProxy;
@@ -146,20 +179,72 @@ describe('a streamed list whose caller hangs up after the first chunk', () => {
     await proxy?.close();
   });
 
-  it('cuts the answer off when a later page fails, and logs why', async () => {
+  it('cuts the answer off when a later page fails, and logs why once, through the log only', async () => {
     // The eleventh page fails, long after the answer began (after the second page).
     proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 10, times: 1, status: 500 }] });
+    const printed = consoleOutput();
     try {
       const response = await fetch(`${proxy.core}/Entity/User`, {
-        headers: { authorization: proxy.authorization },
+        headers: { authorization: proxy.authorization, 'x-request-id': 'later-page-failed' },
       });
       assert.equal(response.status, 200, 'the first pages were fine, so the answer had begun');
       await assert.rejects(response.text(), 'the body ends without its last chunk');
-      assert.ok(
-        proxy.logSink.lines().some((line) => line.msg === 'list answer cut off: a later page failed'),
-        'the failure is logged',
+      await completed(proxy, 'later-page-failed');
+      const logged = linesOf(proxy, 'later-page-failed').filter((line) => line.msg !== 'request completed');
+      assert.deepEqual(
+        logged.map((line) => [line.level, line.msg]),
+        [[50, 'list answer cut off: a later page failed']],
       );
+      assert.match(String((logged[0]?.err as { message?: unknown } | undefined)?.message), /500/);
+      assert.deepEqual(printed.output(), [], 'nothing beside the log');
     } finally {
+      printed.restore();
+      proxy.sandbox.faults.reset();
+    }
+  });
+
+  it('takes a client that reads the first bytes and goes away as no error, and reads no page after it', async () => {
+    // At least this many pages: the fixture's users alone, without the seed's.
+    const pages = Math.ceil(USERS.length / 5);
+    proxy.sandbox.faults.set({ latencyMs: 150 });
+    const printed = consoleOutput();
+    try {
+      proxy.resetCounts();
+      // What `curl … | head -c 100` does: the first bytes of the body, then the connection is closed.
+      const { hostname, port } = new URL(proxy.url);
+      const socket = connect(Number(port), hostname);
+      socket.write(
+        `GET /iserv/api/Service/Core/Entity/User HTTP/1.1\r\nHost: ${hostname}:${port}\r\n` +
+          `Authorization: ${proxy.authorization}\r\nX-Request-Id: client-went-away\r\n\r\n`,
+      );
+      let received = '';
+      await new Promise<void>((resolve, reject) => {
+        socket.on('error', reject);
+        socket.on('data', (chunk: Buffer) => {
+          received += chunk.toString('latin1');
+          const body = received.indexOf('\r\n\r\n');
+          if (body >= 0 && received.length - body > 100) {
+            socket.destroy();
+            resolve();
+          }
+        });
+      });
+      assert.match(received, /^HTTP\/1\.1 200 /);
+      await completed(proxy, 'client-went-away');
+      // Pages already asked for may still arrive; after them, no more are read.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const read = proxy.apiCallCount();
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      assert.equal(proxy.apiCallCount(), read, 'no page read after the hang-up settled');
+      assert.ok(read < pages / 2, `${read} of ${pages} pages read`);
+      const logged = linesOf(proxy, 'client-went-away').filter((line) => line.msg !== 'request completed');
+      assert.deepEqual(
+        logged.map((line) => [line.level, line.msg]),
+        [[30, 'list answer not finished: the client went away; no further pages are read']],
+      );
+      assert.deepEqual(printed.output(), [], 'nothing beside the log');
+    } finally {
+      printed.restore();
       proxy.sandbox.faults.reset();
     }
   });
@@ -206,6 +291,7 @@ describe('a recorded streamed list whose caller hangs up', () => {
     file = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), 'traffic.ndjson');
     proxy = await startUserProxy({
       sandbox: { fixture: { users: USERS } },
+      successor: { pageSize: 20 },
       config: { migration: { recording: { path: file } } },
     });
   });
@@ -244,6 +330,39 @@ describe('a recorded streamed list whose caller hangs up', () => {
         whole.type === 'collection' ? whole.value.length : -1,
       );
     } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
+  it('records no list cut off by a later page, and prints nothing beside the log', async () => {
+    // Some 13 pages of 20: the tenth fails, long after the answer began.
+    proxy.sandbox.faults.set({ rules: [{ match: 'GET /users', skip: 9, times: 1, status: 500 }] });
+    const printed = consoleOutput();
+    try {
+      const response = await fetch(`${proxy.core}/Entity/User`, {
+        headers: { authorization: proxy.authorization, 'x-request-id': 'recorded-cut-off' },
+      });
+      assert.equal(response.status, 200);
+      await assert.rejects(response.text(), 'the body ends without its last chunk');
+      await completed(proxy, 'recorded-cut-off');
+      const notRecorded = () =>
+        linesOf(proxy, 'recorded-cut-off').filter((line) => line.msg === 'request not recorded');
+      for (let i = 0; i < 100 && notRecorded().length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(
+        linesOf(proxy, 'recorded-cut-off')
+          .filter((line) => line.msg !== 'request completed')
+          .map((line) => [line.level, line.msg]),
+        [
+          [50, 'list answer cut off: a later page failed'],
+          [40, 'request not recorded'],
+        ],
+      );
+      await proxy.services.migration.recording?.flush();
+      assert.ok(!(existsSync(file) ? readFileSync(file, 'utf8') : '').includes('recorded-cut-off'));
+      assert.deepEqual(printed.output(), [], 'nothing beside the log');
+    } finally {
+      printed.restore();
       proxy.sandbox.faults.reset();
     }
   });

@@ -19,6 +19,21 @@ export function answerOut(c: Context): Promise<void> | undefined {
 }
 
 /**
+ * Cuts the answer off on the connection: destroys Node's response, so the caller gets a body
+ * without its end, and resolves once it has closed. By then the Node adapter has stopped reading
+ * the answer's stream, so a failure the stream reports afterwards reaches only the answer's copies
+ * (a recording), not the adapter, which would print it on stderr. `undefined` without Node's
+ * server (see `answerOut`): the caller fails the stream instead.
+ */
+export function cutAnswer(c: Context): Promise<void> | undefined {
+  const outgoing = nodeResponse(c);
+  if (!outgoing) return undefined;
+  const closed = answerOut(c);
+  outgoing.destroy();
+  return closed;
+}
+
+/**
  * Sets a header of the answer, whichever response the handlers make. On the Node server it goes
  * on Node's response (`setHeader`), which merges it into the headers of the answer when that is
  * written — a header the answer sets itself wins —, so the answer keeps its plain header record:

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { answerOut } from '../http/answer-out.js';
+import { answerOut, cutAnswer } from '../http/answer-out.js';
 import { LegacyError } from '../http/legacy-error.js';
 import { requestLog } from '../http/request-log.js';
 import type { AppEnv } from '../services.js';
@@ -16,8 +16,9 @@ const COMMA = 0x2c;
  * failures are answered as errors like any other, and a list of one page is answered whole
  * without a stream (a web stream costs a tenth of such a list's CPU); a later failure cuts the
  * answer off (the client sees an incomplete body, never a short list that looks whole) and is
- * logged. The bytes are the same as `c.json(list)`'s. The request's log line waits for the end of
- * the stream (`streaming`).
+ * logged once. A caller that hangs up is no failure: one info line, and no page is read after the
+ * one under way. The bytes are the same as `c.json(list)`'s. The request's log line waits for the
+ * end of the stream (`streaming`).
  */
 export async function streamedList(
   c: Context<AppEnv>,
@@ -62,6 +63,10 @@ export async function streamedList(
     }),
   );
   void answerOut(c)?.then(ended);
+  // The stream's reader went away (cancel: the caller hung up, or every copy of the answer stopped
+  // reading): a page that arrives after it is not wanted. A page failed: the answer is cut off.
+  let gone = false;
+  let failed = false;
   // Bytes, as a web stream must carry (a copy of the answer, a recording or shadow mode reads it too).
   const encoder = new TextEncoder();
   // highWaterMark 0: a page is rendered only when the writer asks for the next chunk, not one
@@ -78,6 +83,7 @@ export async function streamedList(
             let page = ahead.shift();
             if (page === undefined) {
               const next = await pages.next();
+              if (gone) return;
               if (next.done) {
                 controller.enqueue(encoder.encode(opened ? ']' : '[]'));
                 controller.close();
@@ -97,15 +103,26 @@ export async function streamedList(
             return;
           }
         } catch (error) {
+          if (gone) return;
+          failed = true;
           requestLog(c).error(
             { err: error, operation: operationId },
             'list answer cut off: a later page failed',
           );
+          // On Node's server the connection is cut first: the adapter, its reader cancelled, then
+          // never sees the failure (it would print it on stderr), and a copy of the answer still does.
+          await cutAnswer(c);
           controller.error(error);
           ended();
         }
       },
       async cancel() {
+        gone = true;
+        if (!failed)
+          requestLog(c).info(
+            { operation: operationId },
+            'list answer not finished: the client went away; no further pages are read',
+          );
         ended();
         await pages.return();
       },
