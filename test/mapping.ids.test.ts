@@ -183,6 +183,27 @@ describe('the ID cache under concurrent requests', () => {
     assert.equal(ids.get('user\0a'), 'uuid-new');
   });
 
+  it('lets a write cache its own answer after its own forget, unless another forget of that key came between or after', () => {
+    const ids = cache();
+    const ticket = ids.ticket();
+    const own = ids.delete('user\0a', ticket);
+    assert.notEqual(own, undefined);
+    ids.set('user\0a', 'uuid-a', ticket, own);
+    assert.equal(ids.get('user\0a'), 'uuid-a', 'its own forget alone');
+
+    const second = ids.ticket();
+    ids.delete('user\0b'); // another request's rename of b, after this write's ticket
+    assert.equal(ids.delete('user\0b', second), undefined, 'forgotten by another since the ticket');
+    ids.set('user\0b', 'uuid-b', second, undefined);
+    assert.equal(ids.get('user\0b'), undefined);
+
+    const third = ids.ticket();
+    const mine = ids.delete('user\0c', third);
+    ids.delete('user\0c'); // another request's forget after this write's own
+    ids.set('user\0c', 'uuid-c', third, mine);
+    assert.equal(ids.get('user\0c'), undefined, 'forgotten again after its own forget');
+  });
+
   it('keeps every answer from before a clear out', () => {
     const ids = cache();
     const before = ids.ticket();

@@ -262,6 +262,16 @@ describe('a link body longer than maxIdsPerQuery', () => {
     // `group%5B%5D=…&`), kurs.000 in the first: four queries.
     assert.equal(urls.length, 4, urls.map((url) => url.length).join(', '));
     for (const url of urls) assert.ok(url.length < 5_000, `a query of ${url.length} characters`);
+    // Measured as sent: `(` is one character of a legacy ID and three in the query (%28).
+    const parens = Array.from({ length: 60 }, (_, i) => `${String(i).padStart(4, '0')}${'('.repeat(251)}`);
+    const before = proxy.logSink.lines().length;
+    const refused = await proxy.call('POST', '/Entity/User/thomas.becker/link/groups', parens);
+    assert.equal(refused.status, 400, refused.text);
+    for (const line of proxy.logSink.lines().slice(before)) {
+      const call = line.successor as { path?: string } | undefined;
+      if (line.msg === 'successor call' && call?.path?.startsWith('/iserv/idm/api/v1/groups?'))
+        assert.ok(call.path.length < 5_000, `a query of ${call.path.length} characters`);
+    }
     assert.equal(linksOf(proxy, 'thomas.becker').groups.filter((g) => g.startsWith('kurs.')).length, 250);
   });
 });
@@ -290,7 +300,7 @@ describe('a successor that refuses a filter query as too long', () => {
       .find((line) => line.msg === 'request failed' && /too long/.test(JSON.stringify(line)));
     assert.match(
       JSON.stringify(failed),
-      /the successor refused GET \/iserv\/idm\/api\/v1\/groups as too long \(431\); lower successor.maxIdBytesPerQuery/,
+      /the successor refused GET \/iserv\/idm\/api\/v1\/groups: its URL or headers are too long \(431\); for the ID filter queries of link bodies lower successor.maxIdBytesPerQuery/,
     );
   });
 });

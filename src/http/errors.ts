@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../store/errors.js';
 import {
   describeUpstreamError,
   isProtectedEntity,
+  mayHaveBeenApplied,
   publicUpstreamMessage,
   UpstreamError,
 } from '../successor/errors.js';
@@ -49,17 +50,6 @@ export interface ErrorContext {
   method?: string | undefined;
 }
 
-const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
-
-/**
- * Whether a timed-out call was a write that reached the successor: an API call with a write method
- * (the legacy method when the error does not say), not one that never got a connection.
- */
-function sentWrite(error: UpstreamError, context: ErrorContext): boolean {
-  if (error.source !== 'api' || error.details.retryable === true) return false;
-  return WRITE_METHODS.has(error.details.method ?? context.method ?? '');
-}
-
 /** The end of every 5xx message: where the details are (the log, under the request id). */
 function logHint(context: ErrorContext): string {
   return context.requestId === undefined
@@ -83,7 +73,7 @@ export function upstreamToLegacy(
   const words = publicUpstreamMessage(error);
   if (status >= 500) {
     const unknown =
-      error.code === 'timeout' && !options.partial && sentWrite(error, context)
+      !options.partial && mayHaveBeenApplied(error, context.method)
         ? '; the outcome of the change is unknown: it may or may not be in effect, check it before retrying'
         : '';
     return new LegacyError(status, `${words}${unknown}${logHint(context)}`);
@@ -129,12 +119,16 @@ export function translationToLegacy(error: TranslationError, context: ErrorConte
       // The status of what failed, and that the change is in effect (no Retry-After: a repeat
       // would do it again, or be refused as a duplicate).
       const { cause } = error.details;
-      const base =
-        cause instanceof UpstreamError
-          ? upstreamToLegacy(cause, context, undefined, { partial: true })
-          : cause instanceof StoreUnavailableError
-            ? new LegacyError(503, cause.message)
-            : new LegacyError(500, `Internal error${logHint(context)}`);
+      let base: LegacyError;
+      if (cause instanceof UpstreamError)
+        // Gone right after the change: not the caller's 404, which would read as "not done".
+        base =
+          cause.code === 'not_found'
+            ? new LegacyError(502, `The successor no longer has what it just changed${logHint(context)}`)
+            : upstreamToLegacy(cause, context, undefined, { partial: true });
+      else if (cause instanceof TranslationError) base = translationToLegacy(cause, context);
+      else if (cause instanceof StoreUnavailableError) base = new LegacyError(503, cause.message);
+      else base = new LegacyError(500, `Internal error${logHint(context)}`);
       return new LegacyError(base.status, `${base.message.replace(/[.\s]+$/, '')}. ${error.message}`);
     }
     case 'profile_error':

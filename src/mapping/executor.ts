@@ -3,7 +3,7 @@ import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { mapPages, primed } from '../successor/collections.js';
-import { publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
+import { mayHaveBeenApplied, publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
   CompiledKind,
@@ -122,6 +122,8 @@ interface RunOutcome {
   subject: Ref | undefined;
   /** For the ID cache (see `IdResolver.ticket`). */
   ticket: number;
+  /** The run's own forget of its subject, for the ID cache (see `IdResolver.forget`). */
+  own: number | undefined;
 }
 
 /** What the calls of one operation did before a successor failure, for the error and the rollback. */
@@ -257,7 +259,7 @@ export class OperationExecutor {
     const entity = await this.ids.readCached(op.kind, legacyId, uuid, want, calls);
     if (entity === undefined) return this.#runCounted(op, input, calls);
     refuseIfMarked(op, entity);
-    return this.#entityResult(op, entity, fields, ticket, calls);
+    return this.#entityResult(op, entity, fields, ticket, undefined, calls);
   }
 
   /**
@@ -269,9 +271,10 @@ export class OperationExecutor {
     entity: Entity,
     fields: readonly string[],
     ticket: number,
+    own?: number,
     calls?: CallStats,
   ): Promise<RunResult> {
-    this.ids.remember(op.kind, entity, ticket);
+    this.ids.remember(op.kind, entity, ticket, own);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
     return { type: 'entity', id: rendered.id, value: rendered.value };
@@ -291,8 +294,9 @@ export class OperationExecutor {
     const writes = op.steps.some((step) => step.write);
     const wantEntity = answersFromResolution(op);
     // Before any call: the entity answered is cached only if no write forgot its ID meanwhile
-    // (a write's own forget below takes a new one: its answer comes from its own calls).
-    let ticket = this.ids.ticket();
+    // (the run's own forget below excepted, see `own`).
+    const ticket = this.ids.ticket();
+    let own: number | undefined;
 
     const written =
       op.usesFields && op.resource ? await translateWrite(op.resource, input.body, this.ids) : undefined;
@@ -376,8 +380,14 @@ export class OperationExecutor {
           last = outcome.body;
           if (step.returnsEntity) {
             entity = asEntity(outcome.body, `${step.method} ${step.path.source}`);
-            // An entity created by this call is {entity.…} for the later steps (and their undo).
-            state.subject ??= await this.#refOf(op.kind, entity);
+            // An entity created by this call is {entity.…} for the later steps (and their undo);
+            // for a `table` kind its legacy ID is given in the store, after the write went through.
+            try {
+              state.subject ??= await this.#refOf(op.kind, entity);
+            } catch (error) {
+              if (!step.write || error instanceof UpstreamError) throw error;
+              throw unanswered(op, applied, error);
+            }
           } else if (step.write) entity = undefined;
         }
       }
@@ -395,7 +405,7 @@ export class OperationExecutor {
           applied,
           pending,
           failedItem,
-          outcomeUnknown: outcomeUnknown(error),
+          outcomeUnknown: mayHaveBeenApplied(error),
           linkedBefore,
           lookup: lookupBase,
           label,
@@ -404,10 +414,7 @@ export class OperationExecutor {
       throw error;
     } finally {
       // Own writes may rename, delete or purge the subject: its cached resolution is not trusted any more.
-      if (writes && legacyId !== undefined) {
-        this.ids.forget(op.kind, legacyId);
-        ticket = this.ids.ticket();
-      }
+      if (writes && legacyId !== undefined) own = this.ids.forget(op.kind, legacyId, ticket);
     }
 
     const produced: RunOutcome = {
@@ -417,17 +424,13 @@ export class OperationExecutor {
       entity,
       subject: state.subject,
       ticket,
+      own,
     };
     if (applied.length === 0) return this.#answer(op, fields, renderAttributes, produced);
     try {
       return await this.#answer(op, fields, renderAttributes, produced);
     } catch (error) {
-      // The change is in effect: a caller told only "failed" might repeat it.
-      throw new TranslationError(
-        'unanswered',
-        `The change went through (${listSome(applied)}); only its answer failed: read the ${op.kind.label} back instead of repeating the call`,
-        { applied: [...applied], cause: error },
-      );
+      throw unanswered(op, applied, error);
     }
   }
 
@@ -436,7 +439,7 @@ export class OperationExecutor {
     op: CompiledOperation,
     fields: readonly string[],
     renderAttributes: readonly string[],
-    { last, collection, collectionPages, entity, subject, ticket }: RunOutcome,
+    { last, collection, collectionPages, entity, subject, ticket, own }: RunOutcome,
   ): Promise<RunResult> {
     switch (op.result.type) {
       case 'none':
@@ -470,7 +473,7 @@ export class OperationExecutor {
             throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
           answered = await this.ids.read(op.kind, uuid, renderAttributes);
         }
-        return this.#entityResult(op, answered, fields, ticket);
+        return this.#entityResult(op, answered, fields, ticket, own);
       }
     }
   }
@@ -804,11 +807,15 @@ function itemList(body: unknown): string[] {
 }
 
 /**
- * Whether a failed write may still have been applied: the request went out and no answer came
- * in time (a connect timeout, which the transport marks retryable, never sent it).
+ * The writes of a call went through, then its answer failed (`cause`): the change is in effect,
+ * and a caller told only "failed" might repeat it.
  */
-function outcomeUnknown(error: unknown): boolean {
-  return error instanceof UpstreamError && error.code === 'timeout' && error.details.retryable !== true;
+function unanswered(op: CompiledOperation, applied: readonly string[], cause: unknown): TranslationError {
+  return new TranslationError(
+    'unanswered',
+    `The change went through (${listSome(applied)}); only its answer failed: read the ${op.kind.label} back instead of repeating the call`,
+    { applied: [...applied], cause },
+  );
 }
 
 /** Refuses (403) an operation whose path entity has its `refuseWhen` attribute set. */

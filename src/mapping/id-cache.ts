@@ -14,7 +14,10 @@ const TRACKED_FORGETS = 10_000;
  * A caller takes a `ticket` before it asks the successor and hands it to `set` with what the
  * answer says. Every `delete` and `clear` moves the cache's epoch on; each forgotten key keeps the
  * epoch of its last forget (the most recent TRACKED_FORGETS keys), so `set` refuses a key forgotten
- * after the ticket, and any key for a ticket older than what is still tracked.
+ * after the ticket, and any key for a ticket older than what is still tracked. A write forgets its
+ * own subject and then caches what its own calls answered: its forget (`delete` with its ticket)
+ * does not count against it, unless another forget of that key came between the ticket and it, or
+ * after it.
  */
 export class IdCache {
   readonly #entries: LRUCache<string, string>;
@@ -45,21 +48,34 @@ export class IdCache {
     return this.#entries.get(key);
   }
 
-  /** Caches `key` → `uuid` as an answer after `ticket` says, unless the key was forgotten since. */
-  set(key: string, uuid: string, ticket: number): void {
-    if (ticket < this.#trackedSince) return;
+  /**
+   * Caches `key` → `uuid` as an answer after `ticket` says, unless the key was forgotten since;
+   * `own`: what `delete` answered for the caller's own forget, which alone does not hold it back.
+   */
+  set(key: string, uuid: string, ticket: number, own?: number): void {
     const forgottenAt = this.#forgotten.get(key);
-    if (forgottenAt !== undefined && forgottenAt > ticket) return;
+    if (own === undefined || forgottenAt !== own) {
+      if (ticket < this.#trackedSince) return;
+      if (forgottenAt !== undefined && forgottenAt > ticket) return;
+    }
     this.#entries.set(key, uuid);
   }
 
-  /** Forgets `key`, also for answers still on their way. */
-  delete(key: string): void {
+  /**
+   * Forgets `key`, also for answers still on their way. With the caller's `ticket`: answers this
+   * forget's epoch for `set`'s `own`, or undefined when another forget of the key since the ticket
+   * (or one no longer tracked) means the caller's answers are not to be cached either.
+   */
+  delete(key: string, ticket?: number): number | undefined {
+    const previous = this.#forgotten.get(key);
+    const alone =
+      ticket !== undefined && ticket >= this.#trackedSince && (previous === undefined || previous <= ticket);
     const epoch = ++this.#epoch;
     this.#entries.delete(key);
     this.#forgotten.delete(key);
     this.#forgotten.set(key, epoch);
     if (this.#forgotten.size > TRACKED_FORGETS) this.#track();
+    return alone ? epoch : undefined;
   }
 
   /** Forgets everything, also for answers still on their way. */

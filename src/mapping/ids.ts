@@ -6,6 +6,7 @@ import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient, SuccessorQuery } from '../successor/client.js';
 import { UpstreamError } from '../successor/errors.js';
 import { iriToUuid } from '../successor/ids.js';
+import { formEncoded } from '../successor/targets.js';
 import { attributesValue, getPath, identityAttributes } from './attributes.js';
 import type { CompiledKind, CompiledProfile } from './compile.js';
 import { IdCache } from './id-cache.js';
@@ -343,16 +344,21 @@ export class IdResolver {
    * Notes a legacy ID → UUID pair seen in a successor answer (natural kinds; others need no cache),
    * unless that ID was forgotten after `ticket` (see `ticket`).
    */
-  remember(kind: CompiledKind, entity: Entity, ticket: number): void {
+  remember(kind: CompiledKind, entity: Entity, ticket: number, own?: number): void {
     if (kind.id.strategy !== 'natural' || !this.#cache) return;
     const legacyId = stringAt(entity, kind.id.attribute);
     const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
-    if (legacyId !== undefined && uuid !== undefined) this.#cache.set(cacheKey(kind, legacyId), uuid, ticket);
+    if (legacyId !== undefined && uuid !== undefined)
+      this.#cache.set(cacheKey(kind, legacyId), uuid, ticket, own);
   }
 
-  /** Drops a cached resolution (after a write that may have renamed, deleted or purged the entity). */
-  forget(kind: CompiledKind, legacyId: string): void {
-    this.#cache?.delete(cacheKey(kind, legacyId));
+  /**
+   * Drops a cached resolution (after a write that may have renamed, deleted or purged the entity).
+   * With the writer's `ticket`: answers what `remember` takes as `own`, so the writer may cache what
+   * its own calls answered (see IdCache.delete).
+   */
+  forget(kind: CompiledKind, legacyId: string, ticket?: number): number | undefined {
+    return this.#cache?.delete(cacheKey(kind, legacyId), ticket);
   }
 
   /** Drops every cached resolution. */
@@ -506,9 +512,9 @@ export class IdResolver {
   }
 }
 
-/** Length of `text` URL-encoded in a query string. */
+/** Length of `text` in a query string, encoded as the successor client sends it. */
 function encodedLength(text: string): number {
-  return encodeURIComponent(text).length;
+  return formEncoded(text).length;
 }
 
 function cacheKey(kind: CompiledKind, legacyId: string): string {

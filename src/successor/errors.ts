@@ -53,6 +53,22 @@ export class UpstreamError extends Error {
   }
 }
 
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Whether the successor may have carried out a failed call all the same: a write (by its method;
+ * `method` when the error does not name one) sent to the API that got no answer in time. A
+ * connect timeout, which the transport marks retryable, never sent it; a read changes nothing.
+ */
+export function mayHaveBeenApplied(error: UpstreamError, method?: string): boolean {
+  return (
+    error.code === 'timeout' &&
+    error.details.retryable !== true &&
+    error.source === 'api' &&
+    WRITE_METHODS.has(error.details.method ?? method ?? '')
+  );
+}
+
 /**
  * What a failure means, in words for the legacy caller and the operator (no HTTP status: the
  * HTTP layer picks that). The same text serves error bodies and partial-failure reports.

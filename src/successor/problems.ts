@@ -76,7 +76,7 @@ export function responseError(response: FailedResponse, auth: AuthContext): Upst
   if (status === 414 || status === 431) {
     return new UpstreamError(
       'bad_response',
-      `the successor refused ${where} as too long (${status}); lower successor.maxIdBytesPerQuery in the mapping profile's profile.json`,
+      `the successor refused ${where}: its URL or headers are too long (${status}); for the ID filter queries of link bodies lower successor.maxIdBytesPerQuery in the mapping profile's profile.json`,
       base,
     );
   }

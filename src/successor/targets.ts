@@ -99,7 +99,7 @@ const FORM_PLAIN = /^[A-Za-z0-9*\-._,]*$/;
  * One name or value form-encoded as `URLSearchParams` does it: the common ones (names, attribute
  * lists, plain IDs) directly, anything else by `URLSearchParams` itself.
  */
-function formEncoded(text: string): string {
+export function formEncoded(text: string): string {
   if (FORM_PLAIN.test(text)) return text.includes(',') ? text.replaceAll(',', '%2C') : text;
   return new URLSearchParams([['', text]]).toString().slice(1);
 }
