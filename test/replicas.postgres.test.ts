@@ -16,7 +16,7 @@ import { runCli } from '../src/cli.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
-import { sandbox, successorConfigFor } from './sandbox-helpers.js';
+import { keyClient, obj, sandbox, successorConfigFor } from './sandbox-helpers.js';
 
 const POLL_MS = 500;
 const DOCS = '/iserv/api/docs/openapi.json';
@@ -321,6 +321,46 @@ describe('two replicas on one PostgreSQL', () => {
     const [listA, listB] = lists.map((answer) => (answer.body as { _id: string }[]).map((g) => g._id).sort());
     assert.deepEqual(listA, listB);
     for (const id of ids) assert.ok(listA?.includes(id), id);
+  });
+
+  it('list a group whose UUID an import maps while the list assigns it an ID: 200 with the imported ID', async () => {
+    // What `ids import` does while a replica meets a group without an ID: the replica's insert met
+    // the uncommitted row, PostgreSQL answered duplicate key "id_map_uuid" and the list a 500.
+    const password = await addApiUser('lister');
+    const created = await keyClient(sb).post('/groups', { name: 'Imported Meanwhile' });
+    assert.equal(created.status, 201);
+    const uuid = String(obj(created.body).hexUuid);
+    const importer = new pg.Client({ connectionString: url });
+    await importer.connect();
+    try {
+      await importer.query('BEGIN');
+      await importer.query(
+        "INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES ('group', 'L-import', $1, 'import', 0)",
+        [uuid],
+      );
+      let settled = false;
+      const listed = request(replicas[0], `${CORE}/Entity/Group`, { user: ['lister', password] }).finally(
+        () => (settled = true),
+      );
+      // Committed once the replica waits for the uncommitted row.
+      await within(10_000, 'the replica waits for the imported row', async () => {
+        // Within a transaction the activity view is a snapshot unless cleared.
+        await importer.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await importer.query(
+          "SELECT 1 FROM pg_stat_activity WHERE application_name = 'idm-compat' AND wait_event = 'transactionid'",
+        );
+        return rows.length > 0 || settled;
+      });
+      await importer.query('COMMIT');
+      const answer = await listed;
+      assert.equal(answer.status, 200, answer.text);
+      const group = (answer.body as { _id: string; name: string }[]).find(
+        (g) => g.name === 'Imported Meanwhile',
+      );
+      assert.equal(group?._id, 'L-import');
+    } finally {
+      await importer.end();
+    }
   });
 
   it('add their usage inventories up exactly', async () => {

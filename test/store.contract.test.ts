@@ -3,14 +3,18 @@
 // PostgreSQL-only cases: several stores (replicas) on one database at the same moment, migrations
 // under the advisory lock, the schema option, and a server restart under a live pool.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ThrottleKey } from '../src/store/api-users.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
+import type { IdMapRow } from '../src/store/id-map.js';
 import { openStore } from '../src/store/open.js';
 import {
   openPostgresStore,
@@ -23,10 +27,17 @@ import type { Store } from '../src/store/types.js';
 import type { UsageCount } from '../src/store/usage.js';
 import { freePort, startPostgres, type TestPostgres } from './postgres-helpers.js';
 
+/**
+ * Another connection writes `row` to the ID map and commits it while `during` waits for it (for its
+ * lock, or for its uncommitted row); answers what `during` answered. What replicas, an `ids import`
+ * or an operator's SQL session do to a store at the same moment.
+ */
+type WriteMeanwhile = <T>(row: IdMapRow, during: () => Promise<T>) => Promise<T>;
+
 /** A fresh, empty backing (a new file, a new database) and a way to open stores on it. */
 interface Backend {
   name: string;
-  fresh(): Promise<{ open: () => Promise<Store> }>;
+  fresh(): Promise<{ open: () => Promise<Store>; writeMeanwhile: WriteMeanwhile }>;
 }
 
 const opened: Store[] = [];
@@ -70,8 +81,9 @@ function storeContract(backend: Backend): void {
   describe(`store contract: ${backend.name}`, () => {
     let store: Store;
     let open: () => Promise<Store>;
+    let writeMeanwhile: WriteMeanwhile;
     before(async () => {
-      ({ open } = await backend.fresh());
+      ({ open, writeMeanwhile } = await backend.fresh());
       store = await open();
     });
 
@@ -389,6 +401,92 @@ function storeContract(backend: Backend): void {
         assert.deepEqual(row, { kind: 'asg', legacyId: 'N-501', uuid: c, source: 'assigned', updatedAt: 6 });
       });
 
+      it('assigns a sequence number to a UUID another connection maps meanwhile: answers that legacy ID', async () => {
+        // An `ids import` (or a replica's other rule) writes the UUID while the assignment runs:
+        // PostgreSQL answered duplicate key "id_map_uuid", a 500 for the legacy list.
+        const uuid = randomUUID();
+        const imported = {
+          kind: 'race',
+          legacyId: 'L-import',
+          uuid,
+          source: 'import' as const,
+          updatedAt: 1,
+        };
+        const assigned = await writeMeanwhile(imported, () =>
+          store.idMap.assignSequence('race', 'G', 1, uuid, 2),
+        );
+        assert.deepEqual(assigned, { legacyId: 'L-import', inserted: false });
+        assert.deepEqual(await store.idMap.list('race'), [imported]);
+      });
+
+      it('skips a sequence number another connection takes meanwhile', async () => {
+        const [other, uuid] = [randomUUID(), randomUUID()];
+        const taken = {
+          kind: 'race-n',
+          legacyId: 'G1',
+          uuid: other,
+          source: 'import' as const,
+          updatedAt: 1,
+        };
+        const assigned = await writeMeanwhile(taken, () =>
+          store.idMap.assignSequence('race-n', 'G', 1, uuid, 2),
+        );
+        assert.deepEqual(assigned, { legacyId: 'G2', inserted: true });
+        assert.deepEqual(
+          (await store.idMap.list('race-n')).map((row) => [row.legacyId, row.uuid]),
+          [
+            ['G1', other],
+            ['G2', uuid],
+          ],
+        );
+      });
+
+      it('inserts a row for a UUID another connection maps meanwhile: answers uuid-mapped', async () => {
+        // The attribute and uuid assignment rules; SQLite failed with SQLITE_BUSY at once.
+        const uuid = randomUUID();
+        const imported = {
+          kind: 'race-a',
+          legacyId: 'L-import',
+          uuid,
+          source: 'import' as const,
+          updatedAt: 1,
+        };
+        const outcome = await writeMeanwhile(imported, () =>
+          store.idMap.insert({ kind: 'race-a', legacyId: 'by-attribute', uuid, source: 'assigned' }, 2),
+        );
+        assert.equal(outcome, 'uuid-mapped');
+        assert.deepEqual(await store.idMap.list('race-a'), [imported]);
+      });
+
+      it('imports a UUID another connection assigns meanwhile: the import moves it to its legacy ID', async () => {
+        // PostgreSQL: the import failed with the raw duplicate key error; SQLite: "database is locked".
+        const [uuid, other] = [randomUUID(), randomUUID()];
+        const assignedMeanwhile = {
+          kind: 'race-i',
+          legacyId: 'G1',
+          uuid,
+          source: 'assigned' as const,
+          updatedAt: 1,
+        };
+        const result = await writeMeanwhile(assignedMeanwhile, () =>
+          store.idMap.upsert(
+            [
+              { kind: 'race-i', legacyId: 'L-other', uuid: other },
+              { kind: 'race-i', legacyId: 'L-import', uuid },
+            ],
+            3,
+          ),
+        );
+        assert.deepEqual(result, { added: 1, changed: 1, unchanged: 0 });
+        assert.deepEqual(
+          (await store.idMap.list('race-i')).map((row) => [row.legacyId, row.uuid, row.source]),
+          [
+            ['L-import', uuid, 'import'],
+            ['L-other', other, 'import'],
+          ],
+        );
+      });
+
       it('adds many rows as they are, skipping any whose legacy ID or UUID is mapped', async () => {
         const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
         await store.idMap.insert({ kind: 'many', legacyId: 'M1', uuid: a, source: 'import' }, 1);
@@ -667,11 +765,77 @@ async function eventually(condition: () => Promise<boolean>, what = 'condition')
   }
 }
 
+const HOLDER = path.resolve('test/fixtures/hold-sqlite-write.ts');
+
+/**
+ * SQLite: a process of its own holds the write lock with the row inserted and commits 300 ms later
+ * (the store blocks this thread while it waits for the lock, so nothing here could commit it).
+ */
+async function sqliteWriteMeanwhile<T>(file: string, row: IdMapRow, during: () => Promise<T>): Promise<T> {
+  const holder = spawn(process.execPath, ['--import', 'tsx', HOLDER, file, '300', JSON.stringify(row)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(holder, 'exit');
+  let output = '';
+  holder.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  while (!output.includes('holding')) {
+    if (holder.exitCode !== null) assert.fail(`the holder exited: ${output}`);
+    await sleep(10);
+  }
+  try {
+    return await during();
+  } finally {
+    const [code] = await exited;
+    assert.equal(code, 0, output);
+    assert.match(output, /committed/);
+  }
+}
+
+/**
+ * PostgreSQL: another session inserts the row and commits it once a session of the store waits for
+ * it (on the row's lock), or once `during` has finished without waiting.
+ */
+async function postgresWriteMeanwhile<T>(url: string, row: IdMapRow, during: () => Promise<T>): Promise<T> {
+  const other = new pg.Client({ connectionString: url });
+  await other.connect();
+  try {
+    await other.query('BEGIN');
+    await other.query(
+      'INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, $4, $5)',
+      [row.kind, row.legacyId, row.uuid, row.source, row.updatedAt],
+    );
+    const result = during();
+    let settled = false;
+    result.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (;;) {
+      // Within a transaction the activity view is a snapshot unless cleared.
+      await other.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await other.query(
+        "SELECT 1 FROM pg_stat_activity WHERE application_name = 'idm-compat' AND wait_event = 'transactionid'",
+      );
+      if (rows.length > 0 || settled) break;
+      await sleep(10);
+    }
+    await other.query('COMMIT');
+    return await result;
+  } finally {
+    await other.end();
+  }
+}
+
 storeContract({
   name: 'sqlite',
   async fresh() {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-contract-')), 'store.db');
-    return { open: async () => track(openSqliteStore(file)) };
+    return {
+      open: async () => track(openSqliteStore(file)),
+      writeMeanwhile: (row, during) => sqliteWriteMeanwhile(file, row, during),
+    };
   },
 });
 
@@ -698,7 +862,10 @@ storeContract({
   name: 'postgres',
   async fresh() {
     const url = await (await postgres()).createDatabase();
-    return { open: async () => track(await openPostgresStore(pgOptions(url))) };
+    return {
+      open: async () => track(await openPostgresStore(pgOptions(url))),
+      writeMeanwhile: (row, during) => postgresWriteMeanwhile(url, row, during),
+    };
   },
 });
 

@@ -3,7 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { listSome, QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import { type InputProblem, TranslationError } from '../mapping/errors.js';
 import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreConflictError, StoreUnavailableError } from '../store/errors.js';
 import {
   describeUpstreamError,
   isProtectedEntity,
@@ -150,6 +150,9 @@ export function toLegacyError(error: unknown, context: ErrorContext = {}): Legac
   // The database is down or too slow: a clear, retryable answer instead of a 500 (docs/scaling.md).
   if (error instanceof StoreUnavailableError)
     return new LegacyError(503, error.message, undefined, { 'Retry-After': '5' });
+  // Practically never: concurrent writers of the same ID-table rows, five times in a row.
+  if (error instanceof StoreConflictError)
+    return new LegacyError(503, error.message, undefined, { 'Retry-After': '1' });
   if (error instanceof HTTPException) {
     const status = error.status as LegacyStatus;
     return new LegacyError(status, error.message || 'Request failed');

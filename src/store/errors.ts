@@ -15,3 +15,13 @@ export class StoreUnavailableError extends Error {
 export function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
   return error instanceof StoreUnavailableError;
 }
+
+/**
+ * A write kept meeting rows that other processes wrote at the same moment, and gave up after a few
+ * tries (PostgreSQL: the ID table written by an `ids import` and replicas at once). Nothing of the
+ * failed try was written; the same write a moment later succeeds. Requests answer 503.
+ */
+export class StoreConflictError extends Error {
+  override readonly name = 'StoreConflictError';
+  readonly code = 'store_conflict';
+}

@@ -36,9 +36,9 @@ export interface IdMapRepository {
   /** Adds one row unless the legacy ID or the UUID is already mapped. */
   insert(row: Omit<IdMapRow, 'updatedAt'>, at: number): Promise<IdMapInsertResult>;
   /**
-   * Adds or replaces rows in one transaction: a row whose legacy ID exists with another UUID is
-   * changed; a UUID mapped under another legacy ID moves to the new one. `onProgress` is called
-   * with the number of rows done.
+   * Adds or replaces rows in one transaction per chunk: a row whose legacy ID exists with another
+   * UUID is changed; a UUID mapped under another legacy ID moves to the new one, also when another
+   * process maps it at the same moment. `onProgress` is called with the number of rows done.
    */
   upsert(
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
@@ -57,8 +57,9 @@ export interface IdMapRepository {
   maxSequence(kind: string, prefix: string): Promise<bigint | undefined>;
   /**
    * The sequence rule, atomically: maps `uuid` to `prefix + (highest N + 1)` (`start` when there is none),
-   * or answers the legacy ID it already has. Processes sharing the store never hand out one
-   * number twice: the read of the highest number and the insert happen under one lock.
+   * or answers the legacy ID it already has, also when another process (an `ids import`) maps the
+   * UUID while this runs. Processes sharing the store never hand out one number twice: the read
+   * of the highest number and the insert happen under one lock.
    */
   assignSequence(
     kind: string,

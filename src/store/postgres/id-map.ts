@@ -1,3 +1,4 @@
+import { StoreConflictError } from '../errors.js';
 import type {
   IdMapImportResult,
   IdMapInsertResult,
@@ -7,7 +8,7 @@ import type {
 } from '../id-map.js';
 import { nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
-import type { PostgresDatabase } from './database.js';
+import type { PostgresDatabase, Queryable } from './database.js';
 
 /** Schema of the ID mapping table: unique per kind in both directions. */
 export const PG_ID_MAP_MIGRATION: Migration = {
@@ -44,6 +45,69 @@ const toRow = (row: Row): IdMapRow => ({
 /** Legacy IDs `prefix` + digits; the prefix is matched literally (no pattern characters). */
 const SEQUENCE_WHERE = `kind = $1 AND left(legacy_id, length($2)) = $2
   AND length(legacy_id) > length($2) AND substr(legacy_id, length($2) + 1) ~ '^[0-9]+$'`;
+
+/**
+ * Adds or replaces the rows of one import chunk (see IdMapRepository.upsert); answers what it did.
+ * A row written by another session meanwhile (a replica assigning the same UUID) is not visible to
+ * the DELETE, and the INSERT then fails on the UUID's unique index: the chunk runs again.
+ */
+async function upsertChunk(
+  client: Queryable,
+  rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
+  at: number,
+): Promise<IdMapImportResult> {
+  const done: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+  for (const row of rows) {
+    const moved =
+      ((
+        await client.query('DELETE FROM id_map WHERE kind = $1 AND uuid = $2 AND legacy_id <> $3', [
+          row.kind,
+          row.uuid,
+          row.legacyId,
+        ])
+      ).rowCount ?? 0) > 0;
+    // The row comes back only when it was inserted or changed; xmax = 0 marks an insert.
+    const { rows: written } = await client.query<{ inserted: boolean }>(
+      `INSERT INTO id_map AS m (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'import', $4)
+       ON CONFLICT (kind, legacy_id) DO UPDATE SET uuid = excluded.uuid, source = 'import',
+         updated_at = excluded.updated_at
+       WHERE m.uuid <> excluded.uuid
+       RETURNING (xmax = 0) AS inserted`,
+      [row.kind, row.legacyId, row.uuid, at],
+    );
+    const outcome = written[0];
+    if (outcome === undefined && !moved) done.unchanged++;
+    else if (outcome?.inserted && !moved) done.added++;
+    else done.changed++;
+  }
+  return done;
+}
+
+/** unique_violation, deadlock_detected: another session wrote the same rows at the same moment. */
+const CONFLICT_SQLSTATES = new Set(['23505', '40P01']);
+const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * Runs a transaction again when it met rows that another session wrote at the same moment (its
+ * unique violation or deadlock rolled it back; the next run sees them committed). After
+ * CONFLICT_ATTEMPTS runs the conflict is reported as such, never as a raw driver error.
+ */
+async function againOnConflict<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !CONFLICT_SQLSTATES.has(code)) throw error;
+      if (attempt >= CONFLICT_ATTEMPTS) {
+        throw new StoreConflictError(
+          `the ID table changed under this write ${attempt} times in a row (other processes writing the same rows); try again`,
+          { cause: error },
+        );
+      }
+    }
+  }
+}
 
 /** The ID mapping table in PostgreSQL; lists of IDs go as one array parameter. */
 export class PostgresIdMapRepository implements IdMapRepository {
@@ -90,33 +154,9 @@ export class PostgresIdMapRepository implements IdMapRepository {
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
       const part = rows.slice(start, start + chunk);
-      const counted = await this.db.transaction(async (client) => {
-        const done: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
-        for (const row of part) {
-          const moved =
-            ((
-              await client.query('DELETE FROM id_map WHERE kind = $1 AND uuid = $2 AND legacy_id <> $3', [
-                row.kind,
-                row.uuid,
-                row.legacyId,
-              ])
-            ).rowCount ?? 0) > 0;
-          // The row comes back only when it was inserted or changed; xmax = 0 marks an insert.
-          const { rows: written } = await client.query<{ inserted: boolean }>(
-            `INSERT INTO id_map AS m (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'import', $4)
-             ON CONFLICT (kind, legacy_id) DO UPDATE SET uuid = excluded.uuid, source = 'import',
-               updated_at = excluded.updated_at
-             WHERE m.uuid <> excluded.uuid
-             RETURNING (xmax = 0) AS inserted`,
-            [row.kind, row.legacyId, row.uuid, at],
-          );
-          const outcome = written[0];
-          if (outcome === undefined && !moved) done.unchanged++;
-          else if (outcome?.inserted && !moved) done.added++;
-          else done.changed++;
-        }
-        return done;
-      });
+      const counted = await againOnConflict(() =>
+        this.db.transaction((client) => upsertChunk(client, part, at)),
+      );
       result.added += counted.added;
       result.changed += counted.changed;
       result.unchanged += counted.unchanged;
@@ -158,36 +198,45 @@ export class PostgresIdMapRepository implements IdMapRepository {
     uuid: string,
     at: number,
   ): Promise<{ legacyId: string; inserted: boolean }> {
-    return this.db.transaction(async (client) => {
-      // One lock per (kind, prefix), held to the end of the transaction: replicas assigning at
-      // the same moment take turns, so no two read the same highest number.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
-        `idm-compat id_map ${kind} ${prefix}`,
-      ]);
-      const mapped = await client.query<{ legacy_id: string }>(
-        'SELECT legacy_id FROM id_map WHERE kind = $1 AND uuid = $2',
-        [kind, uuid],
-      );
-      const existing = mapped.rows[0];
-      if (existing) return { legacyId: existing.legacy_id, inserted: false };
-      const { rows } = await client.query<{ n: string | null }>(
-        `SELECT MAX(substr(legacy_id, length($2) + 1)::numeric)::text AS n FROM id_map WHERE ${SEQUENCE_WHERE}`,
-        [kind, prefix],
-      );
-      const max = rows[0]?.n;
-      let next = nextSequence(max === null || max === undefined ? undefined : BigInt(max), start);
-      // A row imported under the same number meanwhile (imports do not take the lock) is skipped.
-      for (;;) {
-        const legacyId = `${prefix}${next}`;
-        const inserted = await client.query(
-          `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'assigned', $4)
-           ON CONFLICT (kind, legacy_id) DO NOTHING`,
-          [kind, legacyId, uuid, at],
+    return againOnConflict(() =>
+      this.db.transaction(async (client) => {
+        // One lock per (kind, prefix), held to the end of the transaction: replicas assigning at
+        // the same moment take turns, so no two read the same highest number.
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+          `idm-compat id_map ${kind} ${prefix}`,
+        ]);
+        const mappedNow = async () =>
+          (
+            await client.query<{ legacy_id: string }>(
+              'SELECT legacy_id FROM id_map WHERE kind = $1 AND uuid = $2',
+              [kind, uuid],
+            )
+          ).rows[0]?.legacy_id;
+        const existing = await mappedNow();
+        if (existing !== undefined) return { legacyId: existing, inserted: false };
+        const { rows } = await client.query<{ n: string | null }>(
+          `SELECT MAX(substr(legacy_id, length($2) + 1)::numeric)::text AS n FROM id_map WHERE ${SEQUENCE_WHERE}`,
+          [kind, prefix],
         );
-        if (inserted.rowCount === 1) return { legacyId, inserted: true };
-        next++;
-      }
-    });
+        const max = rows[0]?.n;
+        let next = nextSequence(max === null || max === undefined ? undefined : BigInt(max), start);
+        // Writers that take no lock (an `ids import`, another rule, an operator's SQL) may map the
+        // number or the UUID meanwhile; the insert then waits for them and does nothing (on either
+        // unique index). A UUID mapped by then keeps its legacy ID; a number taken is skipped.
+        for (;;) {
+          const legacyId = `${prefix}${next}`;
+          const inserted = await client.query(
+            `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'assigned', $4)
+             ON CONFLICT DO NOTHING`,
+            [kind, legacyId, uuid, at],
+          );
+          if (inserted.rowCount === 1) return { legacyId, inserted: true };
+          const mapped = await mappedNow();
+          if (mapped !== undefined) return { legacyId: mapped, inserted: false };
+          next++;
+        }
+      }),
+    );
   }
 
   async list(kind?: string): Promise<IdMapRow[]> {

@@ -66,17 +66,21 @@ export class SqliteIdMapRepository implements IdMapRepository {
   }
 
   async insert(row: Omit<IdMapRow, 'updatedAt'>, at: number): Promise<IdMapInsertResult> {
-    return this.db.transaction((): IdMapInsertResult => {
-      const taken = this.db
-        .prepare('SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND (legacy_id = ? OR uuid = ?)')
-        .all(row.kind, row.legacyId, row.uuid) as Pick<Row, 'legacy_id' | 'uuid'>[];
-      if (taken.some((t) => t.uuid === row.uuid)) return 'uuid-mapped';
-      if (taken.length > 0) return 'legacy-taken';
-      this.db
-        .prepare('INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)')
-        .run(row.kind, row.legacyId, row.uuid, row.source, at);
-      return 'inserted';
-    })();
+    // IMMEDIATE, as every read-then-write here: a transaction that has read waits for no lock when
+    // it comes to write (SQLite answers SQLITE_BUSY at once if another process holds it then).
+    return this.db
+      .transaction((): IdMapInsertResult => {
+        const taken = this.db
+          .prepare('SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND (legacy_id = ? OR uuid = ?)')
+          .all(row.kind, row.legacyId, row.uuid) as Pick<Row, 'legacy_id' | 'uuid'>[];
+        if (taken.some((t) => t.uuid === row.uuid)) return 'uuid-mapped';
+        if (taken.length > 0) return 'legacy-taken';
+        this.db
+          .prepare('INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)')
+          .run(row.kind, row.legacyId, row.uuid, row.source, at);
+        return 'inserted';
+      })
+      .immediate();
   }
 
   async upsert(
@@ -93,19 +97,22 @@ export class SqliteIdMapRepository implements IdMapRepository {
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
-      this.db.transaction(() => {
-        for (const row of rows.slice(start, start + chunk)) {
-          const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
-          const moved = dropUuid.run(row.kind, row.uuid, row.legacyId).changes > 0;
-          if (existing?.uuid === row.uuid && !moved) {
-            result.unchanged++;
-            continue;
+      // IMMEDIATE: the chunk waits for the write lock (the busy timeout) before its first read.
+      this.db
+        .transaction(() => {
+          for (const row of rows.slice(start, start + chunk)) {
+            const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
+            const moved = dropUuid.run(row.kind, row.uuid, row.legacyId).changes > 0;
+            if (existing?.uuid === row.uuid && !moved) {
+              result.unchanged++;
+              continue;
+            }
+            write.run(row.kind, row.legacyId, row.uuid, at);
+            if (existing === undefined && !moved) result.added++;
+            else result.changed++;
           }
-          write.run(row.kind, row.legacyId, row.uuid, at);
-          if (existing === undefined && !moved) result.added++;
-          else result.changed++;
-        }
-      })();
+        })
+        .immediate();
       onProgress?.(Math.min(rows.length, start + chunk));
     }
     return result;
