@@ -2,7 +2,7 @@
 // on a free 127.0.0.1 port, its data folder a fresh directory under os.tmpdir() (as root the server
 // runs as the `postgres` user, which can write there), and a fresh database per suite.
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,14 @@ export interface TestPostgres {
   stop(): Promise<void>;
   /** Starts the stopped server again on the same port and data. */
   start(): Promise<void>;
+  /**
+   * Stops every process of the server (postmaster and backends) with SIGSTOP: connections stay
+   * open and new ones are accepted by the kernel, but nothing answers, as with a frozen machine or
+   * a network partition. `thaw` (SIGCONT) undoes it; call it in a `finally`.
+   */
+  freeze(): void;
+  /** Lets the frozen processes run again. */
+  thaw(): void;
   /** Stops the server and removes its data folder. */
   destroy(): Promise<void>;
   /** Every statement the server ran so far (with `logStatements` only), as logged. */
@@ -82,6 +90,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   await server.initialise();
   await launch();
   let databases = 0;
+  let frozen: number[] = [];
   return {
     port,
     async createDatabase() {
@@ -102,11 +111,46 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`;
     },
     statements: () => [...statements],
+    freeze() {
+      const postmaster = postmasterPid(databaseDir);
+      // The postmaster first, so that it forks no new backend while they are being stopped.
+      frozen = [postmaster, ...childrenOf(postmaster)];
+      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    },
+    thaw() {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+      frozen = [];
+    },
     stop: () => server.stop(),
     start: launch,
     async destroy() {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
       await server.stop();
       rmSync(databaseDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The postmaster's process ID: the first line of `postmaster.pid` in the data folder. */
+function postmasterPid(databaseDir: string): number {
+  const pid = Number(readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no postmaster.pid in ${databaseDir}`);
+  return pid;
+}
+
+/** The processes whose parent is `pid` (Linux: from /proc/PID/stat, the field after the name). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const [, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(parent) === pid) children.push(Number(entry));
+  }
+  return children;
 }

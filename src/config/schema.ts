@@ -297,13 +297,15 @@ const storeSchema = z
         .min(100)
         .max(600_000)
         .default(5000)
-        .describe('Giving up on opening one connection after this long (ms)'),
+        .describe('Giving up on opening one connection, or on waiting for a free one, after this long (ms)'),
       statementTimeoutMs: z
         .int()
         .min(100)
         .max(600_000)
         .default(5000)
-        .describe('PostgreSQL cancels a statement that runs longer (statement_timeout, ms)'),
+        .describe(
+          'PostgreSQL cancels a statement that runs longer (statement_timeout, ms); a server that does not answer at all is given up on 1 s later',
+        ),
       credentialsPollMs: z
         .int()
         .min(100)

@@ -1,3 +1,5 @@
+import { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
 import type { Migration } from '../types.js';
@@ -10,11 +12,25 @@ export interface PostgresConnectionOptions {
   poolSize: number;
   /** Schema holding the tables (created if missing); the connection's default when absent. */
   schema?: string | undefined;
-  /** Giving up on opening a connection after this long. */
+  /** Giving up on opening a connection, or on waiting for a free one, after this long. */
   connectTimeoutMs: number;
-  /** The server cancels a statement that runs longer (`statement_timeout`). */
+  /**
+   * The server cancels a statement that runs longer (`statement_timeout`); a server that does not
+   * answer at all is given up on ANSWER_MARGIN_MS later.
+   */
   statementTimeoutMs: number;
 }
+
+/**
+ * How much longer than `statement_timeout` the driver waits for an answer before it gives up on
+ * the connection (`query_timeout`): only a server that does not answer at all (frozen, or cut off
+ * by a network partition) gets there, since a running one cancels the statement itself first.
+ */
+const ANSWER_MARGIN_MS = 1_000;
+/** How long closing waits for PostgreSQL to close its side of each connection before cutting it. */
+const CLOSE_GRACE_MS = 1_000;
+/** TCP keep-alive probes on a connection start after it has been quiet this long. */
+const KEEP_ALIVE_DELAY_MS = 10_000;
 
 /** A connection or a pooled client: what repositories run their statements on. */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -44,6 +60,8 @@ const UNAVAILABLE_ERRNOS = new Set([
   'EHOSTUNREACH',
   'ENETUNREACH',
 ]);
+// What node-postgres says when `query_timeout` ran out; the connection is destroyed then.
+const NO_ANSWER = 'Query read timeout';
 // node-postgres reports a lost or timed-out connection with these messages and no code.
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
@@ -51,7 +69,7 @@ const UNAVAILABLE_MESSAGES = [
   'connection timeout',
   'is not queryable',
   'Cannot use a pool after calling end',
-  'Query read timeout',
+  NO_ANSWER,
 ];
 
 /** Whether a driver error means the database is unreachable (rather than a bug or bad data). */
@@ -74,14 +92,58 @@ export function translateError(error: unknown): unknown {
       ? 'a statement timed out'
       : typeof code === 'string'
         ? `connection failed (${code})`
-        : 'connection failed or lost';
+        : error instanceof Error && error.message.includes(NO_ANSWER)
+          ? 'no answer in time'
+          : 'connection failed or lost';
   return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${detail}`, { cause: error });
 }
 
-/** A pool of connections to one PostgreSQL database, with connection failures made recognisable. */
+/**
+ * The sockets of a pool's connections. Closing a connection asks the server to end it and waits
+ * for the server to close its side; a server that does not answer never does, and the open socket
+ * would keep the process alive after shutdown. So closing cuts what is left after a grace period.
+ */
+class OpenSockets {
+  readonly #open = new Set<Socket>();
+  #emptied: (() => void) | undefined;
+
+  /** A new socket for a connection (node-postgres's `stream` option), tracked until it closes. */
+  readonly create = (): Socket => {
+    const socket = new Socket();
+    this.#open.add(socket);
+    socket.once('close', () => {
+      this.#open.delete(socket);
+      if (this.#open.size === 0) this.#emptied?.();
+    });
+    return socket;
+  };
+
+  /** Waits until every socket has closed, at most `graceMs`, then destroys those still open. */
+  async closeAll(graceMs: number): Promise<void> {
+    if (this.#open.size > 0) {
+      const grace = new AbortController();
+      const emptied = new Promise<void>((resolve) => {
+        this.#emptied = resolve;
+      });
+      await Promise.race([emptied, sleep(graceMs, undefined, { signal: grace.signal }).catch(() => {})]);
+      grace.abort();
+    }
+    for (const socket of this.#open) socket.destroy();
+  }
+}
+
+/**
+ * A pool of connections to one PostgreSQL database, with connection failures made recognisable.
+ * Every operation ends within a bound, also when the server does not answer at all (frozen, or
+ * cut off by a network partition), where its own `statement_timeout` cannot fire: waiting for a
+ * connection or opening one gives up after connectTimeoutMs (`connectionTimeoutMillis`), and a
+ * statement after statementTimeoutMs + ANSWER_MARGIN_MS (`query_timeout`); its connection is then
+ * destroyed, not reused.
+ */
 export class PostgresDatabase {
   readonly pool: pg.Pool;
   readonly schema: string | undefined;
+  readonly #sockets = new OpenSockets();
 
   constructor(options: PostgresConnectionOptions) {
     // Interpolated into CREATE SCHEMA and the search_path option: plain identifiers only.
@@ -96,6 +158,12 @@ export class PostgresDatabase {
       max: options.poolSize,
       connectionTimeoutMillis: options.connectTimeoutMs,
       statement_timeout: options.statementTimeoutMs,
+      query_timeout: options.statementTimeoutMs + ANSWER_MARGIN_MS,
+      // A quiet connection whose server went away is noticed (a partition, a machine gone) and
+      // dropped by the pool.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEP_ALIVE_DELAY_MS,
+      stream: this.#sockets.create,
       // A lock wait counts as part of the statement; idle transactions are never left open.
       idle_in_transaction_session_timeout: Math.max(options.statementTimeoutMs * 2, 10_000),
       application_name: 'idm-compat',
@@ -138,9 +206,13 @@ export class PostgresDatabase {
     }
   }
 
-  /** Closes every connection. */
+  /**
+   * Closes every connection: waits for those in use (each within its bound), asks the server to
+   * end each one, and cuts those it has not closed within CLOSE_GRACE_MS.
+   */
   async close(): Promise<void> {
     await this.pool.end();
+    await this.#sockets.closeAll(CLOSE_GRACE_MS);
   }
 }
 
