@@ -17,6 +17,8 @@ export interface StartServerOptions {
   config: AppConfig;
   logger: Logger;
   clock?: Clock;
+  /** A stop signal during start-up: ends the store's retries, and startServer rejects with its reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A listening proxy. */
@@ -38,7 +40,7 @@ export interface RunningServer {
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
-  const services = await buildServices(config, { logger, clock });
+  const services = await buildServices(config, { logger, clock, signal: options.signal });
   let server: Server | undefined;
   try {
     // Sandbox mode only (SPEC 2): a loopback-only API user so a fresh `npm start` can be tried at once.

@@ -84,6 +84,8 @@ export interface ServiceDeps {
   observer?: Observer;
   /** Replaces the successor client's pooled fetch (tests that must shape a fault precisely). */
   successorFetch?: typeof fetch;
+  /** Ends the store's start-up retries (a stop signal): buildServices then rejects with its reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Which services to build: `store` for commands that only manage stored state. */
@@ -144,7 +146,7 @@ export async function buildServices(
     );
     const mappingDeps = { logger: logger.child({ component: 'mapping' }), clock, observer };
 
-    const store = deps.store ?? (await openStore(config.store, { logger }));
+    const store = deps.store ?? (await openStore(config.store, { logger, signal: deps.signal }));
     cleanups.push(() => store.close());
     usage = new UsageRecorder({
       repository: store.usage,

@@ -1,5 +1,6 @@
 // Graceful shutdown of a real `idm-compat serve` process on SIGTERM/SIGINT: the in-flight request
-// finishes, new connections are refused, the process exits 0 and logs "idm-compat stopped".
+// finishes, new connections are refused, the process exits 0 and logs "idm-compat stopped"; a
+// signal while the start-up waits for an unreachable PostgreSQL ends the waiting.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
+import { freePort } from './postgres-helpers.js';
 
 const running: CliProcess[] = [];
 after(async () => {
@@ -134,5 +136,42 @@ describe('serve on SIGTERM', () => {
     assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr());
     assert.match(cli.stderr(), /SIGINT: finishing in-flight requests/);
     assert.ok(logLines(cli).some((l) => l.msg === 'idm-compat stopped'));
+  });
+});
+
+describe('serve on SIGTERM while its PostgreSQL store is not reachable yet', () => {
+  it('ends the start-up retries at once and exits 0', async () => {
+    // Nobody listens on the store's port: start-up retries (here up to 1000 attempts, minutes).
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-signals-'));
+    const configFile = path.join(dir, 'config.json');
+    const nobody = await freePort();
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        // Never contacted: start-up opens the store before anything talks to the successor.
+        successor: {
+          baseUrl: 'http://127.0.0.1:9/iserv/idm/api/v1',
+          auth: { type: 'apiKey', key: 'unused' },
+        },
+        store: {
+          type: 'postgres',
+          url: `postgres://idm:secret@127.0.0.1:${nobody}/idm`,
+          startup: { attempts: 1000, initialDelayMs: 200, maxDelayMs: 1000 },
+        },
+        mappings: { dir: path.resolve('mappings') },
+        logging: { level: 'info', bufferBytes: 0 },
+      }),
+    );
+    const cli = spawnCli(['serve', '--config', configFile]);
+    running.push(cli);
+    await cli.waitFor('stdout', /store \(PostgreSQL\) not reachable \(attempt 2 of 1000\)/, 30_000);
+    const signalledAt = Date.now();
+    cli.child.kill('SIGTERM');
+    const exit = await Promise.race([cli.exited, sleep(5_000).then(() => 'still running')]);
+    assert.deepEqual(exit, { code: 0, signal: null }, cli.stderr());
+    assert.ok(Date.now() - signalledAt < 5_000);
+    assert.match(cli.stderr(), /SIGTERM: stopped while waiting for the store/);
+    assert.ok(logLines(cli).some((l) => l.msg === 'idm-compat stopped'));
+    assert.doesNotMatch(cli.stdout() + cli.stderr(), /secret/, 'the URL is never printed');
   });
 });

@@ -22,12 +22,19 @@ Environment: HOST and PORT override server.host and server.port.`,
     // moment): one that arrives during start-up, or right after the "listening" line, still shuts
     // down gracefully instead of killing the process.
     const stopSignal = io.stopSignal ?? nextStopSignal();
+    // A stop signal while the store is not reachable yet ends the start-up retries (minutes with
+    // the defaults); one at any other moment of start-up lets it finish, then shuts down.
+    const startUp = new AbortController();
+    void stopSignal.received.then((signal) => startUp.abort(new StoppedDuringStartUp(signal)));
     let running: RunningServer;
     try {
-      running = await startServer({ config, logger });
+      running = await startServer({ config, logger, signal: startUp.signal });
     } catch (error) {
       stopSignal.cancel();
-      throw error;
+      if (!(error instanceof StoppedDuringStartUp)) throw error;
+      logger.info({ signal: error.signal }, 'idm-compat stopped');
+      io.err(`${error.signal}: stopped while waiting for the store`);
+      return 0;
     }
     // SIGHUP reloads the mapping tables and the migration modes; a broken file is logged and
     // what was in force stays.
@@ -52,6 +59,13 @@ Environment: HOST and PORT override server.host and server.port.`,
     return 0;
   },
 };
+
+/** Why start-up ended early: a stop signal while it waited for the store. */
+class StoppedDuringStartUp extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`${signal} during start-up`);
+  }
+}
 
 /** What sandbox mode prints about the API user `demo`: its password and a curl line once, later how to reset it. */
 function demoUserNotice(running: RunningServer, legacy: AppConfig['legacy']): string {

@@ -10,8 +10,11 @@ export interface OpenStoreOptions {
   logger?: Pick<Logger, 'warn' | 'info'>;
   /** false: one attempt only, for CLI commands that should fail at once; default true. */
   retry?: boolean;
-  /** Stops retrying (e.g. a shutdown signal during start-up). */
-  signal?: AbortSignal;
+  /**
+   * Stops retrying (a stop signal during start-up): `openStore` then rejects with the signal's
+   * reason, at once while it waits between attempts, else when the attempt under way has failed.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -28,19 +31,25 @@ export async function openStore(config: ResolvedStoreConfig, options: OpenStoreO
   const { openPostgresStore } = await import('./postgres/index.js');
   const { attempts, initialDelayMs, maxDelayMs } = config.startup;
   const maxAttempts = options.retry === false ? 1 : attempts;
+  const { signal } = options;
   for (let attempt = 1; ; attempt++) {
     try {
       const store = await openPostgresStore(config);
       if (attempt > 1) options.logger?.info({ attempt }, 'store (PostgreSQL) reachable, starting');
       return store;
     } catch (error) {
-      if (!isStoreUnavailable(error) || attempt >= maxAttempts || options.signal?.aborted) throw error;
+      if (!isStoreUnavailable(error) || attempt >= maxAttempts) throw error;
+      // Asked to stop meanwhile: no further attempt (one that succeeded would have started up).
+      signal?.throwIfAborted();
       const retryInMs = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1));
       options.logger?.warn(
         { attempt, attempts: maxAttempts, retryInMs, reason: error.message },
         `store (PostgreSQL) not reachable (attempt ${attempt} of ${maxAttempts}); retrying in ${retryInMs} ms`,
       );
-      await sleep(retryInMs, undefined, options.signal ? { signal: options.signal } : undefined);
+      await sleep(retryInMs, undefined, signal ? { signal } : undefined).catch((aborted: unknown) => {
+        signal?.throwIfAborted();
+        throw aborted;
+      });
     }
   }
 }
