@@ -218,6 +218,27 @@ describe('configuration', () => {
     assert.throws(() => config({ type: 'postgres' }), /store\.url/);
   });
 
+  it('refuses a store schema PostgreSQL reserves (pg_…) in `config check`, naming store.schema', async () => {
+    // `config check` said valid, and `serve` then failed with "unacceptable schema name".
+    const check = async (schema: string) => {
+      const file = tempFile(
+        'config.json',
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'postgres', url: { env: 'PG' }, schema },
+        }),
+      );
+      const io = capture({ PG: 'postgres://idm:pw@db.example/idm' });
+      return { code: await runCli(['config', 'check', '--config', file], io), stderr: io.stderr };
+    };
+    const refused = await check('pg_idm');
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /store\.schema: .*not starting with pg_/);
+    // Reserved words are quoted wherever the schema is used (store.contract.test.ts opens them).
+    for (const schema of ['user', 'select', 'idm_compat'])
+      assert.equal((await check(schema)).code, 0, schema);
+  });
+
   it('reads the pages a collection read fetches at once: 4 unless set, 1 to 16', () => {
     const config = (successor: Record<string, unknown>) =>
       loadConfig({

@@ -994,6 +994,33 @@ describe('PostgreSQL store with several replicas on one database', () => {
       await client.end();
     }
   });
+
+  it('keeps its tables in a schema named like a reserved word (user, select)', async () => {
+    // Unquoted, start-up failed with: syntax error at or near "user".
+    const fresh = await (await postgres()).createDatabase();
+    for (const schema of ['user', 'select']) {
+      const store = track(await openPostgresStore(pgOptions(fresh, { schema })));
+      await store.apiUsers.create(user(`in-${schema}`));
+      assert.deepEqual(
+        (await store.apiUsers.list()).map((u) => u.name),
+        [`in-${schema}`],
+      );
+    }
+    const client = new pg.Client({ connectionString: fresh });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ schema: string; n: number }>(
+        `SELECT 'user' AS schema, count(*)::int AS n FROM "user".api_users
+         UNION ALL SELECT 'select', count(*)::int FROM "select".api_users`,
+      );
+      assert.deepEqual(rows, [
+        { schema: 'user', n: 1 },
+        { schema: 'select', n: 1 },
+      ]);
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 describe('PostgreSQL store when the server is unreachable', () => {

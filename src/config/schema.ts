@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
+import { SCHEMA_NAME, SCHEMA_NAME_RULE } from '../store/postgres/schema-name.js';
 
 /**
  * A secret is given as a literal (for development only), or, as production should, by reference:
@@ -287,7 +288,7 @@ const storeSchema = z
       poolSize: z.int().min(1).max(1000).default(10).describe('Connections per replica at most'),
       schema: z
         .string()
-        .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a plain lower-case identifier: letters, digits, _')
+        .regex(SCHEMA_NAME, SCHEMA_NAME_RULE)
         .optional()
         .describe(
           "Schema holding idm-compat's tables (created if missing); default: the connection's search_path",

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { StoreUnavailableError } from '../errors.js';
 import type { Migration } from '../types.js';
+import { SCHEMA_NAME, SCHEMA_NAME_RULE } from './schema-name.js';
 
 /** How to reach PostgreSQL. */
 export interface PostgresConnectionOptions {
@@ -146,11 +147,8 @@ export class PostgresDatabase {
   readonly #sockets = new OpenSockets();
 
   constructor(options: PostgresConnectionOptions) {
-    // Interpolated into CREATE SCHEMA and the search_path option: plain identifiers only.
-    if (options.schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(options.schema)) {
-      throw new Error(
-        `store schema must be a plain lower-case identifier, got ${JSON.stringify(options.schema)}`,
-      );
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new Error(`store schema must be ${SCHEMA_NAME_RULE}, got ${JSON.stringify(options.schema)}`);
     }
     this.schema = options.schema;
     this.pool = new pg.Pool({
@@ -168,8 +166,10 @@ export class PostgresDatabase {
       idle_in_transaction_session_timeout: Math.max(options.statementTimeoutMs * 2, 10_000),
       application_name: 'idm-compat',
       types,
-      // The schema is a plain identifier (the configuration checks it), so it needs no quoting.
-      ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+      // Quoted: a reserved word (`user`) is a valid schema name too.
+      ...(options.schema === undefined
+        ? {}
+        : { options: `-c search_path=${pg.escapeIdentifier(options.schema)}` }),
     });
     // An idle connection that breaks (server restart) must not crash the process; the pool drops
     // it and the next query opens a new one.
@@ -227,7 +227,8 @@ export async function migrate(db: PostgresDatabase, migrations: readonly Migrati
     const lockKey = `idm-compat schema migrations ${db.schema ?? ''}`;
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
     try {
-      if (db.schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
+      if (db.schema !== undefined)
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(db.schema)}`);
       await client.query(
         'CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)',
       );
