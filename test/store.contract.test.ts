@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { ThrottleKey } from '../src/store/api-users.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
-import type { IdMapRow } from '../src/store/id-map.js';
+import type { IdMapImportProgress, IdMapRow } from '../src/store/id-map.js';
 import { openStore } from '../src/store/open.js';
 import {
   openPostgresStore,
@@ -297,7 +297,7 @@ function storeContract(backend: Backend): void {
               { kind: 'imp', legacyId: 'B', uuid: b },
             ],
             10,
-            (done) => progress.push(done),
+            ({ done }) => progress.push(done),
           ),
           { added: 2, changed: 0, unchanged: 0 },
         );
@@ -329,13 +329,17 @@ function storeContract(backend: Backend): void {
           legacyId: `b${i}`,
           uuid: randomUUID(),
         }));
-        const progress: number[] = [];
+        const progress: IdMapImportProgress[] = [];
         assert.deepEqual(await store.idMap.upsert(rows, 2, (done) => progress.push(done)), {
           added: 1200,
           changed: 0,
           unchanged: 0,
         });
-        assert.deepEqual(progress, [500, 1000, 1200]);
+        // After each committed chunk: the rows written so far and what they did.
+        assert.deepEqual(
+          progress,
+          [500, 1000, 1200].map((done) => ({ done, added: done, changed: 0, unchanged: 0 })),
+        );
         assert.equal(
           (
             await store.idMap.byLegacyIds(

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../lib/clock.js';
 import { silentLogger } from '../lib/logger.js';
-import { idRowsToCsv, importIdCsv } from '../mapping/id-import.js';
+import { IdImportStopped, type IdImportSummary, idRowsToCsv, importIdCsv } from '../mapping/id-import.js';
 import { loadProfile, profileDir } from '../mapping/load.js';
 import { buildServices } from '../services.js';
 import {
@@ -26,7 +26,9 @@ export const idsImportCommand: Command = {
 dashed or base58. A row whose legacy ID exists with another UUID is changed; a UUID listed under a
 new legacy ID moves there. Bad rows (unknown kind, empty ID, not a UUID, duplicates within the file)
 are rejected and listed with their line numbers; the good rows are imported. Exit code 1 when any
-row was rejected.
+row was rejected, or when the store failed while writing: the rows are written in transactions of
+500, those written before the failure stay imported and are counted, and running the same import
+again writes the rest. Exit code 2 when the file or --kind cannot be used (nothing imported).
 
 Options:
   --kind KIND     entity kind of every row (user, group, role, privilege, flag, …)
@@ -53,17 +55,26 @@ Example:
     const { store } = services;
     const bar = await terminalProgressBar(io, flag(args, 'json'), 'importing [{bar}] {value}/{total} rows');
     try {
-      const summary = await importIdCsv({
-        text,
-        profile,
-        idMap: store.idMap,
-        now: systemClock.now(),
-        defaultKind: stringOption(args, 'kind'),
-        onStart: (rows) => bar?.start(rows, 0),
-        onProgress: (done) => bar?.update(done),
-      }).catch((error: unknown) => {
-        throw new CommandError(error instanceof Error ? error.message : String(error));
-      });
+      let summary: IdImportSummary;
+      let stopped: IdImportStopped | undefined;
+      try {
+        summary = await importIdCsv({
+          text,
+          profile,
+          idMap: store.idMap,
+          now: systemClock.now(),
+          defaultKind: stringOption(args, 'kind'),
+          onStart: (rows) => bar?.start(rows, 0),
+          onProgress: (done) => bar?.update(done),
+        });
+      } catch (error) {
+        // A file or kind that cannot be used: nothing was written (exit 2). A store failure while
+        // writing: what was written before stays, and is reported (exit 1).
+        if (!(error instanceof IdImportStopped))
+          throw new CommandError(error instanceof Error ? error.message : String(error));
+        stopped = error;
+        summary = error.summary;
+      }
       bar?.stop();
       if (flag(args, 'json')) {
         io.out(
@@ -72,11 +83,15 @@ Example:
             ...summary,
             rejected: summary.rejected.length,
             rejections: summary.rejected,
+            ...(stopped
+              ? { stoppedAfter: stopped.written, toWrite: stopped.toWrite, error: stopped.message }
+              : {}),
           }),
         );
       } else {
+        const end = stopped ? `; stopped after ${stopped.written} of ${stopped.toWrite} rows to write` : '';
         io.out(
-          `${file}: ${summary.added} added, ${summary.changed} changed, ${summary.unchanged} unchanged, ${summary.rejected.length} rejected (${summary.rows} rows)`,
+          `${file}: ${summary.added} added, ${summary.changed} changed, ${summary.unchanged} unchanged, ${summary.rejected.length} rejected (${summary.rows} rows${end})`,
         );
         for (const row of summary.rejected.slice(0, 50)) io.err(`  line ${row.line}: ${row.reason}`);
         if (summary.rejected.length > 50)
@@ -86,6 +101,13 @@ Example:
             `note: kind ${kind} does not use the table ID strategy in profile ${profile.name}; its rows are kept for later`,
           );
         }
+      }
+      if (stopped) {
+        io.err(`error: ${stopped.message}`);
+        io.err(
+          'The rows written before are imported; run the same import again to write the rest (rows already there count as unchanged).',
+        );
+        return 1;
       }
       return summary.rejected.length > 0 ? 1 : 0;
     } finally {

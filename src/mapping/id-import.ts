@@ -1,5 +1,5 @@
 import { normalizeUuid } from '../lib/uuid.js';
-import type { IdMapImportResult, IdMapRepository, IdMapRow } from '../store/id-map.js';
+import type { IdMapImportProgress, IdMapImportResult, IdMapRepository, IdMapRow } from '../store/id-map.js';
 import type { CompiledProfile } from './compile.js';
 
 /** A CSV row that was not imported, by its line number in the file. */
@@ -24,7 +24,9 @@ const UUID_COLUMNS = ['uuid', 'hexuuid', 'successor_uuid'];
  * Parses and checks an ID-table CSV (header `kind,legacy_id,uuid`; `kind` may come from
  * `defaultKind` instead), then writes the good rows in one transaction per chunk. Rows with an
  * unknown kind, an empty legacy ID, something that is not a UUID (dashed or base58), or a legacy
- * ID or UUID already used earlier in the file are rejected with their line number.
+ * ID or UUID already used earlier in the file are rejected with their line number. Rejects with
+ * IdImportStopped when the store fails while writing, with a plain Error (nothing written) when
+ * the file or `defaultKind` cannot be used.
  */
 export async function importIdCsv(options: {
   text: string;
@@ -110,8 +112,43 @@ export async function importIdCsv(options: {
     rows.push({ kind, legacyId, uuid });
   }
   options.onStart?.(rows.length);
-  const result = await options.idMap.upsert(rows, options.now, options.onProgress);
-  return { ...result, rows: records.length, rejected, notTableKinds: [...notTable].sort() };
+  const summary = (result: IdMapImportResult): IdImportSummary => ({
+    ...result,
+    rows: records.length,
+    rejected,
+    notTableKinds: [...notTable].sort(),
+  });
+  let written: IdMapImportProgress = { done: 0, added: 0, changed: 0, unchanged: 0 };
+  try {
+    const result = await options.idMap.upsert(rows, options.now, (progress) => {
+      written = progress;
+      options.onProgress?.(progress.done);
+    });
+    return summary(result);
+  } catch (error) {
+    const { done, ...result } = written;
+    throw new IdImportStopped(summary(result), done, rows.length, error);
+  }
+}
+
+/**
+ * The store failed while the rows were written (unreachable, too slow): the chunks written before
+ * stay imported, and running the same import again writes the rest (rows already there count as
+ * unchanged). `summary` counts what was written.
+ */
+export class IdImportStopped extends Error {
+  override readonly name = 'IdImportStopped';
+  constructor(
+    readonly summary: IdImportSummary,
+    readonly written: number,
+    readonly toWrite: number,
+    cause: unknown,
+  ) {
+    super(
+      `the import stopped after ${written} of ${toWrite} rows: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
 }
 
 /** Renders rows of the ID table as CSV (`kind,legacy_id,uuid,source,updated_at`). */

@@ -24,6 +24,11 @@ export interface IdMapImportResult {
   unchanged: number;
 }
 
+/** How far an import has come: rows written so far (committed), and what they did. */
+export interface IdMapImportProgress extends IdMapImportResult {
+  done: number;
+}
+
 /** Outcome of inserting one row without replacing anything. */
 export type IdMapInsertResult = 'inserted' | 'legacy-taken' | 'uuid-mapped';
 
@@ -38,12 +43,13 @@ export interface IdMapRepository {
   /**
    * Adds or replaces rows in one transaction per chunk: a row whose legacy ID exists with another
    * UUID is changed; a UUID mapped under another legacy ID moves to the new one, also when another
-   * process maps it at the same moment. `onProgress` is called with the number of rows done.
+   * process maps it at the same moment. `onProgress` is called after each chunk is committed; when
+   * a later chunk fails, what it reported last stays written.
    */
   upsert(
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
     at: number,
-    onProgress?: (done: number) => void,
+    onProgress?: (progress: IdMapImportProgress) => void,
   ): Promise<IdMapImportResult>;
   /**
    * Adds rows as they are (source and time kept), skipping every row whose legacy ID or UUID is

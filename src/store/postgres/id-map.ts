@@ -1,5 +1,6 @@
 import { StoreConflictError } from '../errors.js';
 import type {
+  IdMapImportProgress,
   IdMapImportResult,
   IdMapInsertResult,
   IdMapRepository,
@@ -148,7 +149,7 @@ export class PostgresIdMapRepository implements IdMapRepository {
   async upsert(
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
     at: number,
-    onProgress?: (done: number) => void,
+    onProgress?: (progress: IdMapImportProgress) => void,
   ): Promise<IdMapImportResult> {
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
     const chunk = 500;
@@ -160,7 +161,7 @@ export class PostgresIdMapRepository implements IdMapRepository {
       result.added += counted.added;
       result.changed += counted.changed;
       result.unchanged += counted.unchanged;
-      onProgress?.(Math.min(rows.length, start + chunk));
+      onProgress?.({ done: Math.min(rows.length, start + chunk), ...result });
     }
     return result;
   }

@@ -1,4 +1,5 @@
 import type {
+  IdMapImportProgress,
   IdMapImportResult,
   IdMapInsertResult,
   IdMapRepository,
@@ -86,7 +87,7 @@ export class SqliteIdMapRepository implements IdMapRepository {
   async upsert(
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
     at: number,
-    onProgress?: (done: number) => void,
+    onProgress?: (progress: IdMapImportProgress) => void,
   ): Promise<IdMapImportResult> {
     const byLegacy = this.db.prepare('SELECT uuid FROM id_map WHERE kind = ? AND legacy_id = ?');
     const dropUuid = this.db.prepare('DELETE FROM id_map WHERE kind = ? AND uuid = ? AND legacy_id <> ?');
@@ -94,26 +95,31 @@ export class SqliteIdMapRepository implements IdMapRepository {
       `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, 'import', ?)
        ON CONFLICT (kind, legacy_id) DO UPDATE SET uuid = excluded.uuid, source = 'import', updated_at = excluded.updated_at`,
     );
+    // Counted per chunk and added once it is committed: a chunk that fails wrote nothing.
+    const writeChunk = (part: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[]): IdMapImportResult => {
+      const done: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+      for (const row of part) {
+        const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
+        const moved = dropUuid.run(row.kind, row.uuid, row.legacyId).changes > 0;
+        if (existing?.uuid === row.uuid && !moved) {
+          done.unchanged++;
+          continue;
+        }
+        write.run(row.kind, row.legacyId, row.uuid, at);
+        if (existing === undefined && !moved) done.added++;
+        else done.changed++;
+      }
+      return done;
+    };
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
       // IMMEDIATE: the chunk waits for the write lock (the busy timeout) before its first read.
-      this.db
-        .transaction(() => {
-          for (const row of rows.slice(start, start + chunk)) {
-            const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
-            const moved = dropUuid.run(row.kind, row.uuid, row.legacyId).changes > 0;
-            if (existing?.uuid === row.uuid && !moved) {
-              result.unchanged++;
-              continue;
-            }
-            write.run(row.kind, row.legacyId, row.uuid, at);
-            if (existing === undefined && !moved) result.added++;
-            else result.changed++;
-          }
-        })
-        .immediate();
-      onProgress?.(Math.min(rows.length, start + chunk));
+      const counted = this.db.transaction(writeChunk).immediate(rows.slice(start, start + chunk));
+      result.added += counted.added;
+      result.changed += counted.changed;
+      result.unchanged += counted.unchanged;
+      onProgress?.({ done: Math.min(rows.length, start + chunk), ...result });
     }
     return result;
   }
