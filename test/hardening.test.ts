@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { translationToLegacy } from '../src/http/errors.js';
 import { TranslationError } from '../src/mapping/errors.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
+import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { type ErrorBody, snapshot } from './relation-helpers.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
@@ -232,6 +233,42 @@ describe('hardening', () => {
       }
       const user = await proxy.call<{ groups: string[] }>('GET', '/Entity/User/jonas.schmidt');
       assert.ok(!user.body.groups.includes('lehrer'), user.text);
+    });
+
+    it('answers a create whose legacy ID the locked store could not give with 503, the change in effect', async () => {
+      // Groups get their legacy IDs from the store's ID table (a sequence) here; another process
+      // holds the store's write lock for longer than the busy timeout (5 s).
+      const tabled = await startUserProxy({ copyProfile: true });
+      try {
+        const file = path.join(tabled.profileDir, 'ids.json');
+        const ids = JSON.parse(readFileSync(file, 'utf8'));
+        ids.kinds.group = { strategy: 'table', assign: { rule: 'sequence', prefix: 'G', start: 1 } };
+        writeFileSync(file, JSON.stringify(ids));
+        assert.equal(tabled.mappings.reload().ok, true);
+        assert.equal((await tabled.call('GET', '/Entity/Group')).status, 200, 'the seeded groups numbered');
+        const other = openSqliteConnection(path.join(tabled.dir, 'store.db'));
+        other.exec('BEGIN IMMEDIATE');
+        let answer: Awaited<ReturnType<typeof tabled.call<ErrorBody>>>;
+        try {
+          answer = await tabled.call<ErrorBody>('POST', '/Entity/Group', { name: 'Locked Out' });
+        } finally {
+          other.exec('ROLLBACK');
+          other.close();
+        }
+        assert.equal(answer.status, 503, answer.text);
+        assert.equal(answer.headers.get('retry-after'), null);
+        assert.match(
+          answer.body.message,
+          /^the store \(SQLite\) is unavailable: SQLITE_BUSY\. The change went through \(.+\); only its answer failed: read the group back instead of repeating the call$/,
+        );
+        const list = await tabled.call<{ name: string }[]>('GET', '/Entity/Group');
+        assert.ok(
+          list.body.some((group) => group.name === 'Locked Out'),
+          'created, and numbered by the next read',
+        );
+      } finally {
+        await tabled.close();
+      }
     });
 
     it('answers a store that failed meanwhile with 503, the change in effect, and no Retry-After', () => {
