@@ -140,14 +140,7 @@ export class PostgresUsageRepository implements UsageRepository {
       `INSERT INTO usage_inventory (api_user, operation, outcome, count, first_seen, last_seen)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
        ON CONFLICT DO NOTHING`,
-      [
-        rows.map((c) => c.apiUser),
-        rows.map((c) => c.operation),
-        rows.map((c) => c.outcome),
-        rows.map((c) => c.count),
-        rows.map((c) => c.firstSeen),
-        rows.map((c) => c.lastSeen),
-      ],
+      inventoryColumns(rows),
     );
     return result.rowCount ?? 0;
   }
@@ -176,14 +169,7 @@ export class PostgresUsageRepository implements UsageRepository {
          count = u.count + excluded.count,
          first_seen = LEAST(u.first_seen, excluded.first_seen),
          last_seen = GREATEST(u.last_seen, excluded.last_seen)`,
-      [
-        rows.map((c) => c.apiUser),
-        rows.map((c) => c.operation),
-        rows.map((c) => c.outcome),
-        rows.map((c) => c.count),
-        rows.map((c) => c.firstSeen),
-        rows.map((c) => c.lastSeen),
-      ],
+      inventoryColumns(rows),
     );
   }
 
@@ -216,4 +202,16 @@ export class PostgresUsageRepository implements UsageRepository {
       lastSeen: row.last_seen,
     }));
   }
+}
+
+/** Inventory rows as the six column arrays `unnest` takes, in the table's column order. */
+function inventoryColumns(rows: readonly UsageCount[]): unknown[] {
+  return [
+    rows.map((c) => c.apiUser),
+    rows.map((c) => c.operation),
+    rows.map((c) => c.outcome),
+    rows.map((c) => c.count),
+    rows.map((c) => c.firstSeen),
+    rows.map((c) => c.lastSeen),
+  ];
 }
