@@ -113,9 +113,10 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     statements: () => [...statements],
     freeze() {
       const postmaster = postmasterPid(databaseDir);
-      // The postmaster first, so that it forks no new backend while they are being stopped.
+      // The postmaster first, so that it forks no new backend while its children are listed and stopped.
+      process.kill(postmaster, 'SIGSTOP');
       frozen = [postmaster, ...childrenOf(postmaster)];
-      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      for (const pid of frozen.slice(1)) process.kill(pid, 'SIGSTOP');
     },
     thaw() {
       for (const pid of frozen) process.kill(pid, 'SIGCONT');

@@ -16,6 +16,7 @@ import type { Answer } from '../src/migration/compare.js';
 import { loadCompareRules } from '../src/migration/compare-rules.js';
 import { ShadowRunner } from '../src/migration/shadow.js';
 import { UsageRecorder } from '../src/observe/usage.js';
+import { isDataRefusal, StoreUnavailableError } from '../src/store/errors.js';
 import { openPostgresStore } from '../src/store/postgres/index.js';
 import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
@@ -68,9 +69,10 @@ async function shadowGet(
   requestId: string,
   legacy: unknown,
   translated: unknown,
+  operation = 'user.get',
 ): Promise<void> {
   runner.submit({
-    operation: 'user.get',
+    operation,
     apiUser: 'integration',
     requestId,
     method: 'GET',
@@ -262,29 +264,81 @@ for (const backend of backends) {
   });
 }
 
+describe('which store errors drop a batch', () => {
+  it('drops only for what the batch holds: data, integrity, syntax and limit errors', () => {
+    const refusal = (code: string | number) =>
+      isDataRefusal(Object.assign(new Error('x'), typeof code === 'number' ? { errcode: code } : { code }));
+    for (const code of [
+      '22P05',
+      '23505',
+      '42703',
+      '54000',
+      'SQLITE_CONSTRAINT_UNIQUE',
+      'SQLITE_TOOBIG',
+      19,
+      18,
+    ])
+      assert.equal(refusal(code), true, String(code));
+    // Not now rather than not this: kept for the next flush.
+    for (const code of [
+      '25006',
+      '53100',
+      '40P01',
+      '40001',
+      '55P03',
+      '58030',
+      '57014',
+      'SQLITE_BUSY',
+      'SQLITE_FULL',
+      5,
+      13,
+    ])
+      assert.equal(refusal(code), false, String(code));
+    assert.equal(isDataRefusal(new StoreUnavailableError()), false);
+    assert.equal(isDataRefusal(new TypeError('a bug')), false);
+  });
+});
+
 describe('a batch PostgreSQL refuses', () => {
-  // A member name (shadow) or an API user name (usage) this long makes a key PostgreSQL cannot
-  // index (SQLSTATE 54000): a batch it refuses for what it holds, not because it is unavailable.
+  // A key this long (an operation, an API user name) makes a row PostgreSQL cannot index (SQLSTATE
+  // 54000): a batch it refuses for what it holds, not because it is unavailable. No request carries
+  // such a key; it stands for any batch the store refuses.
   const tooLong = () => randomBytes(6000).toString('hex');
+
+  it('stores a differing path of any length, cut to 512 characters', async () => {
+    const { store } = await openPostgres();
+    try {
+      const { runner, log } = runnerOn(store);
+      const name = tooLong();
+      await shadowGet(runner, 'long-path', { [name]: 1 }, {});
+      await runner.close();
+      assert.equal(log.lines().filter((line) => Number(line.level) >= 40).length, 0, log.text);
+      assert.deepEqual(await countsOf(store), { 'user.get mismatch': 1 });
+      const paths = await store.shadow.paths();
+      assert.equal(paths.length, 1);
+      assert.equal(paths[0]?.path.length, 512);
+      assert.ok(paths[0]?.path.endsWith('…'));
+      assert.ok(paths[0]?.path.startsWith(`$["${name.slice(0, 100)}`), paths[0]?.path.slice(0, 40));
+    } finally {
+      await store.close();
+    }
+  });
 
   it('is dropped, with the shadow counts it held in the log, and the counts after it are written', async () => {
     const { store } = await openPostgres();
     try {
       const { runner, log } = runnerOn(store);
-      await shadowGet(runner, 'long-1', { [tooLong()]: 1 }, {});
+      await shadowGet(runner, 'long-1', { a: 1 }, {}, tooLong());
       await runner.flush();
       const refused = log.lines().filter((line) => Number(line.level) >= 40);
       assert.deepEqual(
         refused.map((line) => [line.level, line.msg]),
         [[50, 'shadow outcomes refused by the store; these counts are dropped']],
       );
+      const lost = (refused[0]?.lost ?? []) as { operation: string; outcome: string; count: number }[];
       assert.deepEqual(
-        ((refused[0]?.lost ?? []) as { operation: string; outcome: string; count: number }[]).map((c) => [
-          c.operation,
-          c.outcome,
-          c.count,
-        ]),
-        [['user.get', 'mismatch', 1]],
+        lost.map((c) => [c.operation.length, c.outcome, c.count]),
+        [[12_000, 'mismatch', 1]],
       );
       assert.equal(refused[0]?.samples, 1);
       await matching(runner);
@@ -297,8 +351,6 @@ describe('a batch PostgreSQL refuses', () => {
   });
 
   it('is dropped, with the usage counts it held in the log, and the counts after it are written', async () => {
-    // No request carries such a name (API user names have 64 characters at most); it stands for
-    // any usage batch the store refuses.
     const { store } = await openPostgres();
     try {
       const { recorder, log } = recorderOn(store);

@@ -127,7 +127,8 @@ export function translationToLegacy(error: TranslationError, context: ErrorConte
             ? new LegacyError(502, `The successor no longer has what it just changed${logHint(context)}`)
             : upstreamToLegacy(cause, context, undefined, { partial: true });
       else if (cause instanceof TranslationError) base = translationToLegacy(cause, context);
-      else if (cause instanceof StoreUnavailableError) base = new LegacyError(503, cause.message);
+      else if (cause instanceof StoreUnavailableError || cause instanceof StoreConflictError)
+        base = new LegacyError(503, cause.message);
       else base = new LegacyError(500, `Internal error${logHint(context)}`);
       return new LegacyError(base.status, `${base.message.replace(/[.\s]+$/, '')}. ${error.message}`);
     }

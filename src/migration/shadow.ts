@@ -3,7 +3,7 @@ import type { ResolvedMigrationConfig } from '../config/load.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
 import { PeriodicFlush } from '../observe/periodic-flush.js';
-import { isStoreUnavailable } from '../store/errors.js';
+import { isDataRefusal } from '../store/errors.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
 import { type Answer, compareAnswers } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
@@ -128,9 +128,9 @@ export class ShadowRunner {
         this.options.logger.error(lost, 'shadow outcomes not written at shutdown; these counts are lost');
         return;
       }
-      // Kept only while the store is unavailable: a batch it refused (data it will not take) would
-      // be refused again at every flush, together with every count added to it meanwhile.
-      if (!isStoreUnavailable(error)) {
+      // Kept unless the store refused what it holds: such a batch would be refused again at every
+      // flush, together with every count added to it meanwhile.
+      if (isDataRefusal(error)) {
         this.options.logger.error(lost, 'shadow outcomes refused by the store; these counts are dropped');
         return;
       }
@@ -190,7 +190,7 @@ export class ShadowRunner {
       return;
     }
     this.#outcome(request.operation, 'mismatch');
-    for (const path of comparison.paths) this.#path(request.operation, path, 1);
+    for (const path of comparison.paths) this.#path(request.operation, storablePath(path), 1);
     const sample: Sample = {
       requestId: request.requestId,
       method: request.method,
@@ -249,4 +249,12 @@ export class ShadowRunner {
     if (known) known.count += count;
     else this.#paths.set(key, { operation, path, hour, count });
   }
+}
+
+/** The longest differing path kept as it is; PostgreSQL's index on the path takes about 2.7 KB. */
+const MAX_PATH_CHARS = 512;
+
+/** A differing path as the store keeps it: one longer than MAX_PATH_CHARS is cut and ends with `…`. */
+function storablePath(path: string): string {
+  return path.length > MAX_PATH_CHARS ? `${path.slice(0, MAX_PATH_CHARS - 1)}…` : path;
 }

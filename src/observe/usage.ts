@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isStoreUnavailable } from '../store/errors.js';
+import { isDataRefusal } from '../store/errors.js';
 import type { UsageCount, UsageRepository } from '../store/usage.js';
 import type { Observer, RequestEvent } from './observer.js';
 import { PeriodicFlush } from './periodic-flush.js';
@@ -12,10 +12,10 @@ export function outcomeClass(status: number): string {
 /**
  * The usage inventory's write-behind (SPEC 8): counts requests per (API user, operation, outcome
  * class) in memory and adds them to the store in one batch every `flushIntervalMs` and at close,
- * never one store write per request. A batch the store cannot take while it is unavailable
- * (StoreUnavailableError) is kept and tried again with the next one, so a store outage loses
- * nothing while the process runs; one it refuses for any other reason (data it will not take),
- * and one that fails at close, is logged as an error with its counts, which are then lost.
+ * never one store write per request. A batch the store does not take is kept and tried again
+ * with the next one, so a store outage loses nothing while the process runs; one it refuses for
+ * what it holds (`isDataRefusal`: it would be refused again), and one that fails at close, is
+ * logged as an error with its counts, which are then lost.
  */
 export class UsageRecorder implements Observer {
   #pending = new Map<string, UsageCount>();
@@ -57,9 +57,9 @@ export class UsageRecorder implements Observer {
         );
         return;
       }
-      // Kept only while the store is unavailable: a batch it refused (data it will not take) would
-      // be refused again at every flush, together with every count added to it meanwhile.
-      if (!isStoreUnavailable(error)) {
+      // Kept unless the store refused what it holds: such a batch would be refused again at every
+      // flush, together with every count added to it meanwhile.
+      if (isDataRefusal(error)) {
         this.options.logger.error(
           { err: error, rows: batch.length, lost: batch },
           'usage inventory refused by the store; these counts are dropped',

@@ -25,3 +25,20 @@ export class StoreConflictError extends Error {
   override readonly name = 'StoreConflictError';
   readonly code = 'store_conflict';
 }
+
+/**
+ * Whether a store refused a write for what it holds, so the same write would fail again:
+ * PostgreSQL's SQLSTATE classes 22 (data exception), 23 (integrity), 42 (syntax or access rule)
+ * and 54 (a limit exceeded); SQLite's CONSTRAINT, TOOBIG and MISMATCH (better-sqlite3: its code;
+ * node:sqlite: the low byte of its errcode). Anything else (unavailable, busy, read-only, full, a
+ * deadlock, a failover to a standby) may pass later.
+ */
+export function isDataRefusal(error: unknown): boolean {
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };
+  if (
+    typeof code === 'string' &&
+    /^(?:(?:22|23|42|54)[0-9A-Z]{3}|SQLITE_(?:CONSTRAINT|TOOBIG|MISMATCH)(?:_[A-Z]+)*)$/.test(code)
+  )
+    return true;
+  return typeof errcode === 'number' && [18, 19, 20].includes(errcode & 0xff);
+}
