@@ -1,8 +1,15 @@
 // Shared set-up of the migration tests: the "old server" is a second idm-compat in translate mode
 // on its own sandbox (it speaks the legacy API exactly); the proxy under test sits in front of it
 // with migration.legacy pointing there, translating to the file's shared sandbox.
+import { parseConfig } from '../src/config/load.js';
+import { systemClock } from '../src/lib/clock.js';
+import { createLogger } from '../src/lib/logger.js';
+import { loadCompareRules } from '../src/migration/compare-rules.js';
+import { ShadowRunner } from '../src/migration/shadow.js';
 import { type RunningSandbox, type SandboxOptions, startSandbox } from '../src/sandbox/index.js';
+import type { Store } from '../src/store/types.js';
 import { type AuthHarness, type HarnessOptions, startHarness } from './auth-helpers.js';
+import { LogSink } from './log-sink.js';
 
 /** The old server: its URL, legacy base, own sandbox, and the account the front proxy signs in with. */
 export interface OldServer {
@@ -50,4 +57,24 @@ export function startFront(
       },
     },
   });
+}
+
+/**
+ * A shadow runner on `store` with the default shadow settings, flushing only when told and
+ * logging into a sink of its own.
+ */
+export function shadowRunnerOn(store: Pick<Store, 'shadow'>): { runner: ShadowRunner; log: LogSink } {
+  const log = new LogSink();
+  const settings = parseConfig({ sandbox: { enabled: true } }, { label: 'test', env: {}, baseDir: '.' })
+    .migration.shadow;
+  const runner = new ShadowRunner({
+    settings,
+    rules: loadCompareRules(),
+    repository: store.shadow,
+    observer: { shadowComparison: () => undefined },
+    clock: systemClock,
+    logger: createLogger({ destination: log }),
+    flushIntervalMs: 0,
+  });
+  return { runner, log };
 }

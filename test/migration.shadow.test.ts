@@ -9,18 +9,12 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
-import { parseConfig } from '../src/config/load.js';
-import { systemClock } from '../src/lib/clock.js';
-import { createLogger } from '../src/lib/logger.js';
-import { loadCompareRules } from '../src/migration/compare-rules.js';
-import { ShadowRunner } from '../src/migration/shadow.js';
 import { reloadOnSignal } from '../src/reload.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
 import { launchBrowser } from './browser.js';
 import { runCliCaptured } from './cli-helpers.js';
-import { LogSink } from './log-sink.js';
-import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
+import { type OldServer, shadowRunnerOn, startFront, startOldServer } from './migration-helpers.js';
 import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 
 after(closeSharedSandbox);
@@ -485,18 +479,7 @@ describe('shadow outcomes at shutdown', () => {
     const store = openSqliteStore(
       path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-shadow-')), 'store.db'),
     );
-    const settings = parseConfig({ sandbox: { enabled: true } }, { label: 'test', env: {}, baseDir: '.' })
-      .migration.shadow;
-    const logSink = new LogSink();
-    const runner = new ShadowRunner({
-      settings,
-      rules: loadCompareRules(),
-      repository: store.shadow,
-      observer: { shadowComparison: () => undefined },
-      clock: systemClock,
-      logger: createLogger({ destination: logSink }),
-      flushIntervalMs: 0,
-    });
+    const { runner, log: logSink } = shadowRunnerOn(store);
     // A write is not shadowed by default: counted as skipped, never translated.
     runner.submit({
       operation: 'user.update',

@@ -9,12 +9,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseConfig } from '../src/config/load.js';
-import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import type { Answer } from '../src/migration/compare.js';
-import { loadCompareRules } from '../src/migration/compare-rules.js';
-import { ShadowRunner } from '../src/migration/shadow.js';
+import type { ShadowRunner } from '../src/migration/shadow.js';
 import { UsageRecorder } from '../src/observe/usage.js';
 import { isDataRefusal, StoreUnavailableError } from '../src/store/errors.js';
 import { openPostgresStore } from '../src/store/postgres/index.js';
@@ -23,11 +20,10 @@ import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { LogSink } from './log-sink.js';
+import { shadowRunnerOn } from './migration-helpers.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-write-behind-'));
-const settings = parseConfig({ sandbox: { enabled: true } }, { label: 'test', env: {}, baseDir: '.' })
-  .migration.shadow;
 
 let server: TestPostgres;
 before(async () => {
@@ -36,21 +32,6 @@ before(async () => {
 after(async () => {
   await server?.destroy();
 });
-
-/** A runner on `store` that flushes only when told, logging into a sink of its own. */
-function runnerOn(store: Store): { runner: ShadowRunner; log: LogSink } {
-  const log = new LogSink();
-  const runner = new ShadowRunner({
-    settings,
-    rules: loadCompareRules(),
-    repository: store.shadow,
-    observer: { shadowComparison: () => undefined },
-    clock: systemClock,
-    logger: createLogger({ destination: log }),
-    flushIntervalMs: 0,
-  });
-  return { runner, log };
-}
 
 /** A usage recorder on `store` that flushes only when told, logging into a sink of its own. */
 function recorderOn(store: Store): { recorder: UsageRecorder; log: LogSink } {
@@ -186,7 +167,7 @@ for (const backend of backends) {
 
     it('stores a sample whose answer holds U+0000 (as ␀) and an unpaired surrogate (as U+FFFD), with every count', async () => {
       const { store } = opened;
-      const { runner, log } = runnerOn(store);
+      const { runner, log } = shadowRunnerOn(store);
       // As the old server's JSON text may have it: {"nul\u0000key":1,"firstname":"A\u0000B","lastname":"\ud800"}.
       await shadowGet(runner, 'odd-1', { 'nul\u0000key': 1, firstname: 'A\u0000B', lastname: '\ud800' }, {});
       await runner.flush();
@@ -220,7 +201,7 @@ for (const backend of backends) {
     it('keeps the outcomes while the store is unavailable and writes them once it is back', async () => {
       const { store } = opened;
       const before = (await countsOf(store))['user.get match'] ?? 0;
-      const { runner, log } = runnerOn(store);
+      const { runner, log } = shadowRunnerOn(store);
       await matching(runner);
       const restore = await opened.makeUnavailable();
       try {
@@ -308,7 +289,7 @@ describe('a batch PostgreSQL refuses', () => {
   it('stores a differing path of any length, cut to 512 characters', async () => {
     const { store } = await openPostgres();
     try {
-      const { runner, log } = runnerOn(store);
+      const { runner, log } = shadowRunnerOn(store);
       // A letter first: the path is then `$.name` (a name that starts with a digit is `$["…"]`).
       const name = `n${tooLong()}`;
       await shadowGet(runner, 'long-path', { [name]: 1 }, {});
@@ -328,7 +309,7 @@ describe('a batch PostgreSQL refuses', () => {
   it('is dropped, with the shadow counts it held in the log, and the counts after it are written', async () => {
     const { store } = await openPostgres();
     try {
-      const { runner, log } = runnerOn(store);
+      const { runner, log } = shadowRunnerOn(store);
       await shadowGet(runner, 'long-1', { a: 1 }, {}, tooLong());
       await runner.flush();
       const refused = log.lines().filter((line) => Number(line.level) >= 40);
