@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { translationToLegacy } from '../src/http/errors.js';
 import { TranslationError } from '../src/mapping/errors.js';
@@ -335,6 +336,86 @@ describe('hardening', () => {
       }
       const user = await slow.call<{ firstname: string }>('GET', '/Entity/User/lena.mueller');
       assert.equal(user.body.firstname, 'Lena');
+    });
+  });
+
+  describe('a store file locked by another process', () => {
+    /** An SSO token for lena.mueller: a store write on every call. */
+    const authenticate = () =>
+      fetch(`${proxy.url}/iserv/api/Service/Sso/authenticate`, {
+        method: 'POST',
+        headers: { authorization: proxy.authorization },
+        body: new URLSearchParams({ username: 'lena.mueller' }),
+      });
+
+    it('serves what needs no store write while it waits, then answers 503 with Retry-After, then serves again', async () => {
+      // Another process holds the SQLite store's write lock beyond the busy timeout (5 s): the
+      // throttle counter of a wrong password and the SSO token cannot be written.
+      assert.equal((await authenticate()).status, 200, 'the credential cached');
+      assert.equal((await proxy.call('GET', '/Entity/User/lena.mueller')).status, 200, 'the ID cached');
+      const wrong = `Basic ${Buffer.from('tester:not-the-password').toString('base64')}`;
+      const other = openSqliteConnection(path.join(proxy.dir, 'store.db'));
+      other.exec('BEGIN IMMEDIATE');
+      let failedLogin: Response;
+      let token: Response;
+      try {
+        // The proxy runs in this process: SQLite's own busy handler slept on its event loop for the
+        // whole 5 s of each write, and nothing else was served meanwhile.
+        const stood = monitorEventLoopDelay({ resolution: 10 });
+        stood.enable();
+        const writes = [
+          fetch(`${proxy.core}/Entity/User/lena.mueller`, { headers: { authorization: wrong } }),
+          authenticate(),
+        ];
+        const read = await Promise.race([
+          proxy.call('GET', '/Entity/User/lena.mueller').then((answer) => answer.status),
+          Promise.race(writes).then(() => 'a write was answered first'),
+        ]);
+        assert.equal(read, 200);
+        const waiting = Promise.all(writes);
+        await waiting;
+        stood.disable();
+        assert.ok(stood.max < 2.5e9, `the event loop stood still for ${Math.round(stood.max / 1e6)} ms`);
+        [failedLogin, token] = await waiting;
+      } finally {
+        other.exec('ROLLBACK');
+        other.close();
+      }
+      for (const answer of [failedLogin, token]) {
+        assert.equal(answer.status, 503);
+        assert.equal(answer.headers.get('retry-after'), '5');
+        assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+        assert.deepEqual(await answer.json(), {
+          code: 503,
+          message: 'the store (SQLite) is unavailable: SQLITE_BUSY',
+        });
+      }
+      assert.equal((await authenticate()).status, 200, 'the lock released, tokens are written again');
+      const refused = await fetch(`${proxy.core}/Entity/User/lena.mueller`, {
+        headers: { authorization: wrong },
+      });
+      assert.equal(refused.status, 401);
+    });
+
+    it('waits for a lock another process holds for a moment, and writes', async () => {
+      assert.equal((await authenticate()).status, 200, 'the credential and the successor token at hand');
+      const other = openSqliteConnection(path.join(proxy.dir, 'store.db'));
+      other.exec('BEGIN IMMEDIATE');
+      const release = () => {
+        clearTimeout(timer);
+        if (!released) other.exec('ROLLBACK');
+        released = true;
+      };
+      let released = false;
+      const timer = setTimeout(release, 300);
+      try {
+        const answer = await authenticate();
+        assert.equal(answer.status, 200, await answer.text());
+        assert.ok(released, 'answered after the lock was released');
+      } finally {
+        release();
+        other.close();
+      }
     });
   });
 

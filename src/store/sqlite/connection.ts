@@ -35,6 +35,12 @@ export interface SqliteDatabase {
 }
 
 /**
+ * How long a store operation waits for another connection's lock: SQLite's own busy timeout while a
+ * store opens and migrates (and on every bare connection), then `untilUnlocked`'s, in all.
+ */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
  * `node:sqlite`, the SQLite built into Node.js, or the `better-sqlite3` addon. Node 24 and later
  * use their built-in one: better-sqlite3 12 (the last version that runs on Node 20) aborts the
  * process on Node 24.19 and later when built against their headers (as it is wherever its
@@ -43,9 +49,6 @@ export interface SqliteDatabase {
  * `idm-compat serve` starts. Node 20 has no `node:sqlite`, and Node 22's prints an experimental
  * warning, so those keep better-sqlite3.
  */
-/** How long a statement waits for another connection's lock: every connection opens with it. */
-export const BUSY_TIMEOUT_MS = 5000;
-
 export type SqliteDriver = 'node:sqlite' | 'better-sqlite3';
 
 /** The driver for a Node.js version (`process.versions.node`). */

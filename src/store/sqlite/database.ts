@@ -1,14 +1,26 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../errors.js';
 import type { Migration } from '../types.js';
-import { BUSY_TIMEOUT_MS, type SqliteDatabase, sqliteDriverFor } from './connection.js';
+import {
+  BUSY_TIMEOUT_MS,
+  type SqliteDatabase,
+  type SqliteParams,
+  type SqliteStatement,
+  type SqliteTransaction,
+  sqliteDriverFor,
+} from './connection.js';
 import { openBetterSqlite } from './driver-better-sqlite3.js';
 import { openNodeSqlite } from './driver-node-sqlite.js';
 
 /**
- * Opens (creating if needed) a SQLite file in WAL mode with a busy timeout, so the server and
- * CLI commands can use the same file at once, and applies the pending migrations.
+ * Opens (creating if needed) a SQLite file in WAL mode, so the server and CLI commands can use the
+ * same file at once, and applies the pending migrations (waiting up to the busy timeout for
+ * another process's lock, as start-up work may). Once open, SQLite itself never waits for a lock:
+ * a statement that meets one fails at once, and the repositories wait for it without blocking the
+ * event loop (`waitingOutLocks`); every "not now" answer of SQLite's is a StoreUnavailableError
+ * (`unavailableAsStoreError`). Opening itself fails with SQLite's own error, as a start-up should.
  */
 export function openSqliteDatabase(file: string, migrations: readonly Migration[]): SqliteDatabase {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -22,11 +34,15 @@ export function openSqliteDatabase(file: string, migrations: readonly Migration[
     db.exec('PRAGMA foreign_keys = ON');
     db.exec('PRAGMA synchronous = NORMAL');
     migrate(db, migrations);
+    // SQLite's busy handler sleeps on the only thread: while another process held the lock for
+    // seconds (an operator's open transaction, a VACUUM), every request would stand still, each
+    // write-behind's flush blocking the process for the whole busy timeout again.
+    db.exec('PRAGMA busy_timeout = 0');
   } catch (error) {
     db.close();
     throw error;
   }
-  return db;
+  return unavailableAsStoreError(db);
 }
 
 /** Runs `statement`, again every 10 ms while SQLite answers SQLITE_BUSY, for up to the busy timeout. */
@@ -76,18 +92,94 @@ function isBusyError(error: unknown): boolean {
 }
 
 /**
- * Runs a write whose caller keeps what it could not write for later (a write-behind): an answer of
- * SQLite's that the same write may pass later (UNAVAILABLE_CODES) is thrown as a
- * StoreUnavailableError, like PostgreSQL's connection failures; any other error as it is.
+ * Runs a statement; an answer of SQLite's that the same statement may pass later (UNAVAILABLE_CODES:
+ * another connection holding the lock, a read-only, failing or full disk) is thrown as a
+ * StoreUnavailableError, like PostgreSQL's connection failures, so that a request answers 503 with
+ * Retry-After and a write-behind keeps its batch; any other error as it is.
  */
-export function whenAvailable<T>(write: () => T): T {
+function whenAvailable<T>(statement: () => T): T {
   try {
-    return write();
+    return statement();
   } catch (error) {
     const code = primaryCode(error);
     if (code === undefined || !UNAVAILABLE_NAMES.has(code)) throw error;
     throw new StoreUnavailableError(`the store (SQLite) is unavailable: ${code}`, { cause: error });
   }
+}
+
+/**
+ * The connection with every statement, transaction and `exec` run through `whenAvailable`, so that
+ * no repository has to remember it: an API user's, a throttle counter's or an SSO token's write
+ * that cannot be made now answers 503 like the ID table's and the write-behinds' do.
+ */
+function unavailableAsStoreError(db: SqliteDatabase): SqliteDatabase {
+  const statement = <P extends SqliteParams, R>(prepared: SqliteStatement<P, R>): SqliteStatement<P, R> => ({
+    run: (...params) => whenAvailable(() => prepared.run(...params)),
+    get: (...params) => whenAvailable(() => prepared.get(...params)),
+    all: (...params) => whenAvailable(() => prepared.all(...params)),
+    pluck: () => statement(prepared.pluck()),
+  });
+  return {
+    driver: db.driver,
+    prepare: <P extends SqliteParams, R>(sql: string) =>
+      statement(whenAvailable(() => db.prepare<P, R>(sql))),
+    exec: (sql) => whenAvailable(() => db.exec(sql)),
+    transaction: <A extends unknown[], T>(fn: (...args: A) => T): SqliteTransaction<A, T> => {
+      const transaction = db.transaction(fn);
+      return Object.assign((...args: A) => whenAvailable(() => transaction(...args)), {
+        immediate: (...args: A) => whenAvailable(() => transaction.immediate(...args)),
+      });
+    },
+    close: () => db.close(),
+  };
+}
+
+/** Whether `error` is a StoreUnavailableError for SQLITE_BUSY: another connection holds the lock. */
+function isLockedOut(error: unknown): boolean {
+  return error instanceof StoreUnavailableError && isBusyError(error.cause);
+}
+
+/**
+ * Runs `work` (one transaction or one statement, so that nothing of a try that met a lock was
+ * written), again while another connection holds the lock, with a doubling pause (1 ms up to
+ * 100 ms) between tries, for up to the busy timeout in all; the event loop serves everything else
+ * meanwhile. Still locked out then: the StoreUnavailableError for SQLITE_BUSY (a request answers
+ * 503 with Retry-After).
+ */
+export async function untilUnlocked<T>(work: () => T | Promise<T>): Promise<T> {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isLockedOut(error) || Date.now() + pause > deadline) throw error;
+      await sleep(pause);
+    }
+  }
+}
+
+/**
+ * The repository with each of its methods run through `untilUnlocked`, but for `notRetried`: a
+ * write-behind's batch (its next flush is the next try) and a write in several transactions, which
+ * waits for each of them itself. Every method of a SQLite repository is async and is one
+ * transaction or one statement, so trying it again repeats nothing that was written.
+ */
+export function waitingOutLocks<T extends object>(
+  repository: T,
+  notRetried: readonly (keyof T & string)[] = [],
+): T {
+  const once = new Set<PropertyKey>(notRetried);
+  return new Proxy(repository, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      // Called on the repository itself, whose private fields a proxy does not have.
+      return once.has(property)
+        ? (...args: unknown[]) => method.apply(target, args)
+        : (...args: unknown[]) => untilUnlocked(() => method.apply(target, args));
+    },
+  });
 }
 
 /**

@@ -9,7 +9,7 @@ import type {
 import { nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
-import { whenAvailable } from './database.js';
+import { untilUnlocked } from './database.js';
 
 /** Schema of the ID mapping table: unique per kind in both directions. */
 export const ID_MAP_MIGRATION: Migration = {
@@ -70,22 +70,19 @@ export class SqliteIdMapRepository implements IdMapRepository {
   async insert(row: Omit<IdMapRow, 'updatedAt'>, at: number): Promise<IdMapInsertResult> {
     // IMMEDIATE, as every read-then-write here: a transaction that has read waits for no lock when
     // it comes to write (SQLite answers SQLITE_BUSY at once if another process holds it then).
-    // Locked out beyond the busy timeout: unavailable (a request answers 503), like PostgreSQL.
-    return whenAvailable(() =>
-      this.db
-        .transaction((): IdMapInsertResult => {
-          const taken = this.db
-            .prepare('SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND (legacy_id = ? OR uuid = ?)')
-            .all(row.kind, row.legacyId, row.uuid) as Pick<Row, 'legacy_id' | 'uuid'>[];
-          if (taken.some((t) => t.uuid === row.uuid)) return 'uuid-mapped';
-          if (taken.length > 0) return 'legacy-taken';
-          this.db
-            .prepare('INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)')
-            .run(row.kind, row.legacyId, row.uuid, row.source, at);
-          return 'inserted';
-        })
-        .immediate(),
-    );
+    return this.db
+      .transaction((): IdMapInsertResult => {
+        const taken = this.db
+          .prepare('SELECT legacy_id, uuid FROM id_map WHERE kind = ? AND (legacy_id = ? OR uuid = ?)')
+          .all(row.kind, row.legacyId, row.uuid) as Pick<Row, 'legacy_id' | 'uuid'>[];
+        if (taken.some((t) => t.uuid === row.uuid)) return 'uuid-mapped';
+        if (taken.length > 0) return 'legacy-taken';
+        this.db
+          .prepare('INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, ?, ?)')
+          .run(row.kind, row.legacyId, row.uuid, row.source, at);
+        return 'inserted';
+      })
+      .immediate();
   }
 
   async upsert(
@@ -118,8 +115,10 @@ export class SqliteIdMapRepository implements IdMapRepository {
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
-      // IMMEDIATE: the chunk waits for the write lock (the busy timeout) before its first read.
-      const counted = this.db.transaction(writeChunk).immediate(rows.slice(start, start + chunk));
+      // IMMEDIATE: the chunk takes the write lock before its first read, and waits for it (each
+      // chunk on its own: trying the whole import again would count its committed chunks twice).
+      const part = rows.slice(start, start + chunk);
+      const counted = await untilUnlocked(() => this.db.transaction(writeChunk).immediate(part));
       result.added += counted.added;
       result.changed += counted.changed;
       result.unchanged += counted.unchanged;
@@ -171,26 +170,24 @@ export class SqliteIdMapRepository implements IdMapRepository {
     at: number,
   ): Promise<{ legacyId: string; inserted: boolean }> {
     // IMMEDIATE takes the write lock first, so another process cannot read the same maximum.
-    return whenAvailable(() =>
-      this.db
-        .transaction(() => {
-          const mapped = this.db
-            .prepare('SELECT legacy_id FROM id_map WHERE kind = ? AND uuid = ?')
-            .get(kind, uuid) as Pick<Row, 'legacy_id'> | undefined;
-          if (mapped) return { legacyId: mapped.legacy_id, inserted: false };
-          const exists = this.db.prepare('SELECT 1 FROM id_map WHERE kind = ? AND legacy_id = ?');
-          let next = nextSequence(this.maxSequenceNow(kind, prefix), start);
-          while (exists.get(kind, `${prefix}${next}`)) next++;
-          const legacyId = `${prefix}${next}`;
-          this.db
-            .prepare(
-              "INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, 'assigned', ?)",
-            )
-            .run(kind, legacyId, uuid, at);
-          return { legacyId, inserted: true };
-        })
-        .immediate(),
-    );
+    return this.db
+      .transaction(() => {
+        const mapped = this.db
+          .prepare('SELECT legacy_id FROM id_map WHERE kind = ? AND uuid = ?')
+          .get(kind, uuid) as Pick<Row, 'legacy_id'> | undefined;
+        if (mapped) return { legacyId: mapped.legacy_id, inserted: false };
+        const exists = this.db.prepare('SELECT 1 FROM id_map WHERE kind = ? AND legacy_id = ?');
+        let next = nextSequence(this.maxSequenceNow(kind, prefix), start);
+        while (exists.get(kind, `${prefix}${next}`)) next++;
+        const legacyId = `${prefix}${next}`;
+        this.db
+          .prepare(
+            "INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, 'assigned', ?)",
+          )
+          .run(kind, legacyId, uuid, at);
+        return { legacyId, inserted: true };
+      })
+      .immediate();
   }
 
   async list(kind?: string): Promise<IdMapRow[]> {

@@ -6,7 +6,7 @@ import {
   SqliteLoginThrottleRepository,
 } from './api-users.js';
 import type { SqliteDatabase } from './connection.js';
-import { openSqliteDatabase } from './database.js';
+import { openSqliteDatabase, waitingOutLocks } from './database.js';
 import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
 import { SHADOW_MIGRATION, SqliteShadowRepository } from './shadow.js';
 import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';
@@ -35,12 +35,12 @@ export class SqliteStore implements Store {
   readonly shadow: SqliteShadowRepository;
 
   constructor(readonly db: SqliteDatabase) {
-    this.apiUsers = new SqliteApiUserRepository(db);
-    this.loginThrottle = new SqliteLoginThrottleRepository(db);
-    this.idMap = new SqliteIdMapRepository(db);
-    this.ssoTokens = new SqliteSsoTokenRepository(db);
-    this.usage = new SqliteUsageRepository(db);
-    this.shadow = new SqliteShadowRepository(db);
+    this.apiUsers = waitingOutLocks(new SqliteApiUserRepository(db));
+    this.loginThrottle = waitingOutLocks(new SqliteLoginThrottleRepository(db));
+    this.idMap = waitingOutLocks(new SqliteIdMapRepository(db), ['upsert']);
+    this.ssoTokens = waitingOutLocks(new SqliteSsoTokenRepository(db));
+    this.usage = waitingOutLocks(new SqliteUsageRepository(db), ['add']);
+    this.shadow = waitingOutLocks(new SqliteShadowRepository(db), ['add']);
   }
 
   async ping(): Promise<void> {

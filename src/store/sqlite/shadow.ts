@@ -9,7 +9,6 @@ import {
 } from '../shadow.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
-import { whenAvailable } from './database.js';
 
 /** Schema of the shadow outcomes: hourly counts, hourly path counts, bounded samples. */
 export const SHADOW_MIGRATION: Migration = {
@@ -63,7 +62,7 @@ export class SqliteShadowRepository implements ShadowRepository {
     },
     keepSamples: number,
   ): Promise<void> {
-    whenAvailable(() => this.#add(batch, keepSamples));
+    this.#add(batch, keepSamples);
   }
 
   #add(

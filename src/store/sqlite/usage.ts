@@ -8,7 +8,6 @@ import {
   type UsageRepository,
 } from '../usage.js';
 import type { SqliteDatabase } from './connection.js';
-import { whenAvailable } from './database.js';
 
 /** Schema of the usage inventory: one row per (API user, operation, outcome class). */
 export const USAGE_MIGRATION: Migration = {
@@ -54,7 +53,7 @@ export class SqliteUsageRepository implements UsageRepository {
   constructor(private readonly db: SqliteDatabase) {}
 
   async add(counts: readonly UsageCount[]): Promise<void> {
-    if (counts.length > 0) whenAvailable(() => this.#add(counts));
+    if (counts.length > 0) this.#add(counts);
   }
 
   #add(counts: readonly UsageCount[]): void {
