@@ -15,7 +15,9 @@ import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
+import { migrate, PostgresDatabase } from '../src/store/postgres/database.js';
 import { openPostgresStore } from '../src/store/postgres/index.js';
+import type { Migration } from '../src/store/types.js';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 import { sandbox, successorConfigFor } from './sandbox-helpers.js';
@@ -90,6 +92,47 @@ describe('a PostgreSQL server that stops answering', () => {
       await within(10_000, 'the store answering again', store.ping());
     } finally {
       await store.close();
+    }
+  });
+
+  it('fails a start-up migration as unavailable within one operation bound, and leaves no lock behind', async () => {
+    // A longer statement timeout than the others here, so that one more wait for an answer (the
+    // ROLLBACK or the advisory unlock sent on the connection that did not answer) exceeds the bound.
+    const statementTimeoutMs = 1_500;
+    const bound = CONNECT_TIMEOUT_MS + statementTimeoutMs + 1_000;
+    const database = new PostgresDatabase({
+      url,
+      poolSize: 1,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      statementTimeoutMs,
+    });
+    try {
+      await database.query('SELECT 1');
+      // The server freezes while the step runs: its lock is held and its transaction open.
+      const pending: Migration = {
+        id: `frozen-${randomUUID()}`,
+        sql: `SELECT pg_sleep(1); CREATE TABLE "frozen_${randomUUID()}" (n INT)`,
+      };
+      const freezing = setTimeout(() => db.freeze(), 300);
+      let outcome: unknown;
+      const started = performance.now();
+      try {
+        outcome = await within(
+          bound + SLACK_MS,
+          'a migration on a frozen server',
+          migrate(database, [pending]).catch((error: unknown) => error),
+        );
+      } finally {
+        clearTimeout(freezing);
+        db.thaw();
+      }
+      const elapsed = performance.now() - started;
+      assert.ok(outcome instanceof StoreUnavailableError, String(outcome));
+      assert.ok(elapsed < bound + SLACK_MS, `${Math.round(elapsed)} ms`);
+      // The connection was destroyed with its session's advisory lock: the next attempt gets it.
+      assert.equal(await within(10_000, 'the next migration', migrate(database, [pending])), 1);
+    } finally {
+      await database.close();
     }
   });
 

@@ -218,11 +218,19 @@ export class PostgresDatabase {
 
 /**
  * Applies every migration not yet recorded in `schema_migrations`, each in its own transaction,
- * under a session advisory lock: replicas starting at the same moment apply each step once.
+ * under a session advisory lock: replicas starting at the same moment apply each step once. After
+ * a connection failure (lost, or no answer within `query_timeout`) nothing more is sent on the
+ * connection: each ROLLBACK or unlock would wait its own `query_timeout` on a server that does not
+ * answer. The connection is destroyed instead, and the server, when it notices, ends the session,
+ * which rolls the open transaction back and frees the advisory lock.
  */
 export async function migrate(db: PostgresDatabase, migrations: readonly Migration[]): Promise<number> {
   const { client, release } = await checkOut(db.pool);
   let broken: Error | undefined;
+  const lost = (error: unknown) => {
+    if (isConnectionFailure(error)) broken ??= error as Error;
+    return broken !== undefined;
+  };
   try {
     const lockKey = `idm-compat schema migrations ${db.schema ?? ''}`;
     await client.query('SELECT pg_advisory_lock(hashtext($1))', [lockKey]);
@@ -246,19 +254,23 @@ export async function migrate(db: PostgresDatabase, migrations: readonly Migrati
           ]);
           await client.query('COMMIT');
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => {});
+          if (!lost(error)) await client.query('ROLLBACK').catch(() => {});
           throw error;
         }
         count++;
       }
       return count;
+    } catch (error) {
+      lost(error);
+      throw error;
     } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch((error: Error) => {
-        broken = error;
-      });
+      if (!broken)
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lockKey]).catch((error: Error) => {
+          broken = error;
+        });
     }
   } catch (error) {
-    if (isConnectionFailure(error)) broken = error as Error;
+    lost(error);
     throw translateError(error);
   } finally {
     release(broken);
