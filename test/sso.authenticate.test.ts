@@ -164,6 +164,35 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.equal(tokenRows(proxy).length, before, 'no token was issued');
   });
 
+  it('refuses multipart file parts with 400 like text fields: an extra one, and username as a file', async () => {
+    const before = tokenRows(proxy).length;
+    const extra = new FormData();
+    extra.set('username', 'lena.mueller');
+    extra.set('password', new Blob(['x']), 'password.txt');
+    const unknown = await proxy.authenticate(undefined, { body: extra });
+    assert.equal(unknown.status, 400, unknown.text);
+    assert.deepEqual((unknown.body as ErrorBody).errors, [
+      { path: 'body', message: 'Unrecognized key: "password"' },
+    ]);
+
+    for (const append of [
+      (form: FormData) => form.append('username', new Blob(['lena.mueller']), 'username.txt'),
+      (form: FormData) => {
+        form.append('username', 'lena.mueller');
+        form.append('username', new Blob(['admin']), 'username.txt');
+      },
+    ]) {
+      const form = new FormData();
+      append(form);
+      const answer = await proxy.authenticate(undefined, { body: form });
+      assert.equal(answer.status, 400, answer.text);
+      const message =
+        form.getAll('username').length === 1 ? 'must be a text field, not a file' : 'must be given once';
+      assert.deepEqual((answer.body as ErrorBody).errors, [{ path: 'body.username', message }]);
+    }
+    assert.equal(tokenRows(proxy).length, before, 'no token was issued');
+  });
+
   it('needs API-user credentials (401) and answers 405 to GET', async () => {
     const url = `${proxy.url}/iserv/api/Service/Sso/authenticate`;
     const anonymous = await fetch(url, {

@@ -1,6 +1,6 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
 import { requestText } from '../http/request-body.js';
 import { announcesBody, requestHeader } from '../http/request-headers.js';
@@ -168,9 +168,10 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
         { path: 'body', message: 'cannot be parsed' },
       ]);
     }
-    return Object.fromEntries(
-      Object.entries(form).filter(([, v]) => typeof v === 'string' || Array.isArray(v)),
-    );
+    // File parts stay as they came (File objects): a strict schema refuses one under an unknown
+    // name, and a field schema built with `formText` says a known field must be text. Dropped
+    // here, an extra field sent as a file went unnoticed, which a URL-encoded one never does.
+    return form;
   }
   const text = await requestText(c);
   if (text.trim() === '') {
@@ -185,6 +186,24 @@ async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation)
       { path: 'body', message: jsonSyntaxMessage(error) },
     ]);
   }
+}
+
+/**
+ * The schema of a text field of a form body: a string, with messages for what only forms send
+ * (missing: "is required"; repeated or `name[]`: "must be given once"; a multipart file part:
+ * "must be a text field, not a file"). Refine it as any string schema (`.min(1)`, …).
+ */
+export function formText(): z.ZodString {
+  return z.string({
+    error: (issue) =>
+      issue.input === undefined
+        ? 'is required'
+        : Array.isArray(issue.input)
+          ? 'must be given once'
+          : issue.input instanceof Blob
+            ? 'must be a text field, not a file'
+            : undefined,
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formText } from '../operation.js';
 
 /**
  * The legacy contract of single sign-on (seed 4.5): form field `username` in, `username`,
@@ -11,18 +12,7 @@ export const SSO_TAG = 'Single sign-on';
 /** The form of `POST /Service/Sso/authenticate`. */
 export const ssoAuthenticateForm = z
   .strictObject({
-    username: z
-      .string({
-        error: (issue) =>
-          issue.input === undefined
-            ? 'is required'
-            : Array.isArray(issue.input)
-              ? 'must be given once'
-              : undefined,
-      })
-      .min(1)
-      .max(255)
-      .describe('The user to authenticate (legacy username), exactly once'),
+    username: formText().min(1).max(255).describe('The user to authenticate (legacy username), exactly once'),
   })
   .describe('SsoAuthenticateForm');
 
