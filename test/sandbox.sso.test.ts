@@ -1,18 +1,27 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { discovery, obj, sandbox, tokenResponse } from './sandbox-helpers.js';
+import { discovery, keyClient, obj, sandbox, tokenResponse, userId } from './sandbox-helpers.js';
 
 const CLIENT = { clientId: 'portal', clientSecret: 'portal-secret-1' };
 const REDIRECT = 'http://127.0.0.1:9/sso/callback';
 
-/** A browser in miniature: follows redirects by hand, keeps cookies, stops at the RP's redirect URI. */
-async function authorize(sb: RunningSandbox, params: Record<string, string>): Promise<URL> {
-  const cookies = new Map<string, string>();
+/**
+ * A browser in miniature: follows redirects by hand, keeps cookies (in `cookies`, a fresh jar
+ * unless given: a browser that signed in before brings its provider session), stops at the RP's
+ * redirect URI. `visited` collects the URLs it went to.
+ */
+async function authorize(
+  sb: RunningSandbox,
+  params: Record<string, string>,
+  cookies = new Map<string, string>(),
+  visited: URL[] = [],
+): Promise<URL> {
   let url = new URL(`${sb.issuer}/auth?${new URLSearchParams(params)}`);
   for (let hop = 0; hop < 10; hop++) {
+    visited.push(url);
     const res = await fetch(url, {
       redirect: 'manual',
       headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
@@ -20,7 +29,10 @@ async function authorize(sb: RunningSandbox, params: Record<string, string>): Pr
     for (const line of res.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
       const index = pair.indexOf('=');
-      cookies.set(pair.slice(0, index), pair.slice(index + 1));
+      const value = pair.slice(index + 1);
+      if (value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(line))
+        cookies.delete(pair.slice(0, index));
+      else cookies.set(pair.slice(0, index), value);
     }
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || !location) {
@@ -65,6 +77,37 @@ describe('sandbox interactive login (authorization code + PKCE, auto-approve)', 
     ...(loginHint === undefined ? {} : { login_hint: loginHint }),
   });
 
+  /** Exchanges the code of `back` at the token endpoint: the status and the answer's fields. */
+  async function exchange(
+    back: URL,
+    verifier: string,
+  ): Promise<{ status: number; tokens: Record<string, unknown> }> {
+    const res = await fetch(sb.tokenEndpoint, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code') ?? '',
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: CLIENT.clientId,
+        client_secret: CLIENT.clientSecret,
+      }),
+    });
+    return { status: res.status, tokens: obj(await res.json()) };
+  }
+
+  /** The verified claims of the ID token the code of `back` is exchanged for. */
+  async function idToken(back: URL, verifier: string): Promise<JWTPayload> {
+    const { status, tokens } = await exchange(back, verifier);
+    assert.equal(status, 200, JSON.stringify(tokens));
+    const jwks = (await (await fetch(String((await discovery(sb)).jwks_uri))).json()) as { keys: [] };
+    const { payload } = await jwtVerify(String(tokens.id_token), createLocalJWKSet(jwks), {
+      issuer: sb.issuer,
+      audience: CLIENT.clientId,
+    });
+    return payload;
+  }
+
   it('logs in the login_hint user and issues an ID token naming it', async () => {
     const doc = await discovery(sb);
     assert.ok((doc.grant_types_supported as string[]).includes('authorization_code'));
@@ -72,27 +115,9 @@ describe('sandbox interactive login (authorization code + PKCE, auto-approve)', 
     const back = await authorize(sb, start('lena.mueller', challenge));
     assert.equal(back.searchParams.get('state'), 'state-1');
     assert.equal(back.searchParams.get('iss'), sb.issuer);
-    const code = back.searchParams.get('code');
-    assert.ok(code, back.href);
+    assert.ok(back.searchParams.get('code'), back.href);
 
-    const res = await fetch(sb.tokenEndpoint, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        client_id: CLIENT.clientId,
-        client_secret: CLIENT.clientSecret,
-      }),
-    });
-    const tokens = obj(await res.json());
-    assert.equal(res.status, 200, JSON.stringify(tokens));
-    const jwks = (await (await fetch(String(doc.jwks_uri))).json()) as { keys: [] };
-    const { payload } = await jwtVerify(String(tokens.id_token), createLocalJWKSet(jwks), {
-      issuer: sb.issuer,
-      audience: CLIENT.clientId,
-    });
+    const payload = await idToken(back, verifier);
     const lena = sb.data.userByAccount('lena.mueller');
     assert.equal(payload.sub, lena?.id);
     assert.equal(payload.preferred_username, 'lena.mueller');
@@ -116,6 +141,41 @@ describe('sandbox interactive login (authorization code + PKCE, auto-approve)', 
       assert.equal(back.searchParams.get('error'), 'access_denied', String(hint));
       assert.match(back.searchParams.get('error_description') ?? '', reason);
       assert.equal(back.searchParams.get('code'), null);
+    }
+  });
+
+  it("answers from the browser's session only for the login_hint user, and only while that user may log in", async () => {
+    const cookies = new Map<string, string>();
+    const signIn = async (hint: string) => {
+      const { verifier, challenge } = pkce();
+      const visited: URL[] = [];
+      const back = await authorize(sb, start(hint, challenge), cookies, visited);
+      const interacted = visited.some((url) => url.pathname.includes('/interaction/'));
+      return { back, verifier, interacted };
+    };
+    const lena = await signIn('lena.mueller');
+    assert.equal((await idToken(lena.back, lena.verifier)).preferred_username, 'lena.mueller');
+    // Another user in the same browser: logged in afresh, not answered with lena's session.
+    const mia = await signIn('mia.fischer');
+    assert.ok(mia.interacted, 'a login for mia.fischer');
+    assert.equal((await idToken(mia.back, mia.verifier)).preferred_username, 'mia.fischer');
+    // The same user again: the session answers, without a login.
+    const again = await signIn('mia.fischer');
+    assert.equal(again.interacted, false, 'the session of mia.fischer is reused');
+    const code = await signIn('mia.fischer');
+
+    const locked = await keyClient(sb).patch(`/users/${userId(sb, 'mia.fischer')}`, { locked: true });
+    assert.equal(locked.status, 200, JSON.stringify(locked.body));
+    try {
+      // Locked since: a code issued before buys no token, and her session signs her in no more.
+      const late = await exchange(code.back, code.verifier);
+      assert.equal(late.status, 400, String(late.tokens.error));
+      assert.equal(late.tokens.error, 'invalid_grant');
+      const refused = await signIn('mia.fischer');
+      assert.equal(refused.back.searchParams.get('error'), 'access_denied');
+      assert.match(refused.back.searchParams.get('error_description') ?? '', /locked/);
+    } finally {
+      await keyClient(sb).patch(`/users/${userId(sb, 'mia.fischer')}`, { locked: false });
     }
   });
 

@@ -105,11 +105,11 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
     }
   });
 
-  it('shows a 400 page when the provider refuses the login (user locked after the token was issued)', async () => {
-    const { return_to } = await proxy.token('finn.koch');
-    const finn = proxy.sandbox.data.userByAccount('finn.koch');
-    assert.ok(finn);
-    const patch = await fetch(`${proxy.sandbox.apiBaseUrl}/users/${finn.id}`, {
+  /** Locks a user at the sandbox (as an administrator would, through its API). */
+  async function lock(account: string): Promise<void> {
+    const user = proxy.sandbox.data.userByAccount(account);
+    assert.ok(user);
+    const patch = await fetch(`${proxy.sandbox.apiBaseUrl}/users/${user.id}`, {
       method: 'PATCH',
       headers: {
         'x-iserv-authentication': proxy.sandbox.apiKey,
@@ -118,12 +118,35 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
       body: JSON.stringify({ locked: true }),
     });
     assert.equal(patch.status, 200, await patch.text());
+  }
+
+  it('shows a 400 page when the provider refuses the login (user locked after the token was issued)', async () => {
+    const { return_to } = await proxy.token('finn.koch');
+    await lock('finn.koch');
     const browser = new Browser();
     const { last } = await browser.follow(return_to);
     assert.ok(last.url.href.startsWith(callback));
     assert.equal(last.url.searchParams.get('error'), 'access_denied');
     assertPage(last, 400);
     assert.match(last.text, /refused/);
+  });
+
+  it("signs in each token's user in a browser that signed in before, and refuses one locked since", async () => {
+    const browser = new Browser();
+    const jonas = await browser.follow((await proxy.token('jonas.schmidt')).return_to);
+    assertPage(jonas.last, 200);
+    assert.match(jonas.last.text, /Welcome, jonas\.schmidt/);
+    // The provider's session is jonas's; the next token is paul's.
+    const paul = await browser.follow((await proxy.token('paul.wagner')).return_to);
+    assertPage(paul.last, 200);
+    assert.match(paul.last.text, /Welcome, paul\.wagner/);
+
+    const { return_to } = await proxy.token('paul.wagner');
+    await lock('paul.wagner');
+    const { last } = await browser.follow(return_to);
+    assert.ok(last.url.href.startsWith(callback), last.url.href);
+    assert.equal(last.url.searchParams.get('error'), 'access_denied');
+    assertPage(last, 400);
   });
 
   it('finishes a login only in the browser that started it', async () => {

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { type AccountClaims, type ClientMetadata, type Configuration, errors } from 'oidc-provider';
+import Provider, {
+  type AccountClaims,
+  type ClientMetadata,
+  type Configuration,
+  errors,
+  type Interaction,
+  interactionPolicy,
+} from 'oidc-provider';
 import type { Logger } from '../lib/logger.js';
 import { createOAuthStore } from './oauth-store.js';
 
@@ -58,6 +65,7 @@ export interface LoginAccount {
 
 /** Where the interactive login finds users: by id (`sub`) and by `login_hint`. */
 export interface LoginAccounts {
+  /** The user with this id (`sub`), unless deleted or locked: who may hold a session and get tokens. */
   find(id: string): LoginAccount | undefined;
   /** The user a `login_hint` names (account or UUID), or why nobody may log in with it. */
   byLoginHint(hint: string | undefined): LoginAccount | { error: string };
@@ -177,13 +185,45 @@ function accountClaims(account: LoginAccount): AccountClaims {
 }
 
 /**
+ * oidc-provider's default prompts, its login prompt with one more check: the browser's session
+ * at the provider answers an authorization request only when it is the `login_hint` user's (as
+ * `byLoginHint` resolves it) and that user may still log in (`findAccount` refuses deleted and
+ * locked users). Otherwise the login interaction runs again, which logs in the hint or refuses
+ * it: one SSO must not sign the next one in as its user, nor keep a user locked since.
+ */
+function loginPolicy(accounts: LoginAccounts | undefined): interactionPolicy.DefaultPolicy {
+  const { Check } = interactionPolicy;
+  const policy = interactionPolicy.base();
+  policy.get('login')?.checks.add(
+    new Check('session_not_login_hint', 'the session is not of the login_hint user', (ctx) => {
+      const { oidc } = ctx;
+      const sessionAccount = oidc.session?.accountId;
+      // No session: the check no_session asks for the login. A login this very request made
+      // (the resumed interaction) stands; asking again would loop.
+      if (sessionAccount === undefined || oidc.result?.login) return Check.NO_NEED_TO_PROMPT;
+      if (oidc.account === undefined) return Check.REQUEST_PROMPT;
+      const hint = oidc.params?.login_hint;
+      const found = accounts?.byLoginHint(typeof hint === 'string' ? hint : undefined);
+      return found === undefined || 'error' in found || found.id !== sessionAccount
+        ? Check.REQUEST_PROMPT
+        : Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  return policy;
+}
+
+/**
  * The parts of the configuration for the authorization-code + PKCE flow with automatic
- * approval: the interaction URL (served by `handle`), accounts from the sandbox data, consent
- * granted for the requested OIDC scopes, PKCE required.
+ * approval: the interaction URL (served by `handle`), the login policy above, accounts from the
+ * sandbox data (deleted and locked users are not found), consent granted for the requested OIDC
+ * scopes, PKCE required.
  */
 function interactiveConfiguration(accounts: LoginAccounts | undefined): Partial<Configuration> {
   return {
-    interactions: { url: (_ctx, interaction) => `${AUTH_PREFIX}/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx, interaction) => `${AUTH_PREFIX}/interaction/${interaction.uid}`,
+      policy: loginPolicy(accounts),
+    },
     pkce: { required: () => true },
     // Claims of the granted scopes go into the ID token too, so an RP needs no userinfo call.
     conformIdTokenClaims: false,
@@ -304,7 +344,23 @@ export async function createOAuthServer(options: OAuthServerOptions): Promise<OA
   provider.on('grant.error', (_ctx, err) => log.debug({ error: err.message }, 'token request refused'));
   const callback = provider.callback();
 
-  /** The login "page": logs in the `login_hint` user at once, or ends the flow with access_denied. */
+  /**
+   * Ends the browser's session at the provider (another user's, or one whose user may no longer
+   * log in) and unties the interaction from it, so the login this interaction gives starts a
+   * fresh session: resumed with a login for another account, oidc-provider would answer with its
+   * logout confirmation form instead.
+   */
+  async function endSession(interaction: Interaction): Promise<void> {
+    const cookie = interaction.session?.cookie;
+    if (cookie !== undefined) await (await provider.Session.find(cookie))?.destroy();
+    interaction.session = undefined;
+    await interaction.persist();
+  }
+
+  /**
+   * The login "page": logs in the `login_hint` user at once (ending a session of anyone else
+   * first), or ends the flow with access_denied.
+   */
   async function interact(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const details = await provider.interactionDetails(req, res);
@@ -328,6 +384,9 @@ export async function createOAuthServer(options: OAuthServerOptions): Promise<OA
       }
       const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined;
       const found = options.accounts?.byLoginHint(hint) ?? { error: 'no accounts' };
+      if (details.session !== undefined && ('error' in found || details.session.accountId !== found.id)) {
+        await endSession(details);
+      }
       const result =
         'error' in found
           ? { error: 'access_denied', error_description: found.error }

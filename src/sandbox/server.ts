@@ -93,7 +93,7 @@ export function loginAccounts(
   return {
     find(id) {
       const user = data.users.get(id);
-      return user && user.deleted === null ? loginAccount(user) : undefined;
+      return user && user.deleted === null && !user.locked ? loginAccount(user) : undefined;
     },
     byLoginHint(hint) {
       if (!hint) return { error: 'login_hint is required' };
