@@ -132,29 +132,59 @@ export interface Hop {
   text: string;
 }
 
+/** RFC 6265 5.1.4: whether a cookie with `Path=cookiePath` goes along to `requestPath`. */
+function pathMatches(cookiePath: string, requestPath: string): boolean {
+  if (requestPath === cookiePath) return true;
+  return (
+    requestPath.startsWith(cookiePath) && (cookiePath.endsWith('/') || requestPath[cookiePath.length] === '/')
+  );
+}
+
+/** RFC 6265 5.1.4: the path of a cookie set without `Path`: the directory of the request's path. */
+function defaultPath(requestPath: string): string {
+  const last = requestPath.lastIndexOf('/');
+  return last <= 0 ? '/' : requestPath.slice(0, last);
+}
+
 /**
  * A browser in miniature: follows redirects by hand with `redirect: 'manual'`, keeps cookies
- * (by name, like a browser does for one host across ports) and records every hop.
+ * (by name, like a browser does for one host across ports) and sends each only to the paths its
+ * `Path` matches, as a browser does, and records every hop.
  */
 export class Browser {
   readonly cookies = new Map<string, string>();
+  /** The `Path` of each cookie in `cookies`. */
+  readonly #paths = new Map<string, string>();
   readonly hops: Hop[] = [];
 
   /** One request, cookies sent and stored. */
   async get(url: URL | string, options: { cookies?: boolean } = {}): Promise<Hop> {
     const target = new URL(url);
-    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = [...this.cookies]
+      .filter(([name]) => pathMatches(this.#paths.get(name) ?? '/', target.pathname))
+      .map(([k, v]) => `${k}=${v}`)
+      .join('; ');
     const response = await fetch(target, {
       redirect: 'manual',
       headers: options.cookies === false || cookie === '' ? {} : { cookie },
     });
     for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
+      const [pair = '', ...attributes] = line.split(';').map((part) => part.trim());
       const index = pair.indexOf('=');
       const name = pair.slice(0, index);
       const value = pair.slice(index + 1);
-      if (value === '' || /max-age=0/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
+      const path =
+        attributes.find((a) => /^path=\//i.test(a))?.slice('path='.length) ?? defaultPath(target.pathname);
+      if (value === '' || /max-age=0/i.test(line)) {
+        // A browser deletes the cookie of this name and path only.
+        if (this.#paths.get(name) === path) {
+          this.cookies.delete(name);
+          this.#paths.delete(name);
+        }
+      } else {
+        this.cookies.set(name, value);
+        this.#paths.set(name, path);
+      }
     }
     const header = response.headers.get('location');
     const hop: Hop = {

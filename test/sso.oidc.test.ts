@@ -7,12 +7,14 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { parseConfig } from '../src/config/load.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { SANDBOX_SSO_CLIENT_ID } from '../src/sso/sandbox.js';
 import { hashSecret } from '../src/sso/tokens.js';
 import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { Browser, type SsoProxy, startSsoProxy } from './sso-helpers.js';
+import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 
 function assertPage(hop: { status: number; headers: Headers; text: string }, status: number) {
   assert.equal(hop.status, status, hop.text);
@@ -27,6 +29,39 @@ async function closedPort(): Promise<number> {
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return typeof address === 'object' && address ? address.port : 9;
+}
+
+/**
+ * A reverse proxy in front of idm-compat that publishes it under `prefix` and strips the prefix
+ * on the way in (GET only, as a browser's SSO hops are). `backend` is set once the proxy runs,
+ * since the proxy's legacy.publicUrl must name the front first.
+ */
+async function prefixFront(
+  prefix: string,
+): Promise<{ front: LoopbackServer; url: string; backend: { url: string } }> {
+  const backend = { url: '' };
+  const front = await startLoopback(async (request, res) => {
+    if (!request.url.pathname.startsWith(`${prefix}/`)) {
+      res.writeHead(404).end();
+      return;
+    }
+    const answer = await fetch(
+      `${backend.url}${request.url.pathname.slice(prefix.length)}${request.url.search}`,
+      {
+        redirect: 'manual',
+        headers: request.headers.cookie === undefined ? {} : { cookie: request.headers.cookie },
+      },
+    );
+    const headers: [string, string][] = [];
+    answer.headers.forEach((value, name) => {
+      if (name !== 'set-cookie' && name !== 'content-length' && name !== 'content-encoding')
+        headers.push([name, value]);
+    });
+    for (const cookie of answer.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
+    res.writeHead(answer.status, headers.flat());
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  return { front, url: `${front.url}${prefix}`, backend };
 }
 
 describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
@@ -399,5 +434,108 @@ describe('SSO with sso.oidc configured (production mode, external provider)', ()
     } finally {
       await down.close();
     }
+  });
+});
+
+describe('SSO behind a reverse proxy that strips a path prefix (legacy.publicUrl with a path)', () => {
+  const PREFIX = '/idm-compat';
+
+  /** Follows return_to to the end; it must be the landing page (through the front) welcoming `username`. */
+  async function signIn(browser: Browser, publicUrl: string, returnTo: string, username: string) {
+    assert.ok(returnTo.startsWith(`${publicUrl}/sso/continue?token=`), returnTo);
+    const { last } = await browser.follow(returnTo);
+    const route = browser.hops.map((hop) => `${hop.status} ${hop.url.pathname}`).join(' → ');
+    assert.equal(last.url.href, `${publicUrl}/sso/landing?login_hint=${username}`, `${route}: ${last.text}`);
+    assertPage(last, 200);
+    const started = browser.hops.find((hop) => hop.url.pathname === `${PREFIX}/sso/continue`);
+    const binding = started?.headers.getSetCookie().find((line) => line.startsWith('idm_compat_sso_'));
+    assert.match(
+      binding ?? '',
+      /; Path=\/idm-compat\/sso(;|$)/,
+      'the cookie goes where the browser comes back',
+    );
+    assert.ok(
+      ![...browser.cookies.keys()].some((name) => name.startsWith('idm_compat_sso_')),
+      'the binding cookie is cleared (deleted with the path it was set with)',
+    );
+  }
+
+  it('finishes the login at the configured provider in the browser that started it', async () => {
+    const { front, url: publicUrl, backend } = await prefixFront(PREFIX);
+    const sandbox = await startSandbox({
+      interactiveLogin: 'auto-approve',
+      clients: [
+        {
+          clientId: 'idm-compat',
+          clientSecret: 'sandbox-secret',
+          scopes: ['iserv:idm:api-read', 'iserv:idm:api-write'],
+        },
+        {
+          clientId: 'legacy-sso',
+          clientSecret: 'legacy-sso-secret',
+          scopes: [],
+          redirectUris: [`${publicUrl}/sso/callback`],
+        },
+      ],
+    });
+    const proxy = await startSsoProxy({
+      sandbox,
+      config: {
+        legacy: { publicUrl },
+        sso: { oidc: { issuer: sandbox.issuer, clientId: 'legacy-sso', clientSecret: 'legacy-sso-secret' } },
+      },
+    });
+    backend.url = proxy.url;
+    try {
+      await signIn(new Browser(), publicUrl, (await proxy.token('lena.mueller')).return_to, 'lena.mueller');
+    } finally {
+      await proxy.close();
+      await sandbox.close();
+      await front.close();
+    }
+  });
+
+  it("in sandbox mode, registers the callback with publicUrl's path at the embedded provider", async () => {
+    const { front, url: publicUrl, backend } = await prefixFront(PREFIX);
+    const proxy = await startSsoProxy({ config: { legacy: { publicUrl } } });
+    backend.url = proxy.url;
+    try {
+      await signIn(new Browser(), publicUrl, (await proxy.token('mia.fischer')).return_to, 'mia.fischer');
+    } finally {
+      await proxy.close();
+      await front.close();
+    }
+  });
+
+  it('refuses a redirectUri on another origin than publicUrl in the configuration', () => {
+    const config = (publicUrl: string | undefined, redirectUri: string) => () =>
+      parseConfig(
+        {
+          sandbox: { enabled: true },
+          server: { port: 8080 },
+          ...(publicUrl === undefined ? {} : { legacy: { publicUrl } }),
+          sso: {
+            oidc: {
+              issuer: 'https://school.example/iserv/auth',
+              clientId: 'c',
+              clientSecret: 's',
+              redirectUri,
+            },
+          },
+        },
+        { label: 'test', env: {}, baseDir: '.' },
+      );
+    const refused =
+      /sso\.oidc\.redirectUri: is on https:\/\/other\.example, but browsers start the login on https:\/\/school\.example \(legacy\.publicUrl\)/;
+    assert.throws(
+      config('https://school.example/idm-compat', 'https://other.example/idm-compat/sso/callback'),
+      refused,
+    );
+    assert.throws(config(undefined, 'https://school.example/sso/callback'), /set legacy\.publicUrl/);
+    assert.doesNotThrow(
+      config('https://school.example/idm-compat', 'https://school.example/idm-compat/sso/callback'),
+    );
+    assert.doesNotThrow(config('https://school.example:443/', 'https://school.example/somewhere/callback'));
+    assert.doesNotThrow(config(undefined, 'http://127.0.0.1:8080/sso/callback'));
   });
 });

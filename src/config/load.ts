@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
+import { serverOrigin } from '../http/public-url.js';
 import { type ConfigFile, configSchema, type SecretRef, type SuccessorConfig } from './schema.js';
 
 /** A configuration that cannot be used: names the file, the JSON path and the reason. */
@@ -151,12 +152,14 @@ export function parseConfig(
       message: `${JSON.stringify(host)} has a zone (%${zone}), which no URL can carry, and the proxy's links are built from the listen address: set legacy.publicUrl to the URL clients reach it at`,
     });
   }
-  if (problems.length > 0) throw new ConfigError(context.label, problems);
   const server = {
     ...parsed.server,
     host,
     port: port ? Number(port) : parsed.server.port,
   };
+  const redirectProblem = redirectUriProblem(parsed, server);
+  if (redirectProblem) problems.push(redirectProblem);
+  if (problems.length > 0) throw new ConfigError(context.label, problems);
   return {
     ...parsed,
     server,
@@ -167,6 +170,37 @@ export function parseConfig(
     migration,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
+  };
+}
+
+/**
+ * Refuses an `sso.oidc.redirectUri` on another origin than the one browsers reach the proxy at
+ * (`legacy.publicUrl`, else the listen address): `/sso/continue` sets the cookie that binds a
+ * login to the browser for its own host, so the browser would never bring it to a callback
+ * elsewhere, and every login would end in "started in another browser". With port 0 and no
+ * `legacy.publicUrl` the proxy's origin is not known before it listens: refused as well.
+ */
+function redirectUriProblem(
+  parsed: ConfigFile,
+  server: { host: string; port: number; tls?: unknown },
+): { path: string; message: string } | undefined {
+  const redirectUri = parsed.sso.oidc?.redirectUri;
+  if (redirectUri === undefined) return undefined;
+  const configured = parsed.legacy.publicUrl;
+  let reached: string;
+  try {
+    reached = new URL(
+      configured ??
+        serverOrigin(server.tls !== undefined, server.host, server.port === 0 ? undefined : server.port),
+    ).origin;
+  } catch {
+    return undefined; // a listen address no URL can name is refused above
+  }
+  const origin = new URL(redirectUri).origin;
+  if (origin === reached) return undefined;
+  return {
+    path: 'sso.oidc.redirectUri',
+    message: `is on ${origin}, but browsers start the login on ${reached} (${configured === undefined ? 'the listen address; set legacy.publicUrl' : 'legacy.publicUrl'}): the cookie binding the login to the browser is set there and would never come along to the callback; leave redirectUri out ({publicUrl}/sso/callback) or give it publicUrl's origin`,
   };
 }
 

@@ -23,6 +23,18 @@ function bindingCookieName(stateHash: string): string {
 }
 
 /**
+ * The `Path` of the binding cookie: the directory of the redirect URI, where the browser comes
+ * back (`/sso` by default; `/idm-compat/sso` when `legacy.publicUrl` is
+ * `https://school.example/idm-compat` behind a reverse proxy that strips the prefix). Not the
+ * path this request came in on, which such a proxy has rewritten: a cookie for `/sso` would not
+ * come along to `/idm-compat/sso/callback`. Set and deleted with the same path.
+ */
+function bindingCookiePath(redirectUri: string): string {
+  const { pathname } = new URL(redirectUri);
+  return pathname.slice(0, pathname.lastIndexOf('/')) || '/';
+}
+
+/**
  * The browser side of SSO, outside the legacy base path (no API-user credentials: the visitor
  * is a person following `return_to`):
  * - `GET /sso/continue?token=…` consumes the token once; without `sso.oidc` it redirects to
@@ -84,9 +96,10 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
     if (!party || !oidcSettings) return redirect(c, targetUrl(c, username));
 
     const publicUrl = publicUrlOf(c);
+    const redirectUri = party.redirectUri(publicUrl, SSO_PATHS.callback);
     let started: Awaited<ReturnType<SsoRelyingParty['start']>>;
     try {
-      started = await party.start(username, party.redirectUri(publicUrl, SSO_PATHS.callback));
+      started = await party.start(username, redirectUri);
     } catch (error) {
       return oidcFailurePage(c, error);
     }
@@ -101,7 +114,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
       expiresAt: now + oidcSettings.loginTtlSeconds * 1000,
     });
     setCookie(c, bindingCookieName(stateHash), binding, {
-      path: '/sso',
+      path: bindingCookiePath(redirectUri),
       httpOnly: true,
       // Lax: the cookie comes along on the provider's top-level redirect back to the callback.
       sameSite: 'Lax',
@@ -149,7 +162,8 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
       case 'finished':
         break;
     }
-    deleteCookie(c, cookieName, { path: '/sso' });
+    const redirectUri = party.redirectUri(publicUrlOf(c), SSO_PATHS.callback);
+    deleteCookie(c, cookieName, { path: bindingCookiePath(redirectUri) });
     const { token, login } = outcome;
     const providerError = c.req.query('error');
     if (providerError !== undefined) {
@@ -167,11 +181,11 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
 
     let identity: Awaited<ReturnType<SsoRelyingParty['finish']>>;
     try {
-      identity = await party.finish(
-        new URL(c.req.url).search,
-        party.redirectUri(publicUrlOf(c), SSO_PATHS.callback),
-        { state, nonce: login.nonce, codeVerifier: login.codeVerifier },
-      );
+      identity = await party.finish(new URL(c.req.url).search, redirectUri, {
+        state,
+        nonce: login.nonce,
+        codeVerifier: login.codeVerifier,
+      });
     } catch (error) {
       return oidcFailurePage(c, error, token.username);
     }

@@ -32,8 +32,9 @@ export function sandboxSso(config: AppConfig): SandboxSso | undefined {
   const parsed = new URL(redirectUri);
   const native = parsed.protocol === 'http:' && LOOPBACK.has(parsed.hostname);
   // Any loopback name, any port: the listen URL may say 127.0.0.1 where the config says localhost.
+  // The path stays: a legacy.publicUrl with a path (behind a reverse proxy) is in the callback's.
   const redirectUris = native
-    ? [...LOOPBACK].map((name) => `http://${name}${SSO_PATHS.callback}`)
+    ? [...LOOPBACK].map((name) => `http://${name}${parsed.pathname}`)
     : [redirectUri];
   return {
     sandboxOptions: {
