@@ -16,8 +16,8 @@ export const compareCommand: Command = {
   path: ['compare'],
   summary: 'Compare two recordings of the same requests: match rates per operation and differing paths.',
   usage: 'A.ndjson B.ndjson [--rules FILE | --exact] [--html REPORT.html] [--samples N] [--json]',
-  help: `Pairs the exchanges of A and B (by request id, else in order within operation, method and
-path), compares status and body under the compare rules, and prints per operation the pairs,
+  help: `Pairs the exchanges of A and B (by request id within the same operation, method and path,
+else in order within operation, method and path), compares status and body under the compare rules, and prints per operation the pairs,
 matches, mismatches, match rate and the most frequent differing JSON paths. Without --rules the
 shipped rules (mappings/compare-rules.default.json) ignore known harmless differences.
 Unusable lines of A or B are listed on stderr and left out.

@@ -167,30 +167,33 @@ export interface ExchangePair {
 
 /**
  * Pairs the exchanges of two recordings: by request id first, then the rest in order within
- * (operation, method, path). What stays alone is returned as `onlyA`/`onlyB`.
+ * (operation, method, path). An id pairs two exchanges only when their operation, method and path
+ * agree too: a caller may send one `X-Request-Id` for a whole batch run, which the proxy keeps.
+ * What stays alone is returned as `onlyA`/`onlyB`.
  */
 export function pairExchanges(
   as: readonly RecordedExchange[],
   bs: readonly RecordedExchange[],
 ): { pairs: ExchangePair[]; onlyA: RecordedExchange[]; onlyB: RecordedExchange[] } {
+  const keyOf = (e: RecordedExchange) => JSON.stringify([e.operation, e.method, e.path]);
+  const idKeyOf = (e: RecordedExchange) => JSON.stringify([e.requestId, e.operation, e.method, e.path]);
   const byId = new Map<string, number[]>();
   bs.forEach((b, index) => {
-    const list = byId.get(b.requestId);
+    const list = byId.get(idKeyOf(b));
     if (list) list.push(index);
-    else byId.set(b.requestId, [index]);
+    else byId.set(idKeyOf(b), [index]);
   });
   const usedB = new Set<number>();
   const pairs: ExchangePair[] = [];
   const restA: RecordedExchange[] = [];
   for (const a of as) {
-    const index = byId.get(a.requestId)?.shift();
+    const index = byId.get(idKeyOf(a))?.shift();
     const b = index === undefined ? undefined : bs[index];
     if (index !== undefined && b !== undefined) {
       usedB.add(index);
       pairs.push({ a, b });
     } else restA.push(a);
   }
-  const keyOf = (e: RecordedExchange) => `${e.operation}\n${e.method}\n${e.path}`;
   const queues = new Map<string, RecordedExchange[]>();
   bs.forEach((b, index) => {
     if (usedB.has(index)) return;
