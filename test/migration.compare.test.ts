@@ -469,6 +469,33 @@ describe('pairing and the report', () => {
     });
   });
 
+  it('redacts the path, query and body of a sample as a recording line is, in --json and HTML alike', async () => {
+    const request = {
+      path: '/Service/Core/Entity/User/ada.l;token=SsoToken-path',
+      query: 'token=SsoToken-4d2e&x=1',
+      requestBody: { password: 'Pw-in-body', name: 'ada.l' },
+    };
+    const report = compareRecordings(
+      [exchange({ ...request, responseBody: { a: 1 } })],
+      [exchange({ ...request, responseBody: { a: 2 } })],
+      EXACT_RULES,
+    );
+    const sample = report.operations[0]?.samples[0];
+    assert.deepEqual(
+      { path: sample?.path, query: sample?.query, requestBody: sample?.requestBody },
+      {
+        path: `/Service/Core/Entity/User/ada.l;token=${REDACTED}`,
+        query: `token=${REDACTED}&x=1`,
+        requestBody: { password: REDACTED, name: 'ada.l' },
+      },
+    );
+    const page = await renderHtmlReport(report, { a: 'A', b: 'B', rules: 'exact', generatedAt: new Date(0) });
+    for (const secret of ['SsoToken-path', 'SsoToken-4d2e', 'Pw-in-body']) {
+      assert.ok(!JSON.stringify(report).includes(secret), secret);
+      assert.ok(!page.includes(secret), secret);
+    }
+  });
+
   it('a shadow report also counts errors and skipped requests', () => {
     const builder = new ReportBuilder({}, { shadow: true });
     builder.addError('user.get');

@@ -1,7 +1,7 @@
 import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
 import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
 import type { RecordedExchange } from './recording.js';
-import { redactValue } from './redact.js';
+import { redactQuery, redactString, redactValue } from './redact.js';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
 
 /** The outcome of comparing two answers to the same request. */
@@ -210,6 +210,29 @@ export function pairExchanges(
   return { pairs, onlyA, onlyB: [...queues.values()].flat() };
 }
 
+/**
+ * A sample of a request whose answers differed, redacted as a recording line is: its path and
+ * query (a token in `?token=…`), its body, and the values in the differences (already redacted by
+ * {@link compareAnswers}); at most `differencesPerSample` differences, the rest counted.
+ */
+export function sampleOf(
+  request: Pick<RecordedExchange, 'requestId' | 'method' | 'path' | 'query' | 'requestBody'>,
+  status: Sample['status'],
+  comparison: Extract<Comparison, { match: false }>,
+  differencesPerSample: number,
+): Sample {
+  return {
+    requestId: request.requestId,
+    method: request.method,
+    path: redactString(request.path),
+    query: redactQuery(request.query),
+    requestBody: redactValue(request.requestBody ?? null),
+    status,
+    differences: comparison.differences.slice(0, differencesPerSample),
+    moreDifferences: Math.max(0, comparison.differences.length - differencesPerSample),
+  };
+}
+
 /** Limits of a report. */
 export interface ReportLimits {
   /** Differing paths listed per operation (default 10). */
@@ -273,16 +296,9 @@ export class ReportBuilder {
     }
     for (const path of comparison.paths) tally.paths.set(path, (tally.paths.get(path) ?? 0) + 1);
     if (tally.samples.length < this.limits.samples) {
-      tally.samples.push({
-        requestId: a.requestId,
-        method: a.method,
-        path: a.path,
-        query: a.query,
-        requestBody: redactValue(a.requestBody ?? null),
-        status: { a: a.status, b: bStatus },
-        differences: comparison.differences.slice(0, this.limits.differencesPerSample),
-        moreDifferences: Math.max(0, comparison.differences.length - this.limits.differencesPerSample),
-      });
+      tally.samples.push(
+        sampleOf(a, { a: a.status, b: bStatus }, comparison, this.limits.differencesPerSample),
+      );
     }
   }
 

@@ -5,10 +5,9 @@ import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
 import { PeriodicFlush } from '../observe/periodic-flush.js';
 import { isDataRefusal } from '../store/errors.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
-import { type Answer, compareAnswers } from './compare.js';
+import { type Answer, compareAnswers, sampleOf } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
-import { redactQuery, redactString, redactValue } from './redact.js';
-import type { Sample } from './report.js';
+import { redactQuery, redactString } from './redact.js';
 
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */
 export interface ShadowRequest {
@@ -191,17 +190,8 @@ export class ShadowRunner {
     }
     this.#outcome(request.operation, 'mismatch');
     for (const path of comparison.paths) this.#path(request.operation, storablePath(path), 1);
-    const sample: Sample = {
-      requestId: request.requestId,
-      method: request.method,
-      path: redactString(request.path),
-      query: redactQuery(request.query),
-      requestBody: redactValue(request.requestBody ?? null),
-      status: { a: request.legacy.status, b: translated.status },
-      differences: comparison.differences.slice(0, DIFFERENCES_PER_SAMPLE),
-      moreDifferences: Math.max(0, comparison.differences.length - DIFFERENCES_PER_SAMPLE),
-    };
-    this.#sample(request, 'mismatch', sample);
+    const status = { a: request.legacy.status, b: translated.status };
+    this.#sample(request, 'mismatch', sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE));
     logger.debug({ shadow: { operation: request.operation, paths: comparison.paths } }, 'shadow mismatch');
   }
 
