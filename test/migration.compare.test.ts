@@ -18,10 +18,11 @@ import {
 } from '../src/migration/compare-rules.js';
 import { renderHtmlReport } from '../src/migration/html-report.js';
 import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/migration/json-path.js';
-import type { RecordedExchange } from '../src/migration/recording.js';
+import { MAX_BODY_DEPTH, type RecordedExchange } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
 import { compareReportSchema } from '../src/migration/report.js';
 import { reportTable } from '../src/migration/report-text.js';
+import { runCliCaptured } from './cli-helpers.js';
 
 function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
   return {
@@ -566,6 +567,42 @@ describe('pairing and the report', () => {
       rules,
     );
     assert.deepEqual(cased.operations[0]?.paths, [{ path: '$._id', count: 1 }]);
+  });
+});
+
+describe('compare on the command line', () => {
+  /** A recording line whose answer nests `depth` arrays (as text: no printer recurses into it). */
+  const nestedLine = (requestId: string, depth: number) =>
+    JSON.stringify(exchange({ requestId, responseBody: null })).replace(
+      '"responseBody":null',
+      `"responseBody":${'['.repeat(depth)}${']'.repeat(depth)}`,
+    );
+
+  it(`lists a line nested deeper than ${MAX_BODY_DEPTH} levels as a bad line and compares the rest`, async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-compare-'));
+    const a = path.join(dir, 'a.ndjson');
+    const b = path.join(dir, 'b.ndjson');
+    const lines = [
+      JSON.stringify(exchange({ requestId: 'good' })),
+      nestedLine('limit', MAX_BODY_DEPTH),
+      nestedLine('deeper', MAX_BODY_DEPTH + 1),
+      nestedLine('overflow', 100_000),
+    ];
+    writeFileSync(a, `${lines.join('\n')}\n`);
+    writeFileSync(b, `${lines.slice(0, 2).join('\n')}\n`);
+    const run = await runCliCaptured(['compare', a, b, '--exact', '--json']);
+    assert.equal(
+      run.stderr,
+      [3, 4]
+        .map((line) => `${a}:${line}: responseBody: nested deeper than ${MAX_BODY_DEPTH} levels\n`)
+        .join(''),
+    );
+    const report = compareReportSchema.parse(JSON.parse(run.stdout));
+    assert.deepEqual(
+      { pairs: report.totals.pairs, matched: report.totals.matched, onlyA: report.totals.onlyA },
+      { pairs: 2, matched: 2, onlyA: 0 },
+    );
+    assert.equal(run.code, 0);
   });
 });
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Browser } from 'playwright-core';
+import { MAX_BODY_DEPTH } from '../src/migration/recording.js';
 import { reloadOnSignal } from '../src/reload.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
@@ -469,6 +470,51 @@ describe("shadowed password writes: the mismatch samples keep no password, whate
     assert.equal(dashboard.status, 200);
     for (const text of [JSON.stringify(samples), dashboard.text]) {
       for (const [secret] of bodies) assert.ok(!text.includes(secret), `${secret} was kept: ${text}`);
+    }
+  });
+});
+
+describe('shadow outcomes of answers too deep to compare', () => {
+  it(`counts an answer nested deeper than ${MAX_BODY_DEPTH} levels as an error, not as nothing`, async () => {
+    const store = openSqliteStore(
+      path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-shadow-')), 'store.db'),
+    );
+    try {
+      const { runner } = shadowRunnerOn(store);
+      // As JSON.parse gives an old server's answer of 100,000 nested arrays: the recursive
+      // comparison overflowed the stack, and the outcome went missing from the counts.
+      const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
+      const get = (requestId: string, legacy: unknown) =>
+        runner.submit({
+          operation: 'user.get',
+          apiUser: 'integration',
+          requestId,
+          method: 'GET',
+          path: '/Service/Core/Entity/User/ada.l',
+          query: '',
+          requestBody: null,
+          write: false,
+          legacy: { status: 200, body: legacy },
+          translate: async () => ({ status: 200, body: [] }),
+        });
+      get('deep', nested(100_000));
+      get('deeper', nested(MAX_BODY_DEPTH + 1));
+      get('limit', nested(MAX_BODY_DEPTH));
+      await runner.close();
+      assert.deepEqual((await store.shadow.counts()).map((c) => [c.operation, c.outcome, c.count]).sort(), [
+        ['user.get', 'error', 2],
+        ['user.get', 'mismatch', 1],
+      ]);
+      const errors = (await store.shadow.samples({ limit: 10 })).filter((s) => s.outcome === 'error');
+      assert.deepEqual(errors.map((s) => s.requestId).sort(), ['deep', 'deeper']);
+      for (const sample of errors) {
+        assert.match(
+          (sample.detail as { error: string }).error,
+          new RegExp(`nested deeper than ${MAX_BODY_DEPTH} levels`),
+        );
+      }
+    } finally {
+      await store.close();
     }
   });
 });

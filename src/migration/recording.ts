@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { nestedDeeperThan } from '../lib/json-depth.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
 
@@ -34,6 +35,15 @@ export const recordedExchangeSchema = z.object({
 
 /** One line of a recording. */
 export type RecordedExchange = z.infer<typeof recordedExchangeSchema>;
+
+/**
+ * How deep a request or answer body may nest arrays and objects to be compared (`{"a":[1]}` is
+ * two levels). Legacy bodies stay within a handful; the comparison, redaction and normalisation
+ * walk bodies recursively, and a body nested tens of thousands deep would overflow the stack.
+ * A recording line beyond it is a bad line (`compare`, `replay`); in shadow mode such an answer
+ * is an error, not compared.
+ */
+export const MAX_BODY_DEPTH = 64;
 
 /** The exchange with every secret replaced: no credentials, passwords or SSO tokens. */
 export function redactExchange(exchange: RecordedExchange): RecordedExchange {
@@ -84,8 +94,13 @@ export async function readRecording(
       continue;
     }
     const parsed = recordedExchangeSchema.safeParse(value);
-    if (parsed.success) exchanges.push(parsed.data);
-    else {
+    if (parsed.success) {
+      const deep = (['requestBody', 'responseBody'] as const).find((key) =>
+        nestedDeeperThan(parsed.data[key], MAX_BODY_DEPTH),
+      );
+      if (deep === undefined) exchanges.push(parsed.data);
+      else problems.push({ line: number, message: `${deep}: nested deeper than ${MAX_BODY_DEPTH} levels` });
+    } else {
       const issue = parsed.error.issues[0];
       problems.push({
         line: number,

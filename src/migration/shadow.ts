@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedMigrationConfig } from '../config/load.js';
+import { nestedDeeperThan } from '../lib/json-depth.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
 import { PeriodicFlush } from '../observe/periodic-flush.js';
 import { isDataRefusal } from '../store/errors.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
-import { type Answer, compareAnswers, sampleOf } from './compare.js';
+import { type Answer, type Comparison, compareAnswers, sampleOf } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
+import { MAX_BODY_DEPTH } from './recording.js';
 import { redactQuery, redactString } from './redact.js';
+import type { Sample } from './report.js';
 
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */
 export interface ShadowRequest {
@@ -183,15 +186,36 @@ export class ShadowRunner {
       );
       return;
     }
-    const comparison = compareAnswers(request.legacy, translated, rules.forOperation(request.operation));
+    if (
+      [request.requestBody, request.legacy.body, translated.body].some((body) =>
+        nestedDeeperThan(body, MAX_BODY_DEPTH),
+      )
+    ) {
+      this.#error(request, `a body nested deeper than ${MAX_BODY_DEPTH} levels is not compared`);
+      return;
+    }
+    // Whatever goes wrong in the comparison is an error outcome: a rejection here would be
+    // swallowed by submit's allSettled, and the request would be missing from the counts.
+    let comparison: Comparison;
+    let sample: Sample | undefined;
+    try {
+      comparison = compareAnswers(request.legacy, translated, rules.forOperation(request.operation));
+      const status = { a: request.legacy.status, b: translated.status };
+      sample = comparison.match ? undefined : sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE);
+    } catch (error) {
+      this.#error(
+        request,
+        `the comparison failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return;
+    }
     if (comparison.match) {
       this.#outcome(request.operation, 'match');
       return;
     }
     this.#outcome(request.operation, 'mismatch');
     for (const path of comparison.paths) this.#path(request.operation, storablePath(path), 1);
-    const status = { a: request.legacy.status, b: translated.status };
-    this.#sample(request, 'mismatch', sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE));
+    if (sample) this.#sample(request, 'mismatch', sample);
     logger.debug({ shadow: { operation: request.operation, paths: comparison.paths } }, 'shadow mismatch');
   }
 
