@@ -69,6 +69,62 @@ describe('JSON paths', () => {
     assert.ok(m('$.a-b', ['a-b']));
   });
 
+  it('property: matches as trying every way to spread the .. over the keys does', () => {
+    // The definition, by backtracking (exponential in the number of ..): each `..` takes zero or more keys.
+    type Token = { descend: boolean; test: (key: string | number) => boolean; text: string };
+    const tokens: Token[] = [
+      { descend: false, test: (k) => k === 'a', text: '.a' },
+      { descend: false, test: (k) => typeof k === 'string', text: '.*' },
+      { descend: false, test: (k) => k === 0, text: '[0]' },
+      { descend: false, test: (k) => typeof k === 'number', text: '[*]' },
+      { descend: true, test: (k) => k === 'a', text: '..a' },
+      { descend: true, test: (k) => typeof k === 'number', text: '..[*]' },
+      { descend: true, test: (k) => typeof k === 'string', text: '..*' },
+    ];
+    const defined = (ts: readonly Token[], keys: readonly (string | number)[]): boolean => {
+      const [t, ...rest] = ts;
+      if (t === undefined) return keys.length === 0;
+      const from = t.descend ? keys.map((_, skip) => skip) : [0];
+      return from.some((skip) => {
+        const key = keys[skip];
+        return key !== undefined && t.test(key) && defined(rest, keys.slice(skip + 1));
+      });
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...tokens), { maxLength: 6 }),
+        fc.array(fc.constantFrom<string | number>('a', 'b', 0, 1), { maxLength: 8 }),
+        (ts, keys) => {
+          const source = `$${ts.map((t) => t.text).join('')}`;
+          assert.equal(
+            compilePath(source).matches(keys),
+            defined(ts, keys),
+            `${source} ${JSON.stringify(keys)}`,
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('matches in time polynomial in the number of .. (a rule file cannot stall compare)', () => {
+    // 12 `..a` then `..z` against a 27-level body: trying every way to spread the .. over the
+    // levels took seconds and doubled with every level; the whole comparison now takes a blink.
+    const r = rule({ default: { ignore: [`$${'..a'.repeat(12)}..z`] } });
+    let body: unknown = 1;
+    for (let i = 0; i < 27; i += 1) body = { a: body };
+    const started = performance.now();
+    assert.deepEqual(compareAnswers({ status: 200, body }, { status: 200, body: structuredClone(body) }, r), {
+      match: true,
+    });
+    assert.ok(!compilePath(`$${'..a'.repeat(12)}..z`).matches(Array.from({ length: 27 }, () => 'a')));
+    assert.ok(
+      compilePath(`$${'..a'.repeat(12)}..z`).matches([...Array.from({ length: 27 }, () => 'a'), 'z']),
+    );
+    const took = performance.now() - started;
+    assert.ok(took < 250, `${took.toFixed(0)} ms`);
+  });
+
   it('rejects bad syntax with the position', () => {
     for (const bad of ['lastlogin', '$.', '$[x]', '$..', '$["open', '$ .a']) {
       assert.throws(() => compilePath(bad), JsonPathError, bad);

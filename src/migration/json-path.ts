@@ -75,27 +75,48 @@ export function compilePath(source: string): CompiledPath {
       fail('expected . or [');
     }
   }
-  return { source, matches: (keys) => matchFrom(segments, 0, keys, 0) };
+  return { source, matches: (keys) => matchSegments(segments, keys) };
 }
 
-function matchFrom(segments: Segment[], i: number, keys: readonly PathKey[], j: number): boolean {
-  const segment = segments[i];
-  if (segment === undefined) return j === keys.length;
-  if (segment.kind === 'descend') {
-    for (let k = j; k <= keys.length; k += 1) if (matchFrom(segments, i + 1, keys, k)) return true;
-    return false;
+/**
+ * Whether `segments` match the whole of `keys`. Walks the segments once, keeping the set of
+ * positions in `keys` they can have reached (`..` reaches its position and every one after it):
+ * segments × keys steps. Trying each way of spreading the `..`s over the keys in turn took time
+ * exponential in their number (`$..a..a…..z` against a deep body: seconds, doubling per level).
+ */
+function matchSegments(segments: readonly Segment[], keys: readonly PathKey[]): boolean {
+  // reached[j]: the segments so far can match keys[0 … j-1].
+  let reached = Array.from({ length: keys.length + 1 }, (_, j) => j === 0);
+  for (const segment of segments) {
+    const next = reached.map(() => false);
+    if (segment.kind === 'descend') {
+      let any = false;
+      for (let j = 0; j < reached.length; j += 1) {
+        any ||= reached[j] === true;
+        next[j] = any;
+      }
+    } else {
+      keys.forEach((key, j) => {
+        if (reached[j] === true && keyMatches(segment, key)) next[j + 1] = true;
+      });
+    }
+    if (!next.includes(true)) return false;
+    reached = next;
   }
-  const key = keys[j];
-  if (key === undefined) return false;
-  const ok =
-    segment.kind === 'member'
-      ? key === segment.name
-      : segment.kind === 'anyMember'
-        ? typeof key === 'string'
-        : segment.kind === 'index'
-          ? key === segment.index
-          : typeof key === 'number';
-  return ok && matchFrom(segments, i + 1, keys, j + 1);
+  return reached[keys.length] === true;
+}
+
+function keyMatches(segment: Exclude<Segment, { kind: 'descend' }>, key: PathKey): boolean {
+  switch (segment.kind) {
+    case 'member':
+      return key === segment.name;
+    case 'anyMember':
+      return typeof key === 'string';
+    case 'index':
+      return key === segment.index;
+    case 'anyIndex':
+      return typeof key === 'number';
+  }
 }
 
 /** Whether any of `paths` matches the location `keys`. */
