@@ -13,10 +13,10 @@ import {
   type MappingHolder,
 } from './mapping/engine.js';
 import { profileDir } from './mapping/load.js';
-import { loadCompareRules } from './migration/compare-rules.js';
+import { shadowCompareRules } from './migration/compare-rules.js';
 import { LegacyUpstream } from './migration/legacy-upstream.js';
 import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.js';
-import { RecordingWriter } from './migration/recording.js';
+import { checkRecordingPath, RecordingWriter } from './migration/recording.js';
 import { ShadowRunner } from './migration/shadow.js';
 import { createMetrics, type Metrics } from './observe/metrics.js';
 import { type CallStats, combineObservers, type Observer } from './observe/observer.js';
@@ -131,8 +131,12 @@ export async function buildServices(
       config,
       REQUIRED_OPERATIONS.map((operation) => operation.id),
     );
+    // The migration's own files too, before anything is opened: like a bad key of the file, a
+    // compare rules file or recording folder that cannot be used is a configuration error (exit 2).
+    const compareRules = shadowCompareRules(config);
+    checkRecordingPath(config);
     const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
-    // The mapping profile first: a broken table stops start-up before anything is opened or started.
+    // The mapping profile next: a broken table stops start-up before anything is opened or started.
     const initialProfile = loadServingProfile(mappingsFolder, REQUIRED_OPERATIONS);
     const metrics = createMetrics({
       processMetrics: config.metrics.enabled && config.metrics.processMetrics,
@@ -227,17 +231,18 @@ export async function buildServices(
     if (legacy) cleanups.push(() => legacy.close());
     // Closed before the successor client and the store (cleanups run last first): the comparisons
     // still under way need both.
-    const shadow = legacy
-      ? new ShadowRunner({
-          settings: config.migration.shadow,
-          rules: loadCompareRules(config.migration.compare.rules),
-          repository: store.shadow,
-          observer,
-          clock,
-          logger: logger.child({ component: 'shadow' }),
-          flushIntervalMs: config.usage.flushIntervalSeconds * 1000,
-        })
-      : undefined;
+    const shadow =
+      legacy && compareRules
+        ? new ShadowRunner({
+            settings: config.migration.shadow,
+            rules: compareRules,
+            repository: store.shadow,
+            observer,
+            clock,
+            logger: logger.child({ component: 'shadow' }),
+            flushIntervalMs: config.usage.flushIntervalSeconds * 1000,
+          })
+        : undefined;
     if (shadow) cleanups.push(() => shadow.close());
     const recordingSettings = config.migration.recording;
     const recordingLog = logger.child({ component: 'recording' });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -237,6 +237,74 @@ describe('configuration', () => {
     // Reserved words are quoted wherever the schema is used (store.contract.test.ts opens them).
     for (const schema of ['user', 'select', 'idm_compat'])
       assert.equal((await check(schema)).code, 0, schema);
+  });
+
+  it('refuses in `config check` and at start a compare rules file serve cannot use, naming migration.compare.rules', async () => {
+    // `config check` said valid; `serve` then stopped with exit 1 and a message naming no key.
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const rulesFile = (name: string, rules: unknown) => {
+      writeFileSync(path.join(dir, name), JSON.stringify(rules));
+      return path.join(dir, name);
+    };
+    const configFile = (rules: string) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+          migration: {
+            legacy: { baseUrl: 'http://127.0.0.1:9/iserv/api', username: 'proxy', password: 'pw' },
+            modes: { 'user.get': 'shadow' },
+            compare: { rules },
+          },
+        }),
+      );
+    const invalid = rulesFile('invalid.json', { default: { ignore: ['lastlogin'] } });
+    for (const [rules, reason] of [
+      [invalid, /migration\.compare\.rules: .*invalid\.json \$\.default\.ignore\[0\]: must start with \$/],
+      [path.join(dir, 'missing.json'), /migration\.compare\.rules: cannot read .*missing\.json: ENOENT/],
+    ] as const) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(rules)], io), 2, command.join(' '));
+        assert.match(io.stderr, /invalid configuration in /);
+        assert.match(io.stderr, reason);
+      }
+    }
+    assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
+    const valid = rulesFile('valid.json', { default: { ignore: ['$.lastlogin'] } });
+    assert.equal(await runCli(['config', 'check', '--config', configFile(valid)], capture()), 0);
+  });
+
+  it('refuses in `config check` and at start a recording path whose folder does not exist, instead of creating it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const configFile = (recording: string) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+          migration: { recording: { path: recording } },
+        }),
+      );
+    const missing = path.join(dir, 'typo', 'recording.ndjson');
+    for (const [recording, reason] of [
+      [missing, /migration\.recording\.path: the folder .*typo does not exist/],
+      [dir, /migration\.recording\.path: .* is a folder, not a file/],
+    ] as const) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(recording)], io), 2, command.join(' '));
+        assert.match(io.stderr, reason);
+      }
+    }
+    assert.equal(existsSync(path.dirname(missing)), false);
+    const io = capture();
+    assert.equal(
+      await runCli(['config', 'check', '--config', configFile(path.join(dir, 'recording.ndjson'))], io),
+      0,
+      io.stderr,
+    );
   });
 
   it('reads the pages a collection read fetches at once: 4 unless set, 1 to 16', () => {

@@ -1,6 +1,8 @@
 import { loadConfig } from '../config/load.js';
 import { checkOperationReferences } from '../config/references.js';
 import { LEGACY_OPERATIONS } from '../legacy/operations.js';
+import { shadowCompareRules } from '../migration/compare-rules.js';
+import { checkRecordingPath } from '../migration/recording.js';
 import { type Command, flag, stringOption } from './command.js';
 
 /** `idm-compat config check`: validates a configuration file without starting anything. */
@@ -15,6 +17,9 @@ export const configCheckCommand: Command = {
       config,
       LEGACY_OPERATIONS.map((operation) => operation.id),
     );
+    // The files `serve` reads at start besides this one (buildServices): exit 2 naming the key.
+    shadowCompareRules(config);
+    checkRecordingPath(config);
     const summary = { file: config.source ?? null, mode: config.mode, valid: true };
     io.out(
       flag(args, 'json')

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { type AppConfig, ConfigError } from '../config/load.js';
 import { mostSpecific, OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
@@ -155,6 +156,27 @@ export function loadCompareRules(file: string = DEFAULT_COMPARE_RULES_FILE): Com
     );
   }
   return parseCompareRules(value, file);
+}
+
+/**
+ * The compare rules shadow mode runs with, read as `serve` reads them (at start, and only with a
+ * legacy upstream, `migration.legacy`, since only shadow mode uses them): `migration.compare.rules`
+ * or the shipped file. A file that cannot be read or does not validate is a {@link ConfigError}
+ * at `migration.compare.rules`, so `config check` refuses what `serve` would.
+ */
+export function shadowCompareRules(
+  config: Pick<AppConfig, 'migration' | 'source'>,
+): CompareRules | undefined {
+  if (!config.migration.legacy) return undefined;
+  try {
+    return loadCompareRules(config.migration.compare.rules);
+  } catch (error) {
+    if (!(error instanceof CompareRulesError)) throw error;
+    throw new ConfigError(
+      config.source ?? '(embedded defaults)',
+      error.message.split('\n').map((message) => ({ path: 'migration.compare.rules', message })),
+    );
+  }
 }
 
 /** Rules that compare everything exactly. */

@@ -1,7 +1,9 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { type AppConfig, ConfigError } from '../config/load.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
@@ -109,6 +111,41 @@ export async function readRecording(
     }
   }
   return { exchanges, problems };
+}
+
+/**
+ * Refuses a `migration.recording.path` the writer could never open — its folder missing or not a
+ * folder, or the path itself a folder — with a {@link ConfigError} at that key, at start and in
+ * `config check`. The folder is not created: a mistyped path would record, unseen, to a folder
+ * nobody looks in (and without it every flush would fail, logged only as a warning).
+ */
+export function checkRecordingPath(config: Pick<AppConfig, 'migration' | 'source'>): void {
+  const file = config.migration.recording?.path;
+  if (file === undefined) return;
+  const folder = path.dirname(path.resolve(file));
+  const kind = (at: string) => {
+    try {
+      return statSync(at).isDirectory() ? 'folder' : 'file';
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code ?? 'error';
+    }
+  };
+  const inFolder = kind(folder);
+  const problem =
+    inFolder === 'ENOENT'
+      ? `the folder ${folder} does not exist (create it; it is not created for you)`
+      : inFolder === 'file'
+        ? `${folder} is not a folder`
+        : inFolder !== 'folder'
+          ? `cannot use the folder ${folder}: ${inFolder}`
+          : kind(file) === 'folder'
+            ? `${file} is a folder, not a file`
+            : undefined;
+  if (problem !== undefined) {
+    throw new ConfigError(config.source ?? '(embedded defaults)', [
+      { path: 'migration.recording.path', message: problem },
+    ]);
+  }
 }
 
 /** Options of {@link RecordingWriter}. */
