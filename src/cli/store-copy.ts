@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
@@ -24,6 +25,27 @@ function sameStore(a: ResolvedStoreConfig, b: ResolvedStoreConfig): boolean {
   return false;
 }
 
+/**
+ * Refuses a SQLite source file that is not there before it is opened: opening would create it (and
+ * its folder) empty, and a mistyped --from would report "0 copied" and succeed.
+ */
+function checkSourceExists(config: ResolvedStoreConfig, configFile: string): void {
+  if (config.type !== 'sqlite' || config.path === ':memory:') return;
+  let isFile: boolean;
+  try {
+    isFile = statSync(config.path).isFile();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new CommandError(
+      code === 'ENOENT'
+        ? `the source store ${config.path} (store.path of ${configFile}) does not exist`
+        : `cannot use the source store ${config.path}: ${code}`,
+    );
+  }
+  if (!isFile)
+    throw new CommandError(`the source store ${config.path} (store.path of ${configFile}) is not a file`);
+}
+
 function line(label: string, table: CopyTableResult): string {
   return `  ${`${label}:`.padEnd(12)} ${table.copied} copied, ${table.present} already there, ${table.differ} differ (${table.source} in the source)`;
 }
@@ -35,7 +57,8 @@ export const storeCopyCommand: Command = {
   usage: '--from FILE --to FILE [--json]',
   help: `Typically from the SQLite store of one box to the PostgreSQL store of several replicas
 (docs/scaling.md). Both stores are named by configuration files (their "store" blocks); the target
-schema is created when missing. API users keep their password hashes, ranges and last login.
+schema is created when missing; a SQLite source file must exist. API users keep their password
+hashes, ranges and last login.
 
 Only what the target lacks is written: running the copy twice copies nothing the second time.
 Rows the target already has differently (another password hash or ranges, a legacy ID mapped to
@@ -65,6 +88,7 @@ Example:
     const from = loadConfig({ file: fromFile, env: io.env }).store;
     const to = loadConfig({ file: toFile, env: io.env }).store;
     if (sameStore(from, to)) throw new CommandError('--from and --to name the same store');
+    checkSourceExists(from, fromFile);
     const json = flag(args, 'json');
     const bar = await terminalProgressBar(io, json, 'copying [{bar}] {value}/{total} rows');
     const stores: Store[] = [];
