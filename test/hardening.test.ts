@@ -468,7 +468,8 @@ describe('a profile without the refusal of a soft-deleted user', () => {
   let proxy: UserProxy;
   let dir = '';
   before(async () => {
-    // The default profile with `refuseWhen` taken off the link of groups (docs/mappings.md).
+    // The default profile with `refuseWhen` taken off the link of groups and the unlink of roles
+    // (docs/mappings.md).
     dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-no-refusal-'));
     const profile = path.join(dir, 'iserv-idm-v1');
     cpSync(path.resolve('mappings/iserv-idm-v1'), profile, { recursive: true });
@@ -476,9 +477,11 @@ describe('a profile without the refusal of a soft-deleted user', () => {
     const table = JSON.parse(readFileSync(file, 'utf8')) as {
       operations: Record<string, { subject: { refuseWhen?: unknown } }>;
     };
-    const link = table.operations['user.link.groups.add'];
-    assert.ok(link?.subject.refuseWhen, 'precondition: the default profile refuses');
-    delete link.subject.refuseWhen;
+    for (const id of ['user.link.groups.add', 'user.link.roles.remove']) {
+      const operation = table.operations[id];
+      assert.ok(operation?.subject.refuseWhen, `precondition: the default profile refuses in ${id}`);
+      delete operation.subject.refuseWhen;
+    }
     writeFileSync(file, JSON.stringify(table));
     proxy = await startUserProxy({ profile });
   });
@@ -498,5 +501,30 @@ describe('a profile without the refusal of a soft-deleted user', () => {
     assert.deepEqual(proxy.apiCalls(), { 'POST /users/{id}/groups': 1 });
     const unlink = await proxy.call<ErrorBody>('DELETE', '/Entity/User/ben.krause/link/groups', ['lehrer']);
     assert.equal(unlink.status, 403, unlink.text);
+  });
+
+  it('unlinks one role with its DELETE and the read-back, and reads the links first only to undo several', async () => {
+    const linked = await proxy.call('POST', '/Entity/User/lena.mueller/link/roles', [
+      'ROLE_STAFF',
+      'ROLE_STUDENT',
+    ]);
+    assert.equal(linked.status, 200, linked.text);
+    proxy.resetCounts();
+    // One role: nothing can need undoing, so nothing is read before the DELETE.
+    const one = await proxy.call<{ roles: string[] }>('DELETE', '/Entity/User/lena.mueller/link/roles', [
+      'ROLE_STAFF',
+    ]);
+    assert.equal(one.status, 200, one.text);
+    assert.ok(!one.body.roles.includes('ROLE_STAFF') && one.body.roles.includes('ROLE_STUDENT'), one.text);
+    assert.deepEqual(proxy.apiCalls(), { 'DELETE /users/{id}/roles/{roleId}': 1, 'GET /users/{id}': 1 });
+    proxy.resetCounts();
+    // Two roles: the links before, for an exact undo should the second DELETE fail.
+    const two = await proxy.call<{ roles: string[] }>('DELETE', '/Entity/User/lena.mueller/link/roles', [
+      'ROLE_STUDENT',
+      'ROLE_STAFF',
+    ]);
+    assert.equal(two.status, 200, two.text);
+    assert.ok(!two.body.roles.includes('ROLE_STUDENT'), two.text);
+    assert.deepEqual(proxy.apiCalls(), { 'DELETE /users/{id}/roles/{roleId}': 2, 'GET /users/{id}': 2 });
   });
 });

@@ -31,12 +31,19 @@ interface ExecutorMemo {
   attributes: PairMemo<CompiledResource | CompiledKind, readonly string[], RenderAttributes>;
   /** What the resolution of an operation's path entity reads, by the rendered attributes. */
   subjectWants: PairMemo<CompiledOperation, readonly string[], readonly string[]>;
+  /** The same for a run that cannot roll back (see `mayRollBack`): without the linked items. */
+  subjectWantsNoUndo: PairMemo<CompiledOperation, readonly string[], readonly string[]>;
   /** How a resource renders a field list. */
   renders: PairMemo<CompiledResource, readonly string[], RenderPlan>;
 }
 
 function newExecutorMemo(): ExecutorMemo {
-  return { attributes: new PairMemo(), subjectWants: new PairMemo(), renders: new PairMemo() };
+  return {
+    attributes: new PairMemo(),
+    subjectWants: new PairMemo(),
+    subjectWantsNoUndo: new PairMemo(),
+    renders: new PairMemo(),
+  };
 }
 
 /** A read-only entity operation takes the entity from the resolution of its path entity itself. */
@@ -72,6 +79,17 @@ function readsSubjectOnly(op: CompiledOperation): op is CompiledOperation & {
  */
 function rollbackRelation(op: CompiledOperation): CompiledOperation['relation'] {
   return op.relation && op.items && op.steps.some((step) => step.undo) ? op.relation : undefined;
+}
+
+/**
+ * Whether a run of `op` over `itemCount` distinct body items sends more than one write, so that
+ * one can have gone through before another fails: only then is there anything to roll back, and
+ * the items linked before worth reading (an unlink of one group is its DELETE and the read-back).
+ */
+function mayRollBack(op: CompiledOperation, itemCount: number): boolean {
+  let writes = 0;
+  for (const step of op.steps) if (step.write) writes += step.forEach ? itemCount : 1;
+  return writes > 1;
 }
 
 const NO_FIELDS: readonly string[] = [];
@@ -195,14 +213,20 @@ export class OperationExecutor {
 
   /**
    * What the resolution of the path entity reads besides its identity (undefined: nothing): the
-   * rendered attributes when the answer comes from it, the refusal attribute, the linked items.
-   * Worked out once per operation and field list, like the attributes themselves, and always the
-   * same array, so the resolver's attribute value for it is worked out once too.
+   * rendered attributes when the answer comes from it, the refusal attribute, the linked items
+   * when the run may have to roll back (`undo`). Worked out once per operation and field list, like
+   * the attributes themselves, and always the same array, so the resolver's attribute value for it
+   * is worked out once too.
    */
-  #subjectWant(op: CompiledOperation, renderAttributes: readonly string[]): readonly string[] | undefined {
-    const want = this.memo.subjectWants.get(op, renderAttributes, () => {
+  #subjectWant(
+    op: CompiledOperation,
+    renderAttributes: readonly string[],
+    undo = true,
+  ): readonly string[] | undefined {
+    const memo = undo ? this.memo.subjectWants : this.memo.subjectWantsNoUndo;
+    const want = memo.get(op, renderAttributes, () => {
       const refuseWhen = op.subject?.refuseWhen;
-      const relation = rollbackRelation(op);
+      const relation = undo ? rollbackRelation(op) : undefined;
       return [
         ...(answersFromResolution(op) ? renderAttributes : []),
         ...(refuseWhen ? [refuseWhen.attribute.join('.')] : []),
@@ -308,8 +332,8 @@ export class OperationExecutor {
       );
     }
     const itemIds = op.items ? itemList(input.body) : [];
-    const relation = rollbackRelation(op);
-    const subjectWant = this.#subjectWant(op, renderAttributes);
+    const relation = mayRollBack(op, new Set(itemIds).size) ? rollbackRelation(op) : undefined;
+    const subjectWant = this.#subjectWant(op, renderAttributes, relation !== undefined);
     // Both resolutions run at once; an unknown path entity (404) wins over unknown body IDs (400),
     // so both have settled before either is judged (without body IDs there is one to wait for).
     const subjectResolution =
