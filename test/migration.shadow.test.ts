@@ -519,6 +519,43 @@ describe('shadow outcomes of answers too deep to compare', () => {
   });
 });
 
+describe('shadow mode with an answer too large to compare', () => {
+  it('gives the caller the whole answer, streamed as in passthrough, and counts the comparison as skipped', async () => {
+    // A large school's list, just over the 32 MiB the proxy reads whole to compare.
+    const item = JSON.stringify({ _id: 'x', username: 'x', firstname: 'y'.repeat(400) });
+    const count = Math.ceil((33 * 1024 * 1024) / (item.length + 1));
+    const big = Buffer.from(`[${Array(count).fill(item).join(',')}]`);
+    const old = await startLoopback((_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': big.length }).end(big);
+    });
+    const front = await startFront(
+      { baseUrl: `${old.url}/iserv/api`, username: 'proxy-account', password: 'old-secret' },
+      { modes: { 'user.list': 'shadow' } },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const answer = await fetch(`${front.url}${CORE}/Entity/User`, {
+        headers: { authorization: basic('integration', password) },
+      });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get('content-type'), 'application/json');
+      const body = Buffer.from(await answer.arrayBuffer());
+      assert.equal(body.length, big.length);
+      assert.ok(body.equals(big), 'the caller gets the old server answer byte for byte');
+      const runner = front.services.migration.shadow;
+      assert.ok(runner);
+      await runner.settle();
+      await runner.flush();
+      assert.deepEqual(await front.services.store.shadow.counts(), [
+        { operation: 'user.list', outcome: 'skipped', count: 1 },
+      ]);
+    } finally {
+      await front.close();
+      await old.close();
+    }
+  });
+});
+
 describe('shadow outcomes at shutdown', () => {
   it('says which counts it could not write, instead of keeping them for a flush that never comes', async () => {
     // A real store closed before the runner: the runner's last batch fails.

@@ -12,8 +12,8 @@ export const shadowReportCommand: Command = {
   help: `In shadow mode the proxy answers from the old server and compares, in the background, what
 the translation would have answered (docs/migration.md). This prints per operation the comparisons
 made (pairs), matches, mismatches, the match rate, errors (the translation failed or timed out)
-and skipped calls (not sampled, writes, or over migration.shadow.maxConcurrent), with the most
-frequent differing JSON paths. The running proxy writes its outcomes every few seconds and at
+and skipped calls (not sampled, writes, over migration.shadow.maxConcurrent, or an answer of the
+old server larger than 32 MiB), with the most frequent differing JSON paths. The running proxy writes its outcomes every few seconds and at
 shutdown.
 
 Options:

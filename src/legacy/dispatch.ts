@@ -99,6 +99,11 @@ async function passThrough(c: Context<AppEnv>, services: Services): Promise<Resp
     throw error;
   }
   services.observer.legacyUpstreamCall(answer.status);
+  return streamedAnswer(c, services, answer);
+}
+
+/** The old server's answer for the caller, its body streamed through as it comes. */
+function streamedAnswer(c: Context<AppEnv>, services: Services, answer: UpstreamAnswer): Response {
   const empty = bodiless(answer.status, c.req.method);
   if (empty) answer.body.resume();
   else {
@@ -142,6 +147,7 @@ function answerHeaders(
  * Shadow mode: the caller gets the old server's answer as in passthrough (read whole, so that it
  * can be compared), and the translation of the same request is handed to the shadow runner,
  * which decides whether to run it (sampling, writes, concurrency) and never delays this answer.
+ * An answer too large to read whole is streamed to the caller and not compared.
  */
 async function shadowed(
   c: Context<AppEnv>,
@@ -161,6 +167,12 @@ async function shadowed(
     throw error;
   }
   services.observer.legacyUpstreamCall(answer.status);
+  if (answer.bytes === undefined) {
+    // Larger than the comparison cap: the caller gets the whole answer as in passthrough,
+    // streamed, and the comparison is counted as skipped.
+    shadow.skip(matched.operation.id);
+    return streamedAnswer(c, services, answer);
+  }
   const apiUser = c.get('apiUser') ?? '';
   const requestId = c.get('requestId');
   const log = requestLog(c);

@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
 import type { ResolvedMigrationConfig } from '../config/load.js';
 
@@ -153,30 +153,38 @@ export class LegacyUpstream {
     };
   }
 
-  /** Reads a whole answer of the old server (for shadow comparison), within the timeout and a size cap. */
+  /**
+   * Reads the old server's answer whole for shadow comparison, within the timeout and up to
+   * `maxBufferedBytes` (default 32 MiB): `bytes` is the whole body. Past the cap it stops
+   * buffering: `bytes` is undefined and `body` streams the whole answer again (the part read,
+   * then the rest as it comes), so the caller still gets all of it and nothing larger is held.
+   */
   async forwardBuffered(
     request: ForwardedRequest,
     signal?: AbortSignal,
-  ): Promise<UpstreamAnswer & { bytes: Buffer }> {
+  ): Promise<UpstreamAnswer & { bytes: Buffer | undefined }> {
     const answer = await this.forward(request, signal);
     const chunks: Buffer[] = [];
     let size = 0;
+    const rest = answer.body[Symbol.asyncIterator]();
     try {
-      for await (const chunk of answer.body) {
-        size += (chunk as Buffer).length;
+      for (;;) {
+        const next = await rest.next();
+        if (next.done) return { ...answer, bytes: Buffer.concat(chunks) };
+        const chunk = next.value as Buffer;
+        chunks.push(chunk);
+        size += chunk.length;
         if (size > this.#maxBufferedBytes) {
-          answer.body.destroy();
-          throw new LegacyUpstreamError(
-            'unavailable',
-            `the old server's answer is larger than ${this.#maxBufferedBytes} bytes, too large to compare in shadow mode`,
-          );
+          const whole = Readable.from(rejoined(chunks, rest), { objectMode: false });
+          // Also when it ends before it started (the caller hung up at once): the old server's
+          // body is let go then, not at the deadline.
+          whole.once('close', () => answer.body.destroy());
+          return { ...answer, bytes: undefined, body: whole };
         }
-        chunks.push(chunk as Buffer);
       }
     } catch (error) {
-      throw error instanceof LegacyUpstreamError ? error : this.#failure(error, answer.deadline);
+      throw this.#failure(error, answer.deadline);
     }
-    return { ...answer, bytes: Buffer.concat(chunks) };
   }
 
   /** Closes the pooled connections; calls after this fail as `unavailable`. */
@@ -198,4 +206,13 @@ export class LegacyUpstream {
     }
     return new LegacyUpstreamError('unavailable', 'the old server is unreachable or broke off the answer');
   }
+}
+
+/**
+ * The chunks already read, then the rest of the body they came from: the whole body again. Each
+ * read chunk is let go once it is handed on.
+ */
+async function* rejoined(read: Buffer[], rest: AsyncIterator<unknown>): AsyncGenerator<Buffer> {
+  for (let chunk = read.shift(); chunk !== undefined; chunk = read.shift()) yield chunk;
+  yield* { [Symbol.asyncIterator]: () => rest } as AsyncIterable<Buffer>;
 }

@@ -39,7 +39,8 @@ const SAMPLES_KEPT = 50;
  * The background half of shadow mode (SPEC 8): the caller already has the old server's answer;
  * here the translation runs against the successor — sampled (`sampleRate`, per API user when
  * `sticky`), time-boxed (`timeoutMs`), at most `maxConcurrent` at once (beyond that the
- * comparison is skipped and counted, never queued) — and the two answers are compared under the
+ * comparison is skipped and counted, never queued; so is one whose old answer is too large to
+ * hold) — and the two answers are compared under the
  * compare rules. Outcomes (match, mismatch with the differing paths and a redacted sample, error,
  * skipped) go to the metrics at once and to the store in batches, like the usage inventory.
  */
@@ -93,6 +94,15 @@ export class ShadowRunner {
       },
     );
     this.#inFlight.add(done);
+  }
+
+  /**
+   * Counts a shadowed request that cannot be compared as skipped: the old server's answer was
+   * larger than the comparison cap (`LegacyUpstream.forwardBuffered`), and was streamed to the
+   * caller instead of read whole. Its translation is not run.
+   */
+  skip(operation: string): void {
+    this.#outcome(operation, 'skipped');
   }
 
   /** Waits for the comparisons under way (tests, shutdown). */
