@@ -78,7 +78,8 @@ its answers, in the same format and with the same request ids, to --out (replace
 so that \`idm-compat compare FILE OUT\` pairs them. Reads (GET) only unless --writes; a write
 waits for the requests before it and runs alone, so writes arrive in recorded order. Requests
 whose body held a redacted secret (password operations) are skipped: replaying would send the
-placeholder. Exit code 1 when a request got no answer or a line of FILE was unusable.
+placeholder. Exit code 1 when a request got no answer, a line of FILE was unusable, or the
+answers could not all be written to --out.
 
 Options:
   --target URL          the target's legacy base URL, e.g. http://127.0.0.1:8080/iserv/api
@@ -145,7 +146,16 @@ Example:
     } catch (error) {
       throw new CommandError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
-    const writer = new RecordingWriter({ path: out, maxPendingLines: Number.POSITIVE_INFINITY });
+    // The writer keeps going after a failed write; the first error is kept and reported at the end.
+    let writeError: unknown;
+    let answers = 0;
+    const writer = new RecordingWriter({
+      path: out,
+      maxPendingLines: Number.POSITIVE_INFINITY,
+      onError: (error) => {
+        writeError ??= error;
+      },
+    });
     const bar = await terminalProgressBar(
       io,
       flag(args, 'json'),
@@ -174,11 +184,18 @@ Example:
             bar?.update(done);
           },
         },
-        (exchange) => writer.record(exchange),
+        (exchange) => {
+          answers += 1;
+          writer.record(exchange);
+        },
       );
     } finally {
       bar?.stop();
-      await writer.close();
+      try {
+        await writer.close();
+      } catch (error) {
+        writeError ??= error;
+      }
     }
     const skipped = summary.skipped.writes + summary.skipped.operations + summary.skipped.redactedBody;
     if (flag(args, 'json')) {
@@ -210,6 +227,11 @@ Example:
         io.err(`  ${failure.requestId} (${failure.operation}): ${failure.message}`);
       }
       if (summary.failures.length > 20) io.err(`  … and ${summary.failures.length - 20} more failures`);
+    }
+    if (writeError !== undefined || writer.written < answers) {
+      const reason = writeError instanceof Error ? `${writeError.message}; ` : '';
+      io.err(`error: cannot write ${out}: ${reason}${writer.written} of ${answers} answers written`);
+      return 1;
     }
     return summary.failures.length > 0 || recording.invalid > 0 ? 1 : 0;
   },
