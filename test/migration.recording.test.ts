@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { cappedAnswer } from '../src/http/recording.js';
 import { userPasswordSetOperation } from '../src/legacy/user/password.js';
 import { userUpdateOperation } from '../src/legacy/user/update.js';
 import {
+  cappedAnswer,
   recordedAnswer,
   recordedBody,
   recordedLocation,
@@ -374,8 +374,8 @@ describe('request parts of a recorded exchange', () => {
 
 describe('the recorded answer of a request', () => {
   it('is the parsed JSON, or null past the size cap, cancelling the copy instead of holding it', async () => {
-    assert.deepEqual(await cappedAnswer(new Response('{"a":[1,2]}')), { a: [1, 2] });
-    assert.equal(await cappedAnswer(new Response('not json')), null);
+    assert.deepEqual(await cappedAnswer(new Response('{"a":[1,2]}').body), { a: [1, 2] });
+    assert.equal(await cappedAnswer(new Response('not json').body), null);
     let pulled = 0;
     let cancelled = false;
     const endless = new ReadableStream<Uint8Array>({
@@ -387,7 +387,7 @@ describe('the recorded answer of a request', () => {
         cancelled = true;
       },
     });
-    assert.equal(await cappedAnswer(new Response(endless), 10 * 1024), null);
+    assert.equal(await cappedAnswer(endless, 10 * 1024), null);
     assert.ok(cancelled, 'the copy was cancelled');
     assert.ok(pulled <= 12, `read only up to the cap (${pulled} chunks)`);
   });

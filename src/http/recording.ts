@@ -1,12 +1,9 @@
 import type { Context } from 'hono';
-import { recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
+import { cappedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
 import { requestHeader } from './request-headers.js';
 import { requestLog } from './request-log.js';
-
-/** Answers larger than this are recorded without their body (`responseBody: null`). */
-export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * Hands one finished request and its answer to the recording (`migration.recording`): the answer
@@ -45,30 +42,11 @@ export function recordExchange(
         ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
         ...request,
         status: response.status,
-        responseBody: await cappedAnswer(response),
+        responseBody: await cappedAnswer(response.body),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {
       log.warn({ err: error }, 'request not recorded');
     }
   })();
-}
-
-/** The parsed answer, or null when it is not JSON or larger than `cap` bytes (the copy is then cancelled). */
-export async function cappedAnswer(response: Response, cap = RECORDED_ANSWER_MAX_BYTES): Promise<unknown> {
-  const reader = response.body?.getReader();
-  if (!reader) return null;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > cap) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return recordedAnswer(Buffer.concat(chunks).toString('utf8'));
 }

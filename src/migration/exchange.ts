@@ -79,6 +79,30 @@ export function recordedAnswer(text: string): unknown {
   }
 }
 
+/** Answers larger than this are recorded without their body (`responseBody: null`). */
+export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * An answer's body parsed for a recording: its JSON, or null when it is empty, not JSON or larger
+ * than `cap` bytes — reading then stops and the body is cancelled (a web stream) or destroyed (a
+ * Node stream) instead of held.
+ */
+export async function cappedAnswer(
+  body: AsyncIterable<Uint8Array> | null,
+  cap = RECORDED_ANSWER_MAX_BYTES,
+): Promise<unknown> {
+  if (!body) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels or destroys the body.
+    if (size > cap) return null;
+    chunks.push(chunk);
+  }
+  return recordedAnswer(Buffer.concat(chunks).toString('utf8'));
+}
+
 /** What {@link recordedRequestBody} needs of a legacy operation: how it reads its body, and whether the body is a secret. */
 export interface RecordedOperation {
   body?: { kind: 'json' | 'form'; secret?: boolean } | undefined;
