@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { readRecording } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
@@ -16,6 +17,7 @@ import { replayExchanges } from '../src/migration/replay.js';
 import { type CompareReport, compareReportSchema } from '../src/migration/report.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { startLoopback } from './successor-helpers.js';
 
 const cli = runCliCaptured;
 
@@ -558,6 +560,85 @@ describe('replay timeouts', () => {
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('--timeout bounds the whole answer: a target that trickles its body fails that request, and the others go on', async () => {
+    const server = await startLoopback((request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (!request.url.pathname.endsWith('/trickle')) {
+        res.end('{"ok":true}');
+        return;
+      }
+      // Headers at once, then a byte every 100 ms: never idle for long enough for an idle timeout.
+      res.write('[');
+      const timer = setInterval(() => res.write(' '), 100);
+      res.on('close', () => clearInterval(timer));
+    });
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-trickle-'));
+    const file = path.join(dir, 'rec.ndjson');
+    const out = path.join(dir, 'out.ndjson');
+    writeFileSync(
+      file,
+      ndjson([
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/trickle', { requestId: 'trickle' }),
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/ok', { requestId: 'fast' }),
+      ]),
+    );
+    try {
+      const args = ['replay', file, '--target', `${server.url}/iserv/api`, '--user', 'u'];
+      const run = await Promise.race([
+        cli([...args, '--password-env', 'PW', '--timeout', '500', '--out', out], { PW: 'pw' }),
+        sleep(10_000).then(() => undefined),
+      ]);
+      assert.ok(run, 'replay with --timeout 500 was still waiting for the trickling answer after 10 s');
+      assert.equal(run.code, 1, run.stdout);
+      assert.match(run.stdout, /replayed 1 of 2 requests .*1 failed/);
+      assert.match(run.stderr, /^ {2}trickle \(user\.get\): timeout: no whole answer within 500 ms$/m);
+      const { exchanges } = await readRecording(out);
+      assert.deepEqual(
+        exchanges.map((e) => e.requestId),
+        ['fast'],
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('replay of a large answer', () => {
+  it('records an answer over 8 MiB without its body, like the proxy, and stops reading it at the cap', async () => {
+    // An endless answer, sent as fast as it is read: without the cap replay would hold it in
+    // memory until --timeout.
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const server = await startLoopback((_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const more = () => {
+        while (!res.destroyed && res.write(chunk));
+      };
+      res.on('drain', more);
+      more();
+    });
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-large-'));
+    const file = path.join(dir, 'rec.ndjson');
+    const out = path.join(dir, 'out.ndjson');
+    writeFileSync(
+      file,
+      ndjson([recorded('user.list', 'GET', '/Service/Core/Entity/User', { requestId: 'endless' })]),
+    );
+    try {
+      const args = ['replay', file, '--target', `${server.url}/iserv/api`, '--user', 'u'];
+      const run = await cli([...args, '--password-env', 'PW', '--timeout', '5000', '--out', out], {
+        PW: 'pw',
+      });
+      assert.equal(run.code, 0, `${run.stdout}${run.stderr}`);
+      const { exchanges } = await readRecording(out);
+      assert.deepEqual(
+        exchanges.map((e) => [e.requestId, e.status, e.responseBody]),
+        [['endless', 200, null]],
+      );
+    } finally {
+      await server.close();
     }
   });
 });

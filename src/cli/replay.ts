@@ -78,7 +78,8 @@ its answers, in the same format and with the same request ids, to --out (replace
 so that \`idm-compat compare FILE OUT\` pairs them. Reads (GET) only unless --writes; a write
 waits for the requests before it and runs alone, so writes arrive in recorded order. Requests
 whose body held a redacted secret (password operations) are skipped: replaying would send the
-placeholder. Exit code 1 when a request got no answer, a line of FILE was unusable, or the
+placeholder. An answer over 8 MiB is written without its body ("responseBody": null), as the
+proxy records it. Exit code 1 when a request got no answer, a line of FILE was unusable, or the
 answers could not all be written to --out.
 
 Options:
@@ -92,7 +93,7 @@ Options:
   --writes              also replay writes (POST, PUT, DELETE): they change the target
   --concurrency N       reads in flight at once (default 4)
   --rate N              at most N requests started per second (default unlimited)
-  --timeout MS          per-request timeout (default 30000)
+  --timeout MS          per-request timeout, up to the answer's last byte (default 30000)
   --json                print the summary as JSON (no progress bar)
 
 Example:

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { patternMatches } from '../lib/operation-patterns.js';
-import { recordedAnswer } from './exchange.js';
+import { cappedAnswer } from './exchange.js';
 import { hasRedactedBody, type RecordedExchange } from './recording.js';
 
 /** Options of {@link replayExchanges}. */
@@ -19,7 +19,7 @@ export interface ReplayOptions {
   concurrency?: number;
   /** Requests started per second at most (default unlimited). */
   rate?: number;
-  /** Per-request timeout in ms (default 30 000). */
+  /** Per-request timeout in ms, for the whole exchange up to the answer's last byte (default 30 000). */
   timeoutMs?: number;
   /** HTTP dispatcher (default a keep-alive agent sized to `concurrency`). */
   dispatcher?: Dispatcher;
@@ -141,6 +141,9 @@ export async function replayExchanges(
     const { body, contentType } = encodeBody(exchange);
     const started = performance.now();
     const time = new Date(now()).toISOString();
+    // The whole exchange, the body included: a target that trickles its answer never goes idle
+    // for bodyTimeout, so only this ends it. undici destroys the body when it fires.
+    const deadline = AbortSignal.timeout(timeoutMs);
     try {
       const answer = await request(replayUrl(options.target, exchange), {
         method: exchange.method.toUpperCase() as Dispatcher.HttpMethod,
@@ -152,10 +155,12 @@ export async function replayExchanges(
         },
         body,
         dispatcher,
+        signal: deadline,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      const text = await answer.body.text();
+      // Capped like the proxy's own recording: a larger answer is recorded without its body.
+      const responseBody = await cappedAnswer(answer.body);
       statuses[answer.statusCode] = (statuses[answer.statusCode] ?? 0) + 1;
       results[index] = {
         ...exchange,
@@ -163,14 +168,18 @@ export async function replayExchanges(
         apiUser: options.user,
         mode: 'replay',
         status: answer.statusCode,
-        responseBody: recordedAnswer(text),
+        responseBody,
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       };
     } catch (error) {
       failures.push({
         requestId: exchange.requestId,
         operation: exchange.operation,
-        message: error instanceof Error ? error.message : String(error),
+        message: deadline.aborted
+          ? `timeout: no whole answer within ${timeoutMs} ms`
+          : error instanceof Error
+            ? error.message
+            : String(error),
       });
       results[index] = null;
     }
