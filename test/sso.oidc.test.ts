@@ -333,26 +333,34 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
   });
 });
 
+/**
+ * A sandbox as an external provider: the proxy's API client, and the relying party `legacy-sso`
+ * (secret `legacy-sso-secret`) with the redirect URIs given.
+ */
+function oidcSandbox(legacySso: {
+  redirectUris: string[];
+  applicationType?: 'native';
+}): Promise<RunningSandbox> {
+  return startSandbox({
+    interactiveLogin: 'auto-approve',
+    clients: [
+      {
+        clientId: 'idm-compat',
+        clientSecret: 'sandbox-secret',
+        scopes: ['iserv:idm:api-read', 'iserv:idm:api-write'],
+      },
+      { clientId: 'legacy-sso', clientSecret: 'legacy-sso-secret', scopes: [], ...legacySso },
+    ],
+  });
+}
+
 describe('SSO with sso.oidc configured (production mode, external provider)', () => {
   let sandbox: RunningSandbox;
   let proxy: SsoProxy;
   before(async () => {
-    sandbox = await startSandbox({
-      interactiveLogin: 'auto-approve',
-      clients: [
-        {
-          clientId: 'idm-compat',
-          clientSecret: 'sandbox-secret',
-          scopes: ['iserv:idm:api-read', 'iserv:idm:api-write'],
-        },
-        {
-          clientId: 'legacy-sso',
-          clientSecret: 'legacy-sso-secret',
-          scopes: [],
-          redirectUris: ['http://127.0.0.1/sso/callback'],
-          applicationType: 'native',
-        },
-      ],
+    sandbox = await oidcSandbox({
+      redirectUris: ['http://127.0.0.1/sso/callback'],
+      applicationType: 'native',
     });
     proxy = await startSsoProxy({
       sandbox,
@@ -462,22 +470,7 @@ describe('SSO behind a reverse proxy that strips a path prefix (legacy.publicUrl
 
   it('finishes the login at the configured provider in the browser that started it', async () => {
     const { front, url: publicUrl, backend } = await prefixFront(PREFIX);
-    const sandbox = await startSandbox({
-      interactiveLogin: 'auto-approve',
-      clients: [
-        {
-          clientId: 'idm-compat',
-          clientSecret: 'sandbox-secret',
-          scopes: ['iserv:idm:api-read', 'iserv:idm:api-write'],
-        },
-        {
-          clientId: 'legacy-sso',
-          clientSecret: 'legacy-sso-secret',
-          scopes: [],
-          redirectUris: [`${publicUrl}/sso/callback`],
-        },
-      ],
-    });
+    const sandbox = await oidcSandbox({ redirectUris: [`${publicUrl}/sso/callback`] });
     const proxy = await startSsoProxy({
       sandbox,
       config: {
