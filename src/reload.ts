@@ -14,17 +14,28 @@ export function reloadOnSignal(
   signal: NodeJS.Signals = 'SIGHUP',
 ): () => void {
   const operationIds = [...services.migration.modes.current().entries()].map(([id]) => id);
+  // A signal handler that throws ends the process: whatever goes wrong is logged, and what was
+  // in force stays (each reload swaps its tables only once they are built).
+  const guarded = (what: string, reload: () => unknown) => {
+    try {
+      reload();
+    } catch (error) {
+      options.logger.error({ err: error }, `${what} not reloaded, the previous ones stay live`);
+    }
+  };
   const onSignal = () => {
-    reloadAndLog(services.mappings, options.logger);
-    reloadModes(
-      services.migration.modes,
-      {
-        file: options.file,
-        env: options.env,
-        operationIds,
-        hasLegacy: services.migration.legacy !== undefined,
-      },
-      options.logger,
+    guarded('mapping profile', () => reloadAndLog(services.mappings, options.logger));
+    guarded('migration modes', () =>
+      reloadModes(
+        services.migration.modes,
+        {
+          file: options.file,
+          env: options.env,
+          operationIds,
+          hasLegacy: services.migration.legacy !== undefined,
+        },
+        options.logger,
+      ),
     );
   };
   process.on(signal, onSignal);

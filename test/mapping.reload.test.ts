@@ -91,6 +91,26 @@ describe('mapping reload on SIGHUP', () => {
     }
   });
 
+  it('refuses an ID cache too large to build (cache.max), by JSON path; the old tables stay live', async () => {
+    const profile = JSON.parse(original.profile);
+    profile.cache.max = 9_000_000_000_000_000; // lru-cache would try to allocate every slot at once
+    writeFileSync(profileFile, JSON.stringify(profile, null, 2));
+    try {
+      const engine = proxy.mappings.current();
+      const mark = proxy.logSink.lines().length;
+      process.kill(process.pid, 'SIGHUP');
+      const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
+      assert.deepEqual(line.problems, [
+        { file: 'profile.json', path: '$.cache.max', message: 'must be at most 1,000,000' },
+      ]);
+      assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
+      const user = await proxy.call('GET', '/Entity/User/thomas.becker');
+      assert.equal(user.status, 200, user.text);
+    } finally {
+      writeFileSync(profileFile, original.profile);
+    }
+  });
+
   it('applies a good change at once: other attribute, other setting, no code change', async () => {
     const fields = JSON.parse(original.fields);
     fields.fields.lastname.attribute = 'firstname';
@@ -117,5 +137,38 @@ describe('mapping reload on SIGHUP', () => {
     const user = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
     assert.equal(user.body.lastname, 'Becker');
     assert.equal(user.body.admin, false);
+  });
+});
+
+describe('a reload that fails unexpectedly', () => {
+  let proxy: UserProxy;
+  let stop: () => void;
+  before(async () => {
+    proxy = await startUserProxy();
+    // Mapping tables that cannot even be read again (a fault no profile file can cause today):
+    // the handler must log it, not let it out of the signal handler, which would end the process.
+    const failing = {
+      ...proxy.mappings,
+      reload: () => {
+        throw new RangeError('Invalid array length');
+      },
+    };
+    stop = reloadOnSignal(
+      { ...proxy.services, mappings: failing },
+      { file: undefined, env: {}, logger: proxy.services.logger },
+    );
+  });
+  after(async () => {
+    stop?.();
+    await proxy?.close();
+  });
+
+  it('is logged by the SIGHUP handler and the process keeps serving the old tables', async () => {
+    const mark = proxy.logSink.lines().length;
+    process.kill(process.pid, 'SIGHUP');
+    const line = await waitForLog(proxy, /mapping profile not reloaded, the previous ones stay live/, mark);
+    assert.equal(line.level, 50);
+    const user = await proxy.call('GET', '/Entity/User/thomas.becker');
+    assert.equal(user.status, 200, user.text);
   });
 });

@@ -128,16 +128,31 @@ export function createMappingHolder(
     current: () => engine,
     reload() {
       let profile: CompiledProfile;
+      let next: MappingEngine;
       try {
         profile = loadServingProfile(folder, required);
+        // Built here too: a profile the engine cannot be built from (its ID cache, say) is refused
+        // like a broken file, and the old tables stay live.
+        next = createMappingEngine(profile, deps);
       } catch (error) {
-        if (error instanceof MappingError) return { ok: false, error };
-        throw error;
+        return { ok: false, error: asMappingError(folder, error) };
       }
-      engine = createMappingEngine(profile, deps);
+      engine = next;
       return { ok: true, profile: profile.name, files: profile.files.length };
     },
   };
+}
+
+/** Any failure to load or build a profile as a MappingError: the operator sees one kind of report. */
+function asMappingError(folder: string, error: unknown): MappingError {
+  if (error instanceof MappingError) return error;
+  return new MappingError(folder, [
+    {
+      file: '(profile)',
+      path: '$',
+      message: `the mapping engine cannot be built from it: ${error instanceof Error ? error.message : String(error)}`,
+    },
+  ]);
 }
 
 /** The path of the successor API on its host (`{apiBase}` in IRI templates), from its base URL. */

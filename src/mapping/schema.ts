@@ -29,6 +29,13 @@ const queryTemplate = z
   .record(z.string().min(1), template)
   .describe('Query parameters: name → template (a template yielding a list sends name=a&name=b)');
 
+/**
+ * Upper bound of `cache.max`. lru-cache allocates its slots up front (key, value, links, TTL and
+ * start time: about 45 bytes each, with a TTL): 1,000,000 reserve some 45 MB in 0.2 s on every
+ * start and reload; 10,000,000 take 350 MB and over a second, and larger values exhaust the heap.
+ */
+export const ID_CACHE_MAX = 1_000_000;
+
 const schemaRef = z.string().optional().describe('Path of mapping.schema.json, for editors');
 
 /** `profile.json`: what the profile is, settings templates can use, successor conventions, the ID cache. */
@@ -83,7 +90,13 @@ export const profileFileSchema = z.strictObject({
   cache: z
     .strictObject({
       ttlSeconds: z.int().min(0).describe('How long a resolved natural ID is trusted (0: no cache)'),
-      max: z.int().min(1).describe('Most resolutions kept'),
+      max: z
+        .int()
+        .min(1)
+        .max(ID_CACHE_MAX, `must be at most ${ID_CACHE_MAX.toLocaleString('en')}`)
+        .describe(
+          `Most resolutions kept, at most ${ID_CACHE_MAX}: the cache reserves room for all of them at once (about 45 bytes each)`,
+        ),
     })
     .describe('The cache of natural-ID resolutions'),
 });
