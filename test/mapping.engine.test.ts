@@ -14,7 +14,7 @@ import { loadProfile } from '../src/mapping/load.js';
 import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
 import { startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
-import { ALT_PROFILE, DEFAULT_PROFILE, startUserProxy } from './user-helpers.js';
+import { ALT_PROFILE, DEFAULT_PROFILE, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -238,6 +238,71 @@ describe('successor conventions of profile.json', () => {
       assert.deepEqual(apiReads(), ['GET /roles']);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('successor values a field format cannot render', () => {
+  /** What the successor (a real server that differs from the sandbox) sends for thomas.becker. */
+  let odd: Json = {};
+  const withOddValues = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(withOddValues);
+    if (value === null || typeof value !== 'object') return value;
+    const out = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withOddValues(v)]));
+    return out.user === 'thomas.becker' ? { ...out, ...odd } : out;
+  };
+  const oddFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const url = input instanceof Request ? input.url : String(input);
+    if (!new URL(url).pathname.includes('/users') || !response.ok) return response;
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    const body = JSON.stringify(withOddValues(await response.json()));
+    return new Response(body, { status: response.status, headers });
+  };
+  const warnings = (proxy: UserProxy, from: number) =>
+    proxy.logSink
+      .lines()
+      .slice(from)
+      .filter((line) => String(line.msg).startsWith('successor value unusable'));
+
+  it('render as null (or the field default), never a 500 or the raw value; the operator is told once per field', async () => {
+    const proxy = await startUserProxy({ copyProfile: true, successorFetch: oddFetch });
+    try {
+      odd = { created: 1e20, lastLogin: 9e15 };
+      const mark = proxy.logSink.lines().length;
+      const list = await proxy.call<Json[]>('GET', '/Entity/User');
+      assert.equal(list.status, 200, list.text);
+      const listed = list.body.find((user) => user._id === 'thomas.becker');
+      assert.equal(listed?.created, null);
+      const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual([one.body.created, one.body.lastlogin], [null, null]);
+
+      odd = { created: '25.12.2024', lastLogin: '2024-01-01 08:00:00 CET' };
+      const text = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.deepEqual([text.body.created, text.body.lastlogin], [null, null]);
+      const told = warnings(proxy, mark);
+      assert.deepEqual(
+        told.map((line) => [line.level, line.field, line.attribute, line.format, line.value]),
+        [
+          [40, 'created', 'created', 'date', '100000000000000000000'],
+          [40, 'lastlogin', 'lastLogin', 'date-time', '9000000000000000'],
+        ],
+        'one warning per field, however many reads and values',
+      );
+
+      // A documented default is what such a value renders as.
+      const fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
+      const table = JSON.parse(readFileSync(fieldsFile, 'utf8'));
+      table.fields.created.default = '1970-01-01';
+      writeFileSync(fieldsFile, JSON.stringify(table, null, 2));
+      assert.equal(proxy.mappings.reload().ok, true);
+      const withDefault = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.equal(withDefault.body.created, '1970-01-01');
+    } finally {
+      odd = {};
+      await proxy.close();
     }
   });
 });

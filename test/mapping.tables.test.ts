@@ -341,6 +341,26 @@ describe('templates, formats and value tables', () => {
     assert.equal(toLegacyDateTime('2026-03-04T23:30:00.123+0100'), '2026-03-04T23:30:00+01:00');
     assert.equal(toLegacyDateTime('2026-03-04 23:30'), '2026-03-04T23:30:00+00:00');
     assert.equal(toLegacyDateTime(undefined), null);
+    assert.equal(toLegacyDateTime(1_700_000_000), '2023-11-14T22:13:20+00:00', 'a Unix timestamp in seconds');
+    assert.equal(toLegacyDate(1_700_000_000_000), '2023-11-14', 'a Unix timestamp in milliseconds');
+  });
+
+  it('finds no date in another format, an impossible date or a timestamp out of range (undefined)', () => {
+    for (const value of [
+      '25.12.2024',
+      '2024-01-01 08:00:00 CET',
+      '2024-02-30',
+      '2024-01-01T24:00',
+      'soon',
+      true,
+    ]) {
+      assert.equal(toLegacyDate(value), undefined, JSON.stringify(value));
+      assert.equal(toLegacyDateTime(value), undefined, JSON.stringify(value));
+    }
+    for (const value of [1e20, 9e15, -1e17, Number.NaN]) {
+      assert.equal(toLegacyDate(value), undefined, String(value));
+      assert.equal(toLegacyDateTime(value), undefined, String(value));
+    }
   });
 
   it('reads back every legacy value it writes, and unknown successor values become the fallback', () => {

@@ -1,13 +1,14 @@
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { QUOTE_MAX_CHARS, quoteInput, shorten } from '../lib/quote.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient } from '../successor/client.js';
 import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
-import type { CompiledProfile } from './compile.js';
+import type { CompiledField, CompiledProfile } from './compile.js';
 import { MappingError, type MappingProblem, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
-import { legacyViolations } from './fields.js';
+import { legacyViolations, type UnusableFieldValue } from './fields.js';
 import { IdResolver } from './ids.js';
 import { loadProfile } from './load.js';
 
@@ -45,7 +46,13 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
     logger: deps.logger,
     observer: deps.observer,
   });
-  const executor = new OperationExecutor(profile, ids, deps.successor, deps.apiBase);
+  const executor = new OperationExecutor(
+    profile,
+    ids,
+    deps.successor,
+    deps.apiBase,
+    unusableValueWarning(deps.logger),
+  );
   return {
     profile,
     ids,
@@ -65,6 +72,33 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
         throw error;
       }
     },
+  };
+}
+
+/**
+ * Warns once per field (per loaded profile: a reload tells again) that the successor sends values
+ * its format cannot render: the operator fixes the field table or the successor; each such value
+ * renders as null (or the field's default), not once per entity read.
+ */
+function unusableValueWarning(logger: Logger): UnusableFieldValue {
+  const told = new Set<CompiledField>();
+  return (resource, field, value) => {
+    if (told.has(field)) return;
+    told.add(field);
+    logger.warn(
+      {
+        resource: resource.resource,
+        field: field.name,
+        attribute: field.attribute.join('.'),
+        format: field.format,
+        value:
+          typeof value === 'string'
+            ? quoteInput(value)
+            : shorten(String(JSON.stringify(value)), QUOTE_MAX_CHARS),
+        file: resource.file,
+      },
+      `successor value unusable as a legacy ${field.format}: ${resource.resource}.${field.name} renders as ${field.default === undefined ? 'null' : 'its default'} (told once per field)`,
+    );
   };
 }
 

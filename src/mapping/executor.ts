@@ -14,7 +14,14 @@ import type {
   CompiledStep,
 } from './compile.js';
 import { TranslationError } from './errors.js';
-import { legacyViolations, type RenderPlan, renderEntities, renderPlan, translateWrite } from './fields.js';
+import {
+  legacyViolations,
+  type RenderPlan,
+  renderEntities,
+  renderPlan,
+  translateWrite,
+  type UnusableFieldValue,
+} from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { PairMemo } from './memo.js';
 import { renderJsonTemplate, renderTemplate, renderText, type VariableLookup } from './template.js';
@@ -176,6 +183,8 @@ export class OperationExecutor {
     private readonly ids: IdResolver,
     private readonly successor: SuccessorClient,
     private readonly apiBase: string,
+    /** Told about successor values a field's format cannot render (they render as null). */
+    private readonly unusable?: UnusableFieldValue,
     /** Shared with the `counting` copies, so what it holds is worked out once per profile. */
     private readonly memo: ExecutorMemo = newExecutorMemo(),
   ) {}
@@ -188,6 +197,7 @@ export class OperationExecutor {
       this.ids.withSuccessor(successor),
       successor,
       this.apiBase,
+      this.unusable,
       this.memo,
     );
   }
@@ -510,7 +520,7 @@ export class OperationExecutor {
   /** How the operation's resource renders `fields`, worked out once per field list. */
   #plan(op: CompiledOperation, fields: readonly string[]): RenderPlan {
     const resource = this.#resource(op);
-    return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields));
+    return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields, this.unusable));
   }
 
   /** Resolves every ID of a link body (one call); any unknown one is a 400 listing all of them. */

@@ -4,7 +4,7 @@ import type { UpstreamError } from '../successor/errors.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
 import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
 import { type InputProblem, TranslationError } from './errors.js';
-import { readValue, WriteValueError, writeValue } from './formats.js';
+import { readValue, type UnusableValue, WriteValueError, writeValue } from './formats.js';
 import type { Entity, IdResolver } from './ids.js';
 
 /** One entity rendered in legacy shape, with its own legacy ID. */
@@ -26,10 +26,19 @@ interface RenderColumn {
 export interface RenderPlan {
   resource: CompiledResource;
   columns: readonly RenderColumn[];
+  /** Told about a successor value a field's format cannot render (rendered as null). */
+  unusable: UnusableValue | undefined;
 }
 
+/** Told about a successor value of `resource` that a field's format cannot render (see `readValue`). */
+export type UnusableFieldValue = (resource: CompiledResource, field: CompiledField, value: unknown) => void;
+
 /** The render plan of `fields` (legacy names, in answer order); a profile error names a field it cannot read. */
-export function renderPlan(resource: CompiledResource, fields: readonly string[]): RenderPlan {
+export function renderPlan(
+  resource: CompiledResource,
+  fields: readonly string[],
+  unusable?: UnusableFieldValue,
+): RenderPlan {
   const columns = fields.map((name) => ({
     name,
     field: name === LEGACY_ID_FIELD ? undefined : resource.fields.get(name),
@@ -42,7 +51,11 @@ export function renderPlan(resource: CompiledResource, fields: readonly string[]
       );
     }
   }
-  return { resource, columns };
+  return {
+    resource,
+    columns,
+    unusable: unusable && ((field, value) => unusable(resource, field, value)),
+  };
 }
 
 /** Where one entity's references wait for their legacy IDs: per column, a slot or a list of slots. */
@@ -112,7 +125,7 @@ export function renderEntities(
 
 /** Phase 3 of `renderEntities`: the legacy objects, once every reference has its legacy ID. */
 function renderObjects(
-  { resource, columns }: RenderPlan,
+  { resource, columns, unusable }: RenderPlan,
   entities: readonly Entity[],
   ownSlots: readonly number[],
   refSlots: readonly Slots[],
@@ -126,7 +139,12 @@ function renderObjects(
     for (let c = 0; c < columns.length; c++) {
       const { name, field } = columns[c] as RenderColumn;
       value[name] = field
-        ? readField(field, entity, field.ref && refValue(field.ref, field.many, slots?.[c], legacyAt))
+        ? readField(
+            field,
+            entity,
+            field.ref && refValue(field.ref, field.many, slots?.[c], legacyAt),
+            unusable,
+          )
         : id;
     }
     return { id, value };
@@ -178,13 +196,18 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
       }
       if (ref === undefined && !field.many) return undefined;
     }
-    value[name] = readField(field, entity, ref);
+    value[name] = readField(field, entity, ref, plan.unusable);
   }
   return { id, value };
 }
 
 /** One legacy field's value: `ref` is a reference field's legacy value, worked out by the caller. */
-function readField(field: CompiledField, entity: Entity, ref: unknown): unknown {
+function readField(
+  field: CompiledField,
+  entity: Entity,
+  ref: unknown,
+  unusable: UnusableValue | undefined,
+): unknown {
   let value: unknown;
   if (field.ref) {
     value = ref;
@@ -193,7 +216,7 @@ function readField(field: CompiledField, entity: Entity, ref: unknown): unknown 
     const { key, value: wanted } = field.contains;
     value = Array.isArray(raw) ? raw.some((item) => String(getPath(item, key) ?? '') === wanted) : false;
   } else {
-    value = readValue(field, getPath(entity, field.attribute));
+    value = readValue(field, getPath(entity, field.attribute), unusable);
   }
   if ((value === undefined || value === null) && field.default !== undefined)
     return structuredClone(field.default);

@@ -3,47 +3,67 @@ import type { CompiledField, CompiledValues } from './compile.js';
 /** A legacy value the mapping cannot write; `message` is for the legacy caller. */
 export class WriteValueError extends Error {}
 
-const DATE_PREFIX = /^(\d{4}-\d{2}-\d{2})/;
-const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/i;
+/**
+ * A date or date-time as the successor may write it: `YYYY-MM-DD`, optionally `T` (or a space)
+ * and `hh:mm`, optional seconds and fraction, optional offset (`Z`, `+01:00`, `+0100`).
+ */
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
-/** Successor value → legacy date `YYYY-MM-DD`, taken in the offset the successor wrote it in. */
-export function toLegacyDate(value: unknown): string | null {
-  if (value === null || value === undefined || value === '') return null;
-  if (typeof value === 'string') {
-    const match = DATE_PREFIX.exec(value);
-    if (match?.[1]) return match[1];
+/**
+ * A successor date or date-time as its parts (offset normalised to `+hh:mm`, none meaning UTC), or
+ * undefined when it is none: another text format (`25.12.2024`, `… CET`), an impossible date or
+ * time, a number outside what a four-digit year can hold, or another type. Numbers are Unix
+ * timestamps, in seconds below 1e11, else in milliseconds.
+ */
+function dateTimeParts(value: unknown): { date: string; time: string; offset: string } | undefined {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return undefined;
+    const ms = value < 1e11 ? value * 1000 : value;
+    const date = new Date(ms);
+    // Outside ±8.64e15 ms the date is invalid; beyond year 9999 (or before 0) it has no YYYY form.
+    if (Number.isNaN(date.getTime())) return undefined;
+    const iso = date.toISOString();
+    if (!/^\d{4}-/.test(iso)) return undefined;
+    return { date: iso.slice(0, 10), time: iso.slice(11, 19), offset: '+00:00' };
   }
-  const ms = toMillis(value);
-  return ms === undefined ? String(value) : new Date(ms).toISOString().slice(0, 10);
+  if (typeof value !== 'string') return undefined;
+  const match = ISO_DATE_TIME.exec(value);
+  if (!match) return undefined;
+  const [, year, month, day, hour = '00', minute = '00', second = '00', zone] = match;
+  if (!isCalendarDate(Number(year), Number(month), Number(day))) return undefined;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
+  let offset = '+00:00';
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
+    offset = zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+    if (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59) return undefined;
+  }
+  return { date: `${year}-${month}-${day}`, time: `${hour}:${minute}:${second}`, offset };
 }
 
-/** Successor value → legacy date-time, ISO 8601 with a numeric offset (`2026-01-01T08:00:00+00:00`). */
-export function toLegacyDateTime(value: unknown): string | null {
-  if (value === null || value === undefined || value === '') return null;
-  if (typeof value === 'string') {
-    const match = DATE_TIME.exec(value);
-    if (match) {
-      const [, date, hm, seconds, , zone] = match;
-      const offset =
-        zone === undefined || zone.toUpperCase() === 'Z'
-          ? '+00:00'
-          : zone.includes(':')
-            ? zone
-            : `${zone.slice(0, 3)}:${zone.slice(3)}`;
-      return `${date}T${hm}${seconds ?? ':00'}${offset}`;
-    }
-  }
-  const ms = toMillis(value);
-  return ms === undefined ? String(value) : new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
-function toMillis(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isFinite(value)) return value < 1e11 ? value * 1000 : value;
-  if (typeof value === 'string') {
-    const ms = Date.parse(value);
-    return Number.isNaN(ms) ? undefined : ms;
-  }
-  return undefined;
+/**
+ * Successor value → legacy date `YYYY-MM-DD`, taken in the offset the successor wrote it in;
+ * null for a missing value, undefined for one that is no date (see `readValue`).
+ */
+export function toLegacyDate(value: unknown): string | null | undefined {
+  if (value === null || value === undefined || value === '') return null;
+  return dateTimeParts(value)?.date;
+}
+
+/**
+ * Successor value → legacy date-time, ISO 8601 with a numeric offset (`2026-01-01T08:00:00+00:00`);
+ * null for a missing value, undefined for one that is no date-time (see `readValue`).
+ */
+export function toLegacyDateTime(value: unknown): string | null | undefined {
+  if (value === null || value === undefined || value === '') return null;
+  const parts = dateTimeParts(value);
+  return parts && `${parts.date}T${parts.time}${parts.offset}`;
 }
 
 /** Successor value → legacy boolean; null stays null. */
@@ -64,14 +84,24 @@ export function toLegacyString(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
-/** Applies a field's value table and format to a successor value. */
-export function readValue(field: CompiledField, value: unknown): unknown {
+/** Told about a successor value a field's format cannot render (it is rendered as null). */
+export type UnusableValue = (field: CompiledField, value: unknown) => void;
+
+/**
+ * Applies a field's value table and format to a successor value. A value that is not what the
+ * format renders (a date in another format, a timestamp out of range) reads as null, so the
+ * field's default applies, and `unusable` is told: never a failure, never the raw value.
+ */
+export function readValue(field: CompiledField, value: unknown, unusable?: UnusableValue): unknown {
   if (field.values) return readThroughValues(field.values, value);
   switch (field.format) {
     case 'date':
-      return toLegacyDate(value);
-    case 'date-time':
-      return toLegacyDateTime(value);
+    case 'date-time': {
+      const legacy = field.format === 'date' ? toLegacyDate(value) : toLegacyDateTime(value);
+      if (legacy !== undefined) return legacy;
+      unusable?.(field, value);
+      return null;
+    }
     case 'boolean':
       return toLegacyBoolean(value);
     case 'string':
