@@ -3,6 +3,8 @@
 // users by UUID. The same legacy code answers with those IDs, in paths, bodies and references,
 // because the tables say so — and a rollback re-adds by UUID just the same.
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { groupSchema } from '../src/legacy/group/schema.js';
 import { type ErrorBody, groupLinks, privilegeLinks, snapshot } from './relation-helpers.js';
@@ -104,5 +106,75 @@ describe('groups on the alt-uuid profile (ID table, users by UUID)', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(answer.body.message, new RegExp(`Rolled back \\(POST user "${thomas}"\\)`));
     assert.equal(snapshot(proxy), before);
+  });
+});
+
+describe('an ID table whose assigned ID is taken by another group', () => {
+  // An imported legacy ID that is a UUID — the UUID of another group. The `uuid` rule (and the
+  // `attribute` rule's fallback to the UUID) must not hand that ID out again: every _id names
+  // exactly one group, and it is saved.
+  let proxy: UserProxy;
+  let lehrer: string;
+  let schueler: string;
+  const setRule = (assign: Record<string, unknown>) => {
+    const file = path.join(proxy.profileDir, 'ids.json');
+    const ids = JSON.parse(readFileSync(file, 'utf8'));
+    ids.kinds.group.assign = assign;
+    writeFileSync(file, JSON.stringify(ids, null, 2));
+    assert.equal(proxy.mappings.reload().ok, true);
+  };
+
+  before(async () => {
+    proxy = await startUserProxy({ profile: ALT_PROFILE, copyProfile: true });
+    lehrer = proxy.sandbox.data.groupByAccount('lehrer')?.id ?? '';
+    schueler = proxy.sandbox.data.groupByAccount('schueler')?.id ?? '';
+    // The import says: the legacy group ID "<lehrer's UUID>" is the group schueler.
+    await proxy.store.idMap.upsert([{ kind: 'group', legacyId: lehrer, uuid: schueler }], Date.now());
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('uuid rule: the group whose UUID is taken gets <uuid>-2, saved, and every _id reads its own group', async () => {
+    setRule({ rule: 'uuid' });
+    const list = await proxy.call<Group[]>('GET', '/Entity/Group');
+    assert.equal(list.status, 200, list.text);
+    const ids = list.body.map((g) => g._id);
+    assert.equal(new Set(ids).size, ids.length, `duplicate _id in ${ids.join(', ')}`);
+    const byAccount = new Map(list.body.map((g) => [g.account, g._id]));
+    assert.equal(byAccount.get('schueler'), lehrer, 'the imported row');
+    assert.equal(byAccount.get('lehrer'), `${lehrer}-2`);
+    const rows = new Map((await proxy.store.idMap.list('group')).map((row) => [row.legacyId, row.uuid]));
+    for (const group of list.body) {
+      const read = await proxy.call<Group>('GET', `/Entity/Group/${encodeURIComponent(group._id)}`);
+      assert.equal(read.body.account, group.account, `GET ${group._id}`);
+      assert.ok(rows.has(group._id), `${group._id} is saved`);
+    }
+  });
+
+  it('attribute rule: a taken attribute falls back to the UUID, a taken UUID to <uuid>-2', async () => {
+    const created = await proxy.call<Group>('POST', '/Entity/Group', { name: 'Imkerei' });
+    assert.equal(created.status, 201, created.text);
+    const imkerei = proxy.sandbox.data.groupByAccount('imkerei')?.id ?? '';
+    const admins = proxy.sandbox.data.groupByAccount('admins')?.id ?? '';
+    assert.ok(imkerei && admins);
+    await proxy.store.idMap.remove('group', imkerei);
+    // "imkerei" (its account) and its UUID are both legacy IDs of other groups.
+    await proxy.store.idMap.upsert(
+      [
+        { kind: 'group', legacyId: 'imkerei', uuid: admins },
+        { kind: 'group', legacyId: imkerei, uuid: lehrer },
+      ],
+      Date.now(),
+    );
+    setRule({ rule: 'attribute', attribute: 'group' });
+    const list = await proxy.call<Group[]>('GET', '/Entity/Group');
+    assert.equal(list.status, 200, list.text);
+    const ids = list.body.map((g) => g._id);
+    assert.equal(new Set(ids).size, ids.length, `duplicate _id in ${ids.join(', ')}`);
+    const mine = list.body.find((g) => g.account === 'imkerei');
+    assert.equal(mine?._id, `${imkerei}-2`);
+    const read = await proxy.call<Group>('GET', `/Entity/Group/${encodeURIComponent(`${imkerei}-2`)}`);
+    assert.equal(read.body.account, 'imkerei');
   });
 });

@@ -300,22 +300,26 @@ export class IdResolver {
     const tryInsert = async (legacyId: string) =>
       idMap.insert({ kind: kind.name, legacyId, uuid, source: 'assigned' }, clock.now());
     const existing = async () => (await idMap.byUuids(kind.name, [uuid])).get(uuid);
+    // One atomic step in the store: replicas sharing it never hand out one number twice.
+    const sequence = async (prefix: string, start: number) =>
+      (await idMap.assignSequence(kind.name, prefix, start, uuid, clock.now())).legacyId;
     const rule = id.assign;
+    if (rule.rule === 'sequence') return sequence(rule.prefix, rule.start);
     if (rule.rule === 'attribute' && rule.path) {
       const value = stringAt(entity, rule.path);
       if (value !== undefined && value !== '') {
         const result = await tryInsert(value);
         if (result === 'inserted') return value;
-        if (result === 'uuid-mapped') return (await existing()) ?? uuid;
+        if (result === 'uuid-mapped') return (await existing()) ?? sequence(`${uuid}-`, 2);
       }
     }
-    if (rule.rule === 'sequence') {
-      // One atomic step in the store: replicas sharing it never hand out one number twice.
-      return (await idMap.assignSequence(kind.name, rule.prefix, rule.start, uuid, clock.now())).legacyId;
-    }
     const result = await tryInsert(uuid);
-    if (result === 'uuid-mapped') return (await existing()) ?? uuid;
-    return uuid;
+    if (result === 'inserted') return uuid;
+    // 'uuid-mapped': another request (or an import) gave it an ID meanwhile. 'legacy-taken': the
+    // dashed UUID is already another entity's legacy ID (an imported ID that is a UUID): handing it
+    // out would give two entities one _id. Either way the ID answered is a saved row of this UUID:
+    // `<uuid>-2`, `-3`, … when its own UUID is taken.
+    return (result === 'uuid-mapped' ? await existing() : undefined) ?? sequence(`${uuid}-`, 2);
   }
 
   /**

@@ -142,10 +142,16 @@ const naturalIdSchema = z.strictObject({
 
 const assignRuleSchema = z
   .discriminatedUnion('rule', [
-    z.strictObject({ rule: z.literal('uuid').describe('The legacy ID is the dashed UUID') }),
+    z.strictObject({
+      rule: z
+        .literal('uuid')
+        .describe('The legacy ID is the dashed UUID (<uuid>-2, -3, … when another entity has it as its ID)'),
+    }),
     z.strictObject({
       rule: z.literal('attribute'),
-      attribute: attributePath.describe('Copy this successor attribute (falls back to the UUID when taken)'),
+      attribute: attributePath.describe(
+        'Copy this successor attribute (falls back to the UUID when taken, then to <uuid>-2, -3, …)',
+      ),
     }),
     z.strictObject({
       rule: z.literal('sequence'),
