@@ -113,7 +113,8 @@ describe('mapping reload on SIGHUP', () => {
 
   it('applies a good change at once: other attribute, other setting, no code change', async () => {
     const fields = JSON.parse(original.fields);
-    fields.fields.lastname.attribute = 'firstname';
+    // Read-only: two writable fields on one attribute are refused (a body with both loses one).
+    fields.fields.lastname = { ...fields.fields.lastname, attribute: 'firstname', direction: 'read' };
     writeFileSync(fieldsFile, JSON.stringify(fields, null, 2));
     const profile = JSON.parse(original.profile);
     profile.settings.adminRole = 'ROLE_TEACHER';

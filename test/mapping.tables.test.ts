@@ -243,6 +243,35 @@ describe('a broken profile', () => {
     assert.match(setting.problems[0]?.message ?? '', /no setting "superRole"/);
   });
 
+  it('refuses two writable fields on one successor attribute, or one inside the other', () => {
+    const same = brokenProfile('fields/user.json', (json) => {
+      ((json.fields as Json).auxInfo as Json).attribute = 'importId';
+      return json;
+    });
+    assert.deepEqual(
+      same.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${path.join('fields', 'user.json')} $.fields.auxInfo.attribute: the writable fields importId and auxInfo both write the successor attribute importId: a body with both would keep only one value; give each its own attribute or make one "read"`,
+      ],
+    );
+    const nested = brokenProfile('fields/user.json', (json) => {
+      ((json.fields as Json).type as Json).attribute = 'importId.kind';
+      return json;
+    });
+    assert.match(
+      nested.problems[0]?.message ?? '',
+      /the writable field importId writes importId, which holds importId\.kind that type writes/,
+    );
+    // A read-only field may read what a writable one writes (the shipped admin flag reads roles).
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'ok');
+    cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+    const file = path.join(dir, 'fields', 'user.json');
+    const table = JSON.parse(readFileSync(file, 'utf8'));
+    table.fields.auxInfo = { ...table.fields.auxInfo, attribute: 'importId', direction: 'read' };
+    writeFileSync(file, JSON.stringify(table));
+    assert.doesNotThrow(() => loadProfile(dir));
+  });
+
   it('checks template variables of operation steps', () => {
     const error = brokenProfile('operations/user.json', (json) => {
       const ops = json.operations as Record<string, Json>;

@@ -385,6 +385,8 @@ export function compileProfile(
         default: field.default,
       });
     }
+    for (const clash of writeClashes(fields))
+      problem(source.file, `$.fields.${clash.field}.attribute`, clash.message);
     resources.set(table.kind, { resource: table.resource, kind, file: source.file, fields });
   }
 
@@ -434,6 +436,32 @@ export function compileProfile(
       ],
     },
   };
+}
+
+/**
+ * Writable fields whose attributes overlap: the same path, or one inside the other (`profile` and
+ * `profile.class`). A body with both would write one attribute twice and silently keep one value.
+ */
+function writeClashes(fields: ReadonlyMap<string, CompiledField>): { field: string; message: string }[] {
+  const writable = [...fields.values()].filter((field) => field.writable);
+  const clashes: { field: string; message: string }[] = [];
+  writable.forEach((field, i) => {
+    for (const earlier of writable.slice(0, i)) {
+      const [shorter, longer] =
+        earlier.attribute.length <= field.attribute.length ? [earlier, field] : [field, earlier];
+      if (!shorter.attribute.every((segment, k) => longer.attribute[k] === segment)) continue;
+      const a = shorter.attribute.join('.');
+      const b = longer.attribute.join('.');
+      clashes.push({
+        field: field.name,
+        message:
+          a === b
+            ? `the writable fields ${earlier.name} and ${field.name} both write the successor attribute ${a}: a body with both would keep only one value; give each its own attribute or make one "read"`
+            : `the writable field ${shorter.name} writes ${a}, which holds ${b} that ${longer.name} writes: a body with both would keep only one value; give each its own attribute or make one "read"`,
+      });
+    }
+  });
+  return clashes;
 }
 
 function compileIdStrategy(strategy: IdStrategy): CompiledIdStrategy {
