@@ -174,12 +174,13 @@ export async function buildServices(
       runConfig = { ...config, successor: config.successor };
     }
 
-    // The profile's paging and readiness read are successor conventions; the readiness path is
-    // asked at every check, so a reloaded profile applies.
+    // The profile's paging and readiness read are successor conventions; both are asked at every
+    // check, so a reloaded profile applies.
     let mappings: MappingHolder | undefined;
     const successor = createSuccessorClient({
       ...runConfig.successor,
       checkPath: () => mappings?.current().profile.readinessPath ?? '',
+      checkPaging: () => mappings?.current().profile.paging,
       clock,
       logger: logger.child({ component: 'successor' }),
       observer,

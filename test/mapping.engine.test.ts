@@ -171,7 +171,7 @@ describe('successor conventions of profile.json', () => {
     writeFileSync(file, JSON.stringify(json, null, 2));
   };
 
-  it('every collection read of the engine pages with successor.paging, not with names in code', async () => {
+  it('every collection read of the engine, and the readiness read, pages with successor.paging, not with names in code', async () => {
     const proxy = await startUserProxy({ copyProfile: true });
     try {
       setSuccessor(proxy.profileDir, (successor) => {
@@ -196,6 +196,15 @@ describe('successor conventions of profile.json', () => {
         assert.equal(query.get('size'), '100', read);
         assert.equal(query.has('itemsPerPage'), false, read);
       }
+      // The readiness read too: one item, by the profile's page-size parameter.
+      const readyMark = proxy.logSink.text.length;
+      assert.equal((await fetch(`${proxy.url}/readyz`)).status, 200);
+      const ready = proxy.logSink.text
+        .slice(readyMark)
+        .split('\n')
+        .filter((line) => line.includes('"successor call"'))
+        .map((line) => String((JSON.parse(line) as { successor: { path: string } }).successor.path));
+      assert.deepEqual(ready, ['/iserv/idm/api/v1/users?size=1']);
     } finally {
       await proxy.close();
     }

@@ -65,6 +65,12 @@ export interface SuccessorClientOptions {
    * only makes sure a token can be had.
    */
   checkPath?: string | (() => string);
+  /**
+   * The paging parameters of the `check()` read (it asks for one item); a function is asked at
+   * every check, like `checkPath`, so that a reloaded profile's `successor.paging` applies.
+   * Default the client's `paging`.
+   */
+  checkPaging?: CollectionPaging | (() => CollectionPaging | undefined);
   clock?: Clock;
   logger?: Logger;
   /** Told about every HTTP call and token renewal (metrics, per-request call counts). */
@@ -184,6 +190,7 @@ class HttpSuccessorClient implements SuccessorClient {
   readonly #maxPages: number;
   readonly #paging: CollectionPaging;
   readonly #checkPath: (() => string) | undefined;
+  readonly #checkPaging: (() => CollectionPaging | undefined) | undefined;
   readonly #accept: string;
   readonly #logger: Logger;
 
@@ -201,6 +208,8 @@ class HttpSuccessorClient implements SuccessorClient {
     this.#paging = options.paging ?? FALLBACK_PAGING;
     const checkPath = options.checkPath;
     this.#checkPath = typeof checkPath === 'string' ? () => checkPath : checkPath;
+    const checkPaging = options.checkPaging;
+    this.#checkPaging = typeof checkPaging === 'object' ? () => checkPaging : checkPaging;
     this.#accept = options.accept ?? DEFAULT_ACCEPT;
     this.#logger = options.logger ?? silentLogger();
     this.#transport = new HttpTransport({
@@ -328,7 +337,7 @@ class HttpSuccessorClient implements SuccessorClient {
       await this.request({
         method: 'GET',
         path,
-        query: { [this.#paging.itemsPerPage]: '1' },
+        query: { [(this.#checkPaging?.() ?? this.#paging).itemsPerPage]: '1' },
         ...(signal === undefined ? {} : { signal }),
       });
     }
