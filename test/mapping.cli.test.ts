@@ -262,6 +262,47 @@ describe('idm-compat ids import / export', () => {
     assert.equal(rows.length, 2001);
     assert.ok(rows.every((row) => row.kind === 'group'));
   });
+
+  it("rejects legacy IDs no legacy call can address (Input limits), and warns about a UUID that is not the row's", async () => {
+    const file = path.join(dir, 'limits.csv');
+    const own = randomUUID();
+    const other = randomUUID();
+    writeFileSync(
+      file,
+      [
+        'legacy_id,uuid',
+        `${'L'.repeat(300)},${randomUUID()}`,
+        `"bad\tid",${randomUUID()}`,
+        `${'ü'.repeat(43)},${randomUUID()}`, // 43 × 6 = 258 bytes URL-encoded
+        `${'ü'.repeat(42)},${randomUUID()}`, // 252 bytes: fits
+        `${other},${own}`,
+      ].join('\n'),
+    );
+    const result = await cli(['ids', 'import', file, '--kind', 'group', '--config', config]);
+    assert.equal(result.code, 1, result.err);
+    assert.match(result.out, /2 added, 0 changed, 0 unchanged, 3 rejected \(5 rows\)/);
+    assert.match(
+      result.err,
+      /line 2: legacy ID "L{40}"… must be at most 255 bytes URL-encoded: no legacy call/,
+    );
+    assert.match(result.err, /line 3: legacy ID "bad\\tid" must not contain control characters/);
+    assert.match(result.err, /line 4: legacy ID "ü+"… must be at most 255 bytes URL-encoded/);
+    assert.match(
+      result.err,
+      new RegExp(`warning, line 6: legacy ID ${other} is a UUID, but not the row's \\(${own}\\)`),
+    );
+    const json = JSON.parse(
+      (await cli(['ids', 'import', file, '--kind', 'group', '--config', config, '--json'])).out,
+    );
+    assert.deepEqual(
+      json.rejections.map((row: { line: number }) => row.line),
+      [2, 3, 4],
+    );
+    assert.deepEqual(
+      json.warnings.map((row: { line: number }) => row.line),
+      [6],
+    );
+  });
 });
 
 describe('idm-compat serve with a broken profile', () => {

@@ -86,6 +86,7 @@ describe('a second mapping profile (alt-uuid)', () => {
       unchanged: 0,
       rejected: 0,
       rejections: [],
+      warnings: [],
       notTableKinds: [],
     });
     assert.equal((await proxy.store.idMap.list('group')).length, 2000);

@@ -96,6 +96,8 @@ Example:
         for (const row of summary.rejected.slice(0, 50)) io.err(`  line ${row.line}: ${row.reason}`);
         if (summary.rejected.length > 50)
           io.err(`  … and ${summary.rejected.length - 50} more rejected rows`);
+        for (const row of summary.warnings.slice(0, 50)) io.err(`  warning, line ${row.line}: ${row.reason}`);
+        if (summary.warnings.length > 50) io.err(`  … and ${summary.warnings.length - 50} more warnings`);
         for (const kind of summary.notTableKinds) {
           io.err(
             `note: kind ${kind} does not use the table ID strategy in profile ${profile.name}; its rows are kept for later`,

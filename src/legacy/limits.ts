@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import {
+  fitsLegacyIdBytes,
+  hasControlCharacter,
+  hasLoneSurrogate,
+  LEGACY_ID_MAX_BYTES,
+  LEGACY_ID_MESSAGES,
+} from '../lib/legacy-id.js';
 
 /**
  * The input bounds of the legacy surface, checked by the operations' zod schemas before any
@@ -18,18 +25,11 @@ export const ROLE_NAME_MAX = 50;
 /** Other writable text fields: the usual column length where the successor documents none. */
 export const TEXT_MAX = 255;
 
-/** Longest legacy ID, in bytes of its URL-encoded form (what goes into a successor URL). */
-export const LEGACY_ID_MAX_BYTES = 255;
-
-// In a `u` regex a paired surrogate is one code point, so \p{Cs} matches only unpaired ones.
-const CONTROL = /\p{Cc}/u;
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /** Refuses control characters (C0, DEL, C1) and unpaired UTF-16 surrogates, which no name may hold. */
 function wellFormed(schema: z.ZodString): z.ZodString {
   return schema
-    .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-    .refine((value) => !LONE_SURROGATE.test(value), 'must not contain unpaired UTF-16 surrogates');
+    .refine((value) => !hasControlCharacter(value), LEGACY_ID_MESSAGES.control)
+    .refine((value) => !hasLoneSurrogate(value), LEGACY_ID_MESSAGES.surrogate);
 }
 
 /**
@@ -41,16 +41,16 @@ export function legacyText(max: number, options: { empty?: boolean } = {}): z.Zo
   return wellFormed(text.max(max, `must be at most ${max} characters`));
 }
 
-/** A legacy ID (path or body): non-empty, well-formed, at most {@link LEGACY_ID_MAX_BYTES} bytes URL-encoded. */
+/**
+ * A legacy ID (path or body): non-empty, well-formed, at most {@link LEGACY_ID_MAX_BYTES} bytes
+ * URL-encoded — the rule of src/lib/legacy-id.ts, which `ids import` applies too.
+ */
 export function legacyId(): z.ZodString {
-  const message = `must be at most ${LEGACY_ID_MAX_BYTES} bytes URL-encoded`;
-  // Every UTF-16 code unit encodes to at least one byte, so `max` is implied by the byte cap; it
-  // is stated for the OpenAPI document, and the byte check runs only where `max` held.
-  return wellFormed(z.string().min(1, 'an ID must not be empty').max(LEGACY_ID_MAX_BYTES, message)).refine(
-    (id) =>
-      id.length > LEGACY_ID_MAX_BYTES ||
-      LONE_SURROGATE.test(id) ||
-      encodeURIComponent(id).length <= LEGACY_ID_MAX_BYTES,
-    message,
+  const { empty, tooLong } = LEGACY_ID_MESSAGES;
+  // `max` is implied by the byte cap; it is stated for the OpenAPI document, and the byte check
+  // runs only where `max` held and the ID is well-formed (each of those has its own message).
+  return wellFormed(z.string().min(1, empty).max(LEGACY_ID_MAX_BYTES, tooLong)).refine(
+    (id) => id.length > LEGACY_ID_MAX_BYTES || hasLoneSurrogate(id) || fitsLegacyIdBytes(id),
+    tooLong,
   );
 }

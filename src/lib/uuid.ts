@@ -4,6 +4,11 @@ import bs58 from 'bs58';
 const DASHED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{16,22}$/;
 
+/** Whether `value` is a UUID in the dashed form (any case). */
+export function isDashedUuid(value: string): boolean {
+  return DASHED.test(value);
+}
+
 /**
  * Normalises a UUID given dashed (any case) or base58 (as the IDM API also emits) to the
  * lower-case dashed form; returns undefined when `value` is neither.

@@ -1,4 +1,6 @@
-import { normalizeUuid } from '../lib/uuid.js';
+import { legacyIdProblem } from '../lib/legacy-id.js';
+import { quoteInput } from '../lib/quote.js';
+import { isDashedUuid, normalizeUuid } from '../lib/uuid.js';
 import type { IdMapImportProgress, IdMapImportResult, IdMapRepository, IdMapRow } from '../store/id-map.js';
 import type { CompiledProfile } from './compile.js';
 
@@ -12,6 +14,11 @@ export interface RejectedRow {
 export interface IdImportSummary extends IdMapImportResult {
   rows: number;
   rejected: RejectedRow[];
+  /**
+   * Imported rows that are likely mistakes, by line: a legacy ID that is a dashed UUID other than
+   * the row's own (it may be another entity's UUID, whose `uuid` rule then gives it `<uuid>-2`).
+   */
+  warnings: RejectedRow[];
   /** Kinds in the file whose ID strategy in the profile is not `table` (imported anyway). */
   notTableKinds: string[];
 }
@@ -23,8 +30,9 @@ const UUID_COLUMNS = ['uuid', 'hexuuid', 'successor_uuid'];
 /**
  * Parses and checks an ID-table CSV (header `kind,legacy_id,uuid`; `kind` may come from
  * `defaultKind` instead), then writes the good rows in one transaction per chunk. Rows with an
- * unknown kind, an empty legacy ID, something that is not a UUID (dashed or base58), or a legacy
- * ID or UUID already used earlier in the file are rejected with their line number. Rejects with
+ * unknown kind, an empty legacy ID or one no legacy call can address (over 255 bytes URL-encoded,
+ * a control character; src/lib/legacy-id.ts), something that is not a UUID (dashed or base58), or
+ * a legacy ID or UUID already used earlier in the file are rejected with their line number. Rejects with
  * IdImportStopped when the store fails while writing, with a plain Error (nothing written) when
  * the file or `defaultKind` cannot be used.
  */
@@ -66,6 +74,7 @@ export async function importIdCsv(options: {
   }
 
   const rejected: RejectedRow[] = [];
+  const warnings: RejectedRow[] = [];
   const rows: Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[] = [];
   const seenLegacy = new Map<string, number>();
   const seenUuid = new Map<string, number>();
@@ -89,6 +98,11 @@ export async function importIdCsv(options: {
       reject('empty legacy ID');
       continue;
     }
+    const idProblem = legacyIdProblem(legacyId);
+    if (idProblem !== undefined) {
+      reject(`legacy ID ${quoteInput(legacyId, 40)} ${idProblem}: no legacy call could address it`);
+      continue;
+    }
     const uuid = rawUuid ? normalizeUuid(rawUuid) : undefined;
     if (uuid === undefined) {
       reject(`not a UUID (dashed or base58): ${JSON.stringify(rawUuid ?? '')}`);
@@ -109,6 +123,12 @@ export async function importIdCsv(options: {
     seenLegacy.set(legacyKey, line);
     seenUuid.set(uuidKey, line);
     if (compiled.id.strategy !== 'table') notTable.add(kind);
+    if (isDashedUuid(legacyId) && legacyId.toLowerCase() !== uuid) {
+      warnings.push({
+        line,
+        reason: `legacy ID ${legacyId} is a UUID, but not the row's (${uuid}): if it is another ${kind}'s, that one's UUID is taken as an ID`,
+      });
+    }
     rows.push({ kind, legacyId, uuid });
   }
   options.onStart?.(rows.length);
@@ -116,6 +136,7 @@ export async function importIdCsv(options: {
     ...result,
     rows: records.length,
     rejected,
+    warnings,
     notTableKinds: [...notTable].sort(),
   });
   let written: IdMapImportProgress = { done: 0, added: 0, changed: 0, unchanged: 0 };
