@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
+import { LEGACY_OPERATIONS, REQUIRED_OPERATIONS } from '../src/legacy/operations.js';
 import { MappingError } from '../src/mapping/errors.js';
 import { readThroughValues, toLegacyDate, toLegacyDateTime, writeValue } from '../src/mapping/formats.js';
 import { loadProfile } from '../src/mapping/load.js';
@@ -24,7 +24,11 @@ function jsonFiles(dir: string): string[] {
 }
 
 /** A temp copy of the default profile with one file changed; answers the MappingError it causes. */
-function brokenProfile(file: string, change: (json: Json) => Json | string | undefined): MappingError {
+function brokenProfile(
+  file: string,
+  change: (json: Json) => Json | string | undefined,
+  served: Parameters<typeof loadProfile>[1] = [],
+): MappingError {
   const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'broken');
   cpSync(DEFAULT_PROFILE, dir, { recursive: true });
   const target = path.join(dir, file);
@@ -32,7 +36,7 @@ function brokenProfile(file: string, change: (json: Json) => Json | string | und
   if (changed === undefined) rmSync(target);
   else writeFileSync(target, typeof changed === 'string' ? changed : JSON.stringify(changed, null, 2));
   try {
-    loadProfile(dir);
+    loadProfile(dir, served);
   } catch (error) {
     assert.ok(error instanceof MappingError, String(error));
     return error;
@@ -42,6 +46,8 @@ function brokenProfile(file: string, change: (json: Json) => Json | string | und
 
 describe('the shipped mapping profile', () => {
   it('loads and maps every legacy operation the proxy serves', () => {
+    for (const dir of [DEFAULT_PROFILE, ALT_PROFILE])
+      assert.doesNotThrow(() => loadProfile(dir, REQUIRED_OPERATIONS));
     const profile = loadProfile(DEFAULT_PROFILE);
     assert.equal(profile.name, 'iserv-idm-v1');
     assert.deepEqual([...profile.kinds.keys()].sort(), ['flag', 'group', 'privilege', 'role', 'user']);
@@ -303,6 +309,33 @@ describe('a broken profile', () => {
         p.startsWith('$.operations["user.create"].steps[0].body.nested[0]: {fieldz}: unknown variable'),
       ),
       problems.join('\n'),
+    );
+  });
+
+  it('checks {params.…} and {body.…} against the path parameters and body fields of the served operation', () => {
+    const error = brokenProfile(
+      'operations/user.json',
+      (json) => {
+        const ops = json.operations as Record<string, Json>;
+        ((ops['user.restore'] as Json).steps as Json[])[0] = {
+          method: 'POST',
+          path: '/users/{params.idd}/restore',
+        };
+        (((ops['user.password.set'] as Json).steps as Json[])[0] as Json).body = {
+          password: '{body.passwrod}',
+        };
+        (((ops['user.link.groups.add'] as Json).steps as Json[])[0] as Json).describe = 'add {body.groups}';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      error.problems.map((p) => `${p.path}: ${p.message}`),
+      [
+        '$.operations["user.link.groups.add"].steps[0].describe: {body.groups}: the legacy body of POST /Core/Entity/User/{id}/link/groups has no field "groups" (it has no fields)',
+        '$.operations["user.restore"].steps[0].path: {params.idd}: the path of POST /Core/User/{id}/restore has no parameter "idd" (known: id)',
+        '$.operations["user.password.set"].steps[0].body.password: {body.passwrod}: the legacy body of POST /Core/User/{id}/password has no field "passwrod" (known: password)',
+      ],
     );
   });
 

@@ -33,7 +33,7 @@ Options:
     let problems: MappingProblem[] = [];
     let name = config.mappings.profile;
     try {
-      const profile = loadProfile(folder);
+      const profile = loadProfile(folder, REQUIRED_OPERATIONS);
       name = profile.name;
       problems = missingOperations(profile, REQUIRED_OPERATIONS);
       if (flag(args, 'live') && problems.length === 0) problems = await liveProblems(config, profile);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { RequiredOperation } from '../mapping/engine.js';
 import { GROUP_OPERATIONS } from './group/index.js';
 import type { LegacyOperation } from './operation.js';
@@ -15,8 +16,14 @@ export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
   ...SSO_OPERATIONS,
 ];
 
-/** What every mapping profile must map: each operation's id, named by its method and path. */
+/**
+ * What every mapping profile must map: each operation's id, named by its method and path, with
+ * its path parameters and body fields (what `{params.…}` and `{body.…}` of its steps may name).
+ */
 export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIONS.map((operation) => ({
   id: operation.id,
   label: `${operation.method.toUpperCase()} ${operation.path}`,
+  params: [...operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] ?? ''),
+  // A body that is no object (a link body's array of IDs) has no fields to name.
+  bodyFields: operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : [],
 }));

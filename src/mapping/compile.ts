@@ -25,6 +25,21 @@ import {
   type VariableCheck,
 } from './template.js';
 
+/**
+ * An operation the proxy serves, which every profile must map: its id, how problems name it, and
+ * what its templates may read of the legacy request. The legacy routes describe themselves this
+ * way (src/legacy/operations.ts), so the mapping code never imports them.
+ */
+export interface RequiredOperation {
+  id: string;
+  /** E.g. `GET /Core/Entity/User`. */
+  label: string;
+  /** Its path parameters, the names `{params.<name>}` may use (e.g. `id`). */
+  params: readonly string[];
+  /** The fields of its legacy JSON or form body, the names `{body.<name>}` may use; none when the body is no object. */
+  bodyFields: readonly string[];
+}
+
 /** A parsed file of the profile, with the path it came from (relative to the profile folder). */
 export interface SourceFile<T> {
   file: string;
@@ -183,7 +198,10 @@ const REF_VARS = new Set(['uuid', 'uuid58', 'iri', 'id']);
 export function compileProfile(
   dir: string,
   sources: ProfileSources,
+  /** The operations the proxy serves: `{params.…}` and `{body.…}` of their steps are checked against them. */
+  served: readonly RequiredOperation[] = [],
 ): { profile: CompiledProfile } | { problems: MappingProblem[] } {
+  const shapes = new Map(served.map((operation) => [operation.id, operation]));
   const problems: MappingProblem[] = [];
   const problem = (file: string, path: string, message: string) => problems.push({ file, path, message });
   const settings = sources.profile.data.settings;
@@ -405,6 +423,7 @@ export function compileProfile(
         problem,
         compile,
         commonCheck,
+        shape: shapes.get(id),
       });
       if (compiled) operations.set(id, compiled);
     }
@@ -502,6 +521,8 @@ interface OperationContext {
   problem: (file: string, path: string, message: string) => void;
   compile: (file: string, at: string, source: string, check: VariableCheck) => Template | undefined;
   commonCheck: (allowed: (path: readonly string[]) => string | undefined) => VariableCheck;
+  /** What the legacy operation of this id offers its templates; unknown for an operation the proxy does not serve. */
+  shape: RequiredOperation | undefined;
 }
 
 function compileOperation(
@@ -581,6 +602,7 @@ function compileOperation(
     const check = ctx.commonCheck((path) =>
       stepVariable(path, {
         table,
+        shape: ctx.shape,
         forEach: step.forEach === 'items',
         entity: table.subject !== undefined || created,
         applied: false,
@@ -606,6 +628,7 @@ function compileOperation(
         ctx.commonCheck((path) =>
           stepVariable(path, {
             table,
+            shape: ctx.shape,
             forEach: step.undo?.forEach === 'applied',
             entity: table.subject !== undefined || created || step.returns === 'entity',
             applied: true,
@@ -660,7 +683,13 @@ function compileOperation(
 
 function stepVariable(
   path: readonly string[],
-  ctx: { table: OperationTable; forEach: boolean; entity: boolean; applied: boolean },
+  ctx: {
+    table: OperationTable;
+    shape: RequiredOperation | undefined;
+    forEach: boolean;
+    entity: boolean;
+    applied: boolean;
+  },
 ): string | undefined {
   const [root, sub, ...rest] = path;
   const refCheck = (what: string): string | undefined =>
@@ -680,8 +709,15 @@ function stepVariable(
       if (!ctx.applied) return '{applied.…} is only available in an "undo"';
       return ctx.table.items ? refCheck('applied') : '{applied.…} needs "items" on the operation';
     case 'body':
-    case 'params':
-      return sub !== undefined && rest.length === 0 ? undefined : `use {${root}.<name>}`;
+    case 'params': {
+      if (sub === undefined || rest.length > 0) return `use {${root}.<name>}`;
+      const { shape } = ctx;
+      if (!shape) return undefined;
+      const names = root === 'params' ? shape.params : shape.bodyFields;
+      if (names.includes(sub)) return undefined;
+      const [where, what] = root === 'params' ? ['path', 'parameter'] : ['legacy body', 'field'];
+      return `the ${where} of ${shape.label} has no ${what} "${sub}" (${names.length > 0 ? `known: ${names.join(', ')}` : `it has no ${what}s`})`;
+    }
     case 'fields':
       return undefined;
     case 'attributes':

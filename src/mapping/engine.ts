@@ -5,7 +5,7 @@ import type { CallStats, Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient } from '../successor/client.js';
 import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
-import type { CompiledField, CompiledProfile } from './compile.js';
+import type { CompiledField, CompiledProfile, RequiredOperation } from './compile.js';
 import { MappingError, type MappingProblem, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
 import { legacyViolations, type UnusableFieldValue } from './fields.js';
@@ -115,12 +115,7 @@ export interface MappingHolder {
   reload(): ReloadResult;
 }
 
-/** An operation the proxy serves, which every profile must map: its id and how the problem names it. */
-export interface RequiredOperation {
-  id: string;
-  /** E.g. `GET /Core/Entity/User`. */
-  label: string;
-}
+export type { RequiredOperation } from './compile.js';
 
 /** The problems of a profile that lacks operations the proxy serves (empty when it has them all). */
 export function missingOperations(
@@ -138,7 +133,7 @@ export function missingOperations(
 
 /** Loads the profile in `folder` and refuses it (MappingError) when it lacks a required operation. */
 export function loadServingProfile(folder: string, required: readonly RequiredOperation[]): CompiledProfile {
-  const profile = loadProfile(folder);
+  const profile = loadProfile(folder, required);
   const problems = missingOperations(profile, required);
   if (problems.length > 0) throw new MappingError(profile.name, problems);
   return profile;

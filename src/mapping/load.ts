@@ -1,6 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { type CompiledProfile, compileProfile, type ProfileSources, type SourceFile } from './compile.js';
+import {
+  type CompiledProfile,
+  compileProfile,
+  type ProfileSources,
+  type RequiredOperation,
+  type SourceFile,
+} from './compile.js';
 import { jsonPath, MappingError, type MappingProblem } from './errors.js';
 import { type MappingFile, mappingFileSchema } from './schema.js';
 
@@ -12,9 +18,10 @@ export function profileDir(dir: string, profile: string): string {
 /**
  * Reads every `*.json` file below a profile folder, validates each with zod and the whole
  * profile with its cross-references, and precompiles it. Throws a MappingError that lists every
- * problem with file, JSON path and reason.
+ * problem with file, JSON path and reason. `served`: the operations the proxy serves, whose path
+ * parameters and body fields the templates' `{params.…}` and `{body.…}` must name.
  */
-export function loadProfile(folder: string): CompiledProfile {
+export function loadProfile(folder: string, served: readonly RequiredOperation[] = []): CompiledProfile {
   const problems: MappingProblem[] = [];
   const files = listJsonFiles(folder, problems);
   const parsed: SourceFile<MappingFile>[] = [];
@@ -49,7 +56,7 @@ export function loadProfile(folder: string): CompiledProfile {
   }
   const sources = groupFiles(parsed, problems);
   if (problems.length > 0 || !sources) throw new MappingError(folder, problems);
-  const compiled = compileProfile(folder, sources);
+  const compiled = compileProfile(folder, sources, served);
   if ('problems' in compiled) throw new MappingError(folder, compiled.problems);
   return compiled.profile;
 }
