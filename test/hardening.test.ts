@@ -339,6 +339,34 @@ describe('hardening', () => {
     });
   });
 
+  describe('a write whose connection drops', () => {
+    it('502 says the outcome is unknown when the write itself went out, not when the read before it dropped', async () => {
+      // Dropped once the sandbox has read the request: from the proxy, just like a successor that
+      // deleted the user and then lost the connection.
+      proxy.sandbox.faults.set({ rules: [{ match: 'DELETE /users/{id}', status: 0 }] });
+      try {
+        const write = await proxy.call<ErrorBody>('DELETE', '/Entity/User/mia.fischer');
+        assert.equal(write.status, 502, write.text);
+        assert.match(
+          write.body.message,
+          /^The successor is unreachable or failing; the outcome of the change is unknown: it may or may not be in effect, check it before retrying; request id /,
+        );
+        // An update reads the user first (a soft-deleted one may not be changed).
+        proxy.sandbox.faults.set({ rules: [{ match: 'GET *', status: 0 }] });
+        proxy.resetCounts();
+        const read = await proxy.call<ErrorBody>('PUT', '/Entity/User/mia.fischer', { firstname: 'Never' });
+        assert.equal(read.status, 502, read.text);
+        assert.doesNotMatch(read.body.message, /outcome|may or may not/);
+        assert.ok(
+          Object.keys(proxy.apiCalls()).every((call) => call.startsWith('GET ')),
+          'only reads were sent',
+        );
+      } finally {
+        proxy.sandbox.faults.reset();
+      }
+    });
+  });
+
   describe('a store file locked by another process', () => {
     /** An SSO token for lena.mueller: a store write on every call. */
     const authenticate = () =>

@@ -9,7 +9,7 @@ import {
   createSuccessorClient,
   type SuccessorClientOptions,
 } from '../src/successor/client.js';
-import { UpstreamError } from '../src/successor/errors.js';
+import { mayHaveBeenApplied, UpstreamError } from '../src/successor/errors.js';
 import { LogSink } from './log-sink.js';
 import {
   fakeItems,
@@ -412,11 +412,26 @@ describe('requests against loopback servers', () => {
     const client = clientFor(server);
     await assert.rejects(client.request({ method: 'GET', path: '/users' }), isUpstream('unavailable'));
     assert.equal(server.requests.length, 3);
-    await assert.rejects(
-      client.request({ method: 'POST', path: '/users', body: { user: 'x' } }),
-      isUpstream('unavailable'),
-    );
+    await assert.rejects(client.request({ method: 'POST', path: '/users', body: { user: 'x' } }), (error) => {
+      isUpstream('unavailable')(error);
+      // The server had the whole request before it dropped the connection: it may have done it.
+      assert.equal(mayHaveBeenApplied(error as UpstreamError), true, 'a dropped write may have been applied');
+      return true;
+    });
     assert.equal(server.requests.length, 4);
+    await client.close();
+  });
+
+  test('a refused connection sent nothing: a write that meets it was not applied', async () => {
+    const server = await startLoopback((_req, res) => sendJson(res, 200, {}));
+    await server.close();
+    const client = clientFor(server, { retries: { max: 0 } });
+    await assert.rejects(client.request({ method: 'DELETE', path: '/users/1' }), (error) => {
+      isUpstream('unavailable')(error);
+      assert.match((error as Error).message, /ECONNREFUSED/);
+      assert.equal(mayHaveBeenApplied(error as UpstreamError), false);
+      return true;
+    });
     await client.close();
   });
 
@@ -633,6 +648,7 @@ describe('connect timeout', () => {
         /^could not connect to the successor at http:\/\/127\.0\.0\.1:\d+ within 200 ms \((GET|POST) \/iserv\/idm\/api\/v1\/users; successor\.timeouts\.connectMs\)/,
       );
       assert.equal(upstream.details.retryable, true);
+      assert.equal(mayHaveBeenApplied(upstream), false, 'nothing was sent');
       return true;
     };
     const started = performance.now();
@@ -666,6 +682,8 @@ describe('connect timeout', () => {
         (error as Error).message,
         /did not answer POST \/iserv\/idm\/api\/v1\/users within 300 ms/,
       );
+      // Given up while it waited for the connection: the request never went out.
+      assert.equal(mayHaveBeenApplied(error as UpstreamError), false);
       return true;
     });
     assert.ok(performance.now() - started < 2_000, 'waited for the connect timeout instead of the total one');

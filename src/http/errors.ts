@@ -59,8 +59,8 @@ function logHint(context: ErrorContext): string {
 
 /**
  * Maps a successor failure to what the legacy caller sees. A 5xx says in words what failed and
- * the request id, never addresses, successor paths or UUIDs (those are in the log); a timeout of
- * a write says its outcome is unknown. A 400 lists the successor's violations with legacy paths
+ * the request id, never addresses, successor paths or UUIDs (those are in the log); a write that
+ * got no answer (timed out, or its connection dropped after it went out) says its outcome is unknown. A 400 lists the successor's violations with legacy paths
  * (`violations` from the field tables; without them every path is `body`).
  */
 export function upstreamToLegacy(

@@ -162,7 +162,7 @@ interface PartialRun {
   applied: readonly string[];
   pending: readonly string[];
   failedItem: Ref | undefined;
-  /** The failed write got no answer in time: it may or may not have been applied. */
+  /** The failed write got no answer (in time or at all): it may or may not have been applied. */
   outcomeUnknown: boolean;
   linkedBefore: ReadonlySet<string> | undefined;
   lookup: VariableLookup;
@@ -566,7 +566,7 @@ export class OperationExecutor {
           : [label(step, undefined)]
         : [],
     );
-    // The write that failed: without an answer in time, nobody knows whether the successor did it.
+    // The write that failed: without an answer, nobody knows whether the successor did it.
     const unknown = run.outcomeUnknown ? run.pending : [];
     const notApplied = [
       ...new Set([
@@ -595,7 +595,7 @@ export class OperationExecutor {
       }`;
     }
     if (unknown.length > 0)
-      outcome += `; the outcome of ${listSome(unknown)} is unknown (no answer in time): it may be in effect, check it`;
+      outcome += `; the outcome of ${listSome(unknown)} is unknown (no answer): it may be in effect, check it`;
 
     const itemErrors = op.items
       ? run.itemIds.map((id, index) => ({
@@ -886,7 +886,7 @@ const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
   'not applied': 'not applied',
   failed: 'not applied: the successor failed on this one',
   unknown:
-    'outcome unknown: the successor did not answer in time, so this one may or may not be in effect (not rolled back)',
+    'outcome unknown: the successor did not answer, so this one may or may not be in effect (not rolled back)',
   applied: 'applied',
   unchanged: 'applied without a change (it already was as asked): nothing to roll back',
   'rolled back': 'applied, then rolled back',

@@ -42,6 +42,12 @@ export class UpstreamError extends Error {
       scope?: string;
       /** Set on network-level failures that an idempotent read may retry. */
       retryable?: boolean;
+      /**
+       * Set by the transport on a failure without an answer: whether the request may have reached
+       * the successor. False only when it never went out (no connection could be made: refused,
+       * connect timeout, DNS, or the call gave up while it waited for one).
+       */
+      sent?: boolean;
       cause?: unknown;
     } = {},
   ) {
@@ -57,16 +63,17 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * Whether the successor may have carried out a failed call all the same: a write (by its method;
- * `method` when the error does not name one) sent to the API that got no answer in time. A
- * connect timeout, which the transport marks retryable, never sent it; a read changes nothing.
+ * `method` when the error does not name one) to the API that got no answer, neither in time nor
+ * at all (the connection dropped after the request may have gone out). A write that never went
+ * out (no connection, `sent: false`) changed nothing; a write the successor answered, even with
+ * an error status, was not carried out; a read changes nothing.
  */
 export function mayHaveBeenApplied(error: UpstreamError, method?: string): boolean {
-  return (
-    error.code === 'timeout' &&
-    error.details.retryable !== true &&
-    error.source === 'api' &&
-    WRITE_METHODS.has(error.details.method ?? method ?? '')
-  );
+  if (error.source !== 'api' || !WRITE_METHODS.has(error.details.method ?? method ?? '')) return false;
+  if (error.details.sent !== undefined) return error.details.sent;
+  // Not from the transport: a 408, which a gateway in front of the successor may send after it
+  // passed the request on.
+  return error.code === 'timeout' && error.details.retryable !== true;
 }
 
 /**

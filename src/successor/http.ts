@@ -105,6 +105,17 @@ export function releaseBody(body: readonly Buffer[]): void {
 
 const RETRY_STATUSES = new Set([502, 503, 504]);
 
+/** Error codes of a connection that was never made: a request failing with one of them was not sent. */
+const CONNECT_FAILURES = new Set([
+  'ECONNREFUSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
+
 /**
  * The successor client's HTTP layer: a keep-alive pool (undici Agent with a connect timeout, used
  * through its `dispatch`, not the WHATWG fetch), a total timeout per call (one timer, also watching
@@ -217,6 +228,7 @@ export class HttpTransport {
     const started = performance.now();
     return new Promise((resolve, reject) => {
       let settled = false;
+      let handler: CollectingHandler | undefined;
       // Settles once, and the caller gets its answer or failure even if the accounting throws.
       const fail = (error: unknown) => {
         if (settled) return;
@@ -226,7 +238,9 @@ export class HttpTransport {
           this.#account(call, attempt, started, undefined);
         } finally {
           reject(
-            call.signal?.aborted ? call.signal.reason : this.#networkError(call, error, deadline.timedOut),
+            call.signal?.aborted
+              ? call.signal.reason
+              : this.#networkError(call, error, deadline.timedOut, handler?.requestStarted === true),
           );
         }
       };
@@ -241,6 +255,7 @@ export class HttpTransport {
         }
       };
       try {
+        handler = new CollectingHandler(deadline, succeed, fail);
         // The body is read inside the same timeout: a server that sends headers and then stalls
         // is a timeout too.
         agent.dispatch(
@@ -251,7 +266,7 @@ export class HttpTransport {
             headers: call.headers,
             body: call.body ?? null,
           },
-          new CollectingHandler(deadline, succeed, fail),
+          handler,
         );
       } catch (error) {
         fail(error);
@@ -271,7 +286,8 @@ export class HttpTransport {
       return result;
     } catch (error) {
       if (call.signal?.aborted) throw call.signal.reason;
-      throw this.#networkError(call, error, deadline.timedOut);
+      // A fetch does not say whether it got as far as sending: only a failure to connect proves not.
+      throw this.#networkError(call, error, deadline.timedOut, true);
     } finally {
       deadline.clear();
       this.#account(call, attempt, started, status);
@@ -324,9 +340,16 @@ export class HttpTransport {
     };
   }
 
-  #networkError(call: HttpCall, error: unknown, timedOut: boolean): UpstreamError {
+  /**
+   * The failure of an attempt that got no (complete) answer. `started`: the request got a
+   * connection and went out (or may have); whether it `sent` anything then depends on whether the
+   * failure was one to connect, which a write's caller needs to tell "not done" from "unknown".
+   */
+  #networkError(call: HttpCall, error: unknown, timedOut: boolean, started: boolean): UpstreamError {
     const where = `${call.method} ${call.url.pathname}`;
-    const base = { source: call.source, method: call.method, path: call.url.pathname, cause: error };
+    const code = errorCode(error);
+    const sent = started && !(code !== undefined && CONNECT_FAILURES.has(code));
+    const base = { source: call.source, method: call.method, path: call.url.pathname, cause: error, sent };
     if (timedOut) {
       return new UpstreamError(
         'timeout',
@@ -334,7 +357,6 @@ export class HttpTransport {
         base,
       );
     }
-    const code = errorCode(error);
     if (code === 'UND_ERR_CONNECT_TIMEOUT') {
       return new UpstreamError(
         'timeout',
@@ -364,6 +386,7 @@ export class HttpTransport {
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #controller: Dispatcher.DispatchController | undefined;
+  #started = false;
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   readonly #chunks: Buffer[] = [];
@@ -388,9 +411,19 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * The request got a connection and is being written (undici starts it just before the first
+   * byte goes out); a failure after that may come after the successor received it.
+   */
+  get requestStarted(): boolean {
+    return this.#started;
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
+    // Given up while it waited for the connection: aborted here, before anything is written.
     if (this.#deadline.aborted) controller.abort(this.#deadline.reason as Error);
+    else this.#started = true;
   }
 
   onResponseStart(
