@@ -9,20 +9,22 @@ import { sandboxSso } from './sso/sandbox.js';
 
 /**
  * The successor block that points a successor client at a running sandbox with its read-write
- * demo client; the configured timeouts, retries, pool and paging are kept when given, else the
+ * demo client; the configured timeouts, retries, pool, paging and answer cap are kept when given, else the
  * configuration's defaults.
  */
 export function sandboxSuccessorConfig(
   sandbox: RunningSandbox,
   configured?: ResolvedSuccessorConfig,
 ): ResolvedSuccessorConfig {
-  const { timeouts, retries, pool, pageSize, pageConcurrency } = configured ?? successorTuningDefaults();
+  const { timeouts, retries, pool, pageSize, pageConcurrency, maxResponseBytes } =
+    configured ?? successorTuningDefaults();
   return {
     timeouts,
     retries,
     pool,
     pageSize,
     pageConcurrency,
+    maxResponseBytes,
     baseUrl: sandbox.apiBaseUrl,
     auth: {
       type: 'oauth2',

@@ -330,6 +330,29 @@ describe('configuration', () => {
     }
   });
 
+  it('reads the cap on successor answers: 32 MiB unless set, 64 KiB to 256 MiB', () => {
+    const config = (successor: Record<string, unknown>) =>
+      loadConfig({
+        file: tempFile(
+          'config.json',
+          JSON.stringify({
+            successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: 'k' }, ...successor },
+          }),
+        ),
+        env: {},
+      });
+    assert.equal(config({}).successor?.maxResponseBytes, 33_554_432);
+    assert.equal(config({ maxResponseBytes: 65_536 }).successor?.maxResponseBytes, 65_536);
+    for (const wrong of [65_535, 268_435_457, 1.5, '1000000']) {
+      assert.throws(
+        () => config({ maxResponseBytes: wrong }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.problems[0]?.path === 'successor.maxResponseBytes',
+        String(wrong),
+      );
+    }
+  });
+
   it("gives sandbox mode without a successor block the successor block's defaults", () => {
     assert.deepEqual(successorTuningDefaults(), {
       timeouts: { connectMs: 5_000, totalMs: 15_000 },
@@ -337,6 +360,7 @@ describe('configuration', () => {
       pool: { connections: 32, keepAliveMs: 30_000 },
       pageSize: 100,
       pageConcurrency: 4,
+      maxResponseBytes: 32 * 1024 * 1024,
     });
   });
 

@@ -167,6 +167,39 @@ describe('streamed legacy lists', () => {
   });
 });
 
+describe('a list whose successor pages are larger than successor.maxResponseBytes', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy({
+      sandbox: { fixture: { users: USERS } },
+      // One page of all 274 users: some 80 KB.
+      successor: { maxResponseBytes: 64 * 1024, pageSize: 500 },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('answers 502 (not read whole, not a 500) and the log names the setting', async () => {
+    const answer = await proxy.call<{ code: number; message: string }>(
+      'GET',
+      '/Entity/User?extended=1',
+      undefined,
+      {
+        'x-request-id': 'page-too-large',
+      },
+    );
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(
+      answer.body.message,
+      /^The successor gave an answer the proxy cannot use; request id page-too-large/,
+    );
+    const failed = linesOf(proxy, 'page-too-large').find((line) => line.msg === 'request failed');
+    assert.match(String(failed?.successor), /larger than 65536 bytes \(successor\.maxResponseBytes\)/);
+  });
+});
+
 describe('a streamed list whose caller hangs up after the first chunk', () => {
   let proxy: UserProxy;
 

@@ -405,6 +405,103 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  describe('answers larger than maxResponseBytes', () => {
+    const CAP = 64 * 1024;
+    const tooLarge = (error: unknown) => {
+      isUpstream('bad_response')(error);
+      assert.match((error as Error).message, /larger than 65536 bytes \(successor\.maxResponseBytes\)/);
+      return true;
+    };
+    // What the server got written before the client gave up, and whether it had to stop.
+    let written = 0;
+    let cut = false;
+    const server = async () =>
+      loopback(async (req, res) => {
+        written = 0;
+        cut = false;
+        res.on('close', () => {
+          cut = !res.writableFinished;
+        });
+        if (req.url.pathname.endsWith('/announced')) {
+          // Announces 1 MiB and sends it slowly: refused on the length, before the body.
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1024 * 1024 });
+          res.write('[');
+          return;
+        }
+        if (req.url.pathname.endsWith('/exact')) {
+          const body = JSON.stringify('a'.repeat(CAP - 2));
+          return sendJson(res, 200, JSON.parse(body));
+        }
+        // Chunked, without a length, and without an end: only counting the bytes stops it.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('["');
+        const chunk = Buffer.alloc(16 * 1024, 'a');
+        const closed = new Promise((resolve) => res.once('close', resolve));
+        while (!res.destroyed && written < 64 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk))
+            await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
+        }
+        res.end('"]');
+      });
+
+    for (const transport of ['the pool', 'an injected fetch'] as const) {
+      test(`through ${transport}: refused at the announced length (the pool: also at the cap while it arrives), a 502 naming the setting, never retried`, async () => {
+        const loop = await server();
+        const client = clientFor(loop, {
+          maxResponseBytes: CAP,
+          ...(transport === 'the pool' ? {} : { fetch }),
+        });
+        await assert.rejects(client.request({ method: 'GET', path: '/announced' }), tooLarge);
+        // An injected fetch reads a body without a length whole (its owner bounds it), then refuses it.
+        if (transport === 'the pool') {
+          await assert.rejects(client.request({ method: 'GET', path: '/streamed' }), tooLarge);
+          for (let waited = 0; !cut && waited < 2_000; waited += 10)
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          assert.ok(cut, 'the connection was closed on the server');
+          assert.ok(written < 16 * 1024 * 1024, `the server wrote ${written} bytes before it was stopped`);
+        }
+        assert.equal(
+          loop.requests.length,
+          transport === 'the pool' ? 2 : 1,
+          'a refused answer is not asked for again',
+        );
+        const exact = await client.request<string>({ method: 'GET', path: '/exact' });
+        assert.equal(exact.body.length, CAP - 2, 'an answer of exactly maxResponseBytes is read');
+        await client.close();
+      });
+    }
+
+    test('a token answer past the cap: bad_response from the token endpoint', async () => {
+      let base = '';
+      const idp = await loopback((req, res) => {
+        if (req.url.pathname === '/.well-known/openid-configuration')
+          return sendJson(res, 200, { issuer: base, token_endpoint: `${base}/token` });
+        if (req.url.pathname === '/token')
+          return sendJson(res, 200, { access_token: 'x'.repeat(CAP), token_type: 'Bearer' });
+        return sendJson(res, 200, {});
+      });
+      base = idp.url;
+      const client = createSuccessorClient({
+        baseUrl: `${idp.url}${API}`,
+        auth: {
+          type: 'oauth2',
+          issuer: base,
+          clientId: 'c',
+          clientSecret: 's',
+          scopes: { read: [], write: [] },
+        },
+        maxResponseBytes: CAP,
+      });
+      await assert.rejects(client.request({ method: 'GET', path: '/users' }), (error) => {
+        tooLarge(error);
+        assert.equal((error as UpstreamError).source, 'token');
+        return true;
+      });
+      await client.close();
+    });
+  });
+
   test('dropped connections: GET is retried then unavailable, POST is sent once', async () => {
     const server = await loopback((_req, res) => {
       res.socket?.destroy();

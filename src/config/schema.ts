@@ -155,6 +155,14 @@ const successorSchema = z.strictObject({
     })
     .prefault({}),
   pageSize: z.int().min(1).max(1000).default(100).describe('itemsPerPage asked of collection reads'),
+  maxResponseBytes: z
+    .int()
+    .min(64 * 1024)
+    .max(256 * 1024 * 1024)
+    .default(32 * 1024 * 1024)
+    .describe(
+      'Largest successor answer read, in bytes (token and discovery answers included); a larger one is aborted and answered 502',
+    ),
   pageConcurrency: z
     .int()
     .min(1)

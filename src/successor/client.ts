@@ -55,6 +55,11 @@ export interface SuccessorClientOptions {
   /** Most pages one collection read may take before it fails; default 1000. */
   maxPages?: number;
   /**
+   * The largest answer body read, in bytes, token and discovery answers included; a larger one is
+   * not read further and fails as `bad_response`. Default 32 MiB.
+   */
+  maxResponseBytes?: number;
+  /**
    * The Accept header of every call; default `application/ld+json, application/json` (Hydra,
    * which carries totals, preferred). `application/json` makes collections plain arrays.
    */
@@ -146,6 +151,8 @@ export interface SuccessorClient {
 }
 
 const DEFAULT_ACCEPT = 'application/ld+json, application/json';
+/** 32 MiB: a page of 500 extended users with their relations embedded is a few MiB. */
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /** API Platform's paging parameters: only for a client used without a mapping profile. */
 const FALLBACK_PAGING: CollectionPaging = { page: 'page', itemsPerPage: 'itemsPerPage' };
 
@@ -223,6 +230,7 @@ class HttpSuccessorClient implements SuccessorClient {
         connections: positiveInt(options.pool?.connections, 32, 'pool.connections'),
         keepAliveMs: nonNegativeInt(options.pool?.keepAliveMs, 30_000, 'pool.keepAliveMs'),
       },
+      maxResponseBytes: positiveInt(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
       ...(options.fetch === undefined ? {} : { fetch: options.fetch as FetchFn }),
       logger: this.#logger,
       observer: options.observer,
@@ -431,7 +439,20 @@ function isScopeRefusal(result: { status: number; headers: HeaderLookup }): bool
  */
 function parseBody(method: string, url: CallTarget, result: HttpResult): unknown {
   if (result.status === 204 || result.status === 205) return undefined;
-  const text = bodyText(result.body);
+  let text: string;
+  try {
+    text = bodyText(result.body);
+  } catch (error) {
+    // Longer than the longest string V8 makes (possible only with a very high maxResponseBytes).
+    if (error instanceof RangeError)
+      throw badResponse(
+        method,
+        url,
+        result,
+        'a body too large to read as text; lower successor.maxResponseBytes',
+      );
+    throw error;
+  }
   if (text === '') return undefined;
   const type = result.headers.get('content-type') ?? '';
   if (type !== '' && !JSON_TYPE.test(type))

@@ -14,6 +14,11 @@ export interface HttpSettings {
   totalMs: number;
   retries: { max: number; baseDelayMs: number };
   pool: { connections: number; keepAliveMs: number };
+  /**
+   * The largest answer body read, in bytes (token and discovery answers included): past it the
+   * call is aborted and fails as `bad_response`, before the body is held whole in memory.
+   */
+  maxResponseBytes: number;
   /** When given, used as is: the pool and the connect timeout are then the injected fetch's business. */
   fetch?: FetchFn;
   logger: Logger;
@@ -144,7 +149,11 @@ export class HttpTransport {
       this.#agent = agent;
       // The token and discovery calls go through the same pool, as a fetch (openid-client wants
       // one) made of the Agent's dispatch: undici's own fetch would load the rest of undici.
-      this.#fetch = (url, init) => agentFetch(agent, url, init, settings.totalMs);
+      this.#fetch = (url, init) =>
+        agentFetch(agent, url, init, settings.totalMs, {
+          maxBytes: settings.maxResponseBytes,
+          tooLarge: (status) => this.#tooLarge('token', init.method ?? 'GET', new URL(url).pathname, status),
+        });
     }
   }
 
@@ -240,7 +249,9 @@ export class HttpTransport {
           reject(
             call.signal?.aborted
               ? call.signal.reason
-              : this.#networkError(call, error, deadline.timedOut, handler?.requestStarted === true),
+              : error instanceof UpstreamError
+                ? error
+                : this.#networkError(call, error, deadline.timedOut, handler?.requestStarted === true),
           );
         }
       };
@@ -255,7 +266,10 @@ export class HttpTransport {
         }
       };
       try {
-        handler = new CollectingHandler(deadline, succeed, fail);
+        handler = new CollectingHandler(deadline, succeed, fail, {
+          maxBytes: this.#settings.maxResponseBytes,
+          tooLarge: (status) => this.#tooLarge(call.source, call.method, call.url.pathname, status),
+        });
         // The body is read inside the same timeout: a server that sends headers and then stalls
         // is a timeout too.
         agent.dispatch(
@@ -286,6 +300,7 @@ export class HttpTransport {
       return result;
     } catch (error) {
       if (call.signal?.aborted) throw call.signal.reason;
+      if (error instanceof UpstreamError) throw error;
       // A fetch does not say whether it got as far as sending: only a failure to connect proves not.
       throw this.#networkError(call, error, deadline.timedOut, true);
     } finally {
@@ -333,11 +348,26 @@ export class HttpTransport {
       redirect: 'manual',
       signal,
     });
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: [Buffer.from(await response.arrayBuffer())],
-    };
+    const tooLarge = () => this.#tooLarge(call.source, call.method, call.url.pathname, response.status);
+    const { maxResponseBytes } = this.#settings;
+    if (Number(response.headers.get('content-length') ?? 0) > maxResponseBytes) {
+      await response.body?.cancel();
+      throw tooLarge();
+    }
+    // Read whole, as one buffer releaseBody can hand back: an injected fetch (tests, special
+    // set-ups) is its owner's to bound; the pooled transport stops reading at the cap.
+    const bytes = await response.arrayBuffer();
+    if (bytes.byteLength > maxResponseBytes) throw tooLarge();
+    return { status: response.status, headers: response.headers, body: [Buffer.from(bytes)] };
+  }
+
+  /** The failure of an answer larger than `maxResponseBytes` (which is then not read further). */
+  #tooLarge(source: UpstreamSource, method: string, path: string, status: number): UpstreamError {
+    return new UpstreamError(
+      'bad_response',
+      `the successor's answer to ${method} ${path} (${status}) is larger than ${this.#settings.maxResponseBytes} bytes (successor.maxResponseBytes); it was not read. Raise the setting if such answers are expected (a smaller successor.pageSize makes collection pages smaller)`,
+      { source, status, method, path },
+    );
   }
 
   /**
@@ -390,16 +420,20 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   readonly #chunks: Buffer[] = [];
+  #bytes = 0;
   readonly #deadline: Deadline;
   readonly #resolve: (result: CollectedResult) => void;
   readonly #reject: (error: unknown) => void;
+  readonly #limit: BodyLimit;
 
   constructor(
     deadline: Deadline,
     resolve: (result: CollectedResult) => void,
     reject: (error: unknown) => void,
+    limit: BodyLimit,
   ) {
     this.#deadline = deadline;
+    this.#limit = limit;
     this.#resolve = resolve;
     this.#reject = reject;
     deadline.onAbort((reason) => {
@@ -427,7 +461,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(
-    _controller: Dispatcher.DispatchController,
+    controller: Dispatcher.DispatchController,
     statusCode: number,
     headers: IncomingHttpHeaders,
   ): void {
@@ -435,9 +469,20 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.#status = statusCode;
     this.#headers = headers;
+    // Refused before a byte of the body is read when its announced length is already too much.
+    if (Number(headers['content-length'] ?? 0) > this.#limit.maxBytes)
+      controller.abort(this.#limit.tooLarge(statusCode));
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (controller.aborted) return;
+    this.#bytes += chunk.length;
+    // Counted as it arrives: a chunked answer announces no length.
+    if (this.#bytes > this.#limit.maxBytes) {
+      this.#chunks.length = 0;
+      controller.abort(this.#limit.tooLarge(this.#status));
+      return;
+    }
     this.#chunks.push(chunk);
   }
 
@@ -448,6 +493,12 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#reject(error);
   }
+}
+
+/** How much of an answer body a CollectingHandler reads, and the failure once it is past that. */
+interface BodyLimit {
+  maxBytes: number;
+  tooLarge: (status: number) => Error;
 }
 
 /** The most specific error code in an error's cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
@@ -573,12 +624,19 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * The fetch of the requests openid-client makes (discovery GETs, token POSTs with a form body)
  * through an Agent's `dispatch`: redirects are not followed (openid-client asks for
  * `redirect: 'manual'`), the caller's signal and `totalMs` bound the call, and the answer is read
- * whole. Unlike undici's fetch it sends no `Accept-Encoding` and decodes nothing, as for the API
- * calls: a server that compresses anyway gives a body that is no JSON (a `bad_response`). It fails
- * as fetch does: with the signal's reason when that fired (a timeout: a `TimeoutError`), otherwise
- * with a TypeError "fetch failed" whose cause is undici's error.
+ * whole, up to `limit`. Unlike undici's fetch it sends no `Accept-Encoding` and decodes nothing, as
+ * for the API calls: a server that compresses anyway gives a body that is no JSON (a
+ * `bad_response`). It fails as fetch does: with the signal's reason when that fired (a timeout: a
+ * `TimeoutError`), otherwise with a TypeError "fetch failed" whose cause is undici's error (or the
+ * limit's, for an answer past it).
  */
-async function agentFetch(agent: Agent, url: string, init: RequestInit, totalMs: number): Promise<Response> {
+async function agentFetch(
+  agent: Agent,
+  url: string,
+  init: RequestInit,
+  totalMs: number,
+  limit: BodyLimit,
+): Promise<Response> {
   const target = new URL(url);
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
@@ -600,7 +658,7 @@ async function agentFetch(agent: Agent, url: string, init: RequestInit, totalMs:
           headers,
           body,
         },
-        new CollectingHandler(deadline, resolve, reject),
+        new CollectingHandler(deadline, resolve, reject, limit),
       );
     });
     return new Response(NULL_BODY_STATUSES.has(result.status) ? null : Buffer.concat(result.body), {

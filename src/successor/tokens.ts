@@ -221,6 +221,10 @@ export class TokenSource {
   /** Translates openid-client failures (never carrying the secret) into UpstreamErrors. */
   #tokenError(error: unknown, phase: 'discovery' | 'token', scope: string, access: Access): UpstreamError {
     if (error instanceof UpstreamError) return error;
+    // An answer the transport refused to read (larger than successor.maxResponseBytes), wrapped
+    // by fetch and openid-client.
+    const refused = upstreamCause(error);
+    if (refused !== undefined) return refused;
     const { issuer, clientId, timeoutMs } = this.#settings;
     const what = phase === 'discovery' ? `OAuth2 discovery for ${issuer}` : `the token endpoint of ${issuer}`;
     // The cause without a parser's quote of the answer (a broken token answer holds the token).
@@ -322,6 +326,16 @@ export class TokenSource {
       base,
     );
   }
+}
+
+/** The first UpstreamError in an error's cause chain, if any. */
+function upstreamCause(error: unknown): UpstreamError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if (current instanceof UpstreamError) return current;
+    current = Reflect.get(current, 'cause');
+  }
+  return undefined;
 }
 
 function networkReason(error: unknown): string {
