@@ -4,10 +4,13 @@
 // error that says which IDs were applied and which not — and the applied part is rolled back
 // (exactly what the call changed), with the rollback's outcome in the message.
 import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ErrorBody, groupLinks, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
-import { linksOf, sandboxClock, startUserProxy, type UserProxy } from './user-helpers.js';
+import { DEFAULT_PROFILE, linksOf, sandboxClock, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type Lists = Record<string, string[]>;
 
@@ -165,6 +168,68 @@ describe('relations seen from both sides', () => {
       'the group with its current links; one read for all 7 IDs; no write',
     );
     assert.deepEqual(groupLinks(proxy, 'umwelt.ag').users, [...ids].sort());
+  });
+});
+
+describe('relations the successor answers as IRIs instead of embedded objects', () => {
+  // The reference's "relations as arrays of IRIs": every user read comes back with its roles,
+  // groups and privileges as the IRIs of the embedded objects the proxy asked for.
+  const asIris: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const url = new URL(String(input));
+    if (init?.method !== 'GET' || !/\/users(\/|$)/.test(url.pathname) || !response.ok) return response;
+    const body = (await response.json()) as Record<string, unknown>;
+    const members = Array.isArray(body['hydra:member']) ? body['hydra:member'] : [body];
+    for (const member of members as Record<string, unknown>[])
+      for (const relation of ['roles', 'groups', 'privileges'])
+        if (Array.isArray(member[relation]))
+          member[relation] = (member[relation] as Record<string, unknown>[]).map((item) => item['@id']);
+    return new Response(JSON.stringify(body), {
+      status: response.status,
+      headers: { 'content-type': response.headers.get('content-type') ?? 'application/ld+json' },
+    });
+  };
+  const proxies: UserProxy[] = [];
+  const dirs: string[] = [];
+  after(async () => {
+    for (const proxy of proxies) await proxy.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('admin is true exactly when roles holds ROLE_ADMIN, the roles read by their IRIs', async () => {
+    const proxy = await startUserProxy({ successorFetch: asIris });
+    proxies.push(proxy);
+    const admin = await proxy.call<Record<string, unknown>>('GET', '/Entity/User/admin');
+    assert.equal(admin.status, 200, admin.text);
+    assert.deepEqual(admin.body.roles, ['ROLE_ADMIN']);
+    assert.equal(admin.body.admin, true);
+    assert.deepEqual(admin.body.groups, ['admins']);
+    const pupil = await proxy.call<Record<string, unknown>>('GET', '/Entity/User/lena.mueller');
+    assert.equal(pupil.status, 200, pupil.text);
+    assert.deepEqual(pupil.body.roles, ['ROLE_STUDENT']);
+    assert.equal(pupil.body.admin, false);
+  });
+
+  it('a profile that cannot check those references answers 502, never a silent admin: false', async () => {
+    // admin compares an attribute that is not the role kind's ID: an IRI cannot be checked.
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-iris-'));
+    dirs.push(dir);
+    const profile = path.join(dir, 'iserv-idm-v1');
+    cpSync(DEFAULT_PROFILE, profile, { recursive: true });
+    const file = path.join(profile, 'fields', 'user.json');
+    const table = JSON.parse(readFileSync(file, 'utf8'));
+    table.fields.admin.contains.key = 'name';
+    writeFileSync(file, JSON.stringify(table));
+    const proxy = await startUserProxy({ profile, successorFetch: asIris });
+    proxies.push(proxy);
+    const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/admin', undefined, {
+      'x-request-id': 'iri-admin',
+    });
+    assert.equal(answer.status, 502, answer.text);
+    const failed = proxy.logSink
+      .lines()
+      .find((line) => line.reqId === 'iri-admin' && line.msg === 'request failed');
+    assert.match(String(failed?.successor), /roles as references .* "admin" cannot be read/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { quoteInput } from '../lib/quote.js';
 import type { CallStats } from '../observe/observer.js';
-import type { UpstreamError } from '../successor/errors.js';
+import { UpstreamError } from '../successor/errors.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
 import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
 import { type InputProblem, TranslationError } from './errors.js';
@@ -17,6 +17,12 @@ export interface RenderedEntity {
 interface RenderColumn {
   name: string;
   field: CompiledField | undefined;
+  /**
+   * The kind whose legacy IDs the column's references become: a reference field's `ref`; for a
+   * `contains` field, the kind its items are references to when the successor sends references
+   * instead of embedded objects (see `containsKind`).
+   */
+  ref: CompiledKind | undefined;
 }
 
 /**
@@ -39,10 +45,10 @@ export function renderPlan(
   fields: readonly string[],
   unusable?: UnusableFieldValue,
 ): RenderPlan {
-  const columns = fields.map((name) => ({
-    name,
-    field: name === LEGACY_ID_FIELD ? undefined : resource.fields.get(name),
-  }));
+  const columns = fields.map((name) => {
+    const field = name === LEGACY_ID_FIELD ? undefined : resource.fields.get(name);
+    return { name, field, ref: field?.ref ?? (field?.contains ? containsKind(resource, field) : undefined) };
+  });
   for (const { name, field } of columns) {
     if (name !== LEGACY_ID_FIELD && !field?.readable) {
       throw new TranslationError(
@@ -56,6 +62,34 @@ export function renderPlan(
     columns,
     unusable: unusable && ((field, value) => unusable(resource, field, value)),
   };
+}
+
+/**
+ * The kind a `contains` field's items refer to, when a reference (an IRI, a UUID) among them can
+ * be checked by its legacy ID: a reference field of the resource reads the same attribute (the
+ * default profile's `roles` for `admin`), and that kind's legacy ID is the attribute `contains`
+ * compares (its natural ID). Undefined otherwise: references there cannot be checked.
+ */
+function containsKind(resource: CompiledResource, field: CompiledField): CompiledKind | undefined {
+  const attribute = field.attribute.join('.');
+  for (const other of resource.fields.values()) {
+    const kind = other.ref;
+    if (!kind || !other.many || other.attribute.join('.') !== attribute) continue;
+    if (kind.id.strategy === 'natural' && kind.id.attribute.join('.') === field.contains?.key.join('.'))
+      return kind;
+  }
+  return undefined;
+}
+
+/**
+ * The items of a `contains` field's list that are references (an IRI, a UUID, an object without
+ * the compared key), not embedded objects that carry the key.
+ */
+function containsReferences(field: CompiledField, raw: unknown): unknown[] {
+  const key = field.contains?.key ?? [];
+  return Array.isArray(raw)
+    ? raw.filter((item) => typeof item !== 'object' || item === null || getPath(item, key) === undefined)
+    : [];
 }
 
 /** Where one entity's references wait for their legacy IDs: per column, a slot or a list of slots. */
@@ -95,16 +129,18 @@ export function renderEntities(
   for (const entity of entities) {
     ownSlots.push(enqueue(resource.kind, entity));
     const slots: Slots = [];
-    for (const { field } of columns) {
+    for (const { field, ref: kind } of columns) {
       let slot: number | number[] | undefined;
-      if (field?.ref) {
+      if (field && kind) {
         const raw = getPath(entity, field.attribute);
-        if (field.many) {
-          if (Array.isArray(raw)) {
+        // A contains field waits only for the items that are references (none, usually).
+        const refs = field.contains ? containsReferences(field, raw) : raw;
+        if (field.many || field.contains) {
+          if (Array.isArray(refs) && (refs.length > 0 || !field.contains)) {
             slot = [];
-            for (const ref of raw) slot.push(enqueue(field.ref, ref));
+            for (const ref of refs) slot.push(enqueue(kind, ref));
           }
-        } else if (raw !== null && raw !== undefined) slot = enqueue(field.ref, raw);
+        } else if (raw !== null && raw !== undefined) slot = enqueue(kind, raw);
       }
       slots.push(slot);
     }
@@ -137,12 +173,12 @@ function renderObjects(
     const slots = refSlots[e];
     const value: Record<string, unknown> = {};
     for (let c = 0; c < columns.length; c++) {
-      const { name, field } = columns[c] as RenderColumn;
+      const { name, field, ref } = columns[c] as RenderColumn;
       value[name] = field
         ? readField(
             field,
             entity,
-            field.ref && refValue(field.ref, field.many, slots?.[c], legacyAt),
+            ref && refValue(ref, field.many || field.contains !== undefined, slots?.[c], legacyAt),
             unusable,
           )
         : id;
@@ -176,13 +212,24 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
   const id = ids.legacyAtOnce(plan.resource.kind, entity);
   if (id === undefined) return undefined;
   const value: Record<string, unknown> = {};
-  for (const { name, field } of plan.columns) {
+  for (const { name, field, ref: kind } of plan.columns) {
     if (!field) {
       value[name] = id;
       continue;
     }
     let ref: unknown;
-    if (field.ref) {
+    if (field.contains && kind) {
+      const references = containsReferences(field, getPath(entity, field.attribute));
+      if (references.length > 0) {
+        const legacyIds: string[] = [];
+        for (const item of references) {
+          const legacyId = ids.legacyAtOnce(kind, item);
+          if (legacyId === undefined) return undefined;
+          if (legacyId !== null) legacyIds.push(legacyId);
+        }
+        ref = legacyIds;
+      }
+    } else if (field.ref) {
       const raw = getPath(entity, field.attribute);
       if (!field.many) ref = ids.legacyAtOnce(field.ref, raw);
       else if (Array.isArray(raw)) {
@@ -201,7 +248,10 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
   return { id, value };
 }
 
-/** One legacy field's value: `ref` is a reference field's legacy value, worked out by the caller. */
+/**
+ * One legacy field's value: `ref` is a reference field's legacy value, worked out by the caller;
+ * for a `contains` field, the legacy IDs of the items that are references rather than embedded.
+ */
 function readField(
   field: CompiledField,
   entity: Entity,
@@ -214,7 +264,15 @@ function readField(
   } else if (field.contains) {
     const raw = getPath(entity, field.attribute);
     const { key, value: wanted } = field.contains;
-    value = Array.isArray(raw) ? raw.some((item) => String(getPath(item, key) ?? '') === wanted) : false;
+    const embedded = Array.isArray(raw) && raw.some((item) => String(getPath(item, key) ?? '') === wanted);
+    if (!embedded && !Array.isArray(ref) && containsReferences(field, raw).length > 0) {
+      // Never a silent "no": a reference could be the one asked for.
+      throw new UpstreamError(
+        'bad_response',
+        `the successor sent ${field.attribute.join('.')} as references instead of objects with "${key.join('.')}", so "${field.name}" cannot be read; the mapping profile needs a reference field on that attribute whose kind's natural ID is "${key.join('.')}"`,
+      );
+    }
+    value = embedded || (Array.isArray(ref) && ref.includes(wanted));
   } else {
     value = readValue(field, getPath(entity, field.attribute), unusable);
   }
