@@ -163,6 +163,23 @@ describe('collections against loopback servers', () => {
     await client.close();
   });
 
+  test('a plain-array server that does not paginate at all: every item, whether more or fewer than asked', async () => {
+    // The whole collection on every page, whatever page and itemsPerPage say.
+    for (const [count, requests] of [
+      [150, 1],
+      [30, 2],
+    ] as const) {
+      const server = await loopback((_req, res) => sendJson(res, 200, fakeItems(count)));
+      const client = clientFor(server, { pageSize: 100, accept: 'application/json' });
+      const items = await client.readCollection('/users');
+      assert.equal(items.length, count);
+      assert.equal(new Set(items.map((item) => item['@id'])).size, count, 'no item twice');
+      // More than asked: the whole collection at once. Fewer: page 2 repeating it says the same.
+      assert.equal(server.requests.length, requests, `${count} items`);
+      await client.close();
+    }
+  });
+
   test('a Hydra server that announces a total but ignores page fails with bad_response', async () => {
     const server = await loopback((_req, res) =>
       sendJson(res, 200, { 'hydra:member': fakeItems(10), 'hydra:totalItems': 35 }),

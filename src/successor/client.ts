@@ -327,11 +327,13 @@ class HttpSuccessorClient implements SuccessorClient {
         }
       };
     };
+    const asked = Number(first.searchParams.get(paging.itemsPerPage));
     const settings = {
       baseUrl: this.#baseUrl,
       concurrency: this.#pageConcurrency,
       maxPages: this.#maxPages,
       pageParam: paging.page,
+      ...(Number.isInteger(asked) && asked > 0 ? { pageSize: asked } : {}),
       ...(options.identity === undefined ? {} : { identity: options.identity }),
       logger: this.#logger,
     };

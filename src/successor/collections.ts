@@ -17,6 +17,8 @@ export interface CollectionSettings {
   maxPages: number;
   /** The query parameter with the page number (the mapping profile's `successor.paging.page`). */
   pageParam: string;
+  /** The page size the first page asked for, when known: a plain array longer than it is unpaginated. */
+  pageSize?: number;
   /** Attribute path with the members' UUIDs (the kind's `uuidAttribute`): members are told apart by `@id` or it. */
   identity?: readonly string[];
   logger: Logger;
@@ -32,7 +34,8 @@ type Page =
  * Reads every page of a collection starting at `first` (which carries the page size): Hydra
  * with a known total fetches the remaining pages concurrently by `<pageParam>=N`; Hydra without a
  * total follows `next` links sequentially on the same origin only; plain arrays are paged until
- * an empty page or one shorter than the first. A server that returns the same page again, or
+ * an empty page or one shorter than the first, unless the server does not paginate them (see
+ * `readArrayPages`). A server that returns the same page again, or
  * more than `maxPages` pages, fails with `bad_response` instead of looping.
  */
 export async function readAllPages(
@@ -214,6 +217,10 @@ async function* readArrayPages(
 ): AsyncGenerator<Item[], void, undefined> {
   yield firstItems;
   if (firstItems.length === 0) return;
+  // More than asked for: the server does not paginate (the reference leaves open whether real
+  // servers do), and this is the whole collection.
+  const asked = settings.pageSize;
+  if (asked !== undefined && firstItems.length > asked) return;
   let previous = signature(firstItems, settings.identity);
   // Plain arrays carry no metadata: a page shorter than the first one (or an empty one) is the
   // last. The first page may be short because the server caps the page size, so it proves nothing.
@@ -224,6 +231,10 @@ async function* readArrayPages(
     if (page.format !== 'array') throw badPage(url, 'switched from a plain array to a Hydra collection');
     if (page.items.length === 0) return;
     const current = signature(page.items, settings.identity);
+    // A first page shorter than asked, given again as the second: a server that does not paginate
+    // and had no more. (A full first page given again is a server that ignores the page number
+    // and may have more: that stays an error.)
+    if (number === 2 && current === previous && asked !== undefined && firstItems.length < asked) return;
     if (current === previous) throw ignoresPage(url);
     previous = current;
     yield page.items;
