@@ -73,6 +73,32 @@ describe('collections against loopback servers', () => {
     await client.close();
   });
 
+  test('a next link to another path on the same origin is refused: no credentials outside the API, no other collection', async () => {
+    for (const next of [
+      '/iserv/admin/api/dump?page=2',
+      `${API}/groups?page=2`,
+      `${API}/users/1/members?page=2`,
+    ]) {
+      const server = await loopback((req, res) =>
+        req.url.pathname === `${API}/users`
+          ? sendJson(res, 200, { 'hydra:member': fakeItems(10), 'hydra:view': { 'hydra:next': next } })
+          : sendJson(res, 200, { 'hydra:member': [{ '@id': `${API}/groups/1`, group: 'g' }] }),
+      );
+      const client = clientFor(server, { pageSize: 10 });
+      await assert.rejects(client.readCollection('/users'), (error: unknown) => {
+        isUpstream('bad_response')(error);
+        assert.match((error as Error).message, /links its next page to another path/);
+        return true;
+      });
+      assert.deepEqual(
+        server.requests.map((request) => request.url.pathname),
+        [`${API}/users`],
+        `${next}: nothing fetched there (with the API key)`,
+      );
+      await client.close();
+    }
+  });
+
   test('same-origin next links (relative IRIs, no total) are followed in order', async () => {
     const server = await loopback((req, res) => {
       const page = Number(req.url.searchParams.get('page') ?? '1');

@@ -187,7 +187,6 @@ export function createSuccessorClient(options: SuccessorClientOptions): Successo
 }
 
 class HttpSuccessorClient implements SuccessorClient {
-  readonly #baseUrl: URL;
   readonly #apiBase: ApiBase;
   readonly #transport: HttpTransport;
   readonly #tokens: TokenSource | undefined;
@@ -202,11 +201,11 @@ class HttpSuccessorClient implements SuccessorClient {
   readonly #logger: Logger;
 
   constructor(options: SuccessorClientOptions) {
-    this.#baseUrl = httpUrl(options.baseUrl, 'baseUrl');
-    if (this.#baseUrl.search !== '' || this.#baseUrl.hash !== '') {
+    const baseUrl = httpUrl(options.baseUrl, 'baseUrl');
+    if (baseUrl.search !== '' || baseUrl.hash !== '') {
       throw new TypeError('successor client option baseUrl: must not have a query or fragment');
     }
-    this.#apiBase = { origin: this.#baseUrl.origin, basePath: this.#baseUrl.pathname.replace(/\/+$/, '') };
+    this.#apiBase = { origin: baseUrl.origin, basePath: baseUrl.pathname.replace(/\/+$/, '') };
     const connectMs = positiveInt(options.timeouts?.connectMs, 5_000, 'timeouts.connectMs');
     const totalMs = positiveInt(options.timeouts?.totalMs, 15_000, 'timeouts.totalMs');
     this.#pageSize = positiveInt(options.pageSize, 100, 'pageSize');
@@ -329,7 +328,7 @@ class HttpSuccessorClient implements SuccessorClient {
     };
     const asked = Number(first.searchParams.get(paging.itemsPerPage));
     const settings = {
-      baseUrl: this.#baseUrl,
+      apiBase: this.#apiBase,
       concurrency: this.#pageConcurrency,
       maxPages: this.#maxPages,
       pageParam: paging.page,

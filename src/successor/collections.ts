@@ -1,5 +1,6 @@
 import type { Logger } from '../lib/logger.js';
 import { UpstreamError } from './errors.js';
+import { type ApiBase, resolveTarget } from './targets.js';
 
 /**
  * Fetches one page (an absolute URL on the successor); resolves, once the page has arrived, with
@@ -9,8 +10,8 @@ export type PageFetcher = (url: URL, signal: AbortSignal) => Promise<() => unkno
 
 /** How collections are read, all defaults applied. */
 export interface CollectionSettings {
-  /** The successor's base URL: `next` links are only followed on its origin. */
-  baseUrl: URL;
+  /** Where the configured API lives: `next` links are only followed within it (and on the first page's path). */
+  apiBase: ApiBase;
   /** Pages fetched at the same time when the total is known. */
   concurrency: number;
   /** Upper bound of pages per collection read, against servers that never stop. */
@@ -33,7 +34,7 @@ type Page =
 /**
  * Reads every page of a collection starting at `first` (which carries the page size): Hydra
  * with a known total fetches the remaining pages concurrently by `<pageParam>=N`; Hydra without a
- * total follows `next` links sequentially on the same origin only; plain arrays are paged until
+ * total follows `next` links sequentially, on the first page's path only; plain arrays are paged until
  * an empty page or one shorter than the first, unless the server does not paginate them (see
  * `readArrayPages`). A server that returns the same page again, or
  * more than `maxPages` pages, fails with `bad_response` instead of looping.
@@ -326,16 +327,7 @@ async function* followNextLinks(
   let current = first;
   let next = firstPage.next;
   while (next !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(next, current);
-    } catch {
-      throw badPage(current, `has an unusable next link ${JSON.stringify(next)}`);
-    }
-    if (url.origin !== settings.baseUrl.origin) {
-      // Never send our token (or anything) to a host the configuration did not name.
-      throw badPage(current, `links its next page to another origin (${url.origin}); refusing to follow it`);
-    }
+    const url = nextPageUrl(first, current, next, settings.apiBase);
     if (visited.has(url.href))
       throw badPage(current, `links back to a page already read (${url.pathname}${url.search})`);
     if (visited.size >= settings.maxPages) throw tooManyPages(first, settings.maxPages);
@@ -351,6 +343,34 @@ async function* followNextLinks(
     current = url;
     next = page.next;
   }
+}
+
+/**
+ * Where a `next` link of `current` leads, checked as every successor call is (resolveTarget: the
+ * successor's origin, below the API base path) and then to be the first page's path: only the
+ * query may differ. Our token (or anything) never goes to a host or path the configuration did not
+ * name, and another collection's members never join this one.
+ */
+function nextPageUrl(first: URL, current: URL, next: string, apiBase: ApiBase): URL {
+  let url: URL;
+  try {
+    url = new URL(next, current);
+  } catch {
+    throw badPage(current, `has an unusable next link ${JSON.stringify(next)}`);
+  }
+  try {
+    url = new URL(resolveTarget(apiBase, url.href, undefined).href);
+  } catch (error) {
+    if (error instanceof UpstreamError)
+      throw badPage(current, `links its next page to another origin (${url.origin}); refusing to follow it`);
+    // Outside the API base path: refused below like any other path.
+  }
+  if (url.pathname !== first.pathname)
+    throw badPage(
+      current,
+      `links its next page to another path (${url.pathname}, not ${first.pathname}); refusing to follow it`,
+    );
+  return url;
 }
 
 /** Recognises a plain array or a Hydra collection (`hydra:`-prefixed or not). */
