@@ -216,6 +216,45 @@ describe('collections against loopback servers', () => {
     await client.close();
   });
 
+  test('a totalItems counted before items were added: the next links of the full last counted page are followed', async () => {
+    const all = fakeItems(35);
+    for (const stale of [20, 10]) {
+      const server = await loopback((req, res) => {
+        const page = Number(req.url.searchParams.get('page') ?? '1');
+        sendJson(res, 200, {
+          'hydra:member': all.slice((page - 1) * 10, page * 10),
+          'hydra:totalItems': stale,
+          'hydra:view':
+            page * 10 < all.length ? { 'hydra:next': `${API}/users?itemsPerPage=10&page=${page + 1}` } : {},
+        });
+      });
+      const client = clientFor(server, { pageSize: 10 });
+      const items = await client.readCollection('/users');
+      assert.deepEqual(
+        items.map((item) => item['@id']),
+        all.map((item) => item['@id']),
+        `totalItems ${stale}: every item, in order`,
+      );
+      assert.equal(server.requests.length, 4);
+      await client.close();
+    }
+  });
+
+  test('a stale totalItems whose next links never end stops at maxPages with bad_response', async () => {
+    const server = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      sendJson(res, 200, {
+        'hydra:member': fakeItems(2, page * 2),
+        'hydra:totalItems': 4,
+        'hydra:view': { 'hydra:next': `${API}/users?itemsPerPage=2&page=${page + 1}` },
+      });
+    });
+    const client = clientFor(server, { pageSize: 2, maxPages: 5 });
+    await assert.rejects(client.readCollection('/users'), isUpstream('bad_response'));
+    assert.equal(server.requests.length, 5);
+    await client.close();
+  });
+
   test('more pages than maxPages fail with bad_response', async () => {
     const server = await loopback((req, res) => {
       const page = Number(req.url.searchParams.get('page') ?? '1');

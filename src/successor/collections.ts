@@ -27,9 +27,8 @@ export interface CollectionSettings {
 
 type Item = Record<string, unknown>;
 
-type Page =
-  | { format: 'array'; items: Item[] }
-  | { format: 'hydra'; items: Item[]; total: number | undefined; next: string | undefined };
+type HydraPage = { format: 'hydra'; items: Item[]; total: number | undefined; next: string | undefined };
+type Page = { format: 'array'; items: Item[] } | HydraPage;
 
 /**
  * Reads every page of a collection starting at `first` (which carries the page size): Hydra
@@ -144,7 +143,7 @@ async function* pagesOf(
     if (firstPage.format === 'array') {
       pages = readArrayPages(first, firstPage.items, read, settings);
     } else if (firstPage.total !== undefined) {
-      pages = readCountedPages(first, firstPage.items, firstPage.total, fetch, settings, controller);
+      pages = readCountedPages(first, firstPage, firstPage.total, { fetch, read }, settings, controller);
     } else {
       pages = followNextLinks(first, firstPage, read, settings);
     }
@@ -246,18 +245,23 @@ async function* readArrayPages(
 /**
  * Pages by number, up to `concurrency` fetched ahead of the consumer. A page that arrives early
  * waits as bytes (outside the JavaScript heap) and is parsed and checked when its turn comes, so
- * the heap holds one parsed page at a time, not every page read ahead.
+ * the heap holds one parsed page at a time, not every page read ahead. A total counted before
+ * items were added is too low: when the last counted page is full and links a next page, the
+ * `next` links are followed from there (bounded by `maxPages`), so the list is not cut short.
  */
 async function* readCountedPages(
   first: URL,
-  firstItems: Item[],
+  firstPage: HydraPage,
   total: number,
-  fetch: (url: URL) => Promise<() => unknown>,
+  { fetch, read }: { fetch: (url: URL) => Promise<() => unknown>; read: (url: URL) => Promise<Page> },
   settings: CollectionSettings,
   controller: AbortController,
 ): AsyncGenerator<Item[], void, undefined> {
+  const firstItems = firstPage.items;
   if (firstItems.length >= total) {
     yield firstItems;
+    // The first page is the last counted one, and as full as the server makes its pages.
+    yield* nextPages(first, first, firstPage, read, settings, new Set([first.href]));
     return;
   }
   if (firstItems.length === 0) throw badPage(first, `announces ${total} items but its first page is empty`);
@@ -293,12 +297,23 @@ async function* readCountedPages(
     } catch (error) {
       throw failure?.error ?? error;
     }
-    let items: Item[] | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
+    let parsed: HydraPage | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
+    const url = page.url;
     // Nothing of this page (its bytes, its items) is held while the next one is awaited (see mapPages).
     page = undefined;
     body = undefined;
-    yield items;
-    items = undefined;
+    if (number < pageCount) {
+      yield parsed.items;
+      parsed = undefined;
+      continue;
+    }
+    const last = parsed;
+    yield last.items;
+    if (last.items.length >= perPage && last.next !== undefined) {
+      const visited = new Set([first.href]);
+      for (let n = 2; n <= pageCount; n++) visited.add(pageUrl(first, n, settings.pageParam).href);
+      yield* nextPages(first, url, last, read, settings, visited);
+    }
   }
 }
 
@@ -308,24 +323,39 @@ function checkedPage(
   body: () => unknown,
   firstSignature: string,
   identity: readonly string[] | undefined,
-): Item[] {
+): HydraPage {
   const page = parsePage(body(), url);
   if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
   if (page.items.length > 0 && signature(page.items, identity) === firstSignature) throw ignoresPage(url);
-  return page.items;
+  return page;
 }
 
 async function* followNextLinks(
   first: URL,
-  firstPage: Page & { format: 'hydra' },
+  firstPage: HydraPage,
   read: (url: URL) => Promise<Page>,
   settings: CollectionSettings,
 ): AsyncGenerator<Item[], void, undefined> {
   yield firstPage.items;
-  const visited = new Set([first.href]);
-  let previous = signature(firstPage.items, settings.identity);
-  let current = first;
-  let next = firstPage.next;
+  yield* nextPages(first, first, firstPage, read, settings, new Set([first.href]));
+}
+
+/**
+ * The pages after `from` (already read and passed on) by their `next` links, one after the other,
+ * on the first page's path only. `visited`: the URLs of the pages read so far (a link back to one
+ * is a loop); with them, at most `maxPages` pages.
+ */
+async function* nextPages(
+  first: URL,
+  from: URL,
+  fromPage: HydraPage,
+  read: (url: URL) => Promise<Page>,
+  settings: CollectionSettings,
+  visited: Set<string>,
+): AsyncGenerator<Item[], void, undefined> {
+  let previous = signature(fromPage.items, settings.identity);
+  let current = from;
+  let next = fromPage.next;
   while (next !== undefined) {
     const url = nextPageUrl(first, current, next, settings.apiBase);
     if (visited.has(url.href))
