@@ -1,8 +1,10 @@
 // The successor client's authentication against the sandbox IDM and its real oidc-provider:
 // token reuse, early refresh, single-flight renewal, purge-and-retry on 401, scopes, API keys.
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
+import { toLegacyError } from '../src/http/errors.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import { type CallStats, combineObservers } from '../src/observe/observer.js';
@@ -21,6 +23,7 @@ import {
 } from '../src/successor/client.js';
 import { UpstreamError } from '../src/successor/errors.js';
 import { LogSink } from './log-sink.js';
+import { sendJson, startLoopback } from './successor-helpers.js';
 
 const TOKEN = 'POST /token';
 const USERS = 'GET /users';
@@ -304,6 +307,91 @@ describe('token endpoint failures', () => {
     await client(sb).check();
     sb.faults.set({ tokenEndpointDown: true });
     await assert.rejects(client(sb).check(), upstream('unavailable'));
+  });
+});
+
+describe('a token endpoint that answers what the sandbox cannot (loopback fake)', () => {
+  /** An OAuth2 server and API on one loopback port; `token` answers the token requests. */
+  async function fakeIssuer(token: (path: string, res: ServerResponse) => void) {
+    const state = { endpoint: '/token-old', issued: 0 };
+    let base = '';
+    const server = await startLoopback((req, res) => {
+      const path = req.url.pathname;
+      if (path === '/.well-known/openid-configuration')
+        return sendJson(res, 200, {
+          issuer: base,
+          token_endpoint: `${base}${state.endpoint}`,
+          token_endpoint_auth_methods_supported: ['client_secret_post'],
+        });
+      if (path.startsWith('/token')) return token(path, res);
+      // The API takes the tokens of the current endpoint only.
+      if (String(req.headers.authorization).startsWith(`Bearer ${state.endpoint}-`))
+        return sendJson(res, 200, { ok: true });
+      res.writeHead(401);
+      res.end();
+    });
+    base = server.url;
+    cleanups.push(() => server.close());
+    const c = createSuccessorClient({
+      baseUrl: `${base}/api`,
+      auth: {
+        type: 'oauth2',
+        issuer: base,
+        clientId: 'proxy',
+        clientSecret: 's',
+        scopes: { read: ['r'], write: ['w'] },
+      },
+      retries: { max: 0 },
+    });
+    cleanups.push(() => c.close());
+    return { server, state, c };
+  }
+
+  test('a token endpoint that moved (the old one 404 with an OAuth error) is looked up again, not blamed on the credentials', async () => {
+    const { server, state, c } = await fakeIssuer((path, res) =>
+      path === state.endpoint
+        ? sendJson(res, 200, {
+            access_token: `${path}-T${++state.issued}`,
+            token_type: 'Bearer',
+            expires_in: 3600,
+          })
+        : sendJson(res, 404, { error: 'not_found', error_description: 'No route found' }),
+    );
+    await c.request({ method: 'GET', path: '/x' });
+    // Reconfigured: another token endpoint, the old tokens revoked.
+    state.endpoint = '/token-new';
+    await assert.rejects(
+      c.request({ method: 'GET', path: '/x' }),
+      upstream('bad_response', (error) => {
+        assert.equal(error.source, 'token');
+        assert.match(error.message, /answered 404 .*may have moved/);
+        assert.doesNotMatch(error.message, /clientSecret/);
+      }),
+    );
+    assert.equal(
+      (await c.request({ method: 'GET', path: '/x' })).status,
+      200,
+      'the next call finds the new endpoint',
+    );
+    assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/.well-known')).length, 2);
+  });
+
+  test('429 with Retry-After from the token endpoint: no token for now (unavailable), a legacy 503 with Retry-After', async () => {
+    const { c } = await fakeIssuer((_path, res) => {
+      res.writeHead(429, { 'retry-after': '30', 'content-type': 'text/plain' });
+      res.end('slow down');
+    });
+    const error = await c.request({ method: 'GET', path: '/x' }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    upstream('unavailable', (failure) => {
+      assert.equal(failure.source, 'token');
+      assert.equal(failure.details.retryAfter, '30');
+    })(error);
+    const legacy = toLegacyError(error);
+    assert.equal(legacy.status, 503);
+    assert.deepEqual(legacy.headers, { 'Retry-After': '30' });
   });
 });
 

@@ -76,7 +76,14 @@ export function upstreamToLegacy(
       !options.partial && mayHaveBeenApplied(error, context.method)
         ? '; the outcome of the change is unknown: it may or may not be in effect, check it before retrying'
         : '';
-    return new LegacyError(status, `${words}${unknown}${logHint(context)}`);
+    // A 503 (no token for now) passes on when the successor said to try again.
+    const retryAfter = status === 503 ? error.details.retryAfter : undefined;
+    return new LegacyError(
+      status,
+      `${words}${unknown}${logHint(context)}`,
+      undefined,
+      retryAfter === undefined ? undefined : { 'Retry-After': retryAfter },
+    );
   }
   if (error.code !== 'validation' && error.code !== 'conflict') return new LegacyError(status, words);
   const items =

@@ -40,6 +40,8 @@ export class UpstreamError extends Error {
        * operation itself, e.g. on a protected entity (a legacy 403).
        */
       scope?: string;
+      /** The answer's Retry-After, when a refusal for now (429) said when to try again. */
+      retryAfter?: string;
       /** Set on network-level failures that an idempotent read may retry. */
       retryable?: boolean;
       /**

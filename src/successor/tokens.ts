@@ -245,6 +245,16 @@ export class TokenSource {
     }
     const said = `${oauthError ?? ''}${description === undefined ? '' : `: ${description}`}`;
     const detail = said === '' ? '' : ` (${said})`;
+    const answered = answerOf(error);
+    if (answered?.status === 429) {
+      // Too many token requests: no token for now, and the caller may be told when to try again.
+      const retryAfter = answered.retryAfter;
+      return new UpstreamError(
+        'unavailable',
+        `${what} refused more requests for now (429${retryAfter === undefined ? '' : `, retry after ${retryAfter}`})${detail}`,
+        { ...base, status: 429, ...(retryAfter === undefined ? {} : { retryAfter }) },
+      );
+    }
 
     if (oauthError !== undefined || status !== undefined) {
       const withStatus = { ...base, ...(status === undefined ? {} : { status }) };
@@ -256,6 +266,16 @@ export class TokenSource {
         return new UpstreamError(
           'unavailable',
           `${what} failed with ${status ?? 'an error'}${detail}`,
+          withStatus,
+        );
+      }
+      // Only a 400 or 401 is the OAuth2 server refusing the request (RFC 6749 5.2); anything else
+      // (404, 405, 410, …) is no token endpoint answering, e.g. one that moved: a bad_response,
+      // after which the next token request looks the endpoint up again.
+      if (status !== undefined && status !== 400 && status !== 401) {
+        return new UpstreamError(
+          'bad_response',
+          `${what} answered ${status}${detail}, which is no OAuth2 token answer; the endpoint may have moved (it is looked up again), else check successor.auth.issuer`,
           withStatus,
         );
       }
@@ -347,6 +367,21 @@ function networkReason(error: unknown): string {
     current = Reflect.get(current, 'cause');
   }
   return reason;
+}
+
+/**
+ * The status and Retry-After of the answer an openid-client error is about: the `response` of an
+ * OAuth2 error body or challenge, or a ClientError's cause; undefined when it has none.
+ */
+function answerOf(error: unknown): { status: number; retryAfter: string | undefined } | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const candidates = [Reflect.get(error, 'response'), Reflect.get(error, 'cause')];
+  for (const candidate of candidates) {
+    if (!responseLike(candidate)) continue;
+    const response = candidate as Response;
+    return { status: response.status, retryAfter: response.headers.get('retry-after') ?? undefined };
+  }
+  return undefined;
 }
 
 /** The cause as a fetch Response (from any undici copy, hence no instanceof), if it is one. */
