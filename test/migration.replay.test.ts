@@ -551,6 +551,7 @@ describe('replay timeouts', () => {
         ['slow'],
       );
       assert.match(summary.failures[0].message, /timeout/i);
+      assert.match(run.stderr, /^ {2}slow \(user\.get\): timeout/m, 'listed on stderr with --json too');
       assert.ok(!run.stdout.includes('SecretPw-123'));
       const { exchanges } = await readRecording(path.join(dir, 'out.ndjson'));
       assert.deepEqual(

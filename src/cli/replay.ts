@@ -224,11 +224,12 @@ Example:
           ` ${summary.skipped.redactedBody} with a redacted body; ${summary.failures.length} failed)` +
           (statuses === '' ? '' : `\nstatuses: ${statuses}`),
       );
-      for (const failure of summary.failures.slice(0, 20)) {
-        io.err(`  ${failure.requestId} (${failure.operation}): ${failure.message}`);
-      }
-      if (summary.failures.length > 20) io.err(`  … and ${summary.failures.length - 20} more failures`);
     }
+    // On stderr with --json too, as the docs say: a script keeps stdout's JSON, a person sees these.
+    for (const failure of summary.failures.slice(0, 20)) {
+      io.err(`  ${failure.requestId} (${failure.operation}): ${failure.message}`);
+    }
+    if (summary.failures.length > 20) io.err(`  … and ${summary.failures.length - 20} more failures`);
     if (writeError !== undefined || writer.written < answers) {
       const reason = writeError instanceof Error ? `${writeError.message}; ` : '';
       io.err(`error: cannot write ${out}: ${reason}${writer.written} of ${answers} answers written`);
