@@ -11,7 +11,7 @@ import { translationToLegacy } from '../src/http/errors.js';
 import { TranslationError } from '../src/mapping/errors.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
 import { openSqliteConnection } from '../src/store/sqlite/database.js';
-import { type ErrorBody, snapshot } from './relation-helpers.js';
+import { type ErrorBody, groupLinks, snapshot } from './relation-helpers.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
 describe('hardening', () => {
@@ -363,6 +363,39 @@ describe('hardening', () => {
         );
       } finally {
         proxy.sandbox.faults.reset();
+      }
+    });
+  });
+
+  describe('a link call that fails after its write', () => {
+    it('rolls back only what it changed, also with one item and a later step failing', async () => {
+      // A profile whose group unlink reads the members after its DELETE: with one item, that read
+      // failing is a failure after the write, and the rollback must know the links before.
+      const custom = await startUserProxy({ copyProfile: true });
+      try {
+        const file = path.join(custom.profileDir, 'operations', 'group.json');
+        const table = JSON.parse(readFileSync(file, 'utf8'));
+        table.operations['group.link.users.remove'].steps.push({
+          method: 'GET',
+          path: '/groups/{entity.uuid}/members',
+        });
+        writeFileSync(file, JSON.stringify(table));
+        assert.equal(custom.mappings.reload().ok, true);
+        assert.ok(
+          !groupLinks(custom, 'klasse.7b').users.includes('lena.mueller'),
+          'precondition: not a member',
+        );
+        assert.equal((await custom.call('GET', '/Entity/Group/klasse.7b')).status, 200, 'the ID cached');
+        custom.sandbox.faults.set({ rules: [{ match: 'GET /groups/{id}/members', status: 503, times: 1 }] });
+        const answer = await custom.call<ErrorBody>('DELETE', '/Entity/Group/klasse.7b/link/users', [
+          'lena.mueller',
+        ]);
+        custom.sandbox.faults.reset();
+        assert.equal(answer.status, 502, answer.text);
+        assert.equal(custom.apiCalls()['POST /groups/{id}/members'], undefined, 'nothing re-added');
+        assert.ok(!groupLinks(custom, 'klasse.7b').users.includes('lena.mueller'), 'still not a member');
+      } finally {
+        await custom.close();
       }
     });
   });

@@ -89,14 +89,16 @@ function rollbackRelation(op: CompiledOperation): CompiledOperation['relation'] 
 }
 
 /**
- * Whether a run of `op` over `itemCount` distinct body items sends more than one write, so that
- * one can have gone through before another fails: only then is there anything to roll back, and
- * the items linked before worth reading (an unlink of one group is its DELETE and the read-back).
+ * Whether a run of `op` over `itemCount` distinct body items can fail after a write went through:
+ * a request follows its first write (another item's, another step's, a read). Only then is there
+ * anything to roll back, and the items linked before worth reading (an unlink of one group is its
+ * DELETE and the read-back of the answer, whose failure rolls nothing back).
  */
 function mayRollBack(op: CompiledOperation, itemCount: number): boolean {
-  let writes = 0;
-  for (const step of op.steps) if (step.write) writes += step.forEach ? itemCount : 1;
-  return writes > 1;
+  const first = op.steps.findIndex((step) => step.write);
+  if (first === -1) return false;
+  const step = op.steps[first];
+  return first < op.steps.length - 1 || (step?.forEach === true && itemCount > 1);
 }
 
 const NO_FIELDS: readonly string[] = [];
