@@ -189,21 +189,41 @@ describe('collections against loopback servers', () => {
     await client.close();
   });
 
-  test('a plain-array server that does not paginate at all: every item, whether more or fewer than asked', async () => {
-    // The whole collection on every page, whatever page and itemsPerPage say.
-    for (const [count, requests] of [
-      [150, 1],
-      [30, 2],
-    ] as const) {
-      const server = await loopback((_req, res) => sendJson(res, 200, fakeItems(count)));
-      const client = clientFor(server, { pageSize: 100, accept: 'application/json' });
-      const items = await client.readCollection('/users');
-      assert.equal(items.length, count);
-      assert.equal(new Set(items.map((item) => item['@id'])).size, count, 'no item twice');
-      // More than asked: the whole collection at once. Fewer: page 2 repeating it says the same.
-      assert.equal(server.requests.length, requests, `${count} items`);
-      await client.close();
-    }
+  test('a plain-array server that does not paginate at all: every item when it answers more than asked', async () => {
+    // The whole collection on every page, whatever page and itemsPerPage say: more than asked on
+    // page 1, and the same again on page 2, is a server that does not paginate.
+    const server = await loopback((_req, res) => sendJson(res, 200, fakeItems(150)));
+    const client = clientFor(server, { pageSize: 100, accept: 'application/json' });
+    const items = await client.readCollection('/users');
+    assert.equal(items.length, 150);
+    assert.equal(new Set(items.map((item) => item['@id'])).size, 150, 'no item twice');
+    assert.equal(server.requests.length, 2);
+    await client.close();
+    // Fewer than asked, and the same again: it may as well cap its pages and ignore the page
+    // number (a wrong paging.page), with more to come; a 502 saying both, not a list cut short.
+    const small = await loopback((_req, res) => sendJson(res, 200, fakeItems(30)));
+    const smallClient = clientFor(small, { pageSize: 100, accept: 'application/json' });
+    await assert.rejects(smallClient.readCollection('/users'), (error: unknown) => {
+      assert.ok(error instanceof UpstreamError && error.code === 'bad_response', String(error));
+      assert.match(error.message, /paging\.page.*or does not paginate/);
+      return true;
+    });
+    await smallClient.close();
+  });
+
+  test('a plain-array server that ignores itemsPerPage but pages: every page of its own size', async () => {
+    const all = fakeItems(250);
+    const server = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      sendJson(res, 200, all.slice((page - 1) * 120, page * 120));
+    });
+    const client = clientFor(server, { pageSize: 100, accept: 'application/json' });
+    const items = await client.readCollection('/users');
+    assert.deepEqual(
+      items.map((item) => item['@id']),
+      all.map((item) => item['@id']),
+    );
+    await client.close();
   });
 
   test('a Hydra server that announces a total but ignores page fails with bad_response', async () => {

@@ -217,13 +217,17 @@ async function* readArrayPages(
 ): AsyncGenerator<Item[], void, undefined> {
   yield firstItems;
   if (firstItems.length === 0) return;
-  // More than asked for: the server does not paginate (the reference leaves open whether real
-  // servers do), and this is the whole collection.
+  // More than asked for: the server ignores itemsPerPage. If page 2 is empty or the same again,
+  // it does not paginate at all (the reference leaves open whether real servers do) and page 1
+  // was the whole collection; if page 2 differs, it pages with a size of its own.
   const asked = settings.pageSize;
-  if (asked !== undefined && firstItems.length > asked) return;
+  const larger = asked !== undefined && firstItems.length > asked;
   let previous = signature(firstItems, settings.identity);
   // Plain arrays carry no metadata: a page shorter than the first one (or an empty one) is the
-  // last. The first page may be short because the server caps the page size, so it proves nothing.
+  // last. The first page may be short because the server caps the page size, so it proves nothing;
+  // the same page again is then an error: the server ignores the page number (a wrong
+  // `successor.paging.page`) and may have more, which cannot be told from a server that does not
+  // paginate a collection smaller than the page size, and a list cut short is worse than a 502.
   for (let number = 2; ; number++) {
     if (number > settings.maxPages) throw tooManyPages(first, settings.maxPages);
     const url = pageUrl(first, number, settings.pageParam);
@@ -231,11 +235,10 @@ async function* readArrayPages(
     if (page.format !== 'array') throw badPage(url, 'switched from a plain array to a Hydra collection');
     if (page.items.length === 0) return;
     const current = signature(page.items, settings.identity);
-    // A first page shorter than asked, given again as the second: a server that does not paginate
-    // and had no more. (A full first page given again is a server that ignores the page number
-    // and may have more: that stays an error.)
-    if (number === 2 && current === previous && asked !== undefined && firstItems.length < asked) return;
-    if (current === previous) throw ignoresPage(url);
+    if (current === previous) {
+      if (number === 2 && larger) return;
+      throw ignoresPage(url);
+    }
     previous = current;
     yield page.items;
     if (page.items.length < firstItems.length) return;
@@ -476,7 +479,10 @@ function badPage(url: URL, what: string): UpstreamError {
 }
 
 function ignoresPage(url: URL): UpstreamError {
-  return badPage(url, 'repeats the previous page: the successor seems to ignore the page parameter');
+  return badPage(
+    url,
+    'repeats the previous page: the successor seems to ignore the page parameter (check successor.paging.page in the mapping profile), or does not paginate a collection smaller than successor.pageSize',
+  );
 }
 
 function tooManyPages(first: URL, maxPages: number): UpstreamError {
