@@ -216,6 +216,38 @@ describe('SQLite store', () => {
   });
 });
 
+describe('a SQLite store whose lock another process holds for a moment', () => {
+  it('writes a write-behind batch and an API user once the lock is released, and nothing twice', async () => {
+    const file = freshFile();
+    const store = openStore(file);
+    const other = openSqliteConnection(file);
+    other.exec('BEGIN IMMEDIATE');
+    let released = false;
+    const timer = setTimeout(() => {
+      other.exec('ROLLBACK');
+      released = true;
+    }, 300);
+    try {
+      // The last flush at shutdown has no next one: it waits like any write instead of failing
+      // at once (the connection itself never waits: busy_timeout 0).
+      await store.usage.add([
+        { apiUser: 'sis', operation: 'user.list', outcome: '2xx', count: 3, firstSeen: 1, lastSeen: 2 },
+      ]);
+      assert.ok(released, 'written after the release');
+      assert.equal(await store.apiUsers.create(user('waited')), true);
+    } finally {
+      clearTimeout(timer);
+      if (!released) other.exec('ROLLBACK');
+      other.close();
+    }
+    assert.deepEqual(
+      (await store.usage.list()).map((row) => [row.apiUser, row.operation, row.count]),
+      [['sis', 'user.list', 3]],
+    );
+    assert.equal(await store.apiUsers.create(user('waited')), false, 'created once');
+  });
+});
+
 describe('a new store opened by several processes at once', () => {
   it('is created and migrated once, every process opening it without an error', async () => {
     // The server and a CLI command (or two commands) may open a new or upgraded store at the same

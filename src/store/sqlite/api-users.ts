@@ -170,23 +170,28 @@ export class SqliteApiUserRepository implements ApiUserRepository {
   async credentialsVersion(): Promise<number> {
     const dataVersion = this.statements.dataVersion.get() ?? 0;
     if (dataVersion !== this.seenDataVersion) {
-      this.seenDataVersion = dataVersion;
+      // Noted as seen only once the version is read: a read that fails is made again next time.
       this.version = this.statements.version.get() ?? 0;
+      this.seenDataVersion = dataVersion;
     }
     return this.version;
   }
 
-  /** Runs a write in a transaction and bumps the credentials version when it changed something. */
+  /**
+   * Runs a write in a transaction and bumps the credentials version when it changed something.
+   * The new version is read in the same transaction (our own commits do not move our
+   * data_version): nothing after the commit can fail and have the write tried again.
+   */
   private change(write: () => boolean): boolean {
-    const changed = this.db
+    const { changed, version } = this.db
       .transaction(() => {
         const done = write();
-        if (done) this.statements.bump.run();
-        return done;
+        if (!done) return { changed: false, version: undefined };
+        this.statements.bump.run();
+        return { changed: true, version: this.statements.version.get() ?? 0 };
       })
       .immediate();
-    // Our own commits do not move our data_version, so read the new version directly.
-    if (changed) this.version = this.statements.version.get() ?? 0;
+    if (version !== undefined) this.version = version;
     return changed;
   }
 }

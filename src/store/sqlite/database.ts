@@ -160,9 +160,11 @@ export async function untilUnlocked<T>(work: () => T | Promise<T>): Promise<T> {
 
 /**
  * The repository with each of its methods run through `untilUnlocked`, but for `notRetried`: a
- * write-behind's batch (its next flush is the next try) and a write in several transactions, which
- * waits for each of them itself. Every method of a SQLite repository is async and is one
- * transaction or one statement, so trying it again repeats nothing that was written.
+ * write in several transactions, which waits for each of them itself. Every other method of a
+ * SQLite repository is async and makes its writes in one transaction or one statement, and
+ * whatever it reads after them it reads in that transaction too, so trying it again repeats
+ * nothing that was written. A write-behind's batch waits like any write (without blocking), so
+ * its last flush at shutdown does not lose counts to a moment's lock.
  */
 export function waitingOutLocks<T extends object>(
   repository: T,

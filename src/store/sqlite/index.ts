@@ -39,8 +39,8 @@ export class SqliteStore implements Store {
     this.loginThrottle = waitingOutLocks(new SqliteLoginThrottleRepository(db));
     this.idMap = waitingOutLocks(new SqliteIdMapRepository(db), ['upsert']);
     this.ssoTokens = waitingOutLocks(new SqliteSsoTokenRepository(db));
-    this.usage = waitingOutLocks(new SqliteUsageRepository(db), ['add']);
-    this.shadow = waitingOutLocks(new SqliteShadowRepository(db), ['add']);
+    this.usage = waitingOutLocks(new SqliteUsageRepository(db));
+    this.shadow = waitingOutLocks(new SqliteShadowRepository(db));
   }
 
   async ping(): Promise<void> {

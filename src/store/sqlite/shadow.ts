@@ -62,17 +62,6 @@ export class SqliteShadowRepository implements ShadowRepository {
     },
     keepSamples: number,
   ): Promise<void> {
-    this.#add(batch, keepSamples);
-  }
-
-  #add(
-    batch: {
-      counts: readonly ShadowCount[];
-      paths: readonly ShadowPathCount[];
-      samples: readonly ShadowSample[];
-    },
-    keepSamples: number,
-  ): void {
     const count = this.db.prepare(
       `INSERT INTO shadow_counts (operation, outcome, hour, count) VALUES (?, ?, ?, ?)
        ON CONFLICT (operation, outcome, hour) DO UPDATE SET count = count + excluded.count`,

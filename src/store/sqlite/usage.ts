@@ -53,10 +53,7 @@ export class SqliteUsageRepository implements UsageRepository {
   constructor(private readonly db: SqliteDatabase) {}
 
   async add(counts: readonly UsageCount[]): Promise<void> {
-    if (counts.length > 0) this.#add(counts);
-  }
-
-  #add(counts: readonly UsageCount[]): void {
+    if (counts.length === 0) return;
     const upsert = this.db.prepare(
       `INSERT INTO usage_inventory (api_user, operation, outcome, count, first_seen, last_seen)
        VALUES (?, ?, ?, ?, ?, ?)
