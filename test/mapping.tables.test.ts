@@ -339,6 +339,33 @@ describe('a broken profile', () => {
     );
   });
 
+  it('checks SSO steps against what its handler hands them: the username as a parameter, no body', () => {
+    const withStep = (step: Json) => (json: Json) => {
+      ((json.operations as Record<string, Json>)['sso.authenticate'] as Json).steps = [step];
+      return json;
+    };
+    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'sso');
+    cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+    const file = path.join(dir, 'operations', 'sso.json');
+    const json = JSON.parse(readFileSync(file, 'utf8')) as Json;
+    writeFileSync(
+      file,
+      JSON.stringify(withStep({ method: 'GET', path: '/users?user={params.username}' })(json)),
+    );
+    assert.doesNotThrow(() => loadProfile(dir, REQUIRED_OPERATIONS), 'the username is a parameter');
+    const error = brokenProfile(
+      'operations/sso.json',
+      withStep({ method: 'GET', path: '/users?user={body.username}' }),
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      error.problems.map((p) => `${p.path}: ${p.message}`),
+      [
+        '$.operations["sso.authenticate"].steps[0].path: {body.username}: the legacy body of POST /Sso/authenticate has no field "username" (it has no fields)',
+      ],
+    );
+  });
+
   it('refuses a value table that would not read back what it writes', () => {
     const error = brokenProfile('values/user-status.json', (json) => {
       (json.entries as Json[]).push({ legacy: 'x', successor: 'active' });

@@ -47,6 +47,12 @@ export interface LegacyOperation<
    * key name; `recordedRequestBody` in src/migration/exchange.ts).
    */
   body?: { kind: 'json' | 'form'; schema: B; required: boolean; description?: string; secret?: boolean };
+  /**
+   * What the handler hands its mapping operation, when that is not the path's parameters and the
+   * body's fields: the names `{params.…}` and `{body.…}` of the operation's steps may use (SSO
+   * hands the form's `username` as a parameter, and no body).
+   */
+  mappingInput?: { params: readonly string[]; bodyFields: readonly string[] };
   responses: OperationResponses;
   handler: (
     c: Context<AppEnv>,

@@ -23,7 +23,11 @@ export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
 export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIONS.map((operation) => ({
   id: operation.id,
   label: `${operation.method.toUpperCase()} ${operation.path}`,
-  params: [...operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] ?? ''),
+  params:
+    operation.mappingInput?.params ??
+    [...operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] ?? ''),
   // A body that is no object (a link body's array of IDs) has no fields to name.
-  bodyFields: operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : [],
+  bodyFields:
+    operation.mappingInput?.bodyFields ??
+    (operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : []),
 }));

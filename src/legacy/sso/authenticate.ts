@@ -30,6 +30,8 @@ export const ssoAuthenticateOperation = defineOperation({
     required: true,
     description: 'The user to authenticate',
   },
+  // The handler resolves the form's username as the path entity would be: `{params.username}`.
+  mappingInput: { params: ['username'], bodyFields: [] },
   responses: {
     200: { description: 'The token and where to send the browser', schema: ssoAuthenticationSchema },
     ...errorResponses(400),
