@@ -376,6 +376,19 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
     assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/.well-known')).length, 2);
   });
 
+  test('a 403 with invalid_scope from the token endpoint names the scope, not a moved endpoint', async () => {
+    const { c } = await fakeIssuer((_path, res) =>
+      sendJson(res, 403, { error: 'invalid_scope', error_description: 'scope w is not granted' }),
+    );
+    await assert.rejects(
+      c.request({ method: 'POST', path: '/x', body: {} }),
+      upstream('forbidden', (error) => {
+        assert.match(error.message, /refused scope w for client proxy/);
+        assert.doesNotMatch(error.message, /moved/);
+      }),
+    );
+  });
+
   test('429 with Retry-After from the token endpoint: no token for now (unavailable), a legacy 503 with Retry-After', async () => {
     const { c } = await fakeIssuer((_path, res) => {
       res.writeHead(429, { 'retry-after': '30', 'content-type': 'text/plain' });

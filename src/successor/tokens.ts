@@ -43,6 +43,18 @@ const REFRESH_RETRY_MS = 5_000;
  * redone after a failure), a token cache per (issuer, client, scope) refreshed before expiry on
  * the injected clock, and single-flight renewal so concurrent callers share one token request.
  */
+
+/** The error codes of a token endpoint's refusal (RFC 6749 5.2), and `access_denied`, which some send too. */
+const TOKEN_ERROR_CODES = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'access_denied',
+]);
+
 export class TokenSource {
   readonly #settings: TokenSettings;
   readonly #cache = new Map<string, CachedToken>();
@@ -269,10 +281,17 @@ export class TokenSource {
           withStatus,
         );
       }
-      // Only a 400 or 401 is the OAuth2 server refusing the request (RFC 6749 5.2); anything else
-      // (404, 405, 410, …) is no token endpoint answering, e.g. one that moved: a bad_response,
-      // after which the next token request looks the endpoint up again.
-      if (status !== undefined && status !== 400 && status !== 401) {
+      // A 400 or 401 is the OAuth2 server refusing the request (RFC 6749 5.2), and so is another
+      // status with one of that section's error codes (some providers answer a missing grant with
+      // 403 and invalid_scope). Anything else (404, 405, 410, … , `not_found` included) is no token
+      // endpoint answering, e.g. one that moved: a bad_response, after which the next token
+      // request looks the endpoint up again.
+      if (
+        status !== undefined &&
+        status !== 400 &&
+        status !== 401 &&
+        !(oauthError !== undefined && TOKEN_ERROR_CODES.has(oauthError))
+      ) {
         return new UpstreamError(
           'bad_response',
           `${what} answered ${status}${detail}, which is no OAuth2 token answer; the endpoint may have moved (it is looked up again), else check successor.auth.issuer`,
