@@ -432,6 +432,9 @@ describe('templates, formats and value tables', () => {
     assert.equal(toLegacyDateTime(undefined), null);
     assert.equal(toLegacyDateTime(1_700_000_000), '2023-11-14T22:13:20+00:00', 'a Unix timestamp in seconds');
     assert.equal(toLegacyDate(1_700_000_000_000), '2023-11-14', 'a Unix timestamp in milliseconds');
+    // PostgreSQL's text form of a timestamptz: an offset of whole hours has no minutes.
+    assert.equal(toLegacyDateTime('2024-12-25 10:00:00+01'), '2024-12-25T10:00:00+01:00');
+    assert.equal(toLegacyDate('2024-12-25 10:00:00+01'), '2024-12-25');
   });
 
   it('finds no date in another format, an impossible date or a timestamp out of range (undefined)', () => {

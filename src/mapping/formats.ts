@@ -5,10 +5,11 @@ export class WriteValueError extends Error {}
 
 /**
  * A date or date-time as the successor may write it: `YYYY-MM-DD`, optionally `T` (or a space)
- * and `hh:mm`, optional seconds and fraction, optional offset (`Z`, `+01:00`, `+0100`).
+ * and `hh:mm`, optional seconds and fraction, optional offset (`Z`, `+01:00`, `+0100`, `+01` as
+ * PostgreSQL writes whole hours).
  */
 const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 /**
  * A successor date or date-time as its parts (offset normalised to `+hh:mm`, none meaning UTC), or
@@ -35,7 +36,7 @@ function dateTimeParts(value: unknown): { date: string; time: string; offset: st
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return undefined;
   let offset = '+00:00';
   if (zone !== undefined && zone.toUpperCase() !== 'Z') {
-    offset = zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+    offset = zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3) || '00'}`;
     if (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59) return undefined;
   }
   return { date: `${year}-${month}-${day}`, time: `${hour}:${minute}:${second}`, offset };

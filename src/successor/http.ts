@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
 import { Agent } from './agent.js';
-import { UpstreamError, type UpstreamSource } from './errors.js';
+import { causeChain, UpstreamError, type UpstreamSource } from './errors.js';
 
 /** The fetch signature the transport uses internally (the global `fetch` fits it). */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
@@ -361,12 +361,15 @@ export class HttpTransport {
     return { status: response.status, headers: response.headers, body: [Buffer.from(bytes)] };
   }
 
-  /** The failure of an answer larger than `maxResponseBytes` (which is then not read further). */
+  /**
+   * The failure of an answer larger than `maxResponseBytes` (which is then not read further). The
+   * request was answered, so a write's outcome is unknown to the caller (`sent`), never "not done".
+   */
   #tooLarge(source: UpstreamSource, method: string, path: string, status: number): UpstreamError {
     return new UpstreamError(
       'bad_response',
-      `the successor's answer to ${method} ${path} (${status}) is larger than ${this.#settings.maxResponseBytes} bytes (successor.maxResponseBytes); it was not read. Raise the setting if such answers are expected (a smaller successor.pageSize makes collection pages smaller)`,
-      { source, status, method, path },
+      `the successor's answer to ${method} ${path} (${status}) is larger than ${this.#settings.maxResponseBytes} bytes (successor.maxResponseBytes); it was not read. Raise the setting if such answers are expected (for a paginated collection, a smaller successor.pageSize also makes its pages smaller)`,
+      { source, status, method, path, sent: true },
     );
   }
 
@@ -503,12 +506,10 @@ interface BodyLimit {
 
 /** The most specific error code in an error's cause chain (`ECONNREFUSED`, `UND_ERR_SOCKET`, …). */
 function errorCode(error: unknown): string | undefined {
-  let current: unknown = error;
   let found: string | undefined;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    const code: unknown = Reflect.get(current, 'code');
+  for (const link of causeChain(error)) {
+    const code: unknown = Reflect.get(link, 'code');
     if (typeof code === 'string') found = code;
-    current = Reflect.get(current, 'cause');
   }
   return found;
 }

@@ -4,7 +4,7 @@ import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 import type { Observer } from '../observe/observer.js';
-import { UpstreamError } from './errors.js';
+import { causeChain, UpstreamError } from './errors.js';
 
 /** Which token a call needs: the read scopes or the write scopes. */
 export type Access = 'read' | 'write';
@@ -369,21 +369,14 @@ export class TokenSource {
 
 /** The first UpstreamError in an error's cause chain, if any. */
 function upstreamCause(error: unknown): UpstreamError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    if (current instanceof UpstreamError) return current;
-    current = Reflect.get(current, 'cause');
-  }
-  return undefined;
+  return causeChain(error).find((link): link is UpstreamError => link instanceof UpstreamError);
 }
 
 function networkReason(error: unknown): string {
-  let current: unknown = error;
   let reason = error instanceof Error ? error.message : String(error);
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    const code: unknown = Reflect.get(current, 'code');
+  for (const link of causeChain(error)) {
+    const code: unknown = Reflect.get(link, 'code');
     if (typeof code === 'string' && !code.startsWith('OAUTH_')) reason = code;
-    current = Reflect.get(current, 'cause');
   }
   return reason;
 }

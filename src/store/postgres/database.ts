@@ -254,7 +254,7 @@ export async function migrate(db: PostgresDatabase, migrations: readonly Migrati
           ]);
           await client.query('COMMIT');
         } catch (error) {
-          if (!lost(error)) await client.query('ROLLBACK').catch(() => {});
+          if (!lost(error)) await client.query('ROLLBACK').catch(lost);
           throw error;
         }
         count++;
