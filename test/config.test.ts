@@ -34,6 +34,19 @@ function capture(env: NodeJS.ProcessEnv = {}): CommandIo & { stdout: string; std
   return io;
 }
 
+/** The configuration of a file with an API-key successor and these more `successor` settings. */
+function withSuccessor(successor: Record<string, unknown>) {
+  return loadConfig({
+    file: tempFile(
+      'config.json',
+      JSON.stringify({
+        successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: 'k' }, ...successor },
+      }),
+    ),
+    env: {},
+  });
+}
+
 describe('configuration', () => {
   it('runs in sandbox mode on the embedded defaults when there is no file', () => {
     const config = loadConfig({ env: {} });
@@ -308,21 +321,11 @@ describe('configuration', () => {
   });
 
   it('reads the pages a collection read fetches at once: 4 unless set, 1 to 16', () => {
-    const config = (successor: Record<string, unknown>) =>
-      loadConfig({
-        file: tempFile(
-          'config.json',
-          JSON.stringify({
-            successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: 'k' }, ...successor },
-          }),
-        ),
-        env: {},
-      });
-    assert.equal(config({}).successor?.pageConcurrency, 4);
-    assert.equal(config({ pageConcurrency: 1 }).successor?.pageConcurrency, 1);
+    assert.equal(withSuccessor({}).successor?.pageConcurrency, 4);
+    assert.equal(withSuccessor({ pageConcurrency: 1 }).successor?.pageConcurrency, 1);
     for (const wrong of [0, 17, 2.5, '2']) {
       assert.throws(
-        () => config({ pageConcurrency: wrong }),
+        () => withSuccessor({ pageConcurrency: wrong }),
         (error: unknown) =>
           error instanceof ConfigError && error.problems[0]?.path === 'successor.pageConcurrency',
         String(wrong),
@@ -331,21 +334,11 @@ describe('configuration', () => {
   });
 
   it('reads the cap on successor answers: 32 MiB unless set, 64 KiB to 256 MiB', () => {
-    const config = (successor: Record<string, unknown>) =>
-      loadConfig({
-        file: tempFile(
-          'config.json',
-          JSON.stringify({
-            successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: 'k' }, ...successor },
-          }),
-        ),
-        env: {},
-      });
-    assert.equal(config({}).successor?.maxResponseBytes, 33_554_432);
-    assert.equal(config({ maxResponseBytes: 65_536 }).successor?.maxResponseBytes, 65_536);
+    assert.equal(withSuccessor({}).successor?.maxResponseBytes, 33_554_432);
+    assert.equal(withSuccessor({ maxResponseBytes: 65_536 }).successor?.maxResponseBytes, 65_536);
     for (const wrong of [65_535, 268_435_457, 1.5, '1000000']) {
       assert.throws(
-        () => config({ maxResponseBytes: wrong }),
+        () => withSuccessor({ maxResponseBytes: wrong }),
         (error: unknown) =>
           error instanceof ConfigError && error.problems[0]?.path === 'successor.maxResponseBytes',
         String(wrong),

@@ -42,6 +42,16 @@ describe('mapping reload on SIGHUP', () => {
     await proxy?.close();
   });
 
+  /** Sends SIGHUP and waits for the refusal: its problems, with the same engine still serving. */
+  async function refusedOnSignal(): Promise<unknown> {
+    const engine = proxy.mappings.current();
+    const mark = proxy.logSink.lines().length;
+    process.kill(process.pid, 'SIGHUP');
+    const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
+    assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
+    return line.problems;
+  }
+
   it('keeps the old tables live when a file is broken, and logs file, JSON path and reason', async () => {
     const before = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
     assert.equal(before.status, 200);
@@ -72,18 +82,13 @@ describe('mapping reload on SIGHUP', () => {
     delete table.operations['user.restore'];
     writeFileSync(operationsFile, JSON.stringify(table, null, 2));
     try {
-      const engine = proxy.mappings.current();
-      const mark = proxy.logSink.lines().length;
-      process.kill(process.pid, 'SIGHUP');
-      const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
-      assert.deepEqual(line.problems, [
+      assert.deepEqual(await refusedOnSignal(), [
         {
           file: '(operations)',
           path: '$.operations["user.restore"]',
           message: 'the proxy serves POST /Core/User/{id}/restore, which has no operation table entry',
         },
       ]);
-      assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
       const restored = await proxy.call('POST', '/User/thomas.becker/restore');
       assert.equal(restored.status, 204, restored.text);
     } finally {
@@ -96,14 +101,9 @@ describe('mapping reload on SIGHUP', () => {
     profile.cache.max = 9_000_000_000_000_000; // lru-cache would try to allocate every slot at once
     writeFileSync(profileFile, JSON.stringify(profile, null, 2));
     try {
-      const engine = proxy.mappings.current();
-      const mark = proxy.logSink.lines().length;
-      process.kill(process.pid, 'SIGHUP');
-      const line = await waitForLog(proxy, /mapping profile not reloaded/, mark);
-      assert.deepEqual(line.problems, [
+      assert.deepEqual(await refusedOnSignal(), [
         { file: 'profile.json', path: '$.cache.max', message: 'must be at most 1,000,000' },
       ]);
-      assert.equal(proxy.mappings.current(), engine, 'the same engine keeps serving');
       const user = await proxy.call('GET', '/Entity/User/thomas.becker');
       assert.equal(user.status, 200, user.text);
     } finally {
