@@ -170,7 +170,7 @@ async function shadowed(
   if (answer.bytes === undefined) {
     // Larger than the comparison cap: the caller gets the whole answer as in passthrough,
     // streamed, and the comparison is counted as skipped.
-    shadow.skip(matched.operation.id);
+    shadow.countSkipped(matched.operation.id);
     return streamedAnswer(c, services, answer);
   }
   const apiUser = c.get('apiUser') ?? '';

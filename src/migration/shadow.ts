@@ -101,7 +101,7 @@ export class ShadowRunner {
    * larger than the comparison cap (`LegacyUpstream.forwardBuffered`), and was streamed to the
    * caller instead of read whole. Its translation is not run.
    */
-  skip(operation: string): void {
+  countSkipped(operation: string): void {
     this.#outcome(operation, 'skipped');
   }
 
