@@ -1,3 +1,5 @@
+import { causeChain } from './cause-chain.js';
+
 /**
  * What is wrong with a text that is not JSON, without any of the text: V8's own `SyntaxError`
  * message quotes it around the error (`Unexpected token 'S', "SecretPass"... is not valid JSON`),
@@ -10,9 +12,6 @@ export function jsonSyntaxMessage(error: unknown): string {
   return position === undefined ? 'not valid JSON' : `not valid JSON at position ${position}`;
 }
 
-/** How deep a cause chain is searched for a parser's error. */
-const MAX_CAUSES = 8;
-
 /**
  * An error fit to be kept as a cause, which the log's error serializer writes with the message
  * of every cause in its chain: when the chain holds a `SyntaxError` (a JSON parser's, whose message
@@ -20,16 +19,11 @@ const MAX_CAUSES = 8;
  * top message and the parser's position only, without the chain; otherwise the error itself.
  */
 export function withoutParsedText(error: unknown): unknown {
-  let current: unknown = error;
-  for (let depth = 0; current instanceof Error && depth < MAX_CAUSES; depth++) {
-    if (current instanceof SyntaxError) {
-      const position = jsonSyntaxMessage(current);
-      const message = current === error ? position : `${(error as Error).message} (${position})`;
-      const cleaned = new Error(message);
-      cleaned.name = (error as Error).name;
-      return cleaned;
-    }
-    current = current.cause;
-  }
-  return error;
+  const syntax = causeChain(error).find((link): link is SyntaxError => link instanceof SyntaxError);
+  if (syntax === undefined) return error;
+  const position = jsonSyntaxMessage(syntax);
+  const message = syntax === error ? position : `${(error as Error).message} (${position})`;
+  const cleaned = new Error(message);
+  cleaned.name = (error as Error).name;
+  return cleaned;
 }

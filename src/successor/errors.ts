@@ -145,14 +145,3 @@ export function isProtectedEntity(error: UpstreamError): boolean {
     error.details.scope === undefined
   );
 }
-
-/** `error` and the causes it wraps, outermost first: at most five (wrappers nest a few deep, never more). */
-export function causeChain(error: unknown): object[] {
-  const chain: object[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    chain.push(current);
-    current = Reflect.get(current, 'cause');
-  }
-  return chain;
-}

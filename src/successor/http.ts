@@ -1,9 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { causeChain } from '../lib/cause-chain.js';
 import type { Logger } from '../lib/logger.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
 import { Agent } from './agent.js';
-import { causeChain, UpstreamError, type UpstreamSource } from './errors.js';
+import { UpstreamError, type UpstreamSource } from './errors.js';
 
 /** The fetch signature the transport uses internally (the global `fetch` fits it). */
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;

@@ -1,10 +1,11 @@
 import * as oidc from 'openid-client';
+import { causeChain } from '../lib/cause-chain.js';
 import type { Clock } from '../lib/clock.js';
 import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 import type { Observer } from '../observe/observer.js';
-import { causeChain, UpstreamError } from './errors.js';
+import { UpstreamError } from './errors.js';
 
 /** Which token a call needs: the read scopes or the write scopes. */
 export type Access = 'read' | 'write';
