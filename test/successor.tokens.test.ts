@@ -347,7 +347,7 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
     return { server, state, c };
   }
 
-  test('a token endpoint that moved (the old one 404 with an OAuth error) is looked up again, not blamed on the credentials', async () => {
+  test('a token endpoint that moved (the old one 404 with an OAuth error) is looked up again within the same call, not blamed on the credentials', async () => {
     const { server, state, c } = await fakeIssuer((path, res) =>
       path === state.endpoint
         ? sendJson(res, 200, {
@@ -357,9 +357,26 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
           })
         : sendJson(res, 404, { error: 'not_found', error_description: 'No route found' }),
     );
+    const discoveries = () => server.requests.filter((r) => r.url.pathname.startsWith('/.well-known')).length;
     await c.request({ method: 'GET', path: '/x' });
     // Reconfigured: another token endpoint, the old tokens revoked.
     state.endpoint = '/token-new';
+    assert.equal(
+      (await c.request({ method: 'GET', path: '/x' })).status,
+      200,
+      'the call that meets the move finds the new endpoint',
+    );
+    assert.equal(discoveries(), 2);
+    assert.deepEqual(
+      server.requests.filter((r) => r.url.pathname.startsWith('/token')).map((r) => r.url.pathname),
+      ['/token-old', '/token-old', '/token-new'],
+    );
+  });
+
+  test('a token endpoint that answers no token answer right after discovery fails the call (bad_response) without asking twice', async () => {
+    const { server, c } = await fakeIssuer((_path, res) =>
+      sendJson(res, 404, { error: 'not_found', error_description: 'No route found' }),
+    );
     await assert.rejects(
       c.request({ method: 'GET', path: '/x' }),
       upstream('bad_response', (error) => {
@@ -368,11 +385,9 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
         assert.doesNotMatch(error.message, /clientSecret/);
       }),
     );
-    assert.equal(
-      (await c.request({ method: 'GET', path: '/x' })).status,
-      200,
-      'the next call finds the new endpoint',
-    );
+    assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/token')).length, 1);
+    // The next call looks the endpoint up again, and with a cached discovery asks once more.
+    await assert.rejects(c.request({ method: 'GET', path: '/x' }), upstream('bad_response'));
     assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/.well-known')).length, 2);
   });
 

@@ -152,17 +152,22 @@ export class TokenSource {
     return this.#keys[access];
   }
 
+  /**
+   * One token request. When the token endpoint of an earlier discovery answers as no token
+   * endpoint does (`bad_response`: it moved, e.g. after the server was reconfigured), the endpoint
+   * is looked up again and asked once more within the same call, so the call that meets the move
+   * is not the one that fails for it. A fresh discovery's endpoint is not asked twice.
+   */
   async #renew(key: string, scope: string, access: Access): Promise<CachedToken> {
-    const configuration = await this.#discover();
+    const discoveredEarlier = this.#configuration !== undefined;
     const requestedAt = this.#settings.clock.now();
     let response: oidc.TokenEndpointResponse;
     try {
-      response = await oidc.clientCredentialsGrant(configuration, scope === '' ? {} : { scope });
+      response = await this.#grant(scope, access);
     } catch (error) {
-      const mapped = this.#tokenError(error, 'token', scope, access);
-      // The token endpoint may have moved or the server restarted: look it up again next time.
-      if (mapped.code === 'unavailable' || mapped.code === 'bad_response') this.#configuration = undefined;
-      throw mapped;
+      if (!discoveredEarlier || !(error instanceof UpstreamError) || error.code !== 'bad_response')
+        throw error;
+      response = await this.#grant(scope, access);
     }
     this.#settings.observer?.tokenRenewal?.();
     const lifetimeSeconds =
@@ -189,6 +194,19 @@ export class TokenSource {
       'successor token issued',
     );
     return entry;
+  }
+
+  /** The client-credentials grant at the discovered token endpoint; a failure as an UpstreamError. */
+  async #grant(scope: string, access: Access): Promise<oidc.TokenEndpointResponse> {
+    const configuration = await this.#discover();
+    try {
+      return await oidc.clientCredentialsGrant(configuration, scope === '' ? {} : { scope });
+    } catch (error) {
+      const mapped = this.#tokenError(error, 'token', scope, access);
+      // The token endpoint may have moved or the server restarted: look it up again next time.
+      if (mapped.code === 'unavailable' || mapped.code === 'bad_response') this.#configuration = undefined;
+      throw mapped;
+    }
   }
 
   #discover(): Promise<oidc.Configuration> {
