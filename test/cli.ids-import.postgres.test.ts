@@ -82,7 +82,10 @@ describe('idm-compat ids import when the store fails part-way', () => {
         stopped.err,
         /error: the import stopped after 500 of 1200 rows: the store \(PostgreSQL\) is unavailable: a statement timed out/,
       );
-      assert.match(stopped.err, /run the same import again to write the rest/);
+      assert.match(
+        stopped.err,
+        /once the error above is resolved, run the same import again to write the rest/,
+      );
       assert.doesNotMatch(stopped.out + stopped.err, /postgres:\/\/|duplicate key/);
       await holder.query('ROLLBACK');
     } finally {

@@ -107,7 +107,7 @@ Example:
       if (stopped) {
         io.err(`error: ${stopped.message}`);
         io.err(
-          'The rows written before are imported; run the same import again to write the rest (rows already there count as unchanged).',
+          'The rows written before are imported; once the error above is resolved, run the same import again to write the rest (rows already there count as unchanged).',
         );
         return 1;
       }
