@@ -362,6 +362,26 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ file, env: {} }), /successor: required unless sandbox.enabled/);
   });
 
+  it('refuses metrics.path at or below legacy.basePath, where it would replace legacy operations', async () => {
+    const configFile = (metrics: Record<string, unknown>, legacy: Record<string, unknown> = {}) =>
+      tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, metrics, legacy }));
+    for (const [metrics, legacy] of [
+      [{ path: '/iserv/api/Service/Core/Entity/User' }, {}],
+      [{ path: '/iserv/api' }, {}],
+      [{ path: '/iserv/api/' }, {}],
+      [{ path: '/legacy/metrics' }, { basePath: '/legacy' }],
+    ] as const) {
+      const io = capture();
+      assert.equal(await runCli(['config', 'check', '--config', configFile(metrics, legacy)], io), 2);
+      assert.match(io.stderr, /metrics\.path: must be outside legacy\.basePath/);
+    }
+    // Beside the base path, or below it with the metrics off, is fine.
+    for (const metrics of [{ path: '/iserv/apimetrics' }, { path: '/iserv/api/metrics', enabled: false }]) {
+      const io = capture();
+      assert.equal(await runCli(['config', 'check', '--config', configFile(metrics)], io), 0, io.stderr);
+    }
+  });
+
   it('stops `serve` with the file, the JSON path and the reason on a bad file', async () => {
     const file = tempFile('config.json', '{"server": {"port": "eighty"}}');
     const io = capture();

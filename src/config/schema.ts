@@ -669,6 +669,17 @@ export const configSchema = z
         message: 'required unless sandbox.enabled is true: say which IDM API to translate to',
       });
     }
+    // The metrics are routed before the legacy surface: at or below the base path they would take
+    // the place of legacy operations (or of the docs), without API-user authentication.
+    const { basePath } = config.legacy;
+    const metricsPath = config.metrics.path.replace(/\/+$/, '');
+    if (config.metrics.enabled && (metricsPath === basePath || metricsPath.startsWith(`${basePath}/`))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metrics', 'path'],
+        message: `must be outside legacy.basePath (${basePath}), e.g. /metrics`,
+      });
+    }
   });
 
 /** The configuration as parsed (defaults applied, secrets still references). */
