@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -270,6 +270,26 @@ describe('usage inventory', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--since: not a date/);
     h = await startHarness({ dir: h.dir });
+  });
+
+  it('refuses a SQLite store that does not exist instead of creating it and calling every operation unused', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-usage-'));
+    const store = path.join(dir, 'typo', 'store.db');
+    const configFile = path.join(dir, 'config.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({ sandbox: { enabled: true }, store: { type: 'sqlite', path: store } }),
+    );
+    for (const args of [['--unused'], ['--json'], []]) {
+      const run = await cli(['usage', ...args, '--config', configFile]);
+      assert.equal(run.code, 2, args.join(' '));
+      assert.equal(run.stdout, '');
+      assert.match(
+        run.stderr,
+        /error: the store .*typo\/store\.db \(store\.path of .*config\.json\) does not exist/,
+      );
+    }
+    assert.equal(existsSync(path.dirname(store)), false, 'neither the store nor its folder was created');
   });
 
   it('writes one batch per flush, not one store write per request', async () => {

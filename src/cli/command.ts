@@ -1,6 +1,7 @@
+import { statSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { SingleBar } from 'cli-progress';
-import { loadConfig } from '../config/load.js';
+import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { silentLogger } from '../lib/logger.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { buildServices, type StoreServices } from '../services.js';
@@ -119,14 +120,43 @@ export async function withStoreServices<T>(
   args: CommandArgs,
   io: CommandIo,
   work: (services: StoreServices) => Promise<T>,
+  options: { existing?: { what: string; why: string } } = {},
 ): Promise<T> {
   const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+  if (options.existing)
+    requireExistingStore(config.store, config.source ?? '(embedded defaults)', options.existing);
   const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
   try {
     return await work(services);
   } finally {
     await services.close();
   }
+}
+
+/**
+ * Refuses a SQLite store file that is not there, before it is opened: opening would create it (and
+ * its folder) empty, and a command that only reads it would report a mistyped store.path, or the
+ * sandbox default of a shell without IDM_COMPAT_CONFIG, as an empty store and succeed. `what`
+ * names the store in the message (`the store`, `the source store`), `why` may add what that means.
+ */
+export function requireExistingStore(
+  config: ResolvedStoreConfig,
+  configFile: string,
+  { what, why }: { what: string; why: string },
+): void {
+  if (config.type !== 'sqlite' || config.path === ':memory:') return;
+  let isFile: boolean;
+  try {
+    isFile = statSync(config.path).isFile();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new CommandError(
+      code === 'ENOENT'
+        ? `${what} ${config.path} (store.path of ${configFile}) does not exist${why}`
+        : `cannot use ${what} ${config.path}: ${code}`,
+    );
+  }
+  if (!isFile) throw new CommandError(`${what} ${config.path} (store.path of ${configFile}) is not a file`);
 }
 
 /** Rows of cells as aligned text columns (the first row is the header), one line per row. */

@@ -1,10 +1,16 @@
-import { statSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
-import { type Command, CommandError, flag, stringOption, terminalProgressBar } from './command.js';
+import {
+  type Command,
+  CommandError,
+  flag,
+  requireExistingStore,
+  stringOption,
+  terminalProgressBar,
+} from './command.js';
 
 const TABLES: readonly { key: keyof CopyResult; label: string }[] = [
   { key: 'apiUsers', label: 'api users' },
@@ -23,27 +29,6 @@ function sameStore(a: ResolvedStoreConfig, b: ResolvedStoreConfig): boolean {
   if (a.type === 'sqlite' && b.type === 'sqlite') return path.resolve(a.path) === path.resolve(b.path);
   if (a.type === 'postgres' && b.type === 'postgres') return a.url === b.url && a.schema === b.schema;
   return false;
-}
-
-/**
- * Refuses a SQLite source file that is not there before it is opened: opening would create it (and
- * its folder) empty, and a mistyped --from would report "0 copied" and succeed.
- */
-function checkSourceExists(config: ResolvedStoreConfig, configFile: string): void {
-  if (config.type !== 'sqlite' || config.path === ':memory:') return;
-  let isFile: boolean;
-  try {
-    isFile = statSync(config.path).isFile();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new CommandError(
-      code === 'ENOENT'
-        ? `the source store ${config.path} (store.path of ${configFile}) does not exist`
-        : `cannot use the source store ${config.path}: ${code}`,
-    );
-  }
-  if (!isFile)
-    throw new CommandError(`the source store ${config.path} (store.path of ${configFile}) is not a file`);
 }
 
 function line(label: string, table: CopyTableResult): string {
@@ -88,7 +73,7 @@ Example:
     const from = loadConfig({ file: fromFile, env: io.env }).store;
     const to = loadConfig({ file: toFile, env: io.env }).store;
     if (sameStore(from, to)) throw new CommandError('--from and --to name the same store');
-    checkSourceExists(from, fromFile);
+    requireExistingStore(from, fromFile, { what: 'the source store', why: '' });
     const json = flag(args, 'json');
     const bar = await terminalProgressBar(io, json, 'copying [{bar}] {value}/{total} rows');
     const stores: Store[] = [];

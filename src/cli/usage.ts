@@ -60,12 +60,22 @@ Examples:
     if (flag(args, 'unused') && operation !== undefined) {
       throw new CommandError('--unused lists operations; it does not go with --operation');
     }
-    const rows = await withStoreServices(args, io, ({ store, clock }) =>
-      store.usage.list({
-        ...(user === undefined ? {} : { apiUser: user }),
-        ...(operation === undefined ? {} : { operation }),
-        ...(sinceText === undefined ? {} : { since: parseSince(sinceText, clock.now()) }),
-      }),
+    const rows = await withStoreServices(
+      args,
+      io,
+      ({ store, clock }) =>
+        store.usage.list({
+          ...(user === undefined ? {} : { apiUser: user }),
+          ...(operation === undefined ? {} : { operation }),
+          ...(sinceText === undefined ? {} : { since: parseSince(sinceText, clock.now()) }),
+        }),
+      // Not created empty: --unused would then call every operation unused, i.e. retirable.
+      {
+        existing: {
+          what: 'the store',
+          why: ': no proxy has counted usage in it (check --config or IDM_COMPAT_CONFIG)',
+        },
+      },
     );
     if (flag(args, 'unused')) return printUnused(rows, flag(args, 'json'), io.out);
     if (flag(args, 'json')) {
