@@ -168,6 +168,50 @@ describe('natural IDs: a resolution answered after a rename through the proxy', 
   });
 });
 
+describe('natural IDs: two renames of one entity whose calls overlap', () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy();
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('caches neither new ID: a later write by the ID the group does not have is a 404 and changes nothing', async () => {
+    assert.equal((await proxy.call('GET', '/Entity/Group/ag.robotik')).status, 200, 'cached');
+    // Both PATCHes wait at the successor together, so each was sent before the other answered.
+    proxy.sandbox.faults.set({ latencyMs: 300 });
+    const answers = await Promise.all(
+      ['robotik.eins', 'robotik.zwei'].map((account) =>
+        proxy.call('PUT', '/Entity/Group/ag.robotik', { account }),
+      ),
+    );
+    proxy.sandbox.faults.set({ latencyMs: 0 });
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200],
+      'both renames went through',
+    );
+    const now = proxy.sandbox.data.groupByAccount('robotik.eins') ? 'robotik.eins' : 'robotik.zwei';
+    const other = now === 'robotik.eins' ? 'robotik.zwei' : 'robotik.eins';
+
+    const put = await proxy.call('PUT', `/Entity/Group/${other}`, { name: 'Not this group' });
+    assert.equal(put.status, 404, put.text);
+    const removed = await proxy.call('DELETE', `/Entity/Group/${other}`);
+    assert.equal(removed.status, 404, removed.text);
+    const linked = await proxy.call('POST', `/Entity/Group/${other}/link/users`, ['mia.fischer']);
+    assert.equal(linked.status, 404, linked.text);
+    const group = await proxy.call<{ name: string; deleted: unknown; users: string[] }>(
+      'GET',
+      `/Entity/Group/${now}`,
+    );
+    assert.equal(group.status, 200, group.text);
+    assert.deepEqual([group.body.name, group.body.deleted], ['AG Robotik', null]);
+    assert.ok(!group.body.users.includes('mia.fischer'), group.text);
+  });
+});
+
 describe('the ID cache under concurrent requests', () => {
   const cache = () => new IdCache({ ttlSeconds: 60, max: 100_000, clock: new ManualClock(0) });
 
@@ -202,6 +246,27 @@ describe('the ID cache under concurrent requests', () => {
     ids.delete('user\0c'); // another request's forget after this write's own
     ids.set('user\0c', 'uuid-c', third, mine);
     assert.equal(ids.get('user\0c'), undefined, 'forgotten again after its own forget');
+  });
+
+  it('drops every cached ID of a renamed entity; of two overlapping renames neither caches its new ID', () => {
+    const ids = cache();
+    const ticket = ids.ticket();
+    ids.rename('group\0b', 'uuid-g', ticket);
+    assert.equal(ids.get('group\0b'), 'uuid-g', 'a rename alone caches its new ID');
+    ids.set('group\0other', 'uuid-o', ticket);
+
+    const first = ids.ticket();
+    const second = ids.ticket();
+    ids.rename('group\0c', 'uuid-g', first);
+    ids.rename('group\0d', 'uuid-g', second);
+    assert.equal(ids.get('group\0b'), undefined, 'the old ID');
+    assert.equal(ids.get('group\0c'), undefined, 'renamed again by the other');
+    assert.equal(ids.get('group\0d'), undefined, 'renamed by the other since its ticket');
+    assert.equal(ids.get('group\0other'), 'uuid-o', 'another entity is kept');
+    ids.set('group\0c', 'uuid-g', second);
+    assert.equal(ids.get('group\0c'), undefined, 'a read answered before the second rename');
+    ids.set('group\0d', 'uuid-g', ids.ticket());
+    assert.equal(ids.get('group\0d'), 'uuid-g', 'a read answered after both');
   });
 
   it('keeps every answer from before a clear out', () => {

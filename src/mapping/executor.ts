@@ -151,6 +151,8 @@ interface RunOutcome {
   ticket: number;
   /** The run's own forget of its subject, for the ID cache (see `IdResolver.forget`). */
   own: number | undefined;
+  /** The legacy ID a write was addressed by, for the ID cache (see `IdResolver.remember`). */
+  writtenAs: string | undefined;
 }
 
 /** What the calls of one operation did before a successor failure, for the error and the rollback. */
@@ -309,8 +311,9 @@ export class OperationExecutor {
     ticket: number,
     own?: number,
     calls?: CallStats,
+    writtenAs?: string,
   ): Promise<RunResult> {
-    this.ids.remember(op.kind, entity, ticket, own);
+    this.ids.remember(op.kind, entity, ticket, own, writtenAs);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
     return { type: 'entity', id: rendered.id, value: rendered.value };
@@ -461,6 +464,7 @@ export class OperationExecutor {
       subject: state.subject,
       ticket,
       own,
+      writtenAs: writes ? legacyId : undefined,
     };
     if (applied.length === 0) return this.#answer(op, fields, renderAttributes, produced);
     try {
@@ -475,7 +479,7 @@ export class OperationExecutor {
     op: CompiledOperation,
     fields: readonly string[],
     renderAttributes: readonly string[],
-    { last, collection, collectionPages, entity, subject, ticket, own }: RunOutcome,
+    { last, collection, collectionPages, entity, subject, ticket, own, writtenAs }: RunOutcome,
   ): Promise<RunResult> {
     switch (op.result.type) {
       case 'none':
@@ -509,7 +513,7 @@ export class OperationExecutor {
             throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
           answered = await this.ids.read(op.kind, uuid, renderAttributes);
         }
-        return this.#entityResult(op, answered, fields, ticket, own);
+        return this.#entityResult(op, answered, fields, ticket, own, undefined, writtenAs);
       }
     }
   }

@@ -5,6 +5,14 @@ import type { Clock } from '../lib/clock.js';
 const TRACKED_FORGETS = 10_000;
 
 /**
+ * An entity's renames among the forgotten keys: its UUID behind a character no cache key starts
+ * with (keys are `<kind>\0<legacy ID>`).
+ */
+function entityMark(uuid: string): string {
+  return `\u0001${uuid}`;
+}
+
+/**
  * The cache of natural legacy ID → successor UUID resolutions (lru-cache), kept right under
  * concurrent requests: an answer is cached only if its key was not forgotten since the successor
  * call it came from was sent. A resolution read before a rename and answered after it (the rename's
@@ -18,6 +26,14 @@ const TRACKED_FORGETS = 10_000;
  * own subject and then caches what its own calls answered: its forget (`delete` with its ticket)
  * does not count against it, unless another forget of that key came between the ticket and it, or
  * after it.
+ *
+ * A write whose answer shows its entity under another legacy ID than the one it was addressed by
+ * (a rename: its own, or a concurrent one that the successor ran before or after it) caches through
+ * `rename`, which first drops every cached ID of that entity and marks the entity (by its UUID) as
+ * renamed. No answer sent before the mark caches any ID of it afterwards, and of two renames whose
+ * calls overlap, neither caches its new ID: which one the entity has now is not known. Without this,
+ * two overlapping renames of one group (`a` → `b` and `a` → `c`) each cached their new ID, and a
+ * later write addressed by the one the entity does not have reached the entity that has the other.
  */
 export class IdCache {
   readonly #entries: LRUCache<string, string>;
@@ -53,6 +69,31 @@ export class IdCache {
    * `own`: what `delete` answered for the caller's own forget, which alone does not hold it back.
    */
   set(key: string, uuid: string, ticket: number, own?: number): void {
+    const renamedAt = this.#forgotten.get(entityMark(uuid));
+    if (renamedAt !== undefined && renamedAt > ticket) return;
+    this.#setUnlessForgotten(key, uuid, ticket, own);
+  }
+
+  /**
+   * Caches `key` → `uuid` from the answer of a write that was addressed by another legacy ID of the
+   * same entity (a rename, see the class comment): drops every cached ID of the entity and marks it
+   * renamed, then caches `key` as `set` would, unless another rename of the entity came after
+   * `ticket`.
+   */
+  rename(key: string, uuid: string, ticket: number, own?: number): void {
+    const mark = entityMark(uuid);
+    const previous = this.#forgotten.get(mark);
+    const alone = ticket >= this.#trackedSince && (previous === undefined || previous <= ticket);
+    const stale: string[] = [];
+    // Renames are rare: a walk over the cache is cheaper than an index kept for every entry.
+    for (const [cachedKey, cachedUuid] of this.#entries.entries())
+      if (cachedUuid === uuid) stale.push(cachedKey);
+    for (const cachedKey of stale) this.#entries.delete(cachedKey);
+    this.#mark(mark);
+    if (alone) this.#setUnlessForgotten(key, uuid, ticket, own);
+  }
+
+  #setUnlessForgotten(key: string, uuid: string, ticket: number, own: number | undefined): void {
     const forgottenAt = this.#forgotten.get(key);
     if (own === undefined || forgottenAt !== own) {
       if (ticket < this.#trackedSince) return;
@@ -70,12 +111,18 @@ export class IdCache {
     const previous = this.#forgotten.get(key);
     const alone =
       ticket !== undefined && ticket >= this.#trackedSince && (previous === undefined || previous <= ticket);
-    const epoch = ++this.#epoch;
     this.#entries.delete(key);
+    const epoch = this.#mark(key);
+    return alone ? epoch : undefined;
+  }
+
+  /** Notes a forget of `key` (or a rename of an entity, by its mark) at a new epoch. */
+  #mark(key: string): number {
+    const epoch = ++this.#epoch;
     this.#forgotten.delete(key);
     this.#forgotten.set(key, epoch);
     if (this.#forgotten.size > TRACKED_FORGETS) this.#track();
-    return alone ? epoch : undefined;
+    return epoch;
   }
 
   /** Forgets everything, also for answers still on their way. */

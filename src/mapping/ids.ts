@@ -346,14 +346,18 @@ export class IdResolver {
 
   /**
    * Notes a legacy ID → UUID pair seen in a successor answer (natural kinds; others need no cache),
-   * unless that ID was forgotten after `ticket` (see `ticket`).
+   * unless that ID was forgotten after `ticket` (see `ticket`). `writtenAs`: the legacy ID a write
+   * that answered `entity` was addressed by; an answer under another ID is a rename, its own or a
+   * concurrent one, which drops every cached ID of the entity first (see IdCache.rename).
    */
-  remember(kind: CompiledKind, entity: Entity, ticket: number, own?: number): void {
+  remember(kind: CompiledKind, entity: Entity, ticket: number, own?: number, writtenAs?: string): void {
     if (kind.id.strategy !== 'natural' || !this.#cache) return;
     const legacyId = stringAt(entity, kind.id.attribute);
     const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
-    if (legacyId !== undefined && uuid !== undefined)
-      this.#cache.set(cacheKey(kind, legacyId), uuid, ticket, own);
+    if (legacyId === undefined || uuid === undefined) return;
+    if (writtenAs !== undefined && writtenAs !== legacyId)
+      this.#cache.rename(cacheKey(kind, legacyId), uuid, ticket, own);
+    else this.#cache.set(cacheKey(kind, legacyId), uuid, ticket, own);
   }
 
   /**
