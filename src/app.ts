@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { apiUserAuth } from './auth/middleware.js';
+import { DASHBOARD_PATH, HEALTH_PATHS, SSO_PATHS } from './config/fixed-paths.js';
 import { legacyBodyLimit } from './http/body-limit.js';
 import { compileDeprecation } from './http/deprecation.js';
 import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
@@ -13,12 +14,11 @@ import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
 import { quoteInput } from './lib/quote.js';
-import { DASHBOARD_PATH, registerDashboard } from './ops/dashboard.js';
+import { registerDashboard } from './ops/dashboard.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
 import type { AppEnv, Services } from './services.js';
 import { registerSso } from './sso/routes.js';
-import { SSO_PATHS } from './sso/tokens.js';
 
 /**
  * Builds the Hono app from injected services. It never listens: server.ts and tests do that.
@@ -31,8 +31,8 @@ export function createApp(services: Services): Hono<AppEnv> {
   const table = new OperationTable(LEGACY_OPERATIONS, { basePath, namespaces });
   const fixed: FixedRoutes = {
     exact: new Map([
-      ['/healthz', 'ops.healthz'],
-      ['/readyz', 'ops.readyz'],
+      [HEALTH_PATHS.live, 'ops.healthz'],
+      [HEALTH_PATHS.ready, 'ops.readyz'],
       [config.metrics.path, 'ops.metrics'],
       [SSO_PATHS.continue, 'sso.continue'],
       [SSO_PATHS.callback, 'sso.callback'],

@@ -382,6 +382,30 @@ describe('configuration', () => {
     }
   });
 
+  it("refuses metrics.path on the proxy's own health, SSO or dashboard paths, whose pages it would replace", async () => {
+    for (const [path, taken] of [
+      ['/healthz', '/healthz'],
+      ['/readyz/', '/readyz'],
+      ['/sso/continue', '/sso/continue'],
+      ['/sso/callback', '/sso/callback'],
+      ['/_migration', '/_migration/'],
+      ['/_migration/api/status', '/_migration/'],
+    ] as const) {
+      const io = capture();
+      const file = tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, metrics: { path } }));
+      assert.equal(await runCli(['config', 'check', '--config', file], io), 2, path);
+      assert.match(
+        io.stderr,
+        new RegExp(`metrics\\.path: must not be the proxy's own ${taken}, e\\.g\\. /metrics`),
+      );
+    }
+    for (const path of ['/sso', '/healthz-metrics', '/_migrations']) {
+      const io = capture();
+      const file = tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, metrics: { path } }));
+      assert.equal(await runCli(['config', 'check', '--config', file], io), 0, io.stderr);
+    }
+  });
+
   it('stops `serve` with the file, the JSON path and the reason on a bad file', async () => {
     const file = tempFile('config.json', '{"server": {"port": "eighty"}}');
     const io = capture();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from '../store/postgres/schema-name.js';
+import { takenFixedPath } from './fixed-paths.js';
 
 /**
  * A secret is given as a literal (for development only), or, as production should, by reference:
@@ -669,15 +670,23 @@ export const configSchema = z
         message: 'required unless sandbox.enabled is true: say which IDM API to translate to',
       });
     }
-    // The metrics are routed before the legacy surface: at or below the base path they would take
-    // the place of legacy operations (or of the docs), without API-user authentication.
+    // The metrics are routed before the legacy surface and the proxy's other own paths: at or
+    // below the base path they would take the place of legacy operations (or of the docs), without
+    // API-user authentication; on a health, SSO or dashboard path, the place of that page.
     const { basePath } = config.legacy;
     const metricsPath = config.metrics.path.replace(/\/+$/, '');
+    const taken = takenFixedPath(metricsPath);
     if (config.metrics.enabled && (metricsPath === basePath || metricsPath.startsWith(`${basePath}/`))) {
       ctx.addIssue({
         code: 'custom',
         path: ['metrics', 'path'],
         message: `must be outside legacy.basePath (${basePath}), e.g. /metrics`,
+      });
+    } else if (config.metrics.enabled && taken !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metrics', 'path'],
+        message: `must not be the proxy's own ${taken}, e.g. /metrics`,
       });
     }
   });

@@ -1,13 +1,11 @@
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
+import { DASHBOARD_PATH } from '../config/fixed-paths.js';
 import { LEGACY_OPERATIONS } from '../legacy/operations.js';
 import { formatRate } from '../migration/report-text.js';
 import { shadowReport } from '../migration/shadow-report.js';
 import type { AppEnv, Services } from '../services.js';
 import { operatorGuard } from './guard.js';
-
-/** Where the migration dashboard lives (outside the legacy base path). */
-export const DASHBOARD_PATH = '/_migration';
 
 const DAY_MS = 24 * 3_600_000;
 

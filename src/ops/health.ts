@@ -1,12 +1,13 @@
 import type { Hono } from 'hono';
+import { HEALTH_PATHS } from '../config/fixed-paths.js';
 import type { AppEnv, Services } from '../services.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { UpstreamError } from '../successor/errors.js';
 
 /** Registers `GET /healthz` (the process answers) and `GET /readyz` (store and successor usable). */
 export function registerHealth(app: Hono<AppEnv>, services: Services): void {
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', async (c) => {
+  app.get(HEALTH_PATHS.live, (c) => c.json({ status: 'ok' }));
+  app.get(HEALTH_PATHS.ready, async (c) => {
     // A probe of its own, far shorter than a successor request may take with its retries: an
     // orchestrator asking /readyz wants an answer before its own probe timeout.
     const timeoutMs = services.config.server.readinessTimeoutMs;

@@ -1,12 +1,13 @@
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { SSO_PATHS } from '../config/fixed-paths.js';
 import { publicUrlOf } from '../http/public-url.js';
 import { requestLog } from '../http/request-log.js';
 import { normalizeUuid } from '../lib/uuid.js';
 import type { AppEnv, Services } from '../services.js';
 import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty } from './oidc.js';
 import { securityHeaders, ssoPage } from './pages.js';
-import { hashSecret, randomSecret, SSO_PATHS, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
+import { hashSecret, randomSecret, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
 
 /** Prefix of the cookie that binds a started OIDC login to the browser that started it. */
 const BINDING_COOKIE = 'idm_compat_sso_';

@@ -1,9 +1,10 @@
 // Imported lazily by server.ts in sandbox mode only, like the sandbox itself.
+import { SSO_PATHS } from '../config/fixed-paths.js';
 import type { AppConfig } from '../config/load.js';
 import { expectedPublicUrl } from '../http/public-url.js';
 import type { RunningSandbox, SandboxOptions } from '../sandbox/index.js';
 import { DEFAULT_CLIENTS } from '../sandbox/oauth.js';
-import { randomSecret, SSO_PATHS } from './tokens.js';
+import { randomSecret } from './tokens.js';
 
 /** The client the proxy uses at the embedded sandbox's OpenID Provider. */
 export const SANDBOX_SSO_CLIENT_ID = 'idm-compat-sso';

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'hono';
+import { SSO_PATHS } from '../config/fixed-paths.js';
 import { publicUrlOf } from '../http/public-url.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -11,13 +12,6 @@ export const SSO_TOKEN_BYTES = 32;
 
 /** What an SSO token looks like on the wire: 43 base64url characters (32 bytes). */
 export const SSO_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-
-/** Where SSO lives on the proxy (outside the legacy base path: browsers, not API users, come here). */
-export const SSO_PATHS = {
-  continue: '/sso/continue',
-  callback: '/sso/callback',
-  landing: '/sso/landing',
-} as const;
 
 /** Consumed and expired tokens are kept this long, so a late second use still gets 410 rather than 400. */
 const KEEP_USED_MS = 24 * 3600 * 1000;
