@@ -291,6 +291,12 @@ export interface AppEnv {
     requestId: string;
     /** The authenticated API user, once auth has run. */
     apiUser?: string;
+    /**
+     * Whether the request's log lines may be written, for an answer of `status`: decided once per
+     * request by the flood limit (`logging.unauthenticatedPerSecond`), so that a request writes
+     * all of its lines (a refused login's, its completion line) or is counted in a summary.
+     */
+    logLines?: (status: number) => boolean;
     /** The operation id (e.g. `user.list`, `docs`, or `unknown`), set before authentication. */
     operation: string;
     /** What the operation table says about the request path (the legacy dispatch acts on it). */

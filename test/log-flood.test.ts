@@ -13,6 +13,7 @@ interface FloodRequest {
   method: string;
   url: (proxy: UserProxy) => string;
   status: number;
+  headers?: Record<string, string>;
 }
 
 /** Without credentials on the legacy surface. */
@@ -20,6 +21,13 @@ const UNAUTHENTICATED: FloodRequest = {
   method: 'GET',
   url: (proxy) => `${proxy.core}/Entity/User`,
   status: 401,
+};
+/** Throttled logins: the API user `tester` with a wrong password, refused 429 once its pair counter blocks. */
+const THROTTLED: FloodRequest = {
+  method: 'GET',
+  url: (proxy) => `${proxy.core}/Entity/User`,
+  status: 429,
+  headers: { authorization: `Basic ${Buffer.from('tester:not-the-password').toString('base64')}` },
 };
 /** A wrong method on a path of the proxy's own, which needs no credentials (it used to be a 404). */
 const WRONG_METHOD: FloodRequest = { method: 'POST', url: (proxy) => `${proxy.url}/healthz`, status: 405 };
@@ -36,7 +44,10 @@ async function flood(
     Array.from({ length: concurrency }, async () => {
       while (sent < count) {
         sent++;
-        const response = await fetch(request.url(proxy), { method: request.method });
+        const response = await fetch(request.url(proxy), {
+          method: request.method,
+          ...(request.headers ? { headers: request.headers } : {}),
+        });
         await response.arrayBuffer();
         assert.equal(response.status, request.status);
       }
@@ -107,6 +118,43 @@ describe('log flood', () => {
     assert.equal(answer.status, 200);
     const id = answer.headers.get('x-request-id');
     assert.ok(completions(proxy, 200).some((line) => line.reqId === id));
+  });
+});
+
+describe('log flood of throttled logins', () => {
+  let proxy: UserProxy;
+  before(async () => {
+    proxy = await startUserProxy({
+      config: {
+        logging: { unauthenticatedPerSecond: LIMIT },
+        auth: { throttle: { baseDelaySeconds: 600 } },
+      },
+    });
+  });
+  after(async () => {
+    await proxy.close();
+  });
+
+  it(`${FLOOD} throttled logins (429): their refusal lines are limited with their completion lines`, async () => {
+    // Past the pair's free failures (5 wrong passwords, each a 401), every attempt is a 429.
+    for (let i = 0; i < 6; i++) {
+      const response = await fetch(THROTTLED.url(proxy), { headers: THROTTLED.headers ?? {} });
+      await response.arrayBuffer();
+    }
+    const before = suppressed(proxy);
+    const started = Date.now();
+    await flood(proxy, FLOOD, 40, THROTTLED);
+    const seconds = Math.floor(Date.now() / 1000) - Math.floor(started / 1000) + 1;
+    await until(() => completions(proxy, 429).length + suppressed(proxy) - before >= FLOOD);
+    const written = completions(proxy, 429);
+    assert.ok(written.length <= LIMIT * seconds, `${written.length} lines in ${seconds} second(s)`);
+    assert.equal(written.length + suppressed(proxy) - before, FLOOD);
+    // A request writes its refusal line exactly when its completion line is written.
+    const refusals = proxy.logSink
+      .lines()
+      .filter((line) => line.msg === 'API-user authentication refused' && line.reason === 'throttled');
+    assert.equal(refusals.length, written.length, 'as many refusal lines as completion lines');
+    assert.deepEqual(new Set(refusals.map((line) => line.reqId)), new Set(written.map((line) => line.reqId)));
   });
 });
 

@@ -59,7 +59,9 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
         ...attemptedApiUser(credentials.name, isKnownName(outcome)),
         address: address ? formatAddress(address) : null,
       };
-      requestLog(c).warn({ ...fields, reason }, 'API-user authentication refused');
+      // Bounded with the completion line in a flood (a 429 costs no KDF, so they come fast).
+      if (c.get('logLines')?.(REFUSAL_STATUS[outcome.kind]) ?? true)
+        requestLog(c).warn({ ...fields, reason }, 'API-user authentication refused');
     }
     switch (outcome.kind) {
       case 'unauthorized':
@@ -139,6 +141,13 @@ function isKnownName(outcome: Exclude<AuthOutcome, { kind: 'ok' }>): boolean {
       return outcome.knownUser;
   }
 }
+
+/** The status each refusal is answered with. */
+const REFUSAL_STATUS: Record<Exclude<AuthOutcome['kind'], 'ok'>, number> = {
+  unauthorized: 401,
+  throttled: 429,
+  forbidden: 403,
+};
 
 /** The metrics label of each refusal reason. */
 const FAILURE_REASONS: Record<

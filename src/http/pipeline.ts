@@ -25,7 +25,9 @@ export interface FixedRoutes {
  * writes one log line and tells the observers (metrics, usage inventory). The log line (bounded
  * for floods of 401/404/405/429 by `logging.unauthenticatedPerSecond`) has id, method, path
  * (never the query, which may carry an SSO token), status, duration, API user, operation and the
- * successor calls the request made.
+ * successor calls the request made. The flood bound covers every line the request writes that asks
+ * `logLines` (the authentication's refusal line too): a flood of throttled logins (429, cheap: no
+ * KDF) would otherwise write one refusal line per request past the bound.
  */
 export function requestPipeline(
   services: Services,
@@ -64,6 +66,14 @@ export function requestPipeline(
     setAnswerHeader(c, 'X-Request-Id', requestId);
     const stats: CallStats = { calls: 0, durationMs: 0 };
     c.set('calls', stats);
+    // One decision per request, by the status of the first line that asks (a refused login's line
+    // comes before the completion line, with the same status): both are written, or neither.
+    let admitted: boolean | undefined;
+    const logLines = (status: number): boolean => {
+      admitted ??= lines.admit(status);
+      return admitted;
+    };
+    c.set('logLines', logLines);
     try {
       await next();
       for (const [header, value] of deprecation.headersOf(name)) setAnswerHeader(c, header, value);
@@ -115,7 +125,7 @@ export function requestPipeline(
       const durationMs = doneAt - started;
       const apiUser = c.get('apiUser') ?? '';
       observer.request({ operation: name, status, apiUser, durationMs, at: clock.now() });
-      if (!lines.admit(status)) return;
+      if (!logLines(status)) return;
       accessLog[status >= 500 ? 'error' : 'info'](
         {
           reqId: requestId,
