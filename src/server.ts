@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -58,6 +63,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // Attached once the address is known (port 0 picks one): between the end of listen() and here
     // only promise continuations run, never an I/O callback, so no request arrives without it.
     server.on('request', nodeRequestListener(app.fetch, { defaultHost: new URL(publicUrl).host, logger }));
+    const draining = closeConnectionsWhenDraining(server);
     logger.info(
       { url, mode: config.mode, successor: services.config.successor.baseUrl },
       'idm-compat listening',
@@ -67,6 +73,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const listening = server;
     const close = () => {
       closing ??= (async () => {
+        draining();
         await stopListening(listening, config.server.shutdownTimeoutMs);
         await services.close();
         logger.info('idm-compat stopped');
@@ -127,6 +134,35 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const body = JSON.stringify({ code: status, message });
   const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   socket.end(head + body, () => socket.destroy());
+}
+
+/**
+ * Makes the answers of a draining server close their connections: the requests in flight when
+ * the shutdown starts, and any that still come on a kept connection. Returns what starts it.
+ * Without it, an answer during the shutdown says `Connection: keep-alive`, the client sends its
+ * next request on that connection, and the server closes it as idle at the same moment: that
+ * request is lost (ECONNRESET), where with `Connection: close` the client opens a new connection
+ * (to another replica, behind a load balancer).
+ */
+function closeConnectionsWhenDraining(server: Server): () => void {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  const closeAfter = (response: ServerResponse) => {
+    if (!response.headersSent) response.setHeader('Connection', 'close');
+  };
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    if (draining) {
+      closeAfter(response);
+      return;
+    }
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+  });
+  return () => {
+    draining = true;
+    for (const response of inFlight) closeAfter(response);
+    inFlight.clear();
+  };
 }
 
 /** Stops listening and drops every connection: nothing was answered yet, nothing is waited for. */

@@ -201,6 +201,39 @@ describe('graceful shutdown', () => {
   });
 });
 
+describe('graceful shutdown of keep-alive connections', () => {
+  it('tells the client of a request in flight to close its connection, so it does not send the next one there', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
+    const server = await startServer({
+      config: sandboxConfig(dir),
+      logger: createLogger({ level: 'silent' }),
+    });
+    const sandbox = server.sandbox;
+    assert.ok(sandbox);
+    const agent = new Agent({ keepAliveTimeout: 60_000 });
+    try {
+      const before = await undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
+      await before.arrayBuffer();
+      assert.notEqual(before.headers.get('connection'), 'close', 'a kept connection while serving');
+      sandbox.faults.set({ latencyMs: 700 });
+      const inFlight = undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const closed = server.close();
+      const response = await inFlight;
+      await response.arrayBuffer();
+      assert.equal(response.status, 200, 'the in-flight request completes');
+      // Without it, the client keeps the connection for its next request, which the server
+      // closes as idle a moment later: that request is lost (ECONNRESET, "other side closed").
+      assert.equal(response.headers.get('connection'), 'close');
+      await closed;
+    } finally {
+      sandbox.faults.reset();
+      await agent.close();
+      await server.close();
+    }
+  });
+});
+
 describe('a start that fails once the server listens', () => {
   it('rejects and closes the server: the port is free again', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-failed-start-'));
