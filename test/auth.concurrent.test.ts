@@ -110,6 +110,46 @@ describe('checks past the credential cache at the same time', () => {
     );
   });
 
+  it("let a user's known address go before a flood of guesses from other addresses waiting for the KDF", async () => {
+    const password = await h.addUser('timetable', ['127.0.0.0/8']);
+    const home = parseAddress('127.0.0.9');
+    // The integration logged in from its address before: a known address, in the store.
+    const first = authenticator(60);
+    assert.equal((await first.auth.authenticate('timetable', password, home)).kind, 'ok');
+    for (
+      let i = 0;
+      i < 50 && (await h.services.store.loginThrottle.lastSuccess('timetable', '127.0.0.9')) === undefined;
+      i++
+    )
+      await turn();
+    // After a restart (an empty cache), one KDF at a time: 12 guesses at unknown names from 12
+    // addresses queue up first, then the integration's check arrives.
+    const { auth } = authenticator(60, () => {}, 1);
+    // The dummy hash that unknown names are checked against is made by the first of them.
+    assert.equal(
+      (await auth.authenticate('nobody', 'guess', parseAddress('127.0.2.1'))).kind,
+      'unauthorized',
+    );
+    const settled: string[] = [];
+    const guesses = Array.from({ length: 12 }, (_, i) =>
+      Promise.resolve(auth.authenticate(`nobody-${i}`, 'guess', parseAddress(`127.0.1.${i + 1}`))).then(
+        (outcome) => {
+          settled.push('guess');
+          return outcome;
+        },
+      ),
+    );
+    for (let i = 0; i < 20; i++) await turn();
+    const integration = Promise.resolve(auth.authenticate('timetable', password, home)).then((outcome) => {
+      settled.push('integration');
+      return outcome;
+    });
+    assert.equal((await integration).kind, 'ok');
+    const before = settled.indexOf('integration');
+    assert.ok(before <= 3, `the integration waited for ${before} of the 12 guesses`);
+    for (const outcome of await Promise.all(guesses)) assert.equal(outcome.kind, 'unauthorized');
+  });
+
   it('judge a check that waited by the credentials of its turn: a user removed meanwhile is refused', async () => {
     const password = await h.addUser('leaving', ['127.0.0.0/8']);
     let kdfStarted: () => void = () => {};

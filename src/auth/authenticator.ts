@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import pLimit, { type LimitFunction } from 'p-limit';
+import PQueue from 'p-queue';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
@@ -44,7 +44,8 @@ export interface AuthenticatorOptions {
   credentialCacheMaxEntries: number;
   /**
    * Most KDF runs at once (scrypt takes 32 MiB while it runs); the checks beyond them wait their
-   * turn, first come, first served.
+   * turn: those from a known address of their user first, then the others, first come, first
+   * served among each.
    */
   kdfConcurrency: number;
   throttle: ThrottlePolicy;
@@ -63,6 +64,8 @@ const LAST_LOGIN_INTERVAL_MS = 60_000;
 const PRUNE_INTERVAL_MS = 10 * 60_000;
 /** A known address's last success is written at most this often per (user, address). */
 const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
+/** The KDF turn of a check from a known address of its user: before the others (see `kdf`). */
+const KNOWN_ADDRESS_TURN = 1;
 /**
  * The store's credentials version is read at most this often on the cached path, so a cached
  * credential check costs no store query; a credential change takes effect within this time.
@@ -102,7 +105,7 @@ export class Authenticator {
   /** When this process last wrote each known (user, address) pair, so busy pairs write once an hour. */
   private readonly knownAddressWritten = new LRUCache<string, number>({ max: 10_000 });
   /** The KDF runs' turns (see `kdf`). */
-  private readonly kdfTurns: LimitFunction;
+  private readonly kdfTurns: PQueue;
   private kdfWaitingTold = 0;
   private cacheVersion: number | undefined;
   private versionReadAt = 0;
@@ -110,7 +113,7 @@ export class Authenticator {
   private lastPrune = 0;
 
   constructor(private readonly options: AuthenticatorOptions) {
-    this.kdfTurns = pLimit(options.kdfConcurrency);
+    this.kdfTurns = new PQueue({ concurrency: options.kdfConcurrency });
     this.cache =
       options.credentialCacheTtlSeconds > 0
         ? new LRUCache<string, VerifiedCredential>({
@@ -265,8 +268,10 @@ export class Authenticator {
     version: number,
   ): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
+    // A known address of the user's goes first to the KDF (see `kdf`).
+    const known = user !== undefined && (exempt || (await this.isKnownAddress(user, address, clock.now())));
     const valid = user
-      ? await this.verifyStored(password, user.passwordHash)
+      ? await this.verifyStored(password, user.passwordHash, known)
       : await this.verifyDummy(password);
     if (!user || !valid) {
       const failedAt = clock.now();
@@ -360,16 +365,16 @@ export class Authenticator {
     return version;
   }
 
-  /** Checks a password against its stored hash (one KDF run). */
-  private verifyStored(password: string, hash: string): Promise<boolean> {
-    return this.kdf(() => verifyPassword(password, hash));
+  /** Checks a password against its stored hash (one KDF run); `known`: from a known address of the user's. */
+  private verifyStored(password: string, hash: string, known: boolean): Promise<boolean> {
+    return this.kdf(() => verifyPassword(password, hash), known ? KNOWN_ADDRESS_TURN : 0);
   }
 
   /** Runs the KDF for unknown names too, so the answer time does not tell which names exist. */
   private async verifyDummy(password: string): Promise<false> {
-    this.dummyHash ??= this.kdf(() => hashPassword(generatePassword()), false);
+    this.dummyHash ??= this.kdf(() => hashPassword(generatePassword()), 0, false);
     const dummy = await this.dummyHash;
-    await this.kdf(() => verifyPassword(password, dummy));
+    await this.kdf(() => verifyPassword(password, dummy), 0);
     return false;
   }
 
@@ -377,21 +382,27 @@ export class Authenticator {
    * One KDF run in its turn: at most `kdfConcurrency` at once, so a burst of checks past the
    * cache (a restart, many integrations, a flood of guesses from many addresses) takes a bounded
    * amount of memory and leaves the rest of libuv's thread pool (file system, DNS) to the others.
-   * `counted`: the run is a credential check (the dummy hash made once is not).
+   * A check of a user from one of its known addresses (`priority` KNOWN_ADDRESS_TURN) goes before
+   * every other waiting check, first come, first served among each kind: a flood of guesses from
+   * addresses the user never logged in from does not hold up its integrations, which come from
+   * addresses it did. `counted`: the run is a credential check (the dummy hash made once is not).
    */
-  private kdf<T>(run: () => Promise<T>, counted = true): Promise<T> {
-    const turn = this.kdfTurns(() => {
-      this.tellKdfWaiting();
-      if (counted) this.options.observer?.kdfRun?.();
-      return run();
-    });
+  private kdf<T>(run: () => Promise<T>, priority: number, counted = true): Promise<T> {
+    const turn = this.kdfTurns.add(
+      () => {
+        this.tellKdfWaiting();
+        if (counted) this.options.observer?.kdfRun?.();
+        return run();
+      },
+      { priority },
+    );
     this.tellKdfWaiting();
     return turn;
   }
 
   /** Tells the observer how many checks wait for a KDF turn, when that changed. */
   private tellKdfWaiting(): void {
-    const waiting = this.kdfTurns.pendingCount;
+    const waiting = this.kdfTurns.size;
     if (waiting === this.kdfWaitingTold) return;
     this.kdfWaitingTold = waiting;
     this.options.observer?.kdfWaiting?.(waiting);
