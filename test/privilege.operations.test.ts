@@ -251,6 +251,66 @@ describe('privileges', () => {
       assert.equal(snapshot(proxy), before);
     });
 
+    it('answers 400 (an unknown body ID, not 404) for a group purged behind its back while its ID was cached', async () => {
+      // Two groups the proxy knows (their IDs cached), then purged at the successor without it.
+      const created: string[] = [];
+      for (const name of ['Gone One', 'Gone Two', 'Kept One']) {
+        const answer = await proxy.call<{ _id: string }>('POST', '/Entity/Group', { name });
+        assert.equal(answer.status, 201, answer.text);
+        created.push(answer.body._id);
+      }
+      const [one = '', two = '', kept = ''] = created;
+      for (const id of [one, two])
+        proxy.sandbox.data.purge('groups', proxy.sandbox.data.groupByAccount(id)?.id ?? '');
+      const before = snapshot(proxy);
+
+      // The one write names the group alone; the successor has no such group.
+      const single = await proxy.call<ErrorBody>('POST', '/Entity/Privilege/internet_blocked/link/groups', [
+        one,
+      ]);
+      assert.equal(single.status, 400, single.text);
+      assert.match(
+        single.body.message,
+        new RegExp(`Unknown group ID "${one}": the successor no longer has it; nothing was changed`),
+      );
+      assert.deepEqual(single.body.errors, [
+        {
+          path: 'body.0',
+          message: 'not applied: the successor no longer has it (removed since the call began)',
+        },
+      ]);
+
+      // Its second write fails so: the first is rolled back, and the caller hears of the body ID.
+      const partly = await proxy.call<ErrorBody>('POST', '/Entity/Privilege/internet_blocked/link/groups', [
+        kept,
+        two,
+      ]);
+      assert.equal(partly.status, 400, partly.text);
+      assert.match(
+        partly.body.message,
+        new RegExp(
+          `^Body ID "${two}" names nothing the successor still has\\. Partly applied: .*Rolled back`,
+        ),
+      );
+      assert.deepEqual(partly.body.errors, [
+        { path: 'body.0', message: 'applied, then rolled back' },
+        {
+          path: 'body.1',
+          message: 'not applied: the successor no longer has it (removed since the call began)',
+        },
+      ]);
+      assert.equal(snapshot(proxy), before);
+
+      // The purged IDs are forgotten: asked again, they are unknown before anything is written.
+      proxy.resetCounts();
+      const again = await proxy.call<ErrorBody>('POST', '/Entity/Privilege/internet_blocked/link/groups', [
+        two,
+      ]);
+      assert.equal(again.status, 400, again.text);
+      assert.deepEqual(again.body.errors, [{ path: 'body.0', message: `no group with ID "${two}"` }]);
+      assert.equal(proxy.apiCalls()['POST /groups/{id}/privileges'], undefined);
+    });
+
     it('answers 404 for an unknown privilege, even with unknown group IDs in the body; nothing changes', async () => {
       const before = snapshot(proxy);
       for (const method of ['POST', 'DELETE']) {

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { listSome, QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
+import { listSome, QUOTE_MAX_CHARS, quoteInput, shorten } from '../lib/quote.js';
 import { type InputProblem, TranslationError } from '../mapping/errors.js';
 import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
 import { StoreConflictError, StoreUnavailableError } from '../store/errors.js';
@@ -114,9 +114,13 @@ export function translationToLegacy(error: TranslationError, context: ErrorConte
         ? upstreamToLegacy(upstream, context, violations)
         : new LegacyError(502, `The successor failed${logHint(context)}`);
     case 'partial_failure': {
-      const cause = upstream
-        ? upstreamToLegacy(upstream, context, violations, { partial: true })
-        : new LegacyError(502, `The successor failed${logHint(context)}`);
+      const { goneItem } = error.details;
+      const cause =
+        goneItem !== undefined
+          ? new LegacyError(400, `Body ID ${quoteInput(goneItem)} names nothing the successor still has`)
+          : upstream
+            ? upstreamToLegacy(upstream, context, violations, { partial: true })
+            : new LegacyError(502, `The successor failed${logHint(context)}`);
       return new LegacyError(cause.status, `${cause.message.replace(/[.\s]+$/, '')}. ${error.message}`, [
         ...(problems ?? []),
         ...(cause.errors ?? []),

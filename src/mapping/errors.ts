@@ -66,6 +66,11 @@ export class TranslationError extends Error {
        * terms (`body.username`; `body` where the field tables cannot tell), never the successor's attribute names.
        */
       violations?: InputProblem[];
+      /**
+       * `partial_failure`: the body ID whose entity the successor no longer had (it answered 404 to
+       * the write naming it alone): the failure is the caller's unknown ID, not an unknown path entity.
+       */
+      goneItem?: string;
       /** `partial_failure`: the successor failure that stopped the rollback, for the operator's log. */
       rollbackFailure?: UpstreamError;
       /** `partial_failure`: the writes that went through, those that did not, and those whose outcome is unknown. */

@@ -166,6 +166,8 @@ interface PartialRun {
   applied: readonly string[];
   pending: readonly string[];
   failedItem: Ref | undefined;
+  /** The failed write's successor path named `failedItem` alone, and the successor had no such entity (404). */
+  itemGone: boolean;
   /** The failed write got no answer (in time or at all): it may or may not have been applied. */
   outcomeUnknown: boolean;
   linkedBefore: ReadonlySet<string> | undefined;
@@ -174,7 +176,15 @@ interface PartialRun {
   label: (request: CompiledRequest, item: Ref | undefined, lookup?: VariableLookup) => string;
 }
 
-type ItemState = 'not applied' | 'failed' | 'unknown' | 'applied' | 'unchanged' | 'rolled back' | 'kept';
+type ItemState =
+  | 'not applied'
+  | 'failed'
+  | 'gone'
+  | 'unknown'
+  | 'applied'
+  | 'unchanged'
+  | 'rolled back'
+  | 'kept';
 
 /**
  * Runs legacy operations as their operation tables say: resolve the path entity (404) and the
@@ -391,6 +401,7 @@ export class OperationExecutor {
     const done: DoneStep[] = [];
     const skipped = new Set<CompiledStep>();
     let failedItem: Ref | undefined;
+    let failedStep: CompiledStep | undefined;
     const label = this.#labels(op, lookupBase);
     try {
       for (const step of steps) {
@@ -403,6 +414,7 @@ export class OperationExecutor {
           const what = label(step, item);
           pending.push(what);
           failedItem = item;
+          failedStep = step;
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
           const outcome = await this.#send(step, lookup, op.kind, step === streamStep);
@@ -431,8 +443,29 @@ export class OperationExecutor {
         }
       }
     } catch (error) {
-      if (error instanceof UpstreamError && error.code === 'not_found' && legacyId !== undefined)
+      // A 404 of a write whose successor path names a body item alone (e.g. `POST
+      // /groups/{item.uuid}/privileges`) is that item's: removed since its ID was resolved. The
+      // caller hears of an unknown body ID (400), not of an unknown path entity (404).
+      const goneItem =
+        error instanceof UpstreamError && error.code === 'not_found' && op.items && failedStep
+          ? namesItemAlone(failedStep)
+            ? failedItem
+            : undefined
+          : undefined;
+      if (goneItem && op.items) this.ids.forget(op.items, goneItem.id);
+      else if (error instanceof UpstreamError && error.code === 'not_found' && legacyId !== undefined)
         this.ids.forget(op.kind, legacyId);
+      if (goneItem && op.items && applied.length === 0) {
+        throw new TranslationError(
+          'unknown_ids',
+          `Unknown ${op.items.label} ID ${quoteInput(goneItem.id)}: the successor no longer has it; nothing was changed`,
+          {
+            problems: itemIds.flatMap((id, index) =>
+              id === goneItem.id ? [{ path: `body.${index}`, message: ITEM_STATE_MESSAGES.gone }] : [],
+            ),
+          },
+        );
+      }
       if (error instanceof UpstreamError && applied.length > 0) {
         throw await this.#partialFailure(error, {
           op,
@@ -444,6 +477,7 @@ export class OperationExecutor {
           applied,
           pending,
           failedItem,
+          itemGone: goneItem !== undefined,
           outcomeUnknown: mayHaveBeenApplied(error),
           linkedBefore,
           lookup: lookupBase,
@@ -584,7 +618,8 @@ export class OperationExecutor {
     const states = new Map<string, ItemState>(items.map((item) => [item.id, 'not applied']));
     for (const { step, items: done } of run.done)
       for (const item of step.forEach ? done : items) states.set(item.id, 'applied');
-    if (run.failedItem) states.set(run.failedItem.id, run.outcomeUnknown ? 'unknown' : 'failed');
+    if (run.failedItem)
+      states.set(run.failedItem.id, run.outcomeUnknown ? 'unknown' : run.itemGone ? 'gone' : 'failed');
 
     const rollback = await this.#rollback(run, states);
     const undoneText = rollback.undone.length > 0 ? `; undone: ${listSome(rollback.undone)}` : '';
@@ -621,6 +656,7 @@ export class OperationExecutor {
         notApplied,
         unknown: [...unknown],
         ...optional('violations', legacyViolations(op.resource, error)),
+        ...optional('goneItem', run.itemGone ? run.failedItem?.id : undefined),
         ...optional('rollbackFailure', rollback.failure),
       },
     );
@@ -887,10 +923,20 @@ function linkedUuids(kind: CompiledKind, value: unknown): Set<string> | undefine
   return out;
 }
 
+/**
+ * Whether a 404 answered to `step` is about its body item: its successor path names the item and
+ * not the path entity (whose 404 it would be where the path names both).
+ */
+function namesItemAlone(step: CompiledRequest): boolean {
+  const roots = step.path.parts.flatMap((part) => (typeof part === 'string' ? [] : [part.path[0]]));
+  return roots.includes('item') && !roots.includes('entity') && !roots.includes('params');
+}
+
 /** What the `errors` of a partly applied link call say about each body ID. */
 const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
   'not applied': 'not applied',
   failed: 'not applied: the successor failed on this one',
+  gone: 'not applied: the successor no longer has it (removed since the call began)',
   unknown:
     'outcome unknown: the successor did not answer, so this one may or may not be in effect (not rolled back)',
   applied: 'applied',
