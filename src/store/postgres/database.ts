@@ -37,6 +37,9 @@ const KEEP_ALIVE_DELAY_MS = 10_000;
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
 const INT8_OID = 20;
+/** read_only_sql_transaction: a write sent to a database that accepts none. */
+const READ_ONLY = '25006';
+const READ_ONLY_DETAIL = 'it accepts no writes (read-only: a standby, or default_transaction_read_only)';
 
 /**
  * Times are BIGINT milliseconds and counts are BIGINT; both fit a JS number, so they are parsed
@@ -84,18 +87,42 @@ export function isConnectionFailure(error: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((text) => error.message.includes(text));
 }
 
-/** Turns a connection failure into a StoreUnavailableError (message without URL or password). */
+/**
+ * Whether the database refused a statement for its own state, not for the statement, on a
+ * connection that stays usable: it accepts no writes (25006: a standby after a failover,
+ * `default_transaction_read_only`), or it is out of resources (class 53: disk full, out of memory).
+ * The same statement may pass later, as after a connection failure.
+ */
+function isRefusedForNow(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (code === READ_ONLY || code.startsWith('53'));
+}
+
+/** The error of a store that accepts no writes (see `PostgresStore.ping`). */
+export function readOnlyError(): StoreUnavailableError {
+  return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${READ_ONLY_DETAIL}`);
+}
+
+/**
+ * Turns a connection failure, or a refusal for the database's own state (`isRefusedForNow`), into
+ * a StoreUnavailableError (message without URL or password).
+ */
 export function translateError(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !isConnectionFailure(error)) return error;
+  if (error instanceof StoreUnavailableError || !(isConnectionFailure(error) || isRefusedForNow(error)))
+    return error;
   const code = (error as { code?: unknown }).code;
   const detail =
     code === '57014'
       ? 'a statement timed out'
-      : typeof code === 'string'
-        ? `connection failed (${code})`
-        : error instanceof Error && error.message.includes(NO_ANSWER)
-          ? 'no answer in time'
-          : 'connection failed or lost';
+      : code === READ_ONLY
+        ? READ_ONLY_DETAIL
+        : typeof code === 'string' && code.startsWith('53') && code !== '53300'
+          ? `it is out of resources (${code}: disk or memory)`
+          : typeof code === 'string'
+            ? `connection failed (${code})`
+            : error instanceof Error && error.message.includes(NO_ANSWER)
+              ? 'no answer in time'
+              : 'connection failed or lost';
   return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${detail}`, { cause: error });
 }
 

@@ -5,7 +5,7 @@ import {
   PostgresApiUserRepository,
   PostgresLoginThrottleRepository,
 } from './api-users.js';
-import { migrate, type PostgresConnectionOptions, PostgresDatabase } from './database.js';
+import { migrate, type PostgresConnectionOptions, PostgresDatabase, readOnlyError } from './database.js';
 import { PG_ID_MAP_MIGRATION, PostgresIdMapRepository } from './id-map.js';
 import { PG_SHADOW_MIGRATION, PostgresShadowRepository } from './shadow.js';
 import { PG_SSO_TOKENS_MIGRATION, PostgresSsoTokenRepository } from './sso-tokens.js';
@@ -53,8 +53,15 @@ export class PostgresStore implements Store {
     this.shadow = new PostgresShadowRepository(db);
   }
 
+  /**
+   * Reachable and writable: a database that takes reads but refuses every write (a standby after
+   * a failover) fails every request that records something, so /readyz reports it.
+   */
   async ping(): Promise<void> {
-    await this.db.query('SELECT 1');
+    const { rows } = await this.db.query<{ read_only: string }>(
+      "SELECT current_setting('transaction_read_only') AS read_only",
+    );
+    if (rows[0]?.read_only === 'on') throw readOnlyError();
   }
 
   async close(): Promise<void> {
