@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { CREDENTIALS_VERSION_POLL_MS } from '../src/auth/authenticator.js';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -500,6 +501,35 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
 });
 
 describe('PostgreSQL restarted under load', () => {
+  it('serves a cached credential on every request while it is down, not a 503 once a poll interval', async () => {
+    const [a] = replicas;
+    const password = await addApiUser('cached');
+    // Cached under the version the new user bumped (a cache filled before the poll is dropped at it).
+    assert.equal((await request(a, DOCS, { user: ['cached', password] })).status, 200);
+    await sleep(CREDENTIALS_VERSION_POLL_MS + POLL_MS);
+    assert.equal((await request(a, DOCS, { user: ['cached', password] })).status, 200);
+    await db.stop();
+    const statuses: number[] = [];
+    try {
+      // Past two version reads, each of which fails now.
+      const until = Date.now() + 2 * CREDENTIALS_VERSION_POLL_MS + POLL_MS;
+      while (Date.now() < until) {
+        statuses.push((await request(a, DOCS, { user: ['cached', password] })).status);
+        await sleep(50);
+      }
+      // An uncached credential needs the store: 503, as before.
+      assert.equal((await request(a, DOCS, { user: ['cached', 'wrong'] })).status, 503);
+    } finally {
+      await db.start();
+    }
+    assert.deepEqual(
+      statuses.filter((status) => status !== 200),
+      [],
+      `${statuses.length} requests`,
+    );
+    await within(30_000, 'ready again', async () => (await request(a, '/readyz')).status === 200);
+  });
+
   it('answers 503 JSON while it is down, reports the store on /readyz, and recovers by itself', async () => {
     const [a, b] = replicas;
     const password = await addApiUser('steady');

@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
 import type { ApiUserRecord, ThrottleKey, ThrottleState } from '../store/api-users.js';
+import { isStoreUnavailable } from '../store/errors.js';
 import type { Store } from '../store/types.js';
 import {
   type CompiledRanges,
@@ -176,7 +177,17 @@ export class Authenticator {
     password: string,
     address: IpAddress | undefined,
   ): Promise<AuthOutcome> {
-    const version = await this.syncVersion();
+    let version: number;
+    try {
+      version = await this.syncVersion();
+    } catch (error) {
+      // The store is unreachable: the cache goes on answering this one too, as it answers every
+      // other request until the next version read (its TTL still bounds how long). Answering 503
+      // here gave a cached integration one refusal per poll interval and 200 for the rest.
+      const cachedBefore = isStoreUnavailable(error) ? this.cache?.get(key) : undefined;
+      if (cachedBefore) return this.admit(cachedBefore, address);
+      throw error;
+    }
     const cached = this.cache?.get(key);
     if (cached) return this.admit(cached, address);
     // A blocked counter is answered without queueing: guesses refused with 429 never wait for,
