@@ -174,15 +174,21 @@ describe('readiness while the successor stalls', () => {
   });
 });
 
+/** A server on its embedded sandbox (with a store in a fresh folder), for the shutdown tests. */
+async function serverToShutDown() {
+  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
+  const server = await startServer({
+    config: sandboxConfig(dir),
+    logger: createLogger({ level: 'silent' }),
+  });
+  const sandbox = server.sandbox;
+  assert.ok(sandbox);
+  return { server, sandbox };
+}
+
 describe('graceful shutdown', () => {
   it('lets in-flight requests finish, refuses new ones, then closes the sandbox and the store', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
-    const server = await startServer({
-      config: sandboxConfig(dir),
-      logger: createLogger({ level: 'silent' }),
-    });
-    const sandbox = server.sandbox;
-    assert.ok(sandbox);
+    const { server, sandbox } = await serverToShutDown();
     // Warm the token so the slow request below is slow only because of the injected latency.
     assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
     sandbox.faults.set({ latencyMs: 700 });
@@ -203,13 +209,7 @@ describe('graceful shutdown', () => {
 
 describe('graceful shutdown of keep-alive connections', () => {
   it('tells the client of a request in flight to close its connection, so it does not send the next one there', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
-    const server = await startServer({
-      config: sandboxConfig(dir),
-      logger: createLogger({ level: 'silent' }),
-    });
-    const sandbox = server.sandbox;
-    assert.ok(sandbox);
+    const { server, sandbox } = await serverToShutDown();
     const agent = new Agent({ keepAliveTimeout: 60_000 });
     try {
       const before = await undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
