@@ -254,6 +254,62 @@ describe('relations the successor answers as IRIs instead of embedded objects', 
   });
 });
 
+describe('relations the successor embeds without the attribute asked for (only @id and @type)', () => {
+  // A successor that applies `_attributes` to the top level only: every embedded relation of a
+  // user or group comes back as `{"@id", "@type"}`, without the natural ID (`role`, `group`, `user`)
+  // the proxy asked for. Such an object is a reference like an IRI, looked up by its UUID.
+  const withoutIds: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const url = new URL(String(input));
+    if (init?.method !== 'GET' || !/\/(users|groups)(\/|$)/.test(url.pathname) || !response.ok)
+      return response;
+    const body = (await response.json()) as Record<string, unknown>;
+    const members = Array.isArray(body['hydra:member']) ? body['hydra:member'] : [body];
+    const bare = (item: unknown) => {
+      const ref = item as Record<string, unknown>;
+      return { '@id': ref['@id'], '@type': ref['@type'] };
+    };
+    for (const member of members as Record<string, unknown>[])
+      for (const relation of ['roles', 'groups', 'privileges', 'members', 'owner', 'createdBy']) {
+        const value = member[relation];
+        if (Array.isArray(value)) member[relation] = value.map(bare);
+        else if (typeof value === 'object' && value !== null) member[relation] = bare(value);
+      }
+    return new Response(JSON.stringify(body), {
+      status: response.status,
+      headers: { 'content-type': response.headers.get('content-type') ?? 'application/ld+json' },
+    });
+  };
+  let proxy: UserProxy;
+  before(async () => {
+    proxy = await startUserProxy({ successorFetch: withoutIds });
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  it('renders them by their legacy IDs, and admin from ROLE_ADMIN among them, never as empty', async () => {
+    const sabine = await proxy.call<Record<string, unknown>>('GET', '/Entity/User/sabine.krueger');
+    assert.equal(sabine.status, 200, sabine.text);
+    assert.deepEqual(sabine.body.roles, ['ROLE_ADMIN', 'ROLE_STAFF']);
+    assert.equal(sabine.body.admin, true);
+    assert.deepEqual(sabine.body.groups, ['admins']);
+    assert.equal(sabine.body.createdBy, 'admin');
+    const group = await proxy.call<Record<string, unknown>>('GET', '/Entity/Group/admins');
+    assert.equal(group.status, 200, group.text);
+    assert.deepEqual(group.body.users, ['admin', 'sabine.krueger']);
+    assert.equal(group.body.owner, 'admin');
+    const users = await proxy.call<Record<string, unknown>[]>('GET', '/Entity/User?extended');
+    assert.equal(users.status, 200, users.text);
+    const listed = users.body.find((user) => user._id === 'sabine.krueger');
+    assert.deepEqual(listed?.roles, ['ROLE_ADMIN', 'ROLE_STAFF']);
+    assert.deepEqual(listed?.groups, ['admins']);
+    const groups = await proxy.call<Record<string, unknown>[]>('GET', '/Entity/Group?extended');
+    assert.equal(groups.status, 200, groups.text);
+    assert.deepEqual(groups.body.find((g) => g._id === 'admins')?.users, ['admin', 'sabine.krueger']);
+  });
+});
+
 describe('soft deletes and relations (decisions in docs/mappings.md)', () => {
   let proxy: UserProxy;
   const clock = sandboxClock();

@@ -269,7 +269,12 @@ export class IdResolver {
   legacyAtOnce(kind: CompiledKind, ref: unknown): string | null | undefined {
     if (ref === null || ref === undefined) return null;
     const id = kind.id;
-    if (id.strategy === 'natural' && typeof ref === 'object') return stringAt(ref, id.attribute) ?? null;
+    if (id.strategy === 'natural' && typeof ref === 'object') {
+      // An embedded object without the attribute asked for (a successor that embeds relations as
+      // `{"@id", "@type"}` only) is a reference like an IRI: looked up by its UUID, never read as
+      // "no ID", which would drop it from a list silently. One that has it as null has no ID.
+      if (getPath(ref, id.attribute) !== undefined) return stringAt(ref, id.attribute) ?? null;
+    }
     const uuid = referenceUuid(kind, ref);
     if (uuid === undefined) return null;
     return id.strategy === 'uuid' ? uuid : undefined;
