@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -11,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import type { AppConfig } from './config/load.js';
+import { loadTlsFiles, type TlsFiles } from './config/tls.js';
 import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
 import { serverOrigin } from './http/public-url.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -45,6 +45,9 @@ export interface RunningServer {
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
   const clock = options.clock ?? systemClock;
+  // The certificate and key before anything is opened: a file that cannot serve HTTPS is a
+  // configuration error naming its key (exit 2), as `config check` reports it.
+  const tls = loadTlsFiles(config);
   const services = await buildServices(config, { logger, clock, signal: options.signal });
   let server: Server | undefined;
   try {
@@ -56,7 +59,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       demoUser = { name: DEMO_USER.name, ranges, password: created?.password };
     }
     const app = createApp(services);
-    server = await listen(config);
+    server = await listen(config, tls);
     const address = server.address() as AddressInfo;
     const url = serverOrigin(config.server.tls !== undefined, address.address, address.port);
     const publicUrl = services.publicUrl ?? url;
@@ -91,10 +94,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 }
 
 /** Listens with the server's settings; the request listener is attached by the caller, once the address is known. */
-async function listen(config: AppConfig): Promise<Server> {
-  const tls = config.server.tls;
+async function listen(config: AppConfig, tls: TlsFiles | undefined): Promise<Server> {
   const server: Server = tls
-    ? createHttpsServer({ ...NODE_SERVER_OPTIONS, cert: readFileSync(tls.cert), key: readFileSync(tls.key) })
+    ? createHttpsServer({ ...NODE_SERVER_OPTIONS, cert: tls.cert, key: tls.key })
     : createHttpServer(NODE_SERVER_OPTIONS);
   server.on('clientError', answerClientError);
   // Node's default (5 s) is shorter than what many clients and load balancers keep an idle

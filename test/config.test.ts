@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -318,6 +319,65 @@ describe('configuration', () => {
       0,
       io.stderr,
     );
+  });
+
+  it('refuses in `config check` and at start TLS files that cannot serve HTTPS, naming server.tls.cert or .key', async () => {
+    // `config check` said valid; `serve` opened the store, started the sandbox, then stopped with
+    // exit 1 and OpenSSL's words alone ("PEM routines::no start line"), naming no key.
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const make = (name: string) => {
+      const cert = path.join(dir, `${name}.pem`);
+      const key = path.join(dir, `${name}.key`);
+      execFileSync(
+        'openssl',
+        [
+          ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+          ...['-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', cert],
+        ],
+        { stdio: 'ignore' },
+      );
+      return { cert, key };
+    };
+    const one = make('one');
+    const other = make('other');
+    const garbage = path.join(dir, 'garbage.pem');
+    writeFileSync(garbage, 'not a PEM file\n');
+    const configFile = (tls: { cert: string; key: string }) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+          server: { port: 0, tls },
+        }),
+      );
+    for (const [tls, reason] of [
+      [
+        { ...one, cert: path.join(dir, 'missing.pem') },
+        /server\.tls\.cert: cannot read .*missing\.pem: ENOENT/,
+      ],
+      [
+        { ...one, key: path.join(dir, 'missing.key') },
+        /server\.tls\.key: cannot read .*missing\.key: ENOENT/,
+      ],
+      [{ ...one, cert: garbage }, /server\.tls\.cert: .*garbage\.pem holds no PEM certificate/],
+      [{ ...one, key: garbage }, /server\.tls\.key: .*garbage\.pem holds no PEM private key/],
+      [
+        { cert: one.cert, key: other.key },
+        /server\.tls\.key: .*other\.key is not the private key of the certificate/,
+      ],
+    ] as const) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(tls)], io), 2, command.join(' '));
+        assert.match(io.stderr, /invalid configuration in /);
+        assert.match(io.stderr, reason);
+        assert.doesNotMatch(io.stderr, /PRIVATE KEY/);
+      }
+    }
+    assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
+    const io = capture();
+    assert.equal(await runCli(['config', 'check', '--config', configFile(one)], io), 0, io.stderr);
   });
 
   it('reads the pages a collection read fetches at once: 4 unless set, 1 to 16', () => {

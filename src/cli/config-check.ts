@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/load.js';
 import { checkOperationReferences } from '../config/references.js';
+import { loadTlsFiles } from '../config/tls.js';
 import { LEGACY_OPERATIONS } from '../legacy/operations.js';
 import { shadowCompareRules } from '../migration/compare-rules.js';
 import { checkRecordingPath } from '../migration/recording.js';
@@ -20,6 +21,7 @@ export const configCheckCommand: Command = {
     // The files `serve` reads at start besides this one (buildServices): exit 2 naming the key.
     shadowCompareRules(config);
     checkRecordingPath(config);
+    loadTlsFiles(config);
     const summary = { file: config.source ?? null, mode: config.mode, valid: true };
     io.out(
       flag(args, 'json')
