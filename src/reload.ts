@@ -13,6 +13,19 @@ export function reloadOnSignal(
   options: { file: string | undefined; env: NodeJS.ProcessEnv; logger: Logger },
   signal: NodeJS.Signals = 'SIGHUP',
 ): () => void {
+  const onSignal = reloader(services, options);
+  process.on(signal, onSignal);
+  return () => process.off(signal, onSignal);
+}
+
+/**
+ * What SIGHUP does: reloads the mapping tables and the migration modes now. Never throws: a
+ * failure is logged and what was in force stays.
+ */
+export function reloader(
+  services: Services,
+  options: { file: string | undefined; env: NodeJS.ProcessEnv; logger: Logger },
+): () => void {
   const operationIds = [...services.migration.modes.current().entries()].map(([id]) => id);
   // A signal handler that throws ends the process: whatever goes wrong is logged, and what was
   // in force stays (each reload swaps its tables only once they are built).
@@ -38,6 +51,5 @@ export function reloadOnSignal(
       ),
     );
   };
-  process.on(signal, onSignal);
-  return () => process.off(signal, onSignal);
+  return onSignal;
 }

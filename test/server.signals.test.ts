@@ -137,6 +137,53 @@ describe('serve on SIGTERM', () => {
     assert.match(cli.stderr(), /SIGINT: finishing in-flight requests/);
     assert.ok(logLines(cli).some((l) => l.msg === 'idm-compat stopped'));
   });
+
+  it('a SIGHUP during start-up neither kills the process nor is lost: the tables are reloaded once it runs', async () => {
+    // Node's default for SIGHUP ended the process (signal SIGHUP, nothing logged).
+    const { cli, storeFile } = startServe();
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(storeFile) && Date.now() < deadline && cli.child.exitCode === null) await sleep(5);
+    assert.ok(existsSync(storeFile), cli.stderr());
+    cli.child.kill('SIGHUP');
+    const [, url = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    const reloadedBy = Date.now() + 10_000;
+    while (!logLines(cli).some((l) => l.msg === 'mapping profile reloaded') && Date.now() < reloadedBy) {
+      await sleep(50);
+    }
+    assert.ok(
+      logLines(cli).some((l) => l.msg === 'mapping profile reloaded'),
+      cli.stdout(),
+    );
+    cli.child.kill('SIGTERM');
+    assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr());
+  });
+
+  it('a SIGHUP during the shutdown does not cut the in-flight request: it finishes, exit 0', async () => {
+    // Node's default for SIGHUP ended the draining process: the client lost its answer, and the
+    // usage inventory's last batch and "idm-compat stopped" were never written.
+    const { cli } = startServe();
+    const [, url = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
+    const sandboxUrl = logLines(cli).find((line) => line.msg === 'sandbox IDM listening')?.url;
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+    const faults = await fetch(`${sandboxUrl}/__sandbox/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ latencyMs: 1500 }),
+    });
+    assert.equal(faults.status, 200, await faults.text());
+    const inFlight = fetch(`${url}/readyz`, { headers: { 'x-request-id': 'in-flight-hup' } }).then(
+      (response) => response.status,
+    );
+    await sleep(300);
+    cli.child.kill('SIGTERM');
+    await cli.waitFor('stderr', /SIGTERM: finishing in-flight requests/);
+    cli.child.kill('SIGHUP');
+    assert.equal(await inFlight, 200);
+    assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr());
+    assert.ok(logLines(cli).some((l) => l.msg === 'SIGHUP ignored: the proxy is shutting down'));
+    assert.ok(logLines(cli).some((l) => l.msg === 'idm-compat stopped'));
+  });
 });
 
 describe('serve on SIGTERM while its PostgreSQL store is not reachable yet', () => {
@@ -165,6 +212,9 @@ describe('serve on SIGTERM while its PostgreSQL store is not reachable yet', () 
     const cli = spawnCli(['serve', '--config', configFile]);
     running.push(cli);
     await cli.waitFor('stdout', /store \(PostgreSQL\) not reachable \(attempt 2 of 1000\)/, 30_000);
+    // A SIGHUP meanwhile (an operator reloading a changed profile) does not end the waiting process.
+    cli.child.kill('SIGHUP');
+    await cli.waitFor('stdout', /store \(PostgreSQL\) not reachable \(attempt 4 of 1000\)/, 30_000);
     const signalledAt = Date.now();
     cli.child.kill('SIGTERM');
     const exit = await Promise.race([cli.exited, sleep(5_000).then(() => 'still running')]);

@@ -1,8 +1,8 @@
 import { type AppConfig, loadConfig } from '../config/load.js';
 import { createLogger } from '../lib/logger.js';
-import { reloadOnSignal } from '../reload.js';
+import { reloader, reloadOnSignal } from '../reload.js';
 import { type RunningServer, startServer } from '../server.js';
-import { type Command, stringOption } from './command.js';
+import { type Command, type CommandArgs, type CommandIo, stringOption } from './command.js';
 import { nextStopSignal } from './stop-signal.js';
 
 /** `idm-compat serve`: runs the proxy until SIGINT/SIGTERM, then shuts down gracefully. */
@@ -16,49 +16,74 @@ export const serveCommand: Command = {
 Environment: HOST and PORT override server.host and server.port.`,
   options: { config: { type: 'string', short: 'c' } },
   async run(args, io) {
-    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    const logger = createLogger({ level: config.logging.level, bufferBytes: config.logging.bufferBytes });
-    // Listen for the stop signals before starting (the binary already does, from its first
-    // moment): one that arrives during start-up, or right after the "listening" line, still shuts
-    // down gracefully instead of killing the process.
-    const stopSignal = io.stopSignal ?? nextStopSignal();
-    // A stop signal while the store is not reachable yet ends the start-up retries (minutes with
-    // the defaults); one at any other moment of start-up lets it finish, then shuts down.
-    const startUp = new AbortController();
-    void stopSignal.received.then((signal) => startUp.abort(new StoppedDuringStartUp(signal)));
-    let running: RunningServer;
+    // Node's default for SIGHUP ends the process: one while the proxy starts (waiting minutes for
+    // its PostgreSQL store, say) or drains its requests at shutdown must not. One during start-up
+    // is remembered and reloads once the proxy runs (the profile was read before the wait).
+    let hangupDuringStartUp = false;
+    const remember = () => {
+      hangupDuringStartUp = true;
+    };
+    process.on('SIGHUP', remember);
     try {
-      running = await startServer({ config, logger, signal: startUp.signal });
-    } catch (error) {
-      stopSignal.cancel();
-      if (!(error instanceof StoppedDuringStartUp)) throw error;
-      logger.info({ signal: error.signal }, 'idm-compat stopped');
-      io.err(`${error.signal}: stopped while waiting for the store`);
-      return 0;
+      return await serve(args, io, () => hangupDuringStartUp);
+    } finally {
+      process.off('SIGHUP', remember);
     }
-    // SIGHUP reloads the mapping tables and the migration modes; a broken file is logged and
-    // what was in force stays.
-    const stopReloading = reloadOnSignal(running.services, { file: config.source, env: io.env, logger });
-    // The start-up lines go out before the line saying the proxy listens, not when the log buffer
-    // next fills or its timer fires (waiting at most a second for a stdout nobody reads).
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1_000);
-      logger.flush(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
-    if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
-    const signal = await stopSignal.received;
-    stopReloading();
-    // close() stops the listener at once; the line below is printed when new connections are refused.
-    const closed = running.close();
-    io.err(`${signal}: finishing in-flight requests…`);
-    await closed.catch(() => undefined);
-    return 0;
   },
 };
+
+/** The proxy's run from its configuration to its exit code; `hangupDuringStartUp`: whether SIGHUP came meanwhile. */
+async function serve(args: CommandArgs, io: CommandIo, hangupDuringStartUp: () => boolean): Promise<number> {
+  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+  const logger = createLogger({ level: config.logging.level, bufferBytes: config.logging.bufferBytes });
+  // Listen for the stop signals before starting (the binary already does, from its first
+  // moment): one that arrives during start-up, or right after the "listening" line, still shuts
+  // down gracefully instead of killing the process.
+  const stopSignal = io.stopSignal ?? nextStopSignal();
+  // A stop signal while the store is not reachable yet ends the start-up retries (minutes with
+  // the defaults); one at any other moment of start-up lets it finish, then shuts down.
+  const startUp = new AbortController();
+  void stopSignal.received.then((signal) => startUp.abort(new StoppedDuringStartUp(signal)));
+  let running: RunningServer;
+  try {
+    running = await startServer({ config, logger, signal: startUp.signal });
+  } catch (error) {
+    stopSignal.cancel();
+    if (!(error instanceof StoppedDuringStartUp)) throw error;
+    logger.info({ signal: error.signal }, 'idm-compat stopped');
+    io.err(`${error.signal}: stopped while waiting for the store`);
+    return 0;
+  }
+  // SIGHUP reloads the mapping tables and the migration modes; a broken file is logged and
+  // what was in force stays.
+  const reloadOptions = { file: config.source, env: io.env, logger };
+  const stopReloading = reloadOnSignal(running.services, reloadOptions);
+  if (hangupDuringStartUp()) {
+    logger.info('SIGHUP during start-up: reloading now');
+    reloader(running.services, reloadOptions)();
+  }
+  // The start-up lines go out before the line saying the proxy listens, not when the log buffer
+  // next fills or its timer fires (waiting at most a second for a stdout nobody reads).
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 1_000);
+    logger.flush(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
+  if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
+  const signal = await stopSignal.received;
+  stopReloading();
+  const ignore = () => logger.info('SIGHUP ignored: the proxy is shutting down');
+  process.on('SIGHUP', ignore);
+  // close() stops the listener at once; the line below is printed when new connections are refused.
+  const closed = running.close();
+  io.err(`${signal}: finishing in-flight requests…`);
+  await closed.catch(() => undefined);
+  process.off('SIGHUP', ignore);
+  return 0;
+}
 
 /** Why start-up ended early: a stop signal while it waited for the store. */
 class StoppedDuringStartUp extends Error {
