@@ -232,6 +232,27 @@ describe('configuration', () => {
     assert.throws(() => config({ type: 'postgres' }), /store\.url/);
   });
 
+  it('takes a store without `type` as SQLite, its documented default, and names the choices for a wrong one', () => {
+    // `"store": {"path": …}` was refused: "store.type: Invalid discriminator value".
+    const config = (store: unknown) =>
+      loadConfig({
+        file: tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, store })),
+        env: {},
+      });
+    assert.deepEqual(config({ path: '/var/lib/idm-compat/x.db' }).store, {
+      type: 'sqlite',
+      path: '/var/lib/idm-compat/x.db',
+    });
+    assert.deepEqual(config({}).store, { type: 'sqlite', path: './data/idm-compat.db' });
+    assert.throws(
+      () => config({ type: 'mysql' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems[0]?.path === 'store.type' &&
+        error.problems[0].message === 'expected "sqlite" (the default) or "postgres"',
+    );
+  });
+
   it('refuses a store schema PostgreSQL reserves (pg_…) in `config check`, naming store.schema', async () => {
     // `config check` said valid, and `serve` then failed with "unacceptable schema name".
     const check = async (schema: string) => {

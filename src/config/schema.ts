@@ -280,75 +280,85 @@ const ssoSchema = z
   .describe('Single sign-on (docs/sso.md)');
 
 const storeSchema = z
-  .discriminatedUnion('type', [
-    z.strictObject({
-      type: z.literal('sqlite'),
-      path: z
-        .string()
-        .min(1)
-        .default('./data/idm-compat.db')
-        .describe('SQLite database file (created if missing)'),
-    }),
-    z.strictObject({
-      type: z.literal('postgres'),
-      url: secretSchema.describe(
-        'Connection URL postgres://user:password@host:5432/database (a secret: it holds the password)',
-      ),
-      poolSize: z.int().min(1).max(1000).default(10).describe('Connections per replica at most'),
-      schema: z
-        .string()
-        .regex(SCHEMA_NAME, SCHEMA_NAME_RULE)
-        .optional()
-        .describe(
-          "Schema holding idm-compat's tables (created if missing); default: the connection's search_path",
+  .discriminatedUnion(
+    'type',
+    [
+      z.strictObject({
+        // The default, as documented: `"store": {"path": …}` is a SQLite store.
+        type: z.literal('sqlite').default('sqlite'),
+        path: z
+          .string()
+          .min(1)
+          .default('./data/idm-compat.db')
+          .describe('SQLite database file (created if missing)'),
+      }),
+      z.strictObject({
+        type: z.literal('postgres'),
+        url: secretSchema.describe(
+          'Connection URL postgres://user:password@host:5432/database (a secret: it holds the password)',
         ),
-      connectTimeoutMs: z
-        .int()
-        .min(100)
-        .max(600_000)
-        .default(5000)
-        .describe('Giving up on opening one connection, or on waiting for a free one, after this long (ms)'),
-      statementTimeoutMs: z
-        .int()
-        .min(100)
-        .max(600_000)
-        .default(5000)
-        .describe(
-          'PostgreSQL cancels a statement that runs longer (statement_timeout, ms); a server that does not answer at all is given up on 1 s later',
-        ),
-      credentialsPollMs: z
-        .int()
-        .min(100)
-        .max(60_000)
-        .default(500)
-        .describe(
-          "How often a replica reads the credentials version, i.e. sees other replicas' API-user changes (ms)",
-        ),
-      startup: z
-        .strictObject({
-          attempts: z
-            .int()
-            .min(1)
-            .max(1000)
-            .default(30)
-            .describe('Connection attempts at start-up before giving up'),
-          initialDelayMs: z
-            .int()
-            .min(10)
-            .max(60_000)
-            .default(500)
-            .describe('Wait after the first failed attempt (ms)'),
-          maxDelayMs: z
-            .int()
-            .min(10)
-            .max(600_000)
-            .default(10_000)
-            .describe('Longest wait between attempts; the wait doubles up to it (ms)'),
-        })
-        .prefault({})
-        .describe('Retrying while the database is not reachable yet at start-up'),
-    }),
-  ])
+        poolSize: z.int().min(1).max(1000).default(10).describe('Connections per replica at most'),
+        schema: z
+          .string()
+          .regex(SCHEMA_NAME, SCHEMA_NAME_RULE)
+          .optional()
+          .describe(
+            "Schema holding idm-compat's tables (created if missing); default: the connection's search_path",
+          ),
+        connectTimeoutMs: z
+          .int()
+          .min(100)
+          .max(600_000)
+          .default(5000)
+          .describe(
+            'Giving up on opening one connection, or on waiting for a free one, after this long (ms)',
+          ),
+        statementTimeoutMs: z
+          .int()
+          .min(100)
+          .max(600_000)
+          .default(5000)
+          .describe(
+            'PostgreSQL cancels a statement that runs longer (statement_timeout, ms); a server that does not answer at all is given up on 1 s later',
+          ),
+        credentialsPollMs: z
+          .int()
+          .min(100)
+          .max(60_000)
+          .default(500)
+          .describe(
+            "How often a replica reads the credentials version, i.e. sees other replicas' API-user changes (ms)",
+          ),
+        startup: z
+          .strictObject({
+            attempts: z
+              .int()
+              .min(1)
+              .max(1000)
+              .default(30)
+              .describe('Connection attempts at start-up before giving up'),
+            initialDelayMs: z
+              .int()
+              .min(10)
+              .max(60_000)
+              .default(500)
+              .describe('Wait after the first failed attempt (ms)'),
+            maxDelayMs: z
+              .int()
+              .min(10)
+              .max(600_000)
+              .default(10_000)
+              .describe('Longest wait between attempts; the wait doubles up to it (ms)'),
+          })
+          .prefault({})
+          .describe('Retrying while the database is not reachable yet at start-up'),
+      }),
+    ],
+    {
+      error: (issue) =>
+        issue.code === 'invalid_union' ? 'expected "sqlite" (the default) or "postgres"' : undefined,
+    },
+  )
   .prefault({ type: 'sqlite' })
   .describe(
     'Where state lives: SQLite for one box (default), PostgreSQL for several replicas (docs/scaling.md)',
