@@ -232,6 +232,34 @@ describe('configuration', () => {
     assert.throws(() => config({ type: 'postgres' }), /store\.url/);
   });
 
+  it('refuses a legacy.publicUrl with credentials, a query or a fragment, which every link would carry or break', () => {
+    // Accepted before: Location became https://proxy.example/?x=1/iserv/api/…, and
+    // https://ops:pw@… handed the credentials to every client in Location and SSO links.
+    const config = (publicUrl: string) =>
+      loadConfig({
+        file: tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, legacy: { publicUrl } })),
+        env: {},
+      });
+    for (const url of [
+      'https://ops:pw-in-url@proxy.example',
+      'https://proxy.example/?x=1',
+      'https://proxy.example/#top',
+    ]) {
+      assert.throws(
+        () => config(url),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.problems[0]?.path === 'legacy.publicUrl' &&
+          !error.message.includes('pw-in-url'),
+        url,
+      );
+    }
+    assert.equal(
+      config('https://school.example/idm-compat/').legacy.publicUrl,
+      'https://school.example/idm-compat/',
+    );
+  });
+
   it('takes a store without `type` as SQLite, its documented default, and names the choices for a wrong one', () => {
     // `"store": {"path": …}` was refused: "store.type: Invalid discriminator value".
     const config = (store: unknown) =>

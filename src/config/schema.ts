@@ -97,6 +97,12 @@ const legacySchema = z
       .default(['Service'])
       .describe('Path namespaces the legacy operations answer under, e.g. ["Service", "IServ"]'),
     publicUrl: urlSchema
+      // Links are built as publicUrl + path: a query or fragment would swallow the path, and
+      // credentials would be handed to every client in Location headers and SSO links.
+      .refine((url) => {
+        const parsed = new URL(url);
+        return parsed.username === '' && parsed.password === '' && !/[?#]/.test(url);
+      }, 'must be scheme://host[:port][/path]: no credentials, query or fragment (links are built by appending paths to it)')
       .optional()
       .describe(
         'URL clients reach the proxy at (for Location headers and SSO return_to); default from host/port',
