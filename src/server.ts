@@ -1,9 +1,4 @@
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import { createServer as createHttpServer, type Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -59,14 +54,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       demoUser = { name: DEMO_USER.name, ranges, password: created?.password };
     }
     const app = createApp(services);
-    server = await listen(config, tls);
+    const drain: Drain = { draining: false };
+    server = await listen(config, tls, drain);
     const address = server.address() as AddressInfo;
     const url = serverOrigin(config.server.tls !== undefined, address.address, address.port);
     const publicUrl = services.publicUrl ?? url;
     // Attached once the address is known (port 0 picks one): between the end of listen() and here
     // only promise continuations run, never an I/O callback, so no request arrives without it.
     server.on('request', nodeRequestListener(app.fetch, { defaultHost: new URL(publicUrl).host, logger }));
-    const draining = closeConnectionsWhenDraining(server);
     logger.info(
       { url, mode: config.mode, successor: services.config.successor.baseUrl },
       'idm-compat listening',
@@ -76,7 +71,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const listening = server;
     const close = () => {
       closing ??= (async () => {
-        draining();
+        drain.draining = true;
         await stopListening(listening, config.server.shutdownTimeoutMs);
         await services.close();
         logger.info('idm-compat stopped');
@@ -94,10 +89,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 }
 
 /** Listens with the server's settings; the request listener is attached by the caller, once the address is known. */
-async function listen(config: AppConfig, tls: TlsFiles | undefined): Promise<Server> {
+async function listen(config: AppConfig, tls: TlsFiles | undefined, drain: Drain): Promise<Server> {
+  const options = { ...NODE_SERVER_OPTIONS, ServerResponse: closingWhenDraining(drain) };
   const server: Server = tls
-    ? createHttpsServer({ ...NODE_SERVER_OPTIONS, cert: tls.cert, key: tls.key })
-    : createHttpServer(NODE_SERVER_OPTIONS);
+    ? createHttpsServer({ ...options, cert: tls.cert, key: tls.key })
+    : createHttpServer(options);
   server.on('clientError', answerClientError);
   // Node's default (5 s) is shorter than what many clients and load balancers keep an idle
   // connection for, so the server would close connections they are about to reuse ("socket hang
@@ -138,32 +134,28 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(head + body, () => socket.destroy());
 }
 
+/** Whether the server drains: set once its shutdown starts. */
+interface Drain {
+  draining: boolean;
+}
+
 /**
- * Makes the answers of a draining server close their connections: the requests in flight when
- * the shutdown starts, and any that still come on a kept connection. Returns what starts it.
- * Without it, an answer during the shutdown says `Connection: keep-alive`, the client sends its
- * next request on that connection, and the server closes it as idle at the same moment: that
- * request is lost (ECONNRESET), where with `Connection: close` the client opens a new connection
- * (to another replica, behind a load balancer).
+ * The server's response class: once `drain.draining` is set, every answer whose head is not
+ * written yet closes its connection (`Connection: close`) — the requests in flight when the
+ * shutdown starts, and any that still come on a kept connection. Without it, such an answer says
+ * `Connection: keep-alive`, the client sends its next request on that connection, and the server
+ * closes it as idle at the same moment: that request is lost (ECONNRESET), where with
+ * `Connection: close` the client opens a new connection (to another replica, behind a load
+ * balancer). An answer whose head went out before (a streamed list) keeps its connection until it
+ * ends. Node writes every head through `writeHead` (an implicit one too), so this costs a request
+ * one flag check: no listener, no bookkeeping.
  */
-function closeConnectionsWhenDraining(server: Server): () => void {
-  const inFlight = new Set<ServerResponse>();
-  let draining = false;
-  const closeAfter = (response: ServerResponse) => {
-    if (!response.headersSent) response.setHeader('Connection', 'close');
-  };
-  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    if (draining) {
-      closeAfter(response);
-      return;
+function closingWhenDraining(drain: Drain) {
+  return class DrainAwareResponse extends ServerResponse {
+    override writeHead(...args: unknown[]): this {
+      if (drain.draining) this.shouldKeepAlive = false;
+      return Reflect.apply(super.writeHead, this, args) as this;
     }
-    inFlight.add(response);
-    response.once('close', () => inFlight.delete(response));
-  });
-  return () => {
-    draining = true;
-    for (const response of inFlight) closeAfter(response);
-    inFlight.clear();
   };
 }
 

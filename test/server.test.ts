@@ -11,15 +11,45 @@ import { createLogger } from '../src/lib/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
 
-function sandboxConfig(dir: string) {
+function sandboxConfig(dir: string, tls?: { cert: string; key: string }) {
   return parseConfig(
     {
       sandbox: { enabled: true },
-      server: { port: 0, shutdownTimeoutMs: 5000 },
+      server: { port: 0, shutdownTimeoutMs: 5000, ...(tls ? { tls } : {}) },
       store: { type: 'sqlite', path: path.join(dir, 'store.db') },
     },
     { label: 'test', env: {}, baseDir: dir },
   );
+}
+
+/** A self-signed certificate for 127.0.0.1 and its key (openssl), as PEM files in `dir`. */
+function selfSignedCertificate(dir: string): { cert: string; key: string } {
+  const cert = path.join(dir, 'cert.pem');
+  const key = path.join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  return { cert, key };
 }
 
 describe('server in sandbox mode', () => {
@@ -175,10 +205,10 @@ describe('readiness while the successor stalls', () => {
 });
 
 /** A server on its embedded sandbox (with a store in a fresh folder), for the shutdown tests. */
-async function serverToShutDown() {
+async function serverToShutDown(tls?: { cert: string; key: string }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
   const server = await startServer({
-    config: sandboxConfig(dir),
+    config: sandboxConfig(dir, tls),
     logger: createLogger({ level: 'silent' }),
   });
   const sandbox = server.sandbox;
@@ -208,30 +238,40 @@ describe('graceful shutdown', () => {
 });
 
 describe('graceful shutdown of keep-alive connections', () => {
-  it('tells the client of a request in flight to close its connection, so it does not send the next one there', async () => {
-    const { server, sandbox } = await serverToShutDown();
-    const agent = new Agent({ keepAliveTimeout: 60_000 });
-    try {
-      const before = await undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
-      await before.arrayBuffer();
-      assert.notEqual(before.headers.get('connection'), 'close', 'a kept connection while serving');
-      sandbox.faults.set({ latencyMs: 700 });
-      const inFlight = undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      const closed = server.close();
-      const response = await inFlight;
-      await response.arrayBuffer();
-      assert.equal(response.status, 200, 'the in-flight request completes');
-      // Without it, the client keeps the connection for its next request, which the server
-      // closes as idle a moment later: that request is lost (ECONNRESET, "other side closed").
-      assert.equal(response.headers.get('connection'), 'close');
-      await closed;
-    } finally {
-      sandbox.faults.reset();
-      await agent.close();
-      await server.close();
-    }
-  });
+  for (const scheme of ['http', 'https'] as const) {
+    it(`tells the client of a request in flight to close its connection, so it does not send the next one there (${scheme})`, async () => {
+      const tls =
+        scheme === 'https'
+          ? selfSignedCertificate(mkdtempSync(path.join(tmpdir(), 'idm-compat-tls-')))
+          : undefined;
+      const { server, sandbox } = await serverToShutDown(tls);
+      assert.ok(server.url.startsWith(`${scheme}:`), server.url);
+      const agent = new Agent({
+        keepAliveTimeout: 60_000,
+        ...(tls ? { connect: { ca: readFileSync(tls.cert) } } : {}),
+      });
+      try {
+        const before = await undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
+        await before.arrayBuffer();
+        assert.notEqual(before.headers.get('connection'), 'close', 'a kept connection while serving');
+        sandbox.faults.set({ latencyMs: 700 });
+        const inFlight = undiciFetch(`${server.url}/readyz`, { dispatcher: agent });
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const closed = server.close();
+        const response = await inFlight;
+        await response.arrayBuffer();
+        assert.equal(response.status, 200, 'the in-flight request completes');
+        // Without it, the client keeps the connection for its next request, which the server
+        // closes as idle a moment later: that request is lost (ECONNRESET, "other side closed").
+        assert.equal(response.headers.get('connection'), 'close');
+        await closed;
+      } finally {
+        sandbox.faults.reset();
+        await agent.close();
+        await server.close();
+      }
+    });
+  }
 });
 
 describe('a start that fails once the server listens', () => {
@@ -276,31 +316,7 @@ async function freePort(): Promise<number> {
 describe('TLS', () => {
   it('serves HTTPS with the configured certificate and key', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-tls-'));
-    const cert = path.join(dir, 'cert.pem');
-    const key = path.join(dir, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-      ],
-      { stdio: 'ignore' },
-    );
+    const { cert, key } = selfSignedCertificate(dir);
     const config = parseConfig(
       {
         sandbox: { enabled: true },
