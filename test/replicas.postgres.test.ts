@@ -426,6 +426,7 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
   it('answers 503 JSON for what needs a write, reports the store on /readyz, and serves once writable', async () => {
     const [a, b] = replicas;
     const password = await addApiUser('standby');
+    const other = await addApiUser('standby.other');
     const user = sb.data.userByAccount('lena.mueller');
     assert.ok(user);
     assert.equal((await request(a, DOCS, { user: ['standby', password] })).status, 200);
@@ -466,12 +467,18 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
         return gone && answers.every((answer) => answer.status === 503 && /read-only/.test(answer.text));
       });
       const answers = {
-        // A failed login is counted (a write): it was a 500 "Internal error".
-        'wrong password': await request(b, DOCS, { user: ['standby', 'wrong'], from: '192.0.2.99' }),
         'SSO token': await request(b, SSO_AUTHENTICATE, {
           method: 'POST',
           user: ['standby', password],
           form: { username: user.id },
+        }),
+        // A failed login is counted (a write): it was a 500 "Internal error".
+        'wrong password': await request(b, DOCS, { user: ['standby', 'wrong'], from: '192.0.2.99' }),
+        // While failures cannot be counted, no credential past the cache is judged: a right
+        // guess would otherwise answer 200 where wrong ones answer 503, without a limit.
+        'right password after an uncounted failure': await request(b, DOCS, {
+          user: ['standby.other', other],
+          from: '192.0.2.98',
         }),
       };
       for (const [what, answer] of Object.entries(answers)) {

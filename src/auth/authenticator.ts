@@ -5,7 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Observer } from '../observe/observer.js';
 import type { ApiUserRecord, ThrottleKey, ThrottleState } from '../store/api-users.js';
-import { isStoreUnavailable } from '../store/errors.js';
+import { isStoreUnavailable, type StoreUnavailableError } from '../store/errors.js';
 import type { Store } from '../store/types.js';
 import {
   type CompiledRanges,
@@ -68,6 +68,12 @@ const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
 /** The KDF turn of a check from a known address of its user: before the others (see `kdf`). */
 const KNOWN_ADDRESS_TURN = 1;
 /**
+ * After the store refused to count a failed login (it accepts no writes: a read-only standby, a
+ * full disk), a right password is answered with that refusal (503) too, for this long or until a
+ * failure is counted again (see `checkPassword`).
+ */
+const UNCOUNTED_FAILURES_HOLD_MS = 5_000;
+/**
  * The store's credentials version is read at most this often on the cached path, so a cached
  * credential check costs no store query; a credential change takes effect within this time.
  */
@@ -111,6 +117,8 @@ export class Authenticator {
   private cacheVersion: number | undefined;
   private versionReadAt = 0;
   private dummyHash: Promise<string> | undefined;
+  /** The store's refusal to count a failed login, and until when it holds (see `checkPassword`). */
+  private uncountedFailures: { until: number; error: StoreUnavailableError } | undefined;
   private lastPrune = 0;
 
   constructor(private readonly options: AuthenticatorOptions) {
@@ -279,8 +287,11 @@ export class Authenticator {
     version: number,
   ): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
-    // A known address of the user's goes first to the KDF (see `kdf`).
-    const known = user !== undefined && (exempt || (await this.isKnownAddress(user, address, clock.now())));
+    // A known address of the user's goes first to the KDF (see `kdf`); that costs a look-up,
+    // made only when the check would wait for its turn.
+    const known =
+      user !== undefined &&
+      (exempt || (this.kdfBusy() && (await this.isKnownAddress(user, address, clock.now()))));
     const valid = user
       ? await this.verifyStored(password, user.passwordHash, known)
       : await this.verifyDummy(password);
@@ -288,18 +299,26 @@ export class Authenticator {
       const failedAt = clock.now();
       const forgetBefore = failedAt - throttle.forgetAfterSeconds * 1000;
       for (const throttleKey of keys) {
-        const state = await store.loginThrottle.recordFailure(
-          throttleKey,
-          failedAt,
-          forgetBefore,
-          (failures) => blockedUntil(throttle, throttleKey, failures, failedAt),
-        );
+        let state: ThrottleState;
+        try {
+          state = await store.loginThrottle.recordFailure(throttleKey, failedAt, forgetBefore, (failures) =>
+            blockedUntil(throttle, throttleKey, failures, failedAt),
+          );
+        } catch (error) {
+          if (isStoreUnavailable(error))
+            this.uncountedFailures = { until: clock.now() + UNCOUNTED_FAILURES_HOLD_MS, error };
+          throw error;
+        }
         if (state.blockedUntil > failedAt) this.options.observer?.loginBlock?.(throttleKey.scope);
       }
+      this.uncountedFailures = undefined;
       await this.pruneNow(failedAt);
       return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };
     }
 
+    // Fail closed while failures cannot be counted: a store that takes reads but no writes would
+    // otherwise judge guesses without a limit, each wrong one answered 503 and the right one 200.
+    this.refuseWhileFailuresUncounted();
     // A success resets its counters, but not a user counter it got past only as a known address:
     // those failures came from elsewhere, and wiping them would hand the attacker fresh free ones.
     if (states.length > 0)
@@ -356,6 +375,24 @@ export class Authenticator {
     this.options.store.apiUsers.recordLogin(name, now).catch((error: unknown) => {
       this.options.logger.warn({ err: error, apiUser: name }, 'could not record last login');
     });
+  }
+
+  /**
+   * Throws the store's refusal to count a failed login while it holds (UNCOUNTED_FAILURES_HOLD_MS
+   * after it, until a failure is counted again): a right password is answered like the wrong ones
+   * then, so a store that takes reads but no writes tells at most one guess per hold apart instead
+   * of every one. Credentials the cache answers are not affected.
+   */
+  private refuseWhileFailuresUncounted(): void {
+    const uncounted = this.uncountedFailures;
+    if (uncounted === undefined) return;
+    if (this.options.clock.now() < uncounted.until) throw uncounted.error;
+    this.uncountedFailures = undefined;
+  }
+
+  /** Whether every KDF turn is taken, so a check would wait for one. */
+  private kdfBusy(): boolean {
+    return this.kdfTurns.pending >= this.options.kdfConcurrency;
   }
 
   /** Whether the credentials version was read recently enough to trust the cache without a query. */
