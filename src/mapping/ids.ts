@@ -273,7 +273,9 @@ export class IdResolver {
       // An embedded object without the attribute asked for (a successor that embeds relations as
       // `{"@id", "@type"}` only) is a reference like an IRI: looked up by its UUID, never read as
       // "no ID", which would drop it from a list silently. One that has it as null has no ID.
-      if (getPath(ref, id.attribute) !== undefined) return stringAt(ref, id.attribute) ?? null;
+      const value = getPath(ref, id.attribute);
+      if (value !== undefined)
+        return typeof value === 'string' || typeof value === 'number' ? String(value) : null;
     }
     const uuid = referenceUuid(kind, ref);
     if (uuid === undefined) return null;
