@@ -386,9 +386,11 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
       }),
     );
     assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/token')).length, 1);
-    // The next call looks the endpoint up again, and with a cached discovery asks once more.
+    // The next call looks the endpoint up again (its failure dropped the discovery), and asks
+    // the endpoint of that fresh discovery once.
     await assert.rejects(c.request({ method: 'GET', path: '/x' }), upstream('bad_response'));
     assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/.well-known')).length, 2);
+    assert.equal(server.requests.filter((r) => r.url.pathname.startsWith('/token')).length, 2);
   });
 
   test('a 403 with invalid_scope from the token endpoint names the scope, not a moved endpoint', async () => {

@@ -61,6 +61,8 @@ export class TokenSource {
   readonly #cache = new Map<string, CachedToken>();
   readonly #pending = new Map<string, Promise<CachedToken>>();
   #configuration: Promise<oidc.Configuration> | undefined;
+  /** The discovery `#configuration` holds once it has finished (see `#renew`). */
+  #discovered: Promise<oidc.Configuration> | undefined;
 
   /** Scope string and cache key of each access level, worked out once (they never change). */
   readonly #scopeStrings: Record<Access, string>;
@@ -159,7 +161,8 @@ export class TokenSource {
    * is not the one that fails for it. A fresh discovery's endpoint is not asked twice.
    */
   async #renew(key: string, scope: string, access: Access): Promise<CachedToken> {
-    const discoveredEarlier = this.#configuration !== undefined;
+    // A discovery still running (for the other access level's token) counts as made for this call.
+    const discoveredEarlier = this.#configuration !== undefined && this.#configuration === this.#discovered;
     const requestedAt = this.#settings.clock.now();
     let response: oidc.TokenEndpointResponse;
     try {
@@ -210,11 +213,19 @@ export class TokenSource {
   }
 
   #discover(): Promise<oidc.Configuration> {
-    this.#configuration ??= this.#runDiscovery().catch((error: unknown) => {
-      this.#configuration = undefined;
-      throw error;
-    });
-    return this.#configuration;
+    if (this.#configuration) return this.#configuration;
+    const discovery: Promise<oidc.Configuration> = this.#runDiscovery().then(
+      (configuration) => {
+        this.#discovered = discovery;
+        return configuration;
+      },
+      (error: unknown) => {
+        if (this.#configuration === discovery) this.#configuration = undefined;
+        throw error;
+      },
+    );
+    this.#configuration = discovery;
+    return discovery;
   }
 
   async #runDiscovery(): Promise<oidc.Configuration> {
