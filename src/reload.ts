@@ -46,6 +46,7 @@ export function reloader(
           env: options.env,
           operationIds,
           hasLegacy: services.migration.legacy !== undefined,
+          running: services.loadedConfig,
         },
         options.logger,
       ),

@@ -42,6 +42,8 @@ export interface StoreServices {
 export interface Services extends StoreServices {
   /** The configuration requests run with (in sandbox mode: pointed at the embedded sandbox). */
   readonly config: AppConfig & { successor: ResolvedSuccessorConfig };
+  /** The configuration as it was loaded, before the sandbox filled in the successor: what a reload compares the file with. */
+  readonly loadedConfig: AppConfig;
   readonly successor: SuccessorClient;
   /** The live mapping tables (swapped as a whole on reload). */
   readonly mappings: MappingHolder;
@@ -260,6 +262,7 @@ export async function buildServices(
     const publicUrl = configuredPublicUrl(config) ?? (port === 0 ? undefined : expectedPublicUrl(config));
     return {
       config: runConfig,
+      loadedConfig: config,
       logger,
       clock,
       store,

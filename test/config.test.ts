@@ -8,6 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
+import { changedKeys } from '../src/config/changes.js';
 import { ConfigError, loadConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
 
@@ -513,6 +514,20 @@ describe('configuration', () => {
       const file = tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, metrics: { path } }));
       assert.equal(await runCli(['config', 'check', '--config', file], io), 0, io.stderr);
     }
+  });
+
+  it('names the keys a changed file differs in (two levels, key order aside), never their values', () => {
+    const before = {
+      logging: { level: 'info', bufferBytes: 4096 },
+      server: { port: 8080, tls: { cert: 'a', key: 'b' } },
+    };
+    const after = {
+      server: { tls: { key: 'c', cert: 'a' }, port: 8080 },
+      logging: { bufferBytes: 4096, level: 'debug' },
+    };
+    assert.deepEqual(changedKeys(before, after), ['logging.level', 'server.tls']);
+    assert.deepEqual(changedKeys(before, structuredClone(before)), []);
+    assert.deepEqual(changedKeys({ a: { b: 1 } }, { a: { b: 1, c: 2 }, d: true }), ['a.c', 'd']);
   });
 
   it('stops `serve` with the file, the JSON path and the reason on a bad file', async () => {

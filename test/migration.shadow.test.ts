@@ -366,6 +366,8 @@ describe('shadow mode against an old server whose data differs on purpose', () =
     const configFile = front.configFile;
     const config = JSON.parse(readFileSync(configFile, 'utf8'));
     config.migration.modes['user.get'] = 'translate';
+    // A key a reload does not apply, changed too: the operator is told it takes a restart.
+    config.logging = { ...config.logging, level: 'warn' };
     writeFileSync(configFile, JSON.stringify(config));
     const stop = reloadOnSignal(front.services, { file: configFile, env: {}, logger: front.services.logger });
     try {
@@ -390,6 +392,20 @@ describe('shadow mode against an old server whose data differs on purpose', () =
       assert.ok(
         statuses.every((status) => status === 200),
         `every request answered: ${statuses.join(',')}`,
+      );
+      const notApplied = front.logSink
+        .lines()
+        .filter(
+          (line) =>
+            typeof line.msg === 'string' && line.msg.startsWith('configuration changed where a reload'),
+        )
+        .map((line) => line.notApplied as string[]);
+      assert.equal(notApplied.length, 1);
+      // (The harness starts its server on 127.0.0.1, which its file does not say.)
+      assert.deepEqual(
+        notApplied[0]?.filter((key) => key !== 'server.host'),
+        ['logging.level'],
+        'the changed key, not migration.modes, which the reload applied',
       );
       // Translated now: the successor's first name, not the old server's.
       assert.equal(

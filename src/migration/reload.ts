@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from '../config/load.js';
+import { changedKeys } from '../config/changes.js';
+import { type AppConfig, ConfigError, loadConfig } from '../config/load.js';
 import { checkOperationReferences } from '../config/references.js';
 import type { Logger } from '../lib/logger.js';
 import { type ModeHolder, ModeTable } from './modes.js';
@@ -7,7 +8,9 @@ import { type ModeHolder, ModeTable } from './modes.js';
  * Reads `migration.modes` from the configuration file again and puts them in force as a whole;
  * on any problem (invalid file, unknown operation, a mode that needs the old server when none is
  * configured) the current modes stay and the problems are logged. In-flight requests keep the
- * mode they started with. Without a file (sandbox defaults) there is nothing to reload.
+ * mode they started with. Without a file (sandbox defaults) there is nothing to reload. Any other
+ * key of the file changed since start-up (`running`) takes a restart: a warning names those keys
+ * (never their values), so an operator does not take them for applied.
  */
 export function reloadModes(
   holder: ModeHolder,
@@ -16,6 +19,8 @@ export function reloadModes(
     env: NodeJS.ProcessEnv;
     operationIds: readonly string[];
     hasLegacy: boolean;
+    /** The configuration the process started with. */
+    running: AppConfig;
   },
   logger: Logger,
 ): boolean {
@@ -34,6 +39,12 @@ export function reloadModes(
     const table = new ModeTable(config.migration.modes, options.operationIds);
     holder.replace(table);
     logger.info({ modes: config.migration.modes }, 'migration modes reloaded');
+    const notApplied = changedKeys(options.running, config).filter((key) => key !== 'migration.modes');
+    if (notApplied.length > 0)
+      logger.warn(
+        { notApplied },
+        `configuration changed where a reload does not apply it; restart to apply: ${notApplied.join(', ')}`,
+      );
     return true;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
