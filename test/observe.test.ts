@@ -266,9 +266,11 @@ describe('usage inventory', () => {
     const mixed = await cli(['usage', '--unused', '--operation', 'user.list', '--config', h.configFile]);
     assert.equal(mixed.code, 2);
     assert.match(mixed.stderr, /does not go with --operation/);
-    const bad = await cli(['usage', '--since', 'yesterday', '--config', h.configFile]);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /--since: not a date/);
+    for (const since of ['yesterday', '2026-02-30', '2026-13-01']) {
+      const bad = await cli(['usage', '--since', since, '--config', h.configFile]);
+      assert.equal(bad.code, 2, since);
+      assert.match(bad.stderr, /--since: not a date/);
+    }
     h = await startHarness({ dir: h.dir });
   });
 

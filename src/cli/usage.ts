@@ -10,15 +10,24 @@ export function parseSince(text: string, now: number): number {
   const relative = RELATIVE.exec(text);
   if (relative?.[1] && relative[2])
     return now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
-  const at = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)
-    ? Date.parse(text)
-    : Number.NaN;
+  // Date.parse rolls an impossible day over (2026-02-30 is 2 March): the day must exist.
+  const at =
+    /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) && isCalendarDay(text.slice(0, 10))
+      ? Date.parse(text)
+      : Number.NaN;
   if (Number.isNaN(at)) {
     throw new CommandError(
       `--since: not a date (2026-09-01, 2026-09-01T08:00:00Z) or a span (30d, 12h, 90m): ${text}`,
     );
   }
   return at;
+}
+
+/** Whether `YYYY-MM-DD` names a day of the calendar. */
+function isCalendarDay(day: string): boolean {
+  const [year, month, date] = day.split('-').map(Number);
+  if (year === undefined || month === undefined || date === undefined) return false;
+  return new Date(Date.UTC(year, month - 1, date)).toISOString().slice(0, 10) === day;
 }
 
 /** `idm-compat usage`: the usage inventory — which API users call which legacy operations. */
