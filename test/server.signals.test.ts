@@ -57,6 +57,16 @@ function tryConnect(port: number): Promise<string> {
   });
 }
 
+/** Makes the embedded sandbox at `sandboxUrl` answer 1.5 s late (its fault switch), so a request stays in flight. */
+async function slowSandbox(sandboxUrl: unknown): Promise<void> {
+  const faults = await fetch(`${String(sandboxUrl)}/__sandbox/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ latencyMs: 1500 }),
+  });
+  assert.equal(faults.status, 200, await faults.text());
+}
+
 describe('serve on SIGTERM', () => {
   it('finishes the in-flight request, refuses new connections, exits 0 and logs "idm-compat stopped"', async () => {
     const { cli } = startServe();
@@ -67,12 +77,7 @@ describe('serve on SIGTERM', () => {
 
     // Warm the successor token, so the slow request below is slow only by the injected latency.
     assert.equal((await fetch(`${url}/readyz`)).status, 200);
-    const faults = await fetch(`${sandboxUrl}/__sandbox/faults`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ latencyMs: 1500 }),
-    });
-    assert.equal(faults.status, 200, await faults.text());
+    await slowSandbox(sandboxUrl);
 
     const inFlight = fetch(`${url}/readyz`, { headers: { 'x-request-id': 'in-flight-1' } }).then(
       async (response) => ({ status: response.status, body: await response.json(), at: Date.now() }),
@@ -166,12 +171,7 @@ describe('serve on SIGTERM', () => {
     const [, url = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
     const sandboxUrl = logLines(cli).find((line) => line.msg === 'sandbox IDM listening')?.url;
     assert.equal((await fetch(`${url}/readyz`)).status, 200);
-    const faults = await fetch(`${sandboxUrl}/__sandbox/faults`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ latencyMs: 1500 }),
-    });
-    assert.equal(faults.status, 200, await faults.text());
+    await slowSandbox(sandboxUrl);
     const inFlight = fetch(`${url}/readyz`, { headers: { 'x-request-id': 'in-flight-hup' } }).then(
       (response) => response.status,
     );
