@@ -427,6 +427,7 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
     const [a, b] = replicas;
     const password = await addApiUser('standby');
     const other = await addApiUser('standby.other');
+    const third = await addApiUser('standby.third');
     const user = sb.data.userByAccount('lena.mueller');
     assert.ok(user);
     assert.equal((await request(a, DOCS, { user: ['standby', password] })).status, 200);
@@ -474,8 +475,13 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
         }),
         // A failed login is counted (a write): it was a 500 "Internal error".
         'wrong password': await request(b, DOCS, { user: ['standby', 'wrong'], from: '192.0.2.99' }),
-        // While failures cannot be counted, no credential past the cache is judged: a right
-        // guess would otherwise answer 200 where wrong ones answer 503, without a limit.
+        'wrong password of another user': await request(b, DOCS, {
+          user: ['standby.other', 'wrong'],
+          from: '192.0.2.98',
+        }),
+        // While that user's failures cannot be counted, none of its checks past the cache is
+        // judged: the right password would otherwise answer 200 where wrong ones answer 503,
+        // without a limit.
         'right password after an uncounted failure': await request(b, DOCS, {
           user: ['standby.other', other],
           from: '192.0.2.98',
@@ -488,6 +494,11 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
           /store \(PostgreSQL\) is unavailable.*read-only/,
         );
       }
+      // Only the users whose failures went uncounted are held back: another one still logs in.
+      assert.equal(
+        (await request(b, DOCS, { user: ['standby.third', third], from: '192.0.2.97' })).status,
+        200,
+      );
       // Reads work, but the replica cannot do its work: out of rotation.
       const ready = await request(a, '/readyz');
       assert.equal(ready.status, 503, ready.text);
@@ -503,7 +514,12 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
       const answers = await Promise.all(replicas.map((base) => request(base, '/readyz')));
       return answers.every((answer) => answer.status === 200);
     });
-    assert.equal((await request(b, DOCS, { user: ['standby', 'wrong'], from: '192.0.2.99' })).status, 401);
+    // Failures are counted again (a user not held back by an uncounted one: that lasts 5 s).
+    await addApiUser('writable.again');
+    assert.equal(
+      (await request(b, DOCS, { user: ['writable.again', 'wrong'], from: '192.0.2.99' })).status,
+      401,
+    );
   });
 });
 

@@ -68,9 +68,9 @@ const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
 /** The KDF turn of a check from a known address of its user: before the others (see `kdf`). */
 const KNOWN_ADDRESS_TURN = 1;
 /**
- * After the store refused to count a failed login (it accepts no writes: a read-only standby, a
- * full disk), a right password is answered with that refusal (503) too, for this long or until a
- * failure is counted again (see `checkPassword`).
+ * After the store could not count a failed login of an API user (it takes no writes: a read-only
+ * standby, a full disk; or it failed at that moment), that user's checks past the cache are
+ * answered with the store's refusal (503) for this long, without a KDF run (see `checkPassword`).
  */
 const UNCOUNTED_FAILURES_HOLD_MS = 5_000;
 /**
@@ -117,8 +117,8 @@ export class Authenticator {
   private cacheVersion: number | undefined;
   private versionReadAt = 0;
   private dummyHash: Promise<string> | undefined;
-  /** The store's refusal to count a failed login, and until when it holds (see `checkPassword`). */
-  private uncountedFailures: { until: number; error: StoreUnavailableError } | undefined;
+  /** Per API user: the store's refusal to count a failed login of theirs, and until when it holds (see `checkPassword`). */
+  private readonly uncountedFailures = new Map<string, { until: number; error: StoreUnavailableError }>();
   private lastPrune = 0;
 
   constructor(private readonly options: AuthenticatorOptions) {
@@ -287,6 +287,10 @@ export class Authenticator {
     version: number,
   ): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
+    // Fail closed while this user's failures cannot be counted: a store that takes reads but no
+    // writes would otherwise judge guesses without a limit, each wrong one answered 503 and the
+    // right one 200. Before the KDF, so the answer takes as long whatever the password.
+    if (user) this.refuseWhileFailuresUncounted(user.name);
     // A known address of the user's goes first to the KDF (see `kdf`); that costs a look-up,
     // made only when the check would wait for its turn.
     const known =
@@ -305,20 +309,16 @@ export class Authenticator {
             blockedUntil(throttle, throttleKey, failures, failedAt),
           );
         } catch (error) {
-          if (isStoreUnavailable(error))
-            this.uncountedFailures = { until: clock.now() + UNCOUNTED_FAILURES_HOLD_MS, error };
+          if (user && isStoreUnavailable(error))
+            this.uncountedFailures.set(user.name, { until: clock.now() + UNCOUNTED_FAILURES_HOLD_MS, error });
           throw error;
         }
         if (state.blockedUntil > failedAt) this.options.observer?.loginBlock?.(throttleKey.scope);
       }
-      this.uncountedFailures = undefined;
       await this.pruneNow(failedAt);
       return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };
     }
 
-    // Fail closed while failures cannot be counted: a store that takes reads but no writes would
-    // otherwise judge guesses without a limit, each wrong one answered 503 and the right one 200.
-    this.refuseWhileFailuresUncounted();
     // A success resets its counters, but not a user counter it got past only as a known address:
     // those failures came from elsewhere, and wiping them would hand the attacker fresh free ones.
     if (states.length > 0)
@@ -378,16 +378,17 @@ export class Authenticator {
   }
 
   /**
-   * Throws the store's refusal to count a failed login while it holds (UNCOUNTED_FAILURES_HOLD_MS
-   * after it, until a failure is counted again): a right password is answered like the wrong ones
-   * then, so a store that takes reads but no writes tells at most one guess per hold apart instead
-   * of every one. Credentials the cache answers are not affected.
+   * Throws the store's refusal to count a failed login of `name` while it holds
+   * (UNCOUNTED_FAILURES_HOLD_MS after it): every check of that user past the cache is answered
+   * with it then, the right password like the wrong ones, so a store that takes no writes judges
+   * at most one guess at a user per hold and process instead of every one. Other users, and
+   * credentials the cache answers, are not affected.
    */
-  private refuseWhileFailuresUncounted(): void {
-    const uncounted = this.uncountedFailures;
+  private refuseWhileFailuresUncounted(name: string): void {
+    const uncounted = this.uncountedFailures.get(name);
     if (uncounted === undefined) return;
     if (this.options.clock.now() < uncounted.until) throw uncounted.error;
-    this.uncountedFailures = undefined;
+    this.uncountedFailures.delete(name);
   }
 
   /** Whether every KDF turn is taken, so a check would wait for one. */
