@@ -153,6 +153,7 @@ interface Drain {
 function closingWhenDraining(drain: Drain) {
   return class DrainAwareResponse extends ServerResponse {
     override writeHead(...args: unknown[]): this {
+      // (An explicit `Connection: keep-alive` header would win over this; the proxy never sets one.)
       if (drain.draining) this.shouldKeepAlive = false;
       return Reflect.apply(super.writeHead, this, args) as this;
     }

@@ -4,6 +4,9 @@ import { checkOperationReferences } from '../config/references.js';
 import type { Logger } from '../lib/logger.js';
 import { type ModeHolder, ModeTable } from './modes.js';
 
+/** Keys a reload applies (`migration.modes`) or that are no settings (the mode, the file, `$schema`). */
+const RELOADED_OR_DERIVED = new Set(['migration.modes', 'mode', 'source', '$schema']);
+
 /**
  * Reads `migration.modes` from the configuration file again and puts them in force as a whole;
  * on any problem (invalid file, unknown operation, a mode that needs the old server when none is
@@ -39,7 +42,7 @@ export function reloadModes(
     const table = new ModeTable(config.migration.modes, options.operationIds);
     holder.replace(table);
     logger.info({ modes: config.migration.modes }, 'migration modes reloaded');
-    const notApplied = changedKeys(options.running, config).filter((key) => key !== 'migration.modes');
+    const notApplied = changedKeys(options.running, config).filter((key) => !RELOADED_OR_DERIVED.has(key));
     if (notApplied.length > 0)
       logger.warn(
         { notApplied },
