@@ -68,9 +68,11 @@ const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
 /** The KDF turn of a check from a known address of its user: before the others (see `kdf`). */
 const KNOWN_ADDRESS_TURN = 1;
 /**
- * After the store could not count a failed login of an API user (it takes no writes: a read-only
- * standby, a full disk; or it failed at that moment), that user's checks past the cache are
- * answered with the store's refusal (503) for this long, without a KDF run (see `checkPassword`).
+ * After the store refused to count a failed login of an API user because it takes no writes (a
+ * read-only standby or file, a full disk), that user's checks past the cache are answered with the
+ * store's refusal (503) for this long, without a KDF run (see `checkPassword`). A store busy or
+ * unreachable for a moment holds nothing back: its next write may pass, and a busy one already
+ * makes each check of the user wait its turn.
  */
 const UNCOUNTED_FAILURES_HOLD_MS = 5_000;
 /**
@@ -309,7 +311,7 @@ export class Authenticator {
             blockedUntil(throttle, throttleKey, failures, failedAt),
           );
         } catch (error) {
-          if (user && isStoreUnavailable(error))
+          if (user && isStoreUnavailable(error) && error.refusesWrites)
             this.uncountedFailures.set(user.name, { until: clock.now() + UNCOUNTED_FAILURES_HOLD_MS, error });
           throw error;
         }

@@ -6,8 +6,17 @@
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
   readonly code = 'store_unavailable';
-  constructor(message = 'the store (database) is unavailable', options?: { cause?: unknown }) {
-    super(message, options);
+  /**
+   * The store answers but takes no writes for now (read-only: a standby, a read-only file; or out
+   * of disk or memory), as opposed to being unreachable or busy for a moment.
+   */
+  readonly refusesWrites: boolean;
+  constructor(
+    message = 'the store (database) is unavailable',
+    options?: { cause?: unknown; refusesWrites?: boolean },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.refusesWrites = options?.refusesWrites ?? false;
   }
 }
 

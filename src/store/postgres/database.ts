@@ -100,7 +100,9 @@ function isRefusedForNow(error: unknown): boolean {
 
 /** The error of a store that accepts no writes (see `PostgresStore.ping`). */
 export function readOnlyError(): StoreUnavailableError {
-  return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${READ_ONLY_DETAIL}`);
+  return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${READ_ONLY_DETAIL}`, {
+    refusesWrites: true,
+  });
 }
 
 /**
@@ -123,7 +125,11 @@ export function translateError(error: unknown): unknown {
             : error instanceof Error && error.message.includes(NO_ANSWER)
               ? 'no answer in time'
               : 'connection failed or lost';
-  return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${detail}`, { cause: error });
+  return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${detail}`, {
+    cause: error,
+    refusesWrites:
+      code === READ_ONLY || (typeof code === 'string' && code.startsWith('53') && code !== '53300'),
+  });
 }
 
 /**

@@ -103,7 +103,10 @@ function whenAvailable<T>(statement: () => T): T {
   } catch (error) {
     const code = primaryCode(error);
     if (code === undefined || !UNAVAILABLE_NAMES.has(code)) throw error;
-    throw new StoreUnavailableError(`the store (SQLite) is unavailable: ${code}`, { cause: error });
+    throw new StoreUnavailableError(`the store (SQLite) is unavailable: ${code}`, {
+      cause: error,
+      refusesWrites: code === 'SQLITE_READONLY' || code === 'SQLITE_FULL',
+    });
   }
 }
 
