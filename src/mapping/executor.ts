@@ -447,10 +447,11 @@ export class OperationExecutor {
       // /groups/{item.uuid}/privileges`) is that item's: removed since its ID was resolved. The
       // caller hears of an unknown body ID (400), not of an unknown path entity (404).
       const goneItem =
-        error instanceof UpstreamError && error.code === 'not_found' && op.items && failedStep
-          ? namesItemAlone(failedStep)
-            ? failedItem
-            : undefined
+        error instanceof UpstreamError &&
+        error.code === 'not_found' &&
+        failedStep !== undefined &&
+        namesItemAlone(failedStep)
+          ? failedItem
           : undefined;
       if (goneItem && op.items) this.ids.forget(op.items, goneItem.id);
       else if (error instanceof UpstreamError && error.code === 'not_found' && legacyId !== undefined)
