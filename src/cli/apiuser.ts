@@ -23,18 +23,30 @@ import {
 
 const CONFIG_HELP = `  --config FILE   configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
                   sandbox defaults, i.e. ./data/idm-compat.db)`;
+const NO_STORE_HINT =
+  ": no API user was ever added there (check --config or IDM_COMPAT_CONFIG; 'idm-compat apiuser add' creates it)";
 const NAME_HELP = `NAME: 1-64 letters, digits, '.', '_' or '-'.`;
 const RANGE_HELP = `  --range CIDR    allowed source range, IPv4 or IPv6 (repeatable), e.g. 10.0.0.0/8, 2001:db8::/32;
                   a bare address means that single host`;
 
-/** Opens the store the configuration names, runs `work`, and always closes the store again. */
+/**
+ * Opens the store the configuration names, runs `work`, and always closes the store again. Only
+ * `apiuser add` may create a SQLite store that is not there yet (the first API user); the others
+ * would create it empty and then call a mistyped store.path "no API users" or "unknown user".
+ */
 async function withStore<T>(
   args: CommandArgs,
   io: CommandIo,
   work: (store: Store) => Promise<T>,
+  { create = false }: { create?: boolean } = {},
 ): Promise<T> {
   try {
-    return await withStoreServices(args, io, ({ store }) => work(store));
+    return await withStoreServices(
+      args,
+      io,
+      ({ store }) => work(store),
+      create ? {} : { existing: { what: 'the store', why: NO_STORE_HINT } },
+    );
   } catch (error) {
     if (error instanceof ApiUserAdminError) throw toCommandError(error);
     throw error;
@@ -97,8 +109,11 @@ Example:
   positionals: true,
   async run(args, io) {
     const name = nameArgument(args);
-    const credentials = await withStore(args, io, (store) =>
-      addApiUser(store, systemClock, name, stringListOption(args, 'range')),
+    const credentials = await withStore(
+      args,
+      io,
+      (store) => addApiUser(store, systemClock, name, stringListOption(args, 'range')),
+      { create: true },
     );
     printCredentials(io, flag(args, 'json'), 'Created', credentials);
     return 0;
