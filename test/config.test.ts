@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -366,6 +366,47 @@ describe('configuration', () => {
     const io = capture();
     assert.equal(
       await runCli(['config', 'check', '--config', configFile(path.join(dir, 'recording.ndjson'))], io),
+      0,
+      io.stderr,
+    );
+  });
+
+  it('refuses in `config check` and at start a mapping profile serve cannot load, naming file, JSON path and reason', async () => {
+    // `config check` said valid; `serve` then refused the same file (exit 2) for its mapping tables.
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    cpSync(path.resolve('mappings'), path.join(dir, 'mappings'), { recursive: true });
+    const operationsFile = path.join(dir, 'mappings', 'iserv-idm-v1', 'operations', 'role.json');
+    const operations = JSON.parse(readFileSync(operationsFile, 'utf8')) as {
+      operations: Record<string, unknown>;
+    };
+    delete operations.operations['role.delete'];
+    writeFileSync(operationsFile, JSON.stringify(operations));
+    const configFile = (profile: string, mappings = path.join(dir, 'mappings')) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+          mappings: { dir: mappings, profile },
+        }),
+      );
+    for (const [profile, reason] of [
+      [
+        'iserv-idm-v1',
+        /invalid mapping profile .*\n.*\$\.operations\["role\.delete"\]: the proxy serves DELETE/,
+      ],
+      ['typo', /typo/],
+    ] as const) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(profile)], io), 2, command.join(' '));
+        assert.match(io.stderr, reason);
+      }
+    }
+    assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
+    const io = capture();
+    assert.equal(
+      await runCli(['config', 'check', '--config', configFile('iserv-idm-v1', path.resolve('mappings'))], io),
       0,
       io.stderr,
     );
