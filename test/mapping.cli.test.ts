@@ -303,6 +303,47 @@ describe('idm-compat ids import / export', () => {
       [6],
     );
   });
+  it('refuses a CSV that is not UTF-8 (Windows-1252, UTF-16) with exit 2, nothing imported; a UTF-8 BOM is fine', async () => {
+    const latin1 = path.join(dir, 'latin1.csv');
+    const uuid = randomUUID();
+    // Excel's "CSV (Comma delimited)" on Windows: ü is the single byte 0xFC.
+    writeFileSync(
+      latin1,
+      Buffer.concat([
+        Buffer.from(`legacy_id,uuid\nGRP-LATIN-OK,${randomUUID()}\nm`),
+        Buffer.from([0xfc]),
+        Buffer.from(`ller-gruppe,${uuid}\n`),
+      ]),
+    );
+    const refused = await cli(['ids', 'import', latin1, '--kind', 'group', '--config', config]);
+    assert.equal(refused.code, 2, refused.out);
+    assert.match(refused.err, /latin1\.csv is not UTF-8 \(line 3 holds other bytes/);
+    const utf16 = path.join(dir, 'utf16.csv');
+    writeFileSync(
+      utf16,
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`legacy_id,uuid\nGRP-U16,${uuid}\n`, 'utf16le')]),
+    );
+    const refused16 = await cli(['ids', 'import', utf16, '--kind', 'group', '--config', config]);
+    assert.equal(refused16.code, 2);
+    assert.match(refused16.err, /utf16\.csv is UTF-16; save it as UTF-8/);
+    const bom = path.join(dir, 'bom.csv');
+    writeFileSync(bom, `\uFEFFlegacy_id,uuid\nmüller-gruppe,${uuid}\n`);
+    const imported = await cli(['ids', 'import', bom, '--kind', 'group', '--config', config]);
+    assert.equal(imported.code, 0, imported.err);
+    const store = openSqliteStore(path.join(dir, 'store.db'));
+    try {
+      const map = await store.idMap.byLegacyIds('group', [
+        'müller-gruppe',
+        'm\uFFFDller-gruppe',
+        'GRP-LATIN-OK',
+      ]);
+      assert.equal(map.get('müller-gruppe'), uuid);
+      assert.equal(map.has('m\uFFFDller-gruppe'), false, 'no mangled legacy ID');
+      assert.equal(map.has('GRP-LATIN-OK'), false, 'nothing of the refused file');
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe('idm-compat serve with a broken profile', () => {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
 import { systemClock } from '../lib/clock.js';
@@ -22,8 +23,8 @@ export const idsImportCommand: Command = {
   path: ['ids', 'import'],
   summary: 'Import legacy ID ↔ successor UUID rows from a CSV file into the ID mapping table.',
   usage: 'FILE.csv [--kind KIND] [--config FILE] [--json]',
-  help: `The CSV needs a header: kind,legacy_id,uuid (kind may be left out with --kind). UUIDs may be
-dashed or base58. A row whose legacy ID exists with another UUID is changed; a UUID listed under a
+  help: `The CSV (UTF-8, a BOM allowed; other encodings are refused) needs a header: kind,legacy_id,uuid
+(kind may be left out with --kind). UUIDs may be dashed or base58. A row whose legacy ID exists with another UUID is changed; a UUID listed under a
 new legacy ID moves there. Bad rows (unknown kind, empty ID, not a UUID, duplicates within the file)
 are rejected and listed with their line numbers; the good rows are imported. Exit code 1 when any
 row was rejected, or when the store failed while writing: the rows are written in transactions of
@@ -43,12 +44,13 @@ Example:
     const [file, ...rest] = args.positionals;
     if (file === undefined) throw new CommandError('missing the CSV FILE');
     if (rest.length > 0) throw new CommandError(`one FILE only; unexpected: ${rest.join(' ')}`);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readFileSync(file, 'utf8');
+      bytes = readFileSync(file);
     } catch (error) {
       throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
+    const text = csvText(file, bytes);
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
     const profile = loadProfile(profileDir(config.mappings.dir, config.mappings.profile));
     const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
@@ -118,6 +120,35 @@ Example:
     }
   },
 };
+
+/**
+ * The text of a CSV file, which must be UTF-8 (a BOM is allowed). Any other bytes are refused
+ * (exit 2, nothing imported): read as UTF-8 they would become U+FFFD, and a Windows-1252 `ü`
+ * (Excel's "CSV (Comma delimited)") would be imported as the legacy ID `m\uFFFDller`, which no
+ * legacy call ever names.
+ */
+function csvText(file: string, bytes: Buffer): string {
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    throw new CommandError(
+      `${file} is UTF-16; save it as UTF-8 (e.g. Excel's "CSV UTF-8"): nothing imported`,
+    );
+  }
+  if (!isUtf8(bytes)) {
+    let line = 1;
+    let start = 0;
+    for (;;) {
+      const end = bytes.indexOf(0x0a, start);
+      if (!isUtf8(bytes.subarray(start, end < 0 ? bytes.length : end))) break;
+      if (end < 0) break;
+      start = end + 1;
+      line += 1;
+    }
+    throw new CommandError(
+      `${file} is not UTF-8 (line ${line} holds other bytes, e.g. Latin-1 or Windows-1252); save it as UTF-8 (e.g. Excel's "CSV UTF-8"): nothing imported`,
+    );
+  }
+  return bytes.toString('utf8');
+}
 
 /** `idm-compat ids export`: writes the ID mapping table as CSV (or JSON). */
 export const idsExportCommand: Command = {
