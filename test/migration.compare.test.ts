@@ -263,6 +263,31 @@ describe('compare', () => {
     assert.deepEqual(result.match ? [] : result.differences, [{ path: '$.note', a: REDACTED, b: 'plain' }]);
   });
 
+  it('tells names that begin with Basic or Bearer apart: they are data, not credentials', () => {
+    const different = compareAnswers(
+      { status: 200, body: { name: 'Basic English', description: 'Bearer Foundation' } },
+      { status: 200, body: { name: 'Basic Maths', description: 'Bearer Trust' } },
+      exact,
+    );
+    assert.deepEqual(different.match ? [] : different.differences, [
+      { path: '$.name', a: 'Basic English', b: 'Basic Maths' },
+      { path: '$.description', a: 'Bearer Foundation', b: 'Bearer Trust' },
+    ]);
+    // Credentials stay redacted, also inside a sentence.
+    const basic = `Basic ${Buffer.from('untis:S3cret-pw').toString('base64')}`;
+    const secret = compareAnswers(
+      { status: 200, body: { message: `refused: ${basic}`, note: 'Bearer abcdefghijklmnopqrstuvwxyz' } },
+      { status: 200, body: { message: 'refused', note: 'plain' } },
+      exact,
+    );
+    assert.ok(!JSON.stringify(secret).includes(basic.slice(6)));
+    assert.ok(!JSON.stringify(secret).includes('abcdefghijklmnopqrstuvwxyz'));
+    assert.deepEqual(secret.match ? [] : secret.differences, [
+      { path: '$.message', a: `refused: ${REDACTED}`, b: 'refused' },
+      { path: '$.note', a: REDACTED, b: 'plain' },
+    ]);
+  });
+
   it('ignores the paths its rule names', () => {
     const r = rule({ default: { ignore: ['$..lastlogin', '$.errors[*].message'] } });
     assert.deepEqual(

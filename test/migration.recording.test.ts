@@ -72,6 +72,27 @@ describe('redaction', () => {
     });
   });
 
+  it('keeps names and descriptions that begin with Basic or Bearer: only credential-shaped tokens go', () => {
+    assert.deepEqual(
+      redactValue({
+        name: 'Basic English',
+        account: 'basic.english',
+        description: 'Basic access to the school network',
+        auxInfo: 'Bearer Foundation',
+        header: `Basic ${Buffer.from('untis:pw').toString('base64')}`,
+        quoted: 'the proxy sent Bearer eyJhbGciOi.secret.sig today',
+      }),
+      {
+        name: 'Basic English',
+        account: 'basic.english',
+        description: 'Basic access to the school network',
+        auxInfo: 'Bearer Foundation',
+        header: REDACTED,
+        quoted: `the proxy sent ${REDACTED} today`,
+      },
+    );
+  });
+
   it('redacts secret query parameters and leaves the rest of the raw query as it was', () => {
     assert.equal(redactQuery('extended[]=1&token=abc&x=%20y'), `extended[]=1&token=${REDACTED}&x=%20y`);
     assert.equal(redactQuery('pass%77ord=abc'), `pass%77ord=${REDACTED}`);

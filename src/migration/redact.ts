@@ -9,9 +9,12 @@ export const REDACTED = '[redacted]';
 // Keys whose values are secrets wherever they occur: passwords (request bodies and the temporary
 // passwords in answers), SSO and OAuth tokens, Authorization headers, client secrets, API keys.
 const SECRET_KEY = /pass(word|wd)|secret|token|authori[sz]ation|api[-_]?key/i;
-// Credentials that show up as string values: `Basic …`/`Bearer …` header values, and tokens in
-// URLs such as the SSO `return_to` (`…/sso/continue?token=…`).
-const AUTH_VALUE = /^\s*(basic|bearer)\s+\S+/i;
+// Credentials that show up inside string values: `Basic …`/`Bearer …` header values, and tokens
+// in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). A scheme word followed by a
+// token68 is a credential only when the token looks like one (credentialToken): a group named
+// `Basic English` or a privilege described as `Basic access` is data, and redacting it would hide
+// it from recordings and make `compare` and shadow mode call `Basic English` and `Basic Maths` equal.
+const AUTH_VALUE = /\b(basic|bearer)\s+([A-Za-z0-9._~+/-]+=*)/gi;
 const URL_SECRET = /([?&#;](?:[\w-]*(?:token|password|passwd|secret)[\w-]*)=)[^&#\s"]*/gi;
 
 /** Whether values under `key` are secrets. */
@@ -19,10 +22,23 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
 }
 
+/**
+ * Whether `token` after the scheme `Basic`/`Bearer` is a credential: for Basic, base64 of
+ * `name:password` (it decodes to text with a colon); for Bearer, anything but a short plain word
+ * (a JWT or opaque token holds digits or punctuation, or is long).
+ */
+function credentialToken(scheme: string, token: string): boolean {
+  if (scheme.toLowerCase() === 'basic') return Buffer.from(token, 'base64').toString('latin1').includes(':');
+  return token.length >= 20 || /[^A-Za-z]/.test(token);
+}
+
 /** Redacts secrets inside one string: credentials and token-like URL parameters. */
 export function redactString(value: string): string {
-  if (AUTH_VALUE.test(value)) return REDACTED;
-  return value.replace(URL_SECRET, `$1${REDACTED}`);
+  return value
+    .replace(AUTH_VALUE, (match, scheme: string, token: string) =>
+      credentialToken(scheme, token) ? REDACTED : match,
+    )
+    .replace(URL_SECRET, `$1${REDACTED}`);
 }
 
 /** Redacts a raw query string (`a=1&token=…`): values of secret parameters. */
