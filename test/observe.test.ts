@@ -271,6 +271,24 @@ describe('usage inventory', () => {
       assert.equal(bad.code, 2, since);
       assert.match(bad.stderr, /--since: not a date/);
     }
+    // A date-time without its offset would be read in the machine's time zone while every time
+    // printed is UTC: refused for usage and shadow report alike, not guessed.
+    for (const command of [['usage'], ['shadow', 'report']]) {
+      for (const since of ['2026-09-01T08:00', '2026-09-01 08:00:00']) {
+        const local = await cli([...command, '--since', since, '--config', h.configFile]);
+        assert.equal(local.code, 2, `${command.join(' ')} --since ${since}`);
+        assert.match(local.stderr, /--since: give the date-time's offset, Z for UTC/);
+      }
+      const offset = await cli([
+        ...command,
+        '--json',
+        '--since',
+        '2026-09-01T08:00:00+02:00',
+        '--config',
+        h.configFile,
+      ]);
+      assert.equal(offset.code, 0, offset.stderr);
+    }
     h = await startHarness({ dir: h.dir });
   });
 

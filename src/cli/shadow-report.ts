@@ -17,7 +17,8 @@ old server larger than 32 MiB), with the most frequent differing JSON paths. The
 shutdown.
 
 Options:
-  --since WHEN    only outcomes since WHEN (hour precision): 2026-09-01, 2026-09-01T08:00:00Z, 30d, 12h
+  --since WHEN    only outcomes since WHEN (hour precision): 2026-09-01 (UTC), 2026-09-01T08:00:00Z
+                  (a date-time needs its offset), 30d, 12h
   --config FILE   configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
                   sandbox defaults)
   --json          {"operations":[{operation,pairs,matched,mismatched,rate,errors,skipped,

@@ -5,11 +5,22 @@ import { type Command, CommandError, flag, formatTable, stringOption, withStoreS
 const RELATIVE = /^(\d{1,6})([dhm])$/;
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
 
-/** `--since`: an ISO date or date-time, or a span back from now such as `30d`, `12h`, `90m`. */
+/**
+ * `--since`: an ISO date (midnight UTC), a date-time with its offset (`Z`, `+02:00`), or a span
+ * back from now such as `30d`, `12h`, `90m`.
+ */
 export function parseSince(text: string, now: number): number {
   const relative = RELATIVE.exec(text);
   if (relative?.[1] && relative[2])
     return now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
+  // A date-time without an offset would be read in this machine's time zone (JavaScript's rule),
+  // while a bare date is midnight UTC and every time printed is UTC: 08:00 on a server in Berlin
+  // silently meant 06:00Z. It is refused rather than guessed.
+  if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text)) {
+    throw new CommandError(
+      `--since: give the date-time's offset, Z for UTC as printed (2026-09-01T08:00:00Z) or the local one (2026-09-01T08:00:00+02:00): ${text}`,
+    );
+  }
   // Date.parse rolls an impossible day over (2026-02-30 is 2 March): the day must exist.
   const at =
     /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) && isCalendarDay(text.slice(0, 10))
@@ -44,7 +55,8 @@ running proxy writes its counts every usage.flushIntervalSeconds (default 5) and
 Options:
   --user NAME       only this API user
   --operation ID    only this operation (e.g. user.list, group.link.users.add)
-  --since WHEN      only rows last seen since WHEN: 2026-09-01, 2026-09-01T08:00:00Z, or 30d/12h/90m ago
+  --since WHEN      only rows last seen since WHEN: 2026-09-01 (midnight UTC), 2026-09-01T08:00:00Z
+                    (a date-time needs its offset: Z or +02:00), or 30d/12h/90m ago
   --unused          list the legacy operations no API user called (in the window): what can be retired
   --config FILE     configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
                     sandbox defaults)
