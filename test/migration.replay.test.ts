@@ -3,7 +3,7 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -292,6 +292,27 @@ describe('replay and compare against the real proxy', () => {
       assert.match(run.stderr, message);
       assert.ok(!run.stderr.includes(password) && !run.stdout.includes(password));
     }
+    // An --out that is an input file (also through a link) was emptied before it was read: the
+    // recording, perhaps the only copy of the old server's answers, ended at 0 bytes.
+    const recorded = readFileSync(reads, 'utf8');
+    const link = path.join(dir, 'link-to-reads.ndjson');
+    symlinkSync(reads, link);
+    const pwFile = path.join(dir, 'pw-out.txt');
+    writeFileSync(pwFile, password);
+    for (const [outFile, what, auth] of [
+      [reads, 'the recording FILE', ['--password-env', 'MIGRATION_PW']],
+      [link, 'the recording FILE', ['--password-env', 'MIGRATION_PW']],
+      [pwFile, '--password-file', ['--password-file', pwFile]],
+    ] as const) {
+      const run = await cli(
+        ['replay', reads, '--target', target, '--user', 'migration', ...auth, '--out', outFile],
+        env,
+      );
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, new RegExp(`--out .* is ${what}; it would be emptied`));
+    }
+    assert.equal(readFileSync(reads, 'utf8'), recorded);
+    assert.equal(readFileSync(pwFile, 'utf8'), password);
     // Unusable lines are named and left out; the rest is compared.
     const broken = path.join(dir, 'broken.ndjson');
     writeFileSync(broken, `${readFileSync(path.join(dir, 'first.ndjson'), 'utf8')}{"half":\n`);
