@@ -107,6 +107,23 @@ describe('groups on the alt-uuid profile (ID table, users by UUID)', () => {
     assert.match(answer.body.message, new RegExp(`Rolled back \\(POST user "${thomas}"\\)`));
     assert.equal(snapshot(proxy), before);
   });
+
+  it('answers 404 for a purged group whose ID row stays: its link and unlink write nothing and say so', async () => {
+    const created = await proxy.call<Group>('POST', '/Entity/Group', { name: 'Vergangen' });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body._id;
+    const linked = await proxy.call<Group>('POST', `/Entity/Group/${id}/link/users`, [thomas]);
+    assert.equal(linked.status, 200, linked.text);
+    // Purged by the successor (retention): the ID table keeps its row, so the ID still resolves.
+    assert.ok(proxy.sandbox.data.purge('groups', proxy.sandbox.data.groupByAccount('vergangen')?.id ?? ''));
+    const before = snapshot(proxy);
+    for (const method of ['DELETE', 'POST']) {
+      const answer = await proxy.call<ErrorBody>(method, `/Entity/Group/${id}/link/users`, [thomas]);
+      assert.equal(answer.status, 404, `${method}: ${answer.text}`);
+      assert.equal(answer.body.message, `No group with ID "${id}"`, method);
+    }
+    assert.equal(snapshot(proxy), before);
+  });
 });
 
 describe('an ID table whose assigned ID is taken by another group', () => {

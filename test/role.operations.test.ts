@@ -307,5 +307,34 @@ describe('roles', () => {
         'GET /roles/{id}': 1,
       });
     });
+
+    it('answers 404 for a cached role deleted elsewhere (another replica), not "the change went through"', async () => {
+      const roles: string[] = [];
+      for (const name of ['Vergangen', 'Verflossen']) {
+        const created = await proxy.call<Role>('POST', '/Entity/Role', { name, module: 'Core' });
+        assert.equal(created.status, 201, created.text);
+        roles.push(created.body._id);
+        // The ID cache holds the role; then it is deleted behind this proxy's back.
+        assert.equal((await proxy.call('GET', `/Entity/Role/${created.body._id}`)).status, 200);
+        assert.ok(
+          proxy.sandbox.data.purge('roles', proxy.sandbox.data.roleByName(created.body._id)?.id ?? ''),
+        );
+      }
+      const [unlinked, linked] = roles;
+      const before = snapshot(proxy);
+      // One item: the unlink is its DELETE (a tolerated 404) and the read for the answer.
+      const unlink = await proxy.call<ErrorBody>('DELETE', `/Entity/Role/${unlinked}/link/privileges`, [
+        'print_colour',
+      ]);
+      assert.equal(unlink.status, 404, unlink.text);
+      assert.equal(unlink.body.message, `No role with ID "${unlinked}"`);
+      // A write's own 404 reads like every other unknown path entity.
+      const link = await proxy.call<ErrorBody>('POST', `/Entity/Role/${linked}/link/privileges`, [
+        'print_colour',
+      ]);
+      assert.equal(link.status, 404, link.text);
+      assert.equal(link.body.message, `No role with ID "${linked}"`);
+      assert.equal(snapshot(proxy), before);
+    });
   });
 });

@@ -367,9 +367,7 @@ export class OperationExecutor {
       op.items && itemIds.length > 0 ? this.#resolveItems(op.items, itemIds) : undefined;
     if (itemsResolution) await Promise.allSettled([subjectResolution, itemsResolution]);
     const subject = await subjectResolution;
-    if (op.subject && !subject) {
-      throw new TranslationError('not_found', `No ${op.kind.label} with ID ${quoteInput(legacyId ?? '')}`);
-    }
+    if (op.subject && !subject) throw subjectNotFound(op, legacyId);
     if (subject?.entity) refuseIfMarked(op, subject.entity);
     const items = itemsResolution ? await itemsResolution : [];
     const state: { subject: Ref | undefined } = {
@@ -397,6 +395,9 @@ export class OperationExecutor {
     // A link call with an empty list has nothing to write: it answers the entity as it is.
     const steps = op.items && items.length === 0 ? [] : op.steps;
     const applied: string[] = [];
+    // Whether a write changed something: one the successor carried out, not one it refused in a way
+    // the table tolerates (`not_found` of an unlink: not linked, or the path entity gone).
+    let changed = false;
     const pending: string[] = [];
     const done: DoneStep[] = [];
     const skipped = new Set<CompiledStep>();
@@ -428,6 +429,7 @@ export class OperationExecutor {
           if (outcome.collection) collection = outcome.collection;
           if (outcome.pages) collectionPages = outcome.pages;
           if (outcome.tolerated) continue;
+          if (step.write) changed = true;
           last = outcome.body;
           if (step.returnsEntity) {
             entity = asEntity(outcome.body, `${step.method} ${step.path.source}`);
@@ -454,8 +456,12 @@ export class OperationExecutor {
           ? failedItem
           : undefined;
       if (goneItem && op.items) this.ids.forget(op.items, goneItem.id);
-      else if (error instanceof UpstreamError && error.code === 'not_found' && legacyId !== undefined)
+      else if (error instanceof UpstreamError && error.code === 'not_found' && legacyId !== undefined) {
         this.ids.forget(op.kind, legacyId);
+        // The path entity is gone (purged, or deleted for good, since its UUID was cached or
+        // mapped): the caller's 404, worded like every other unknown path entity.
+        if (op.subject && applied.length === 0) throw subjectNotFound(op, legacyId);
+      }
       if (goneItem && op.items && applied.length === 0) {
         throw new TranslationError(
           'unknown_ids',
@@ -501,7 +507,26 @@ export class OperationExecutor {
       own,
       writtenAs: writes ? legacyId : undefined,
     };
-    if (applied.length === 0) return this.#answer(op, fields, renderAttributes, produced);
+    if (!changed) {
+      // Nothing was changed (no write, or only tolerated ones: an unlink of one item from a path
+      // entity the successor no longer has answers its DELETE with a tolerated 404). A 404 of the
+      // read for the answer is then the path entity's, not "gone right after the change".
+      try {
+        return await this.#answer(op, fields, renderAttributes, produced);
+      } catch (error) {
+        if (
+          !(
+            error instanceof UpstreamError &&
+            error.code === 'not_found' &&
+            op.subject &&
+            legacyId !== undefined
+          )
+        )
+          throw error;
+        this.ids.forget(op.kind, legacyId);
+        throw subjectNotFound(op, legacyId);
+      }
+    }
     try {
       return await this.#answer(op, fields, renderAttributes, produced);
     } catch (error) {
@@ -893,6 +918,11 @@ function unanswered(op: CompiledOperation, applied: readonly string[], cause: un
     `The change went through (${listSome(applied)}); only its answer failed: read the ${op.kind.label} back instead of repeating the call`,
     { applied: [...applied], cause },
   );
+}
+
+/** The 404 of an unknown path entity. */
+function subjectNotFound(op: CompiledOperation, legacyId: string | undefined): TranslationError {
+  return new TranslationError('not_found', `No ${op.kind.label} with ID ${quoteInput(legacyId ?? '')}`);
 }
 
 /** Refuses (403) an operation whose path entity has its `refuseWhen` attribute set. */
