@@ -194,4 +194,20 @@ describe('an ID table whose assigned ID is taken by another group', () => {
     const read = await proxy.call<Group>('GET', `/Entity/Group/${encodeURIComponent(`${imkerei}-2`)}`);
     assert.equal(read.body.account, 'imkerei');
   });
+
+  it('attribute rule: a value no path can hold ("/" in a name) is no ID, the UUID is; the group stays addressable', async () => {
+    setRule({ rule: 'attribute', attribute: 'name' });
+    const created = await proxy.call<Group>('POST', '/Entity/Group', { name: 'AG Foto/Film' });
+    assert.equal(created.status, 201, created.text);
+    const uuid = proxy.sandbox.data.groupByAccount(created.body.account as string)?.id ?? '';
+    assert.equal(created.body._id, uuid);
+    const read = await proxy.call<Group>('GET', `/Entity/Group/${encodeURIComponent(created.body._id)}`);
+    assert.equal(read.status, 200, read.text);
+    const linked = await proxy.call<Group>(
+      'POST',
+      `/Entity/Group/${encodeURIComponent(created.body._id)}/link/users`,
+      [sandboxUser(proxy, 'lena.mueller')?.id],
+    );
+    assert.equal(linked.status, 200, linked.text);
+  });
 });

@@ -276,17 +276,24 @@ describe('idm-compat ids import / export', () => {
         `${'ü'.repeat(43)},${randomUUID()}`, // 43 × 6 = 258 bytes URL-encoded
         `${'ü'.repeat(42)},${randomUUID()}`, // 252 bytes: fits
         `${other},${own}`,
+        `5a/2024,${randomUUID()}`, // a path separator: GET …/Group/5a%2F2024 matches no route
+        `..,${randomUUID()}`,
       ].join('\n'),
     );
     const result = await cli(['ids', 'import', file, '--kind', 'group', '--config', config]);
     assert.equal(result.code, 1, result.err);
-    assert.match(result.out, /2 added, 0 changed, 0 unchanged, 3 rejected \(5 rows\)/);
+    assert.match(result.out, /2 added, 0 changed, 0 unchanged, 5 rejected \(7 rows\)/);
     assert.match(
       result.err,
       /line 2: legacy ID "L{40}"… must be at most 255 bytes URL-encoded: no legacy call/,
     );
     assert.match(result.err, /line 3: legacy ID "bad\\tid" must not contain control characters/);
     assert.match(result.err, /line 4: legacy ID "ü+"… must be at most 255 bytes URL-encoded/);
+    assert.match(
+      result.err,
+      /line 7: legacy ID "5a\/2024" must not contain "\/" or "\\" nor be "\." or "\.\."/,
+    );
+    assert.match(result.err, /line 8: legacy ID "\.\." must not contain/);
     assert.match(
       result.err,
       new RegExp(`warning, line 6: legacy ID ${other} is a UUID, but not the row's \\(${own}\\)`),
@@ -296,7 +303,7 @@ describe('idm-compat ids import / export', () => {
     );
     assert.deepEqual(
       json.rejections.map((row: { line: number }) => row.line),
-      [2, 3, 4],
+      [2, 3, 4, 7, 8],
     );
     assert.deepEqual(
       json.warnings.map((row: { line: number }) => row.line),

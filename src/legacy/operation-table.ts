@@ -1,3 +1,4 @@
+import { isPathSegmentId } from '../lib/legacy-id.js';
 import type { LegacyOperation } from './operation.js';
 
 /** A request matched to a legacy operation, with its path parameters decoded. */
@@ -92,7 +93,7 @@ function matchSegments(entry: Entry, parts: readonly string[]): Record<string, s
       const value = part === '' ? '' : decodeSegment(part);
       // No legacy ID holds a path separator or is a dot segment: such a value (`x%2F..%2F..`)
       // could name another resource on a server that decodes it, so it matches nothing (404).
-      if (value === '' || value === '.' || value === '..' || /[/\\]/.test(value)) return undefined;
+      if (value === '' || !isPathSegmentId(value)) return undefined;
       params[entry.names[name++] ?? ''] = value;
     }
   }

@@ -13,6 +13,7 @@ export const LEGACY_ID_MESSAGES = {
   tooLong: `must be at most ${LEGACY_ID_MAX_BYTES} bytes URL-encoded`,
   control: 'must not contain control characters',
   surrogate: 'must not contain unpaired UTF-16 surrogates',
+  segment: 'must not contain "/" or "\\" nor be "." or ".." (it could not stand in a path)',
 } as const;
 
 // In a `u` regex a paired surrogate is one code point, so \p{Cs} matches only unpaired ones.
@@ -37,9 +38,19 @@ export function fitsLegacyIdBytes(id: string): boolean {
   return id.length <= LEGACY_ID_MAX_BYTES && encodeURIComponent(id).length <= LEGACY_ID_MAX_BYTES;
 }
 
+/**
+ * Whether a decoded path segment can be a legacy ID in a path: not a dot segment and without a
+ * path separator, which a server that decodes it (`x%2F..%2F..`) could read as another resource.
+ * The legacy routes match no such segment (404), so no such ID can name a path entity.
+ */
+export function isPathSegmentId(id: string): boolean {
+  return id !== '.' && id !== '..' && !/[/\\]/.test(id);
+}
+
 /** The first reason `id` cannot be a legacy ID (one of {@link LEGACY_ID_MESSAGES}), or undefined. */
 export function legacyIdProblem(id: string): string | undefined {
   if (id === '') return LEGACY_ID_MESSAGES.empty;
+  if (!isPathSegmentId(id)) return LEGACY_ID_MESSAGES.segment;
   if (hasControlCharacter(id)) return LEGACY_ID_MESSAGES.control;
   if (hasLoneSurrogate(id)) return LEGACY_ID_MESSAGES.surrogate;
   if (!fitsLegacyIdBytes(id)) return LEGACY_ID_MESSAGES.tooLong;

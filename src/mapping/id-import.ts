@@ -31,7 +31,7 @@ const UUID_COLUMNS = ['uuid', 'hexuuid', 'successor_uuid'];
  * Parses and checks an ID-table CSV (header `kind,legacy_id,uuid`; `kind` may come from
  * `defaultKind` instead), then writes the good rows in one transaction per chunk. Rows with an
  * unknown kind, an empty legacy ID or one no legacy call can address (over 255 bytes URL-encoded,
- * a control character; src/lib/legacy-id.ts), something that is not a UUID (dashed or base58), or
+ * a control character, a "/" or "\\", "." or ".."; src/lib/legacy-id.ts), something that is not a UUID (dashed or base58), or
  * a legacy ID or UUID already used earlier in the file are rejected with their line number. Rejects with
  * IdImportStopped when the store fails while writing, with a plain Error (nothing written) when
  * the file or `defaultKind` cannot be used.

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.js';
+import { legacyIdProblem } from '../lib/legacy-id.js';
 import type { Logger } from '../lib/logger.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { CallStats, Observer } from '../observe/observer.js';
@@ -314,7 +315,8 @@ export class IdResolver {
     if (rule.rule === 'sequence') return sequence(rule.prefix, rule.start);
     if (rule.rule === 'attribute' && rule.path) {
       const value = stringAt(entity, rule.path);
-      if (value !== undefined && value !== '') {
+      // A value no legacy call could address (a name with "/", over 255 bytes, …) is no ID: the UUID is.
+      if (value !== undefined && legacyIdProblem(value) === undefined) {
         const result = await tryInsert(value);
         if (result === 'inserted') return value;
         if (result === 'uuid-mapped') return (await existing()) ?? sequence(`${uuid}-`, 2);
