@@ -198,6 +198,24 @@ describe('sandbox reads: formats, items, _attributes, filters, sub-resources, lo
     assertProblem(await json.get(`/users/${userId(sb, 'admin')}?_attributes=password`), 400);
   });
 
+  it('answers 400, not 500 or a silent pass, for attribute names of the object prototype', async () => {
+    // Names every JavaScript object inherits are no attributes: alone they were accepted (and
+    // rendered nothing), with a sub-attribute the sandbox answered 500.
+    for (const attributes of [
+      'constructor',
+      '__proto__',
+      'toString',
+      'constructor.name',
+      '__proto__.x',
+      'groups.constructor',
+      'groups.hasOwnProperty.x',
+    ]) {
+      const res = await json.get(`/users?_attributes=${attributes}`);
+      assert.match(String(assertProblem(res, 400).detail), /Unknown attribute/, attributes);
+    }
+    assertProblem(await json.get('/lookup/users?query=lena&_attributes=valueOf.x'), 400);
+  });
+
   it('filters exactly, with the array form for many values, and keeps only the last of a repeated plain parameter', async () => {
     assert.deepEqual(accounts((await json.get('/users?user=lena.mueller')).body), ['lena.mueller']);
     assert.deepEqual(

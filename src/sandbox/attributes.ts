@@ -30,7 +30,9 @@ export function parseSelection(kind: ResourceKind, paths: string[]): Selection {
 
 function addPath(selection: Selection, resource: AnyResource, segments: string[], whole: string): void {
   const [name, ...rest] = segments;
-  const field = name === undefined ? undefined : resource.fields[name];
+  // Own properties only: `constructor`, `__proto__`, `toString` … are no attributes.
+  const field =
+    name === undefined || !Object.hasOwn(resource.fields, name) ? undefined : resource.fields[name];
   if (name === undefined || !field) {
     throw new ProblemError(
       400,
