@@ -103,6 +103,35 @@ describe('sandbox writes', () => {
       assert.equal(body.status, 'registered');
     });
 
+    it('refuses a bad _attributes with 400 before writing anything', async () => {
+      // The handlers render their answer after the write: the 400 for the selection came after
+      // the user was created, patched or linked.
+      const created = assertProblem(
+        await client.post('/users?_attributes=nope', { user: 'attr.refused', firstname: 'A', lastname: 'B' }),
+        400,
+      );
+      assert.match(String(created.detail), /Unknown attribute "nope"/);
+      assert.equal(sb.data.userByAccount('attr.refused'), undefined);
+
+      const lena = userId(sb, 'lena.mueller');
+      assertProblem(await client.patch(`/users/${lena}?_attributes=nope`, { firstname: 'Changed' }), 400);
+      assert.equal(sb.data.users.get(lena)?.firstname, 'Lena');
+
+      const robotik = groupId(sb, 'ag.robotik');
+      assertProblem(
+        await client.post(`/groups/${robotik}/members?_attributes=members.nope`, {
+          addedMembers: [iri('users', lena)],
+        }),
+        400,
+      );
+      assert.equal(sb.data.memberships.has(lena, robotik), false);
+      assertProblem(
+        await client.post('/roles?_attributes=constructor.x', { role: 'ROLE_REFUSED', name: 'Refused' }),
+        400,
+      );
+      assert.equal(sb.data.roleByName('ROLE_REFUSED'), undefined);
+    });
+
     it('answers 422 with violations for missing, duplicate and invalid values, and creates nothing', async () => {
       const before = sb.data.users.size;
       const missing = assertProblem(await client.post('/users', { user: '' }), 422);

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { z } from 'zod';
 import type { Logger } from '../lib/logger.js';
 import { isLoopbackHost } from '../lib/loopback.js';
+import { attributePaths, parseSelection } from './attributes.js';
 import { type Format, negotiate } from './collections.js';
 import type { Counters } from './counters.js';
 import type { SandboxData } from './data.js';
@@ -132,6 +133,10 @@ export function createSandboxApp(services: SandboxAppServices): Hono<SandboxEnv>
           : await guard(c.req.raw.headers, route.method === 'GET' ? READ_SCOPE : WRITE_SCOPE);
         const format: Format = route.response.body === 'openapi' ? 'json' : negotiate(c.req.header('accept'));
         const query = new URL(c.req.url).searchParams;
+        // A bad `_attributes` is refused before the handler runs: a write answered 400 for it must
+        // not have happened (the handler renders its answer only after changing the data).
+        const paths = route.attributesOf ? attributePaths(query) : undefined;
+        if (route.attributesOf && paths) parseSelection(route.attributesOf, paths);
         const ctx: RouteContext<unknown> = {
           c,
           data,
