@@ -57,11 +57,31 @@ function addPath(selection: Selection, resource: AnyResource, segments: string[]
   addPath(nested, RESOURCES[field.target], rest, whole);
 }
 
+/**
+ * The most entity objects one response embeds for `_attributes` dot paths. Nested paths multiply
+ * (`groups.members.groups.members…`: every level embeds every link again), so a short query could
+ * otherwise ask for billions of objects and hold the single-threaded sandbox for good.
+ */
+export const MAX_EMBEDDED_OBJECTS = 100_000;
+
 /** How entities are rendered for one request. */
 export interface RenderContext {
   data: SandboxData;
   /** JSON-LD output: `@id` and `@type` on every entity object. */
   jsonld: boolean;
+  /** Embedded objects this response may still render (start at MAX_EMBEDDED_OBJECTS); past it, 400. */
+  embedBudget: { left: number };
+}
+
+/** Takes `count` embedded objects from the response's budget, or refuses the request with 400. */
+function spendEmbedBudget(ctx: RenderContext, count: number): void {
+  ctx.embedBudget.left -= count;
+  if (ctx.embedBudget.left < 0) {
+    throw new ProblemError(
+      400,
+      `The _attributes dot paths embed more than ${MAX_EMBEDDED_OBJECTS} objects in this response: select fewer nested relations or ask for a smaller page (itemsPerPage).`,
+    );
+  }
 }
 
 /**
@@ -91,12 +111,15 @@ export function renderEntity(
         const id = field.get(record, ctx.data);
         const target = id === null ? undefined : ctx.data.store(field.target).get(id);
         if (!target) out[name] = null;
-        else
-          out[name] = nested ? renderEntity(field.target, target, nested, ctx) : iri(field.target, target.id);
+        else if (nested) {
+          spendEmbedBudget(ctx, 1);
+          out[name] = renderEntity(field.target, target, nested, ctx);
+        } else out[name] = iri(field.target, target.id);
         break;
       }
       case 'refs': {
         const targets = ctx.data.resolve(field.target, field.get(record, ctx.data));
+        if (nested) spendEmbedBudget(ctx, targets.length);
         out[name] = targets.map((t) =>
           nested ? renderEntity(field.target, t, nested, ctx) : iri(field.target, t.id),
         );

@@ -1,5 +1,6 @@
 import {
   attributePaths,
+  MAX_EMBEDDED_OBJECTS,
   parseSelection,
   type RenderContext,
   renderEntity,
@@ -20,7 +21,7 @@ export function selectionOf(ctx: RouteContext<unknown>, kind: ResourceKind): Sel
 
 /** The render context of a request. */
 export function renderContext(ctx: RouteContext<unknown>): RenderContext {
-  return { data: ctx.data, jsonld: ctx.format === 'jsonld' };
+  return { data: ctx.data, jsonld: ctx.format === 'jsonld', embedBudget: { left: MAX_EMBEDDED_OBJECTS } };
 }
 
 /** A JSON response in the negotiated format's content type. */
