@@ -382,6 +382,16 @@ describe('sandbox pagination over 95 items', () => {
     for (const bad of ['page=0', 'page=-1', 'page=x', 'itemsPerPage=0', 'itemsPerPage=1.5']) {
       assertProblem(await json.get(`/users?${bad}`), 400);
     }
+    // A page number past 2^53 - 1 lost digits: its Hydra links named page=1e%2B26 or Infinity.
+    for (const huge of ['9007199254740992', '99999999999999999999999999', '9'.repeat(400)]) {
+      const refused = await keyClient(sb, 'application/ld+json').get(`/users?itemsPerPage=1&page=${huge}`);
+      assert.match(String(assertProblem(refused, 400).detail), /up to 9007199254740991/, huge);
+    }
+    const last = obj(
+      (await keyClient(sb, 'application/ld+json').get('/users?itemsPerPage=1&page=9007199254740991')).body,
+    );
+    assert.deepEqual(last['hydra:member'], []);
+    assert.equal(obj(last['hydra:view'])['@id'], `${BASE}/users?itemsPerPage=1&page=9007199254740991`);
   });
 
   it('uses the configured page size and the un-prefixed Hydra keys of API Platform 4', async () => {

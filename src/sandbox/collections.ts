@@ -51,8 +51,13 @@ export interface PageRequest {
 function positiveInt(query: URLSearchParams, name: string): number | undefined {
   const raw = query.get(name);
   if (raw === null) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new ProblemError(400, `Query parameter "${name}" must be a positive integer, "${raw}" given.`);
+  // Beyond 2^53 - 1 a number loses digits: the `hydra:view` links would name another page
+  // (`page=1e%2B26`, `page=Infinity`), which a client following them gets a 400 for.
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
+    throw new ProblemError(
+      400,
+      `Query parameter "${name}" must be a positive integer up to ${Number.MAX_SAFE_INTEGER}, "${raw}" given.`,
+    );
   }
   return Number(raw);
 }
