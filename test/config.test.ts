@@ -68,6 +68,16 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ env: { PORT: 'eighty' } }), /PORT.*not a port number/s);
   });
 
+  it('refuses a PORT beyond 65535 as a configuration error, as server.port is', () => {
+    // Five digits passed the check: `config check` said valid, and `serve` started the sandbox and
+    // then died with exit 1 and "error: Invalid URL" instead of naming (env PORT).
+    for (const port of ['65536', '99999']) {
+      assert.throws(() => loadConfig({ env: { PORT: port } }), /\(env PORT\): not a port number/);
+    }
+    assert.equal(loadConfig({ env: { PORT: '65535' } }).server.port, 65535);
+    assert.equal(loadConfig({ env: { PORT: '0' } }).server.port, 0);
+  });
+
   it('refuses throttle times beyond a year, whose end could not be stored and read back', () => {
     const withThrottle = (throttle: Record<string, number>) =>
       tempFile('throttle.json', JSON.stringify({ sandbox: { enabled: true }, auth: { throttle } }));

@@ -138,8 +138,8 @@ export function parseConfig(
     },
   };
   const port = context.env.PORT;
-  if (port !== undefined && port !== '' && !/^\d{1,5}$/.test(port)) {
-    problems.push({ path: '(env PORT)', message: `not a port number: ${JSON.stringify(port)}` });
+  if (port !== undefined && port !== '' && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535)) {
+    problems.push({ path: '(env PORT)', message: `not a port number (0-65535): ${JSON.stringify(port)}` });
   }
   const host = context.env.HOST || parsed.server.host;
   // The proxy's links (SSO, the default Host of HTTP/1.0 requests) name its listen address unless
