@@ -167,18 +167,25 @@ ${CONFIG_HELP}
     json: { type: 'boolean' },
   },
   async run(args, io) {
-    return withStoreServices(args, io, async ({ store }) => {
-      const rows = await store.idMap.list(stringOption(args, 'kind'));
-      const text = flag(args, 'json')
-        ? `${JSON.stringify(rows.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() })))}\n`
-        : idRowsToCsv(rows);
-      const output = stringOption(args, 'output');
-      if (output === undefined) io.out(text);
-      else {
-        writeFileSync(output, text);
-        io.err(`wrote ${rows.length} rows to ${output}`);
-      }
-      return 0;
-    });
+    // Not created empty: a mistyped store.path would export an empty table as if it were the real one.
+    const existing = { what: 'the store', why: ' (check --config or IDM_COMPAT_CONFIG)' };
+    return withStoreServices(
+      args,
+      io,
+      async ({ store }) => {
+        const rows = await store.idMap.list(stringOption(args, 'kind'));
+        const text = flag(args, 'json')
+          ? `${JSON.stringify(rows.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() })))}\n`
+          : idRowsToCsv(rows);
+        const output = stringOption(args, 'output');
+        if (output === undefined) io.out(text);
+        else {
+          writeFileSync(output, text);
+          io.err(`wrote ${rows.length} rows to ${output}`);
+        }
+        return 0;
+      },
+      { existing },
+    );
   },
 };

@@ -14,7 +14,7 @@ the translation would have answered (docs/migration.md). This prints per operati
 made (pairs), matches, mismatches, the match rate, errors (the translation failed or timed out)
 and skipped calls (not sampled, writes, over migration.shadow.maxConcurrent, or an answer of the
 old server larger than 32 MiB), with the most frequent differing JSON paths. The running proxy writes its outcomes every few seconds and at
-shutdown.
+shutdown. A SQLite store file that does not exist is refused (exit code 2), not created empty.
 
 Options:
   --since WHEN    only outcomes since WHEN (hour precision): 2026-09-01 (UTC), 2026-09-01T08:00:00Z
@@ -26,11 +26,21 @@ Options:
   options: { since: { type: 'string' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     const sinceText = stringOption(args, 'since');
-    const report = await withStoreServices(args, io, ({ store, clock }) =>
-      shadowReport(
-        store.shadow,
-        sinceText === undefined ? {} : { since: parseSince(sinceText, clock.now()) },
-      ),
+    const report = await withStoreServices(
+      args,
+      io,
+      ({ store, clock }) =>
+        shadowReport(
+          store.shadow,
+          sinceText === undefined ? {} : { since: parseSince(sinceText, clock.now()) },
+        ),
+      // Not created empty: "No shadow outcomes recorded" would read as "shadow found nothing".
+      {
+        existing: {
+          what: 'the store',
+          why: ': no proxy has recorded shadow outcomes in it (check --config or IDM_COMPAT_CONFIG)',
+        },
+      },
     );
     if (flag(args, 'json')) {
       const { errorSamples: _errors, ...shape } = report;
