@@ -79,6 +79,30 @@ describe('interactive docs: OpenAPI document and assets', () => {
     assert.equal(count, LEGACY_OPERATIONS.length);
   });
 
+  it('documents the 400 and 413 every operation other than a GET can answer, as the proxy answers them', async () => {
+    // Seed 7: 400 on every operation. An operation that takes no body (DELETE, restore, the
+    // password resets) refuses one with 400, and every request body is bounded by the 413; the
+    // document listed neither on those, so a client generated from it knew no such answer.
+    const base = `${h.url}/iserv/api/Service`;
+    const stray = await call(`${base}/Core/Entity/User/admin`, { ...auth(), method: 'DELETE', body: 'x' });
+    assert.equal(stray.status, 400);
+    const large = await call(`${base}/Core/User/admin/restore`, {
+      ...auth(),
+      method: 'POST',
+      body: 'x'.repeat(h.config.server.bodyLimitBytes + 1),
+    });
+    assert.equal(large.status, 413);
+    for (const operation of LEGACY_OPERATIONS) {
+      const documented = document.paths[operation.path]?.[operation.method];
+      if (operation.method === 'get') {
+        assert.equal(documented?.responses['413'], undefined, operation.id);
+        continue;
+      }
+      for (const status of ['400', '413'])
+        assert.ok(documented?.responses[status], `${operation.id} does not document ${status}`);
+    }
+  });
+
   /** The documented JSON schema of a request body. */
   function bodySchema(path: string, method: string): JsonSchema {
     const operation = document.paths[path]?.[method] as unknown as {

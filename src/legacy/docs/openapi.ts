@@ -16,6 +16,20 @@ const AUTH_RESPONSES: Record<number, string> = {
 };
 
 /**
+ * Answers about the request body that every operation other than a GET can give (a GET's body is
+ * not read): the body limit, and for an operation that takes no body the 400 for one sent anyway
+ * (seed 7: 400 on every operation). An operation with a body documents its own 400.
+ */
+function bodyResponses(operation: LegacyOperation): Record<number, string> {
+  const responses: Record<number, string> = {
+    413: 'The request body is larger than `server.bodyLimitBytes`',
+  };
+  if (!operation.body)
+    responses[400] = 'This operation takes no request body: anything but an empty or blank body is refused';
+  return responses;
+}
+
+/**
  * Builds the OpenAPI 3.1 document of the legacy operations from the same definitions (and zod
  * schemas) that route and validate requests, so every operation that exists is documented.
  */
@@ -34,7 +48,10 @@ export function buildOpenApiDocument(
   for (const operation of operations) {
     const route = openApiRoute(operation);
     const responses = { ...route.responses };
-    for (const [status, description] of Object.entries(AUTH_RESPONSES)) {
+    for (const [status, description] of Object.entries({
+      ...AUTH_RESPONSES,
+      ...(operation.method === 'get' ? {} : bodyResponses(operation)),
+    })) {
       const declared = responses[status];
       if (!declared)
         responses[status] = { description, content: { 'application/json': { schema: legacyErrorSchema } } };
