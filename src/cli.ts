@@ -39,10 +39,17 @@ export const COMMANDS: readonly Command[] = [
   compareCommand,
 ];
 
-function overview(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));
-  const rows = COMMANDS.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
-  return `Usage: idm-compat <command> [options]\n\nCommands:\n${rows.join('\n')}\n\nRun 'idm-compat <command> --help' for a command's options.\n`;
+function overview(group?: string): string {
+  const commands = group === undefined ? COMMANDS : COMMANDS.filter((c) => c.path[0] === group);
+  const width = Math.max(...commands.map((c) => c.path.join(' ').length));
+  const rows = commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`);
+  const name = group === undefined ? 'idm-compat' : `idm-compat ${group}`;
+  return `Usage: ${name} <command> [options]\n\nCommands:\n${rows.join('\n')}\n\nRun 'idm-compat <command> --help' for a command's options.\n`;
+}
+
+/** The first word of commands that have more than one (`apiuser`, `ids`, …): a group, not a command. */
+function isGroup(word: string | undefined): boolean {
+  return COMMANDS.some((c) => c.path.length > 1 && c.path[0] === word);
 }
 
 /** Runs the CLI on `argv` (without node and script); resolves to the exit code. */
@@ -54,6 +61,18 @@ export async function runCli(argv: string[], io: CommandIo = processIo): Promise
     if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
       io.out(overview());
       return argv.length === 0 ? 2 : 0;
+    }
+    // A group's help lists its commands; the group alone needs one of them.
+    const [group, next] = argv;
+    if (group !== undefined && isGroup(group)) {
+      if (next === '--help' || next === '-h') {
+        io.out(overview(group));
+        return 0;
+      }
+      if (next === undefined) {
+        io.err(`error: '${group}' needs a command\n\n${overview(group)}`);
+        return 2;
+      }
     }
     io.err(`error: unknown command '${argv.join(' ')}'\n\n${overview()}`);
     return 2;

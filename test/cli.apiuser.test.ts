@@ -371,6 +371,27 @@ describe('apiuser help', () => {
     }
   });
 
+  it('answers --help on a command group with its commands (exit 0), the group alone with them and exit 2', async () => {
+    // `idm-compat apiuser --help` was "error: unknown command 'apiuser --help'" and exit 2.
+    for (const group of ['apiuser', 'config', 'mappings', 'ids', 'shadow', 'store']) {
+      for (const flag of ['--help', '-h']) {
+        const help = await cli([group, flag]);
+        assert.equal(help.code, 0, `${group} ${flag}: ${help.stderr}`);
+        assert.equal(help.stderr, '');
+        assert.match(help.stdout, new RegExp(`^Usage: idm-compat ${group} <command> \\[options\\]`));
+        assert.doesNotMatch(help.stdout, /^ {2}serve /m, 'only the group’s commands');
+      }
+    }
+    const group = await cli(['apiuser']);
+    assert.equal(group.code, 2);
+    assert.match(group.stderr, /^error: 'apiuser' needs a command/);
+    for (const command of ['add', 'list', 'remove', 'reset-password', 'set-ranges', 'unblock'])
+      assert.match(group.stderr, new RegExp(`^ {2}apiuser ${command} `, 'm'));
+    const unknown = await cli(['apiuser', 'bogus']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^error: unknown command 'apiuser bogus'/);
+  });
+
   it('rejects unknown options with usage', async () => {
     const result = await run('apiuser', 'list', '--bogus');
     assert.equal(result.code, 2);
