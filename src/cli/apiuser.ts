@@ -179,10 +179,10 @@ ${CONFIG_HELP}`,
   },
 };
 
-/** `idm-compat apiuser remove NAME`: deletes an API user; running servers refuse it at once. */
+/** `idm-compat apiuser remove NAME`: deletes an API user; running servers refuse it within a second. */
 export const apiUserRemoveCommand: Command = {
   path: ['apiuser', 'remove'],
-  summary: 'Delete an API user (running servers refuse its credentials at once).',
+  summary: 'Delete an API user (running servers refuse its credentials within a second).',
   usage: 'NAME [--config FILE]',
   help: `Options:
 ${CONFIG_HELP}`,
@@ -199,7 +199,8 @@ ${CONFIG_HELP}`,
 /** `idm-compat apiuser reset-password NAME`: a new generated password, printed once. */
 export const apiUserResetPasswordCommand: Command = {
   path: ['apiuser', 'reset-password'],
-  summary: 'Give an API user a new generated password (printed once); the old one stops working at once.',
+  summary:
+    'Give an API user a new generated password (printed once); the old one stops working within a second.',
   usage: 'NAME [--config FILE] [--json]',
   help: `Also clears the user's failed-login counters.
 
