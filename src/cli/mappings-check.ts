@@ -25,7 +25,7 @@ the successor offers instead). Exit code 1 when there are problems.
 Options:
   --live          also check against the successor
   --config FILE   configuration file (default: env IDM_COMPAT_CONFIG, else the sandbox defaults)
-  --json          print {"profile", "ok", "problems": [{file, path, message}]}`,
+  --json          print {"profile", "folder", "live", "ok", "problems": [{file, path, message}]}`,
   options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
