@@ -97,6 +97,7 @@ describe('the young generation of `serve`', () => {
 
 describe('the binary', () => {
   // A build of this checkout of its own (dist/ may be older than the sources being tested).
+  // Emitted without a type check (`npm run check` does that): the same files in half the time.
   let build = '';
   before(async () => {
     build = mkdtempSync(path.join(tmpdir(), 'idm-compat-build-'));
@@ -104,6 +105,7 @@ describe('the binary', () => {
       path.resolve('node_modules/typescript/bin/tsc'),
       '-p',
       'tsconfig.build.json',
+      '--noCheck',
       '--outDir',
       path.join(build, 'dist'),
     ]);
