@@ -591,7 +591,28 @@ describe('configuration', () => {
     const notJson = tempFile('config.json', '{"server": ');
     const io2 = capture();
     assert.equal(await runCli(['config', 'check', '--config', notJson], io2), 2);
-    assert.match(io2.stderr, /not valid JSON/);
+    assert.match(io2.stderr, /not valid JSON at line 1, column 12 \(the end\)/);
+  });
+
+  it('names where a file is not JSON without quoting it: an unquoted secret stays off the terminal and the log', async () => {
+    // V8's message quoted the text around the error: `Unexpected token 's', ..."ntSecret":s3cr3t-val"...`.
+    const secret = 's3cr3t-value-Hx9';
+    const unquoted = tempFile(
+      'config.json',
+      `{\n  "successor": {"auth": {"clientId": "proxy", "clientSecret": ${secret}}}\n}`,
+    );
+    const missingComma = tempFile('config.json', `{\n  "sandbox": {"enabled": true}\n  "x": "${secret}"\n}`);
+    for (const [file, where] of [
+      [unquoted, /\(file\): not valid JSON$/m],
+      [missingComma, /\(file\): not valid JSON at line 3, column 3$/m],
+    ] as const) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', file], io), 2);
+        assert.match(io.stderr, where);
+        assert.ok(!io.stderr.includes('s3cr3t'), io.stderr);
+      }
+    }
   });
 
   it('ships a config.example.json that passes the JSON Schema and the loader', () => {

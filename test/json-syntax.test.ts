@@ -2,7 +2,7 @@
 // request body, a token in a provider's broken answer), also as the cause of an SSO failure.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jsonSyntaxMessage, withoutParsedText } from '../src/lib/json-syntax.js';
+import { jsonFileSyntaxMessage, jsonSyntaxMessage, withoutParsedText } from '../src/lib/json-syntax.js';
 import { SsoOidcError } from '../src/sso/oidc.js';
 
 /** The SyntaxError JSON.parse throws for `text`. */
@@ -21,6 +21,21 @@ describe("a JSON parser's error, kept", () => {
     assert.match(quoting.message, /Hunter2/, "V8's own message quotes the text");
     assert.match(jsonSyntaxMessage(quoting), /^not valid JSON( at position \d+)?$/);
     assert.equal(jsonSyntaxMessage(parseError('{"a":1,')), 'not valid JSON at position 7');
+  });
+
+  it("gives a file's line and column, and none of its text", () => {
+    const text = '{\n  "a": 1\n  "b": 2\n}';
+    assert.equal(jsonFileSyntaxMessage(parseError(text), text), 'not valid JSON at line 3, column 3');
+    const cut = '{\n  "a": [1,';
+    assert.equal(
+      jsonFileSyntaxMessage(parseError(cut), cut),
+      'not valid JSON at line 2, column 11 (the end)',
+    );
+    const unquoted = '{"clientSecret": Hunter2-Secret}';
+    assert.match(
+      jsonFileSyntaxMessage(parseError(unquoted), unquoted),
+      /^not valid JSON( at line 1, column \d+)?$/,
+    );
   });
 
   it('drops the cause chain of an error with a parser error in it, keeping its message', () => {

@@ -219,7 +219,7 @@ describe('compare rules', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-rules-'));
     assert.throws(() => loadCompareRules(path.join(dir, 'none.json')), /cannot read .*ENOENT/);
     writeFileSync(path.join(dir, 'bad.json'), '{');
-    assert.throws(() => loadCompareRules(path.join(dir, 'bad.json')), /not JSON/);
+    assert.throws(() => loadCompareRules(path.join(dir, 'bad.json')), /bad\.json: not valid JSON/);
   });
 });
 

@@ -283,7 +283,7 @@ describe('replay and compare against the real proxy', () => {
       ],
       [['compare', reads], {}, /give two recordings/],
       [['compare', reads, reads, '--rules', path.join(dir, 'none.json')], {}, /cannot read .*ENOENT/],
-      [['compare', reads, reads, '--rules', reads], {}, /not JSON/],
+      [['compare', reads, reads, '--rules', reads], {}, /: not valid JSON at line 2, column 1/],
       [['compare', reads, reads, '--exact', '--rules', 'x'], {}, /exclude each other/],
     ];
     for (const [args, e, message] of cases) {

@@ -13,6 +13,23 @@ export function jsonSyntaxMessage(error: unknown): string {
 }
 
 /**
+ * {@link jsonSyntaxMessage} for a file an operator fixes: the position as line and column of
+ * `text` (`not valid JSON at line 3, column 17`). A configuration file with an unquoted secret
+ * (`"clientSecret": s3cr3t`) must not have it echoed to the terminal or the service's journal.
+ */
+export function jsonFileSyntaxMessage(error: unknown, text: string): string {
+  const message = error instanceof Error ? error.message : '';
+  const stated = /\bat position (\d+)/.exec(message)?.[1];
+  const position =
+    stated !== undefined ? Number(stated) : /Unexpected end of JSON/.test(message) ? text.length : undefined;
+  if (position === undefined) return 'not valid JSON';
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const column = position - before.lastIndexOf('\n');
+  return `not valid JSON at line ${line}, column ${column}${position === text.length ? ' (the end)' : ''}`;
+}
+
+/**
  * An error fit to be kept as a cause, which the log's error serializer writes with the message
  * of every cause in its chain: when the chain holds a `SyntaxError` (a JSON parser's, whose message
  * quotes the text it failed on: the token of a broken token answer, say), a plain error with the

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
 import {
   type CompiledProfile,
   compileProfile,
@@ -28,15 +29,17 @@ export function loadProfile(folder: string, served: readonly RequiredOperation[]
   for (const file of files) {
     const relative = path.relative(folder, file) || path.basename(file);
     let raw: unknown;
+    let text = '';
     try {
-      raw = JSON.parse(readFileSync(file, 'utf8'));
+      text = readFileSync(file, 'utf8');
+      raw = JSON.parse(text);
     } catch (error) {
       problems.push({
         file: relative,
         path: '$',
         message:
           error instanceof SyntaxError
-            ? `not valid JSON: ${error.message}`
+            ? jsonFileSyntaxMessage(error, text)
             : `cannot read: ${errorCode(error)}`,
       });
       continue;

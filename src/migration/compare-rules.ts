@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
+import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
 import { mostSpecific, OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
@@ -151,9 +152,7 @@ export function loadCompareRules(file: string = DEFAULT_COMPARE_RULES_FILE): Com
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CompareRulesError(
-      `${file}: not JSON (${error instanceof Error ? error.message : String(error)})`,
-    );
+    throw new CompareRulesError(`${file}: ${jsonFileSyntaxMessage(error, text)}`);
   }
   return parseCompareRules(value, file);
 }

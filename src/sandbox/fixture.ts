@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
 import { normalizeUuid } from '../lib/uuid.js';
 import {
   type EntityRecord,
@@ -137,11 +138,7 @@ export function parseFixture(input: string | SandboxFixture): { fixture: ParsedF
     try {
       raw = JSON.parse(content);
     } catch (error) {
-      throw new FixtureError(
-        source,
-        '',
-        `not valid JSON (${error instanceof Error ? error.message : 'parse error'})`,
-      );
+      throw new FixtureError(source, '', jsonFileSyntaxMessage(error, content));
     }
   }
   const parsed = fixtureSchema.safeParse(raw);
