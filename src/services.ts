@@ -1,5 +1,6 @@
 import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
+import { mappingsFolder } from './config/mappings-folder.js';
 import { checkOperationReferences } from './config/references.js';
 import { configuredPublicUrl, expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
@@ -12,7 +13,6 @@ import {
   loadServingProfile,
   type MappingHolder,
 } from './mapping/engine.js';
-import { profileDir } from './mapping/load.js';
 import { shadowCompareRules } from './migration/compare-rules.js';
 import { LegacyUpstream } from './migration/legacy-upstream.js';
 import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.js';
@@ -137,9 +137,9 @@ export async function buildServices(
     // compare rules file or recording folder that cannot be used is a configuration error (exit 2).
     const compareRules = shadowCompareRules(config);
     checkRecordingPath(config);
-    const mappingsFolder = profileDir(config.mappings.dir, config.mappings.profile);
+    const profileFolder = mappingsFolder(config);
     // The mapping profile next: a broken table stops start-up before anything is opened or started.
-    const initialProfile = loadServingProfile(mappingsFolder, REQUIRED_OPERATIONS);
+    const initialProfile = loadServingProfile(profileFolder, REQUIRED_OPERATIONS);
     const metrics = createMetrics({
       processMetrics: config.metrics.enabled && config.metrics.processMetrics,
     });
@@ -190,7 +190,7 @@ export async function buildServices(
     });
     cleanups.push(() => successor.close());
     mappings = createMappingHolder(
-      mappingsFolder,
+      profileFolder,
       {
         ...mappingDeps,
         successor,
@@ -202,7 +202,7 @@ export async function buildServices(
     );
     const profile = mappings.current().profile;
     logger.info(
-      { profile: profile.name, folder: mappingsFolder, files: profile.files.length },
+      { profile: profile.name, folder: profileFolder, files: profile.files.length },
       'mapping profile loaded',
     );
 

@@ -405,13 +405,29 @@ describe('configuration', () => {
         'iserv-idm-v1',
         /invalid mapping profile .*\n.*\$\.operations\["role\.delete"\]: the proxy serves DELETE/,
       ],
-      ['typo', /typo/],
+      ['typo', /mappings\.profile: there is no profile folder typo in .*mappings$/m],
     ] as const) {
       for (const command of [['config', 'check'], ['serve']]) {
         const io = capture();
         assert.equal(await runCli([...command, '--config', configFile(profile)], io), 2, command.join(' '));
         assert.match(io.stderr, reason);
       }
+    }
+    // A mappings.dir that is not there (the default ./mappings, started outside the checkout) says
+    // where relative paths start and where the shipped profiles are, for every command that reads it.
+    const csv = path.join(dir, 'ids.csv');
+    writeFileSync(csv, 'kind,legacy_id,uuid\n');
+    for (const command of [['config', 'check'], ['serve'], ['mappings', 'check'], ['ids', 'import', csv]]) {
+      const io = capture();
+      const code = await runCli(
+        [...command, '--config', configFile('iserv-idm-v1', './no-such-mappings')],
+        io,
+      );
+      assert.equal(code, 2, command.join(' '));
+      assert.match(
+        io.stderr,
+        /mappings\.dir: the folder .*no-such-mappings does not exist \(relative paths start at the working directory, .*; the profiles shipped with idm-compat are in .*mappings\)/,
+      );
     }
     assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
     const io = capture();

@@ -1,9 +1,10 @@
 import { loadConfig } from '../config/load.js';
+import { mappingsFolder } from '../config/mappings-folder.js';
 import { checkOperationReferences } from '../config/references.js';
 import { loadTlsFiles } from '../config/tls.js';
 import { LEGACY_OPERATIONS, REQUIRED_OPERATIONS } from '../legacy/operations.js';
 import { loadServingProfile } from '../mapping/engine.js';
-import { profileDir } from '../mapping/load.js';
+
 import { shadowCompareRules } from '../migration/compare-rules.js';
 import { checkRecordingPath } from '../migration/recording.js';
 import { type Command, flag, stringOption } from './command.js';
@@ -26,7 +27,7 @@ export const configCheckCommand: Command = {
     loadTlsFiles(config);
     // And the mapping profile, as serve loads it: every table valid, every served operation mapped
     // (a MappingError, exit 2 with file, JSON path and reason; `mappings check --live` goes further).
-    loadServingProfile(profileDir(config.mappings.dir, config.mappings.profile), REQUIRED_OPERATIONS);
+    loadServingProfile(mappingsFolder(config), REQUIRED_OPERATIONS);
     const summary = { file: config.source ?? null, mode: config.mode, valid: true };
     io.out(
       flag(args, 'json')

@@ -1,10 +1,11 @@
 import { isUtf8 } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
+import { mappingsFolder } from '../config/mappings-folder.js';
 import { systemClock } from '../lib/clock.js';
 import { silentLogger } from '../lib/logger.js';
 import { IdImportStopped, type IdImportSummary, idRowsToCsv, importIdCsv } from '../mapping/id-import.js';
-import { loadProfile, profileDir } from '../mapping/load.js';
+import { loadProfile } from '../mapping/load.js';
 import { buildServices } from '../services.js';
 import {
   type Command,
@@ -52,7 +53,7 @@ Example:
     }
     const text = csvText(file, bytes);
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    const profile = loadProfile(profileDir(config.mappings.dir, config.mappings.profile));
+    const profile = loadProfile(mappingsFolder(config));
     const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
     const { store } = services;
     const bar = await terminalProgressBar(io, flag(args, 'json'), 'importing [{bar}] {value}/{total} rows');

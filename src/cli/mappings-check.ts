@@ -1,10 +1,11 @@
 import { loadConfig } from '../config/load.js';
+import { mappingsFolder } from '../config/mappings-folder.js';
 import { REQUIRED_OPERATIONS } from '../legacy/operations.js';
 import { silentLogger } from '../lib/logger.js';
 import { apiBasePath, missingOperations } from '../mapping/engine.js';
 import { MappingError, type MappingProblem } from '../mapping/errors.js';
 import { checkProfileLive } from '../mapping/live-check.js';
-import { loadProfile, profileDir } from '../mapping/load.js';
+import { loadProfile } from '../mapping/load.js';
 import { buildServices } from '../services.js';
 import { type Command, flag, stringOption } from './command.js';
 
@@ -29,7 +30,7 @@ Options:
   options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    const folder = profileDir(config.mappings.dir, config.mappings.profile);
+    const folder = mappingsFolder(config);
     let problems: MappingProblem[] = [];
     let name = config.mappings.profile;
     try {

@@ -11,11 +11,6 @@ import {
 import { jsonPath, MappingError, type MappingProblem } from './errors.js';
 import { type MappingFile, mappingFileSchema } from './schema.js';
 
-/** The folder of a profile: `dir/profile`, resolved against the working directory. */
-export function profileDir(dir: string, profile: string): string {
-  return path.resolve(dir, profile);
-}
-
 /**
  * Reads every `*.json` file below a profile folder, validates each with zod and the whole
  * profile with its cross-references, and precompiles it. Throws a MappingError that lists every
