@@ -261,6 +261,19 @@ describe('usage inventory', () => {
     const ids = (JSON.parse(unused.stdout) as { operation: string }[]).map((u) => u.operation);
     assert.equal(ids.length, 41 - 4, 'every operation but the four called by an API user');
     assert.ok(ids.includes('user.create') && !ids.includes('user.list') && !ids.includes('group.get'));
+    // Unused since when: the store's first counted call; a window reaching back before it is
+    // shorter than asked (an inventory a day old calls the quarterly export unused).
+    assert.match(
+      unused.stderr,
+      /^note: this store counts calls since \d{4}-\d\d-\d\dT[\d:.]+Z \(its first counted call\)\n$/,
+    );
+    const before = await cli(['usage', '--unused', '--since', '2020-01-01', '--config', h.configFile]);
+    assert.equal(before.code, 0, before.stderr);
+    assert.match(
+      before.stderr,
+      /\(its first counted call\), not since 2020-01-01T00:00:00\.000Z: the window is shorter than asked/,
+    );
+    assert.match(before.stdout, /^user\.create +POST /m);
     const future = await cli(['usage', '--json', '--since', '2999-01-01', '--config', h.configFile]);
     assert.deepEqual(JSON.parse(future.stdout), []);
     const mixed = await cli(['usage', '--unused', '--operation', 'user.list', '--config', h.configFile]);
@@ -310,6 +323,17 @@ describe('usage inventory', () => {
       );
     }
     assert.equal(existsSync(path.dirname(store)), false, 'neither the store nor its folder was created');
+    // A store that is there but has counted nothing: every operation listed, and said why.
+    const empty = path.join(dir, 'empty.db');
+    await openSqliteStore(empty).close();
+    writeFileSync(configFile, JSON.stringify({ sandbox: { enabled: true }, store: { path: empty } }));
+    const none = await cli(['usage', '--unused', '--json', '--config', configFile]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal((JSON.parse(none.stdout) as unknown[]).length, 41);
+    assert.match(
+      none.stderr,
+      /this store has counted no call yet: every operation is listed, none is known to be unused/,
+    );
   });
 
   it('writes one batch per flush, not one store write per request', async () => {

@@ -57,7 +57,8 @@ Options:
   --operation ID    only this operation (e.g. user.list, group.link.users.add)
   --since WHEN      only rows last seen since WHEN: 2026-09-01 (midnight UTC), 2026-09-01T08:00:00Z
                     (a date-time needs its offset: Z or +02:00), or 30d/12h/90m ago
-  --unused          list the legacy operations no API user called (in the window): what can be retired
+  --unused          list the legacy operations no API user called (in the window): what can be retired;
+                    stderr says since when the store counts calls (its first counted call)
   --config FILE     configuration file naming the store (default: env IDM_COMPAT_CONFIG, else the
                     sandbox defaults)
   --json            rows as [{"apiUser","operation","outcome","count","firstSeen","lastSeen"}];
@@ -81,15 +82,21 @@ Examples:
     if (flag(args, 'unused') && operation !== undefined) {
       throw new CommandError('--unused lists operations; it does not go with --operation');
     }
-    const rows = await withStoreServices(
+    const { rows, since, countedSince } = await withStoreServices(
       args,
       io,
-      ({ store, clock }) =>
-        store.usage.list({
+      async ({ store, clock }) => {
+        const since = sinceText === undefined ? undefined : parseSince(sinceText, clock.now());
+        const rows = await store.usage.list({
           ...(user === undefined ? {} : { apiUser: user }),
           ...(operation === undefined ? {} : { operation }),
-          ...(sinceText === undefined ? {} : { since: parseSince(sinceText, clock.now()) }),
-        }),
+          ...(since === undefined ? {} : { since }),
+        });
+        // Since when the store counts at all: its first counted call (any user, any outcome).
+        const all = flag(args, 'unused') ? await store.usage.list() : [];
+        const countedSince = all.length === 0 ? undefined : Math.min(...all.map((row) => row.firstSeen));
+        return { rows, since, countedSince };
+      },
       // Not created empty: --unused would then call every operation unused, i.e. retirable.
       {
         existing: {
@@ -98,7 +105,10 @@ Examples:
         },
       },
     );
-    if (flag(args, 'unused')) return printUnused(rows, flag(args, 'json'), io.out);
+    if (flag(args, 'unused')) {
+      io.err(countedNote(countedSince, since));
+      return printUnused(rows, flag(args, 'json'), io.out);
+    }
     if (flag(args, 'json')) {
       io.out(JSON.stringify(rows.map(toJson)));
       return 0;
@@ -139,6 +149,20 @@ function toJson(row: UsageCount) {
 }
 
 /** The legacy operations without a call by any API user among `rows`; refused anonymous calls do not count. */
+/**
+ * What an unused operation means, on stderr with --unused: since when this store counts calls at
+ * all (its first counted call). A window that starts before that is shorter than asked, and an
+ * operation called once a quarter is not unused because the inventory is a week old.
+ */
+function countedNote(countedSince: number | undefined, since: number | undefined): string {
+  if (countedSince === undefined)
+    return 'note: this store has counted no call yet: every operation is listed, none is known to be unused';
+  const first = new Date(countedSince).toISOString();
+  if (since !== undefined && since < countedSince)
+    return `note: this store counts calls since ${first} (its first counted call), not since ${new Date(since).toISOString()}: the window is shorter than asked`;
+  return `note: this store counts calls since ${first} (its first counted call)`;
+}
+
 function printUnused(rows: readonly UsageCount[], json: boolean, out: (text: string) => void): number {
   const used = new Set(rows.filter((row) => row.apiUser !== '').map((row) => row.operation));
   const unused = LEGACY_OPERATIONS.filter((operation) => !used.has(operation.id)).map((operation) => ({
