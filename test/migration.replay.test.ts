@@ -212,6 +212,10 @@ describe('replay and compare against the real proxy', () => {
 
   it('bad input is a usage error (exit 2) and names the problem; the password never shows', async () => {
     const out = path.join(dir, 'x.ndjson');
+    const emptyA = path.join(dir, 'empty-a.ndjson');
+    const emptyB = path.join(dir, 'empty-b.ndjson');
+    writeFileSync(emptyA, '');
+    writeFileSync(emptyB, '\n');
     const base = ['replay', reads, '--target', target, '--user', 'migration', '--out', out];
     const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
       [base, env, /exactly one of --password-env VAR or --password-file FILE/],
@@ -285,6 +289,8 @@ describe('replay and compare against the real proxy', () => {
       [['compare', reads, reads, '--rules', path.join(dir, 'none.json')], {}, /cannot read .*ENOENT/],
       [['compare', reads, reads, '--rules', reads], {}, /: not valid JSON at line 2, column 1/],
       [['compare', reads, reads, '--exact', '--rules', 'x'], {}, /exclude each other/],
+      // Two empty recordings (recording never switched on) matched vacuously: exit 0, "100 %".
+      [['compare', emptyA, emptyB], {}, /no exchanges in either recording: nothing to compare/],
     ];
     for (const [args, e, message] of cases) {
       const run = await cli(args, e);

@@ -22,7 +22,7 @@ matches, mismatches, match rate and the most frequent differing JSON paths. With
 shipped rules (mappings/compare-rules.default.json) ignore known harmless differences.
 Unusable lines of A or B are listed on stderr and left out.
 Exit code 0 when every pair matches, 1 when some differ or a side has unpaired requests,
-2 for unusable input.
+2 for unusable input (also two recordings without any exchange: nothing to compare).
 
 Options:
   --rules FILE        compare rules (JSON, see docs/migration.md) instead of the shipped ones
@@ -62,8 +62,13 @@ Example:
     }
     const a = await loadRecording(fileA, io);
     const b = await loadRecording(fileB, io);
-    if (a.invalid + b.invalid > 0 && a.exchanges.length + b.exchanges.length === 0) {
-      throw new CommandError('no usable exchanges in either recording');
+    // Two empty recordings (a recording never switched on, say) match vacuously: not a 100 % pass.
+    if (a.exchanges.length + b.exchanges.length === 0) {
+      throw new CommandError(
+        a.invalid + b.invalid > 0
+          ? 'no usable exchanges in either recording'
+          : 'no exchanges in either recording: nothing to compare',
+      );
     }
     const report = compareRecordings(a.exchanges, b.exchanges, rules, { samples });
     const htmlFile = stringOption(args, 'html');
