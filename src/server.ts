@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
@@ -155,8 +155,46 @@ function closingWhenDraining(drain: Drain) {
     override writeHead(...args: unknown[]): this {
       // (An explicit `Connection: keep-alive` header would win over this; the proxy never sets one.)
       if (drain.draining) this.shouldKeepAlive = false;
-      return Reflect.apply(super.writeHead, this, args) as this;
+      const written = Reflect.apply(super.writeHead, this, args) as this;
+      // An answer that closes its connection before its request's body has all arrived (a 401 or
+      // 413 refused unread, or in the middle of a chunked body): see `lingerBeforeClosing`.
+      if (this.socket && !this.req.complete && (this as unknown as { _last?: boolean })._last === true)
+        lingerBeforeClosing(this.socket);
+      return written;
     }
+  };
+}
+
+/** How long, and for how many more bytes, a connection closed before its request body ended keeps reading it. */
+const LINGER_MS = 2_000;
+const LINGER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Node closes a connection whose answer says `Connection: close` as soon as the answer is out. If
+ * the client is still sending its body then (a 401 or a 413 to a large upload), the bytes arriving
+ * at a closed socket make the kernel answer with a reset, and the client typically sees EPIPE or
+ * ECONNRESET instead of the answer (a 20 MB body over a 1 MiB limit: 9 in 10). So such a
+ * connection ends only its own side once the answer is out and goes on reading (and dropping) what
+ * the client sends, until the client closes too, for at most LINGER_MS or LINGER_BYTES, as web
+ * servers' "lingering close" does; then it is cut.
+ */
+function lingerBeforeClosing(socket: Socket): void {
+  socket.destroySoon = () => {
+    let received = 0;
+    const cut = () => socket.destroy();
+    const timer = setTimeout(cut, LINGER_MS);
+    timer.unref();
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > LINGER_BYTES) cut();
+    };
+    socket.on('data', onData);
+    socket.once('end', cut);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+    });
+    socket.end();
   };
 }
 

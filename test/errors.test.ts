@@ -3,7 +3,7 @@
 // refuses (431 oversized headers, 400); no stack traces; no secret in bodies or logs.
 import assert from 'node:assert/strict';
 import { createServer, Agent as HttpAgent, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
@@ -251,6 +251,74 @@ describe('legacy error model', () => {
       { status: response.status, headers: response.headers, body: JSON.parse(text), text },
       413,
     );
+  });
+
+  it('a body refused before its end: Connection: close, and the client gets the answer, not a reset', async () => {
+    // A chunked body over the limit is refused after its first bytes: its answer closes the
+    // connection too (it said keep-alive, and the server dropped the connection under the next
+    // request on it: "other side closed").
+    const chunked = await new Promise<{ status: number; connection: string | undefined }>(
+      (resolve, reject) => {
+        const request = httpRequest(
+          `${h.url}/iserv/api/Service/Core/Entity/User`,
+          {
+            method: 'POST',
+            headers: { authorization: basic('errors', password), 'content-type': 'application/json' },
+            agent: new HttpAgent({ keepAlive: true }),
+          },
+          (response) => {
+            response.resume();
+            response.on('end', () => {
+              resolve({ status: response.statusCode ?? 0, connection: response.headers.connection });
+              request.destroy();
+            });
+          },
+        );
+        request.on('error', reject);
+        // No Content-Length: Node sends the body chunked; its end does not come before the answer.
+        request.write('x'.repeat(2 * LIMIT));
+      },
+    );
+    assert.deepEqual(chunked, { status: 413, connection: 'close' });
+    // A large upload refused unread (here by its length) closes the connection only once the
+    // client has sent it (or stopped): the proxy ends its side after the answer and goes on
+    // reading. Closed at once, the bytes still arriving made the kernel answer with a reset, and
+    // a client still sending got EPIPE or ECONNRESET instead of the 413 (9 in 10 for 20 MB).
+    const lingered = await new Promise<{ answer: string; fin: boolean; error?: string }>((resolve) => {
+      const { port } = new URL(h.url);
+      const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+      let answer = '';
+      let fin = false;
+      let error: string | undefined;
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        answer += chunk;
+      });
+      socket.on('end', () => {
+        fin = true;
+        // Still sending after the answer and the proxy's FIN, for a while below LINGER_MS.
+        let sent = 0;
+        const more = setInterval(() => {
+          if (sent++ < 10) socket.write('x'.repeat(64 * 1024));
+          else {
+            clearInterval(more);
+            socket.end();
+          }
+        }, 20);
+        socket.on('close', () => clearInterval(more));
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => {
+        error = err.code;
+      });
+      socket.on('close', () => resolve({ answer, fin, ...(error === undefined ? {} : { error }) }));
+      socket.write(
+        `POST /iserv/api/Service/Core/Entity/User HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic('errors', password)}\r\nContent-Type: application/json\r\nContent-Length: 20000000\r\n\r\n${'x'.repeat(64 * 1024)}`,
+      );
+    });
+    const { statusLine, headers } = parseRaw(lingered.answer);
+    assert.equal(statusLine, 'HTTP/1.1 413 Payload Too Large');
+    assert.equal(headers.get('connection'), 'close');
+    assert.deepEqual({ fin: lingered.fin, error: lingered.error }, { fin: true, error: undefined });
   });
 
   it('checks credentials before the body limit (an anonymous large body is a 401)', async () => {

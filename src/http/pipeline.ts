@@ -6,7 +6,7 @@ import { setAnswerHeader } from './answer-out.js';
 import type { DeprecationHeaders } from './deprecation.js';
 import { RequestLineLimiter } from './log-limit.js';
 import { recordExchange } from './recording.js';
-import { announcesBody, requestHeader } from './request-headers.js';
+import { announcesBody, bodyReadToEnd, requestHeader } from './request-headers.js';
 import { requestIdFrom } from './request-id.js';
 
 /** Operation names of the paths outside the legacy surface; `ops.*` is left out of the usage inventory. */
@@ -77,10 +77,11 @@ export function requestPipeline(
     try {
       await next();
       for (const [header, value] of deprecation.headersOf(name)) setAnswerHeader(c, header, value);
-      // Answered without reading the request's body (refused before it, e.g. 401 or 413): the
-      // server gives the rest only a moment before it drops the connection, so the client is told
-      // not to send the next request on it.
-      if (announcesBody(c) && !c.req.raw.bodyUsed) setAnswerHeader(c, 'Connection', 'close');
+      // Answered without reading the request's body to its end (refused before it, e.g. 401 or a
+      // 413 by its declared length, or in the middle of it: a 413 of a chunked body): the server
+      // gives the rest only a moment (or 64 MiB) before it drops the connection, so the client is
+      // told not to send the next request on it.
+      if (announcesBody(c) && !bodyReadToEnd(c)) setAnswerHeader(c, 'Connection', 'close');
       const recording = services.migration.recording;
       // Only requests an API user was let through for: what integrations really send and get.
       if (

@@ -19,3 +19,13 @@ export function announcesBody(c: Context): boolean {
   const length = requestHeader(c, 'content-length');
   return requestHeader(c, 'transfer-encoding') !== undefined || (length !== undefined && length !== '0');
 }
+
+/**
+ * Whether the request's body was read to its end. On the Node server that is the request stream's
+ * own end: a body read in part (a chunked one refused by the body limit after its first bytes) is
+ * not, though its fetch Request says `bodyUsed`. Without the Node server, whether it was used.
+ */
+export function bodyReadToEnd(c: Context): boolean {
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+  return incoming ? incoming.readableEnded : c.req.raw.bodyUsed;
+}
