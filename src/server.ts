@@ -90,16 +90,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
 /** Listens with the server's settings; the request listener is attached by the caller, once the address is known. */
 async function listen(config: AppConfig, tls: TlsFiles | undefined, drain: Drain): Promise<Server> {
-  const options = { ...NODE_SERVER_OPTIONS, ServerResponse: closingWhenDraining(drain) };
+  const { requestTimeoutMs } = config.server;
+  const options = {
+    ...NODE_SERVER_OPTIONS,
+    ServerResponse: closingWhenDraining(drain),
+    // A client sending its request slowly (a slow body, headers a byte at a time) holds a socket
+    // and the request's state for this long at most; Node's own 300 s let 20,000 of them take
+    // every file descriptor. Node looks for such requests every connectionsCheckingInterval (30 s
+    // by default), so they are cut within 1.5 times the timeout.
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.ceil(requestTimeoutMs / 2)),
+  };
   const server: Server = tls
     ? createHttpsServer({ ...options, cert: tls.cert, key: tls.key })
     : createHttpServer(options);
   server.on('clientError', answerClientError);
   // Node's default (5 s) is shorter than what many clients and load balancers keep an idle
   // connection for, so the server would close connections they are about to reuse ("socket hang
-  // up"). The headers timeout must outlast it, or a request arriving on a kept connection races it.
+  // up"). The headers and request timeouts count from a request's first byte, not from the
+  // connection's previous answer (Node 20: a kept connection idle for 6 s took its next request
+  // with both at 2 s), so they may be shorter than this.
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
-  server.headersTimeout = config.server.keepAliveTimeoutMs + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.server.port, config.server.host, () => {

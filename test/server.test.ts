@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect as connectSocket, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -337,6 +337,65 @@ describe('TLS', () => {
       );
     } finally {
       await dispatcher.close();
+      await server.close();
+    }
+  });
+});
+
+describe('slow clients', () => {
+  it('cuts a request still arriving after server.requestTimeoutMs with the legacy 408; a kept connection idle longer is served', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-slow-'));
+    const config = parseConfig(
+      {
+        sandbox: { enabled: true },
+        server: { port: 0, requestTimeoutMs: 1000 },
+        store: { type: 'sqlite', path: path.join(dir, 's.db') },
+      },
+      { label: 'test', env: {}, baseDir: dir },
+    );
+    const server = await startServer({ config, logger: createLogger({ level: 'silent' }) });
+    try {
+      const { port } = new URL(server.url);
+      // A body sent a byte every 200 ms: Node's default (300 s) held it for five minutes and more.
+      const slow = await new Promise<{ answer: string; ms: number }>((resolve, reject) => {
+        const started = Date.now();
+        const socket = connectSocket(Number(port), '127.0.0.1');
+        let answer = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => {
+          answer += chunk;
+        });
+        socket.on('error', reject);
+        const trickle = setInterval(() => socket.writable && socket.write('x'), 200);
+        socket.on('close', () => {
+          clearInterval(trickle);
+          resolve({ answer, ms: Date.now() - started });
+        });
+        const demo = server.demoUser;
+        const credentials = Buffer.from(`${demo?.name}:${demo?.password}`).toString('base64');
+        socket.write(
+          `POST /iserv/api/Service/Core/Entity/Group HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${credentials}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
+        );
+      });
+      assert.match(slow.answer, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+      assert.match(slow.answer, /\{"code":408,"message":"The request did not arrive in time"\}$/);
+      assert.ok(slow.ms >= 1000 && slow.ms < 3000, `cut after ${slow.ms} ms`);
+
+      // The timeout counts from a request's first byte: a kept connection idle for longer (but
+      // below server.keepAliveTimeoutMs) takes its next request.
+      const kept = connectSocket(Number(port), '127.0.0.1');
+      const answers: string[] = [];
+      kept.setEncoding('utf8');
+      kept.on('data', (chunk: string) => answers.push(chunk));
+      const ask = () => kept.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      ask();
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      ask();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      kept.destroy();
+      const statuses = answers.join('').match(/HTTP\/1\.1 \d+/g);
+      assert.deepEqual(statuses, ['HTTP/1.1 200', 'HTTP/1.1 200'], answers.join(''));
+    } finally {
       await server.close();
     }
   });

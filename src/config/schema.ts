@@ -74,6 +74,13 @@ const serverSchema = z
       .describe(
         'How long an idle keep-alive connection stays open; longer than clients and load balancers keep theirs, so the server is never the side that closes a connection a client is reusing',
       ),
+    requestTimeoutMs: z
+      .int()
+      .min(1_000)
+      .default(60_000)
+      .describe(
+        'How long a client may take to send a whole request, headers and body (408 after, and the connection closes); not the time to answer it',
+      ),
     readinessTimeoutMs: z
       .int()
       .min(1)
