@@ -406,31 +406,48 @@ function nextPageUrl(first: URL, current: URL, next: string, apiBase: ApiBase): 
   return url;
 }
 
-/** Recognises a plain array or a Hydra collection (`hydra:`-prefixed or not). */
+/**
+ * Recognises a plain array or a Hydra collection. Each Hydra key is read with or without the
+ * `hydra:` prefix on its own: both spell the same JSON-LD term, and a server may mix them (API
+ * Platform 4.0 left it on some keys with `hydra_prefix: false` until a later fix), so a `next`
+ * link or a total in the other spelling is not overlooked (which would end the list early).
+ */
 function parsePage(body: unknown, url: URL): Page {
   if (Array.isArray(body)) return { format: 'array', items: items(body, url) };
   if (typeof body !== 'object' || body === null)
     throw badPage(url, 'is neither a JSON array nor a Hydra collection');
   const record = body as Record<string, unknown>;
-  const prefix = 'hydra:member' in record ? 'hydra:' : 'member' in record ? '' : undefined;
-  if (prefix === undefined) throw badPage(url, 'is neither a JSON array nor a Hydra collection');
-  const members = record[`${prefix}member`];
-  if (!Array.isArray(members)) throw badPage(url, `has a ${prefix}member that is not an array`);
-  const totalValue = record[`${prefix}totalItems`];
+  const member = hydraTerm(record, 'member');
+  if (member === undefined) throw badPage(url, 'is neither a JSON array nor a Hydra collection');
+  const members = member.value;
+  if (!Array.isArray(members)) throw badPage(url, `has a ${member.key} that is not an array`);
+  const totalValue = hydraTerm(record, 'totalItems');
   let total: number | undefined;
   if (totalValue !== undefined) {
-    if (typeof totalValue !== 'number' || !Number.isInteger(totalValue) || totalValue < 0) {
-      throw badPage(url, `has an invalid ${prefix}totalItems`);
+    const { value } = totalValue;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+      throw badPage(url, `has an invalid ${totalValue.key}`);
     }
-    total = totalValue;
+    total = value;
   }
-  const view = record[`${prefix}view`];
+  const view = hydraTerm(record, 'view')?.value;
   let next: string | undefined;
   if (typeof view === 'object' && view !== null) {
-    const link = (view as Record<string, unknown>)[`${prefix}next`];
+    const link = hydraTerm(view as Record<string, unknown>, 'next')?.value;
     if (typeof link === 'string' && link !== '') next = link;
   }
   return { format: 'hydra', items: items(members, url), total, next };
+}
+
+/** The value of Hydra term `name` in `record`, `hydra:`-prefixed or not (the prefixed one first), and its key. */
+function hydraTerm(
+  record: Record<string, unknown>,
+  name: string,
+): { key: string; value: unknown } | undefined {
+  const prefixed = `hydra:${name}`;
+  if (record[prefixed] !== undefined) return { key: prefixed, value: record[prefixed] };
+  if (record[name] !== undefined) return { key: name, value: record[name] };
+  return undefined;
 }
 
 function items(values: unknown[], url: URL): Item[] {
