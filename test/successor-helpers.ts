@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 
 /** A request a loopback test server saw. */
@@ -60,6 +60,53 @@ export async function startLoopback(handler: Handler): Promise<LoopbackServer> {
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/** An answer as `forward` got it: status, headers (hop-by-hop ones left out) and the whole body. */
+export interface ForwardedAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'trailer']);
+
+/**
+ * Sends a request a loopback server saw on to `origin` (a reverse proxy in front of the sandbox,
+ * as nginx is in front of a real successor), so a test can reshape the real answer.
+ */
+export function forward(origin: string, seen: SeenRequest): Promise<ForwardedAnswer> {
+  const target = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const upstream = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: seen.method,
+        path: `${seen.url.pathname}${seen.url.search}`,
+        headers: { ...seen.headers, host: target.host },
+      },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('error', reject);
+        answer.on('end', () => {
+          const headers: Record<string, string | string[]> = {};
+          for (const [name, value] of Object.entries(answer.headers))
+            if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+          resolve({ status: answer.statusCode ?? 0, headers, body: Buffer.concat(chunks) });
+        });
+      },
+    );
+    upstream.on('error', reject);
+    upstream.end(seen.body);
+  });
+}
+
+/** Writes a forwarded answer as it came. */
+export function sendForwarded(res: ServerResponse, answer: ForwardedAnswer): void {
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
 }
 
 /** Writes a JSON response. */

@@ -4,6 +4,7 @@ import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { mapPages, primed } from '../successor/collections.js';
 import { mayHaveBeenApplied, publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
+import { iriToUuid } from '../successor/ids.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
   CompiledKind,
@@ -432,7 +433,18 @@ export class OperationExecutor {
           if (step.write) changed = true;
           last = outcome.body;
           if (step.returnsEntity) {
-            entity = asEntity(outcome.body, `${step.method} ${step.path.source}`);
+            let body = outcome.body;
+            if (body === undefined && step.write) {
+              try {
+                body = await this.#readBack(op, step, state.subject, outcome.location, renderAttributes);
+              } catch (error) {
+                // After the last write only the answer failed; before a later one, that one was not
+                // sent (a partial failure, below).
+                if (step === steps[steps.length - 1]) throw unanswered(op, applied, error);
+                throw error;
+              }
+            }
+            entity = asEntity(body, `${step.method} ${step.path.source}`);
             // An entity created by this call is {entity.…} for the later steps (and their undo);
             // for a `table` kind its legacy ID is given in the store, after the write went through.
             try {
@@ -798,6 +810,8 @@ export class OperationExecutor {
     stream = false,
   ): Promise<{
     body?: unknown;
+    /** Where the successor says the answered entity lives (see `SuccessorResponse.location`). */
+    location?: string | undefined;
     collection?: Entity[];
     pages?: AsyncGenerator<Entity[], void>;
     tolerated?: boolean;
@@ -838,13 +852,37 @@ export class OperationExecutor {
         ...(step.body === undefined ? {} : { body: renderJsonTemplate(step.body, lookup) }),
         contentType: step.contentType,
       });
-      return { body: response.body };
+      return { body: response.body, location: response.location };
     } catch (error) {
       if (error instanceof UpstreamError && (step.tolerate as ReadonlySet<string>).has(error.code)) {
         return { tolerated: true };
       }
       throw error;
     }
+  }
+
+  /**
+   * The entity a write that `returns` it answered without a body (201 with only a `Location`, 204,
+   * or an empty 200: all legal, and the write went through): read back by its UUID, the path
+   * entity's when the operation has one (every later step's answer is about it), else the one the
+   * answer's location names (a create). Undefined body and no UUID to read: a `bad_response`.
+   */
+  async #readBack(
+    op: CompiledOperation,
+    step: CompiledStep,
+    subject: Ref | undefined,
+    location: string | undefined,
+    attributes: readonly string[],
+  ): Promise<unknown> {
+    const uuid = subject?.uuid ?? (location === undefined ? undefined : iriToUuid(location));
+    if (uuid === undefined) {
+      throw new UpstreamError(
+        'bad_response',
+        `the successor answered ${step.method} ${step.path.source} (${op.id}) without a body and without a Location naming the ${op.kind.label}, so it cannot be read back`,
+        { source: 'api', method: step.method },
+      );
+    }
+    return this.ids.read(op.kind, uuid, attributes);
   }
 
   #lookup(

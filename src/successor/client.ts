@@ -128,6 +128,12 @@ export interface SuccessorResponse<T = unknown> {
   status: number;
   body: T;
   headers: HeaderLookup;
+  /**
+   * For an answer without a body: where the successor says the answered entity lives (its IRI or
+   * URL: `Location`, else `Content-Location`), when it says so. A create answered 201 without a
+   * body names the new entity only there.
+   */
+  location?: string | undefined;
 }
 
 /** The successor IDM API as the rest of the proxy sees it. */
@@ -285,7 +291,13 @@ class HttpSuccessorClient implements SuccessorClient {
       signal: req.signal,
       calls: req.calls,
     });
-    return { status: result.status, headers: result.headers, body: parseBody(req.method, url, result) as T };
+    const body = parseBody(req.method, url, result) as T;
+    // Looked up only for an answer without a body, the one case it is needed.
+    const location =
+      body === undefined
+        ? (result.headers.get('location') ?? result.headers.get('content-location') ?? undefined)
+        : undefined;
+    return { status: result.status, headers: result.headers, body, location };
   }
 
   async readCollection(

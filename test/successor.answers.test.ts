@@ -1,0 +1,122 @@
+// Legal answers of a real successor (API Platform behind nginx) that the sandbox does not give,
+// end to end: the proxy on a loopback relay in front of the sandbox, which passes every call on
+// and reshapes the sandbox's real answer as such a server could.
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { ErrorBody } from './relation-helpers.js';
+import {
+  type ForwardedAnswer,
+  forward,
+  type LoopbackServer,
+  type SeenRequest,
+  sendForwarded,
+  startLoopback,
+} from './successor-helpers.js';
+import { startUserProxy, type UserProxy } from './user-helpers.js';
+
+/** Reshapes one answer; returns false to pass it on as the sandbox gave it. */
+type Shape = (request: SeenRequest, answer: ForwardedAnswer, res: ServerResponse) => boolean;
+
+describe('answers a real successor may give', () => {
+  let proxy: UserProxy;
+  let relay: LoopbackServer;
+  let shape: Shape | undefined;
+  let sandboxUrl = '';
+
+  before(async () => {
+    relay = await startLoopback(async (request, res) => {
+      const answer = await forward(sandboxUrl, request);
+      if (!shape?.(request, answer, res)) sendForwarded(res, answer);
+    });
+    proxy = await startUserProxy({ successor: { baseUrl: `${relay.url}/iserv/idm/api/v1` } });
+    sandboxUrl = proxy.sandbox.url;
+  });
+  after(async () => {
+    await proxy?.close();
+    await relay?.close();
+  });
+  beforeEach(() => {
+    shape = undefined;
+  });
+
+  /** The calls the relay saw since `from`, as `METHOD path` (no query). */
+  const callsSince = (from: number) =>
+    relay.requests.slice(from).map((request) => `${request.method} ${request.url.pathname}`);
+
+  describe('a write answered without a body went through: the entity is read back', () => {
+    it('a create answered 201 with only a Location (base58, another origin as nginx may write it): 201 with the new group', async () => {
+      shape = (request, answer, res) => {
+        if (request.method !== 'POST' || answer.status !== 201) return false;
+        // The sandbox's IRI (base58), as a URL on the host nginx says it is.
+        res.writeHead(201, { location: `https://idm.school.example${String(answer.headers.location)}` });
+        res.end();
+        return true;
+      };
+      const from = relay.requests.length;
+      const answer = await proxy.call<Record<string, unknown>>('POST', '/Entity/Group', {
+        name: 'Chor Eins',
+      });
+      assert.equal(answer.status, 201, answer.text);
+      assert.equal(answer.body._id, 'chor.eins');
+      assert.equal(answer.body.account, 'chor.eins');
+      assert.equal(
+        answer.headers.get('location'),
+        `${proxy.url}/iserv/api/Service/Core/Entity/Group/chor.eins`,
+      );
+      const group = proxy.sandbox.data.groupByAccount('chor.eins');
+      assert.ok(group);
+      assert.deepEqual(callsSince(from), [
+        'POST /iserv/idm/api/v1/groups',
+        `GET /iserv/idm/api/v1/groups/${group.id}`,
+      ]);
+    });
+
+    it('an update answered 204: 200 with the new values', async () => {
+      shape = (request, answer, res) => {
+        if (request.method !== 'PATCH' || answer.status !== 200) return false;
+        res.writeHead(204);
+        res.end();
+        return true;
+      };
+      const answer = await proxy.call<Record<string, unknown>>('PUT', '/Entity/Group/chor.eins', {
+        name: 'Chor Zwei',
+      });
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.body, { name: 'Chor Zwei', account: 'chor.eins' });
+      assert.equal(proxy.sandbox.data.groupByAccount('chor.eins')?.name, 'Chor Zwei');
+    });
+
+    it('a link answered 200 with an empty body: 200 with the links as they are now', async () => {
+      shape = (request, answer, res) => {
+        if (request.method !== 'POST' || answer.status >= 300) return false;
+        res.writeHead(200, { 'content-type': 'application/ld+json; charset=utf-8' });
+        res.end();
+        return true;
+      };
+      const answer = await proxy.call<Record<string, unknown>>('POST', '/Entity/Group/chor.eins/link/users', [
+        'lena.mueller',
+      ]);
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.body.users, ['lena.mueller']);
+    });
+
+    it('a create answered 201 with neither body nor Location: a 502 that says the change went through, sent once', async () => {
+      shape = (request, answer, res) => {
+        if (request.method !== 'POST' || answer.status !== 201) return false;
+        res.writeHead(201);
+        res.end();
+        return true;
+      };
+      const from = relay.requests.length;
+      const answer = await proxy.call<ErrorBody>('POST', '/Entity/Group', { name: 'Chor Drei' });
+      assert.equal(answer.status, 502, answer.text);
+      assert.match(
+        answer.body.message,
+        /The change went through \(POST group\); only its answer failed: read the group back instead of repeating the call/,
+      );
+      assert.ok(proxy.sandbox.data.groupByAccount('chor.drei'));
+      assert.deepEqual(callsSince(from), ['POST /iserv/idm/api/v1/groups']);
+    });
+  });
+});
