@@ -22,10 +22,13 @@ describe('answers a real successor may give', () => {
   let proxy: UserProxy;
   let relay: LoopbackServer;
   let shape: Shape | undefined;
+  /** Answers a call in the sandbox's stead (it never sees it); returns false to pass it on. */
+  let instead: ((request: SeenRequest, res: ServerResponse) => boolean) | undefined;
   let sandboxUrl = '';
 
   before(async () => {
     relay = await startLoopback(async (request, res) => {
+      if (instead?.(request, res)) return;
       const answer = await forward(sandboxUrl, request);
       if (!shape?.(request, answer, res)) sendForwarded(res, answer);
     });
@@ -38,6 +41,7 @@ describe('answers a real successor may give', () => {
   });
   beforeEach(() => {
     shape = undefined;
+    instead = undefined;
   });
 
   /** The calls the relay saw since `from`, as `METHOD path` (no query). */
@@ -117,6 +121,40 @@ describe('answers a real successor may give', () => {
       );
       assert.ok(proxy.sandbox.data.groupByAccount('chor.drei'));
       assert.deepEqual(callsSince(from), ['POST /iserv/idm/api/v1/groups']);
+    });
+  });
+
+  describe('429 Too Many Requests is a refusal for now, not a failure', () => {
+    const later = new Date(Date.now() + 60_000).toUTCString();
+    const tooMany = (method: string) => (request: SeenRequest, res: ServerResponse) => {
+      if (request.method !== method || !request.url.pathname.startsWith('/iserv/idm/api/v1/')) return false;
+      res.writeHead(429, { 'content-type': 'application/problem+json', 'retry-after': later });
+      res.end(JSON.stringify({ title: 'Too Many Requests', status: 429 }));
+      return true;
+    };
+
+    it('a read: 503 with the Retry-After the successor gave (an HTTP date), asked once', async () => {
+      instead = tooMany('GET');
+      const from = relay.requests.length;
+      const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
+      assert.equal(answer.status, 503, answer.text);
+      assert.equal(answer.headers.get('retry-after'), later);
+      assert.match(
+        answer.body.message,
+        /^The successor refuses more requests for now \(too many requests\); request id /,
+      );
+      assert.equal(callsSince(from).length, 1);
+    });
+
+    it('a write: 503 with Retry-After, sent once, nothing said about an unknown outcome', async () => {
+      instead = tooMany('POST');
+      const from = relay.requests.length;
+      const answer = await proxy.call<ErrorBody>('POST', '/Entity/Group', { name: 'Chor Vier' });
+      assert.equal(answer.status, 503, answer.text);
+      assert.equal(answer.headers.get('retry-after'), later);
+      assert.doesNotMatch(answer.body.message, /outcome/);
+      assert.deepEqual(callsSince(from), ['POST /iserv/idm/api/v1/groups']);
+      assert.equal(proxy.sandbox.data.groupByAccount('chor.vier'), undefined);
     });
   });
 });

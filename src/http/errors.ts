@@ -7,6 +7,7 @@ import { StoreConflictError, StoreUnavailableError } from '../store/errors.js';
 import {
   describeUpstreamError,
   isProtectedEntity,
+  isRateLimited,
   mayHaveBeenApplied,
   publicUpstreamMessage,
   UpstreamError,
@@ -23,7 +24,8 @@ export interface ErrorBody {
 /**
  * The legacy status of a successor failure (SPEC 6): 404 on the path entity, 400 with the
  * successor's violations, 403 for an entity the successor protects, 502 for auth/scope problems
- * and broken answers, 503 when no token can be had, 504 on timeouts.
+ * and broken answers, 503 when no token can be had or the API refuses more requests for now (429),
+ * 504 on timeouts.
  */
 function upstreamStatus(error: UpstreamError): LegacyStatus {
   switch (error.code) {
@@ -35,7 +37,7 @@ function upstreamStatus(error: UpstreamError): LegacyStatus {
     case 'timeout':
       return 504;
     case 'unavailable':
-      return error.source === 'token' ? 503 : 502;
+      return error.source === 'token' || isRateLimited(error) ? 503 : 502;
     case 'forbidden':
       return isProtectedEntity(error) ? 403 : 502;
     case 'unauthorized':
@@ -76,7 +78,7 @@ export function upstreamToLegacy(
       !options.partial && mayHaveBeenApplied(error, context.method)
         ? '; the outcome of the change is unknown: it may or may not be in effect, check it before retrying'
         : '';
-    // A 503 (no token for now) passes on when the successor said to try again.
+    // A 503 (no token for now, or a 429 of the API) passes on when the successor said to try again.
     const retryAfter = status === 503 ? error.details.retryAfter : undefined;
     return new LegacyError(
       status,

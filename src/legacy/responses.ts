@@ -20,7 +20,7 @@ const ERRORS = {
   403: 'The entity may not be deleted or updated (a soft-deleted user may not be changed until restored)',
   404: 'No entity with this ID',
   502: 'The successor IDM failed or refused the proxy',
-  503: "Unavailable for now: no access token could be obtained from the successor IDM, or the proxy's store is unavailable (Retry-After where known)",
+  503: "Unavailable for now: no access token could be obtained from the successor IDM, the successor IDM refuses more requests for now (too many requests), or the proxy's store is unavailable (Retry-After where known)",
   504: 'The successor IDM did not answer in time',
 } as const;
 

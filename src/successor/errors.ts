@@ -124,7 +124,9 @@ export function publicUpstreamMessage(error: UpstreamError): string {
     case 'unavailable':
       return error.source === 'token'
         ? 'No access token could be obtained from the successor'
-        : 'The successor is unreachable or failing';
+        : isRateLimited(error)
+          ? 'The successor refuses more requests for now (too many requests)'
+          : 'The successor is unreachable or failing';
     case 'forbidden':
       return isProtectedEntity(error)
         ? 'The entity may not be deleted or updated'
@@ -134,6 +136,14 @@ export function publicUpstreamMessage(error: UpstreamError): string {
     case 'bad_response':
       return 'The successor gave an answer the proxy cannot use';
   }
+}
+
+/**
+ * A 429 of the API: the successor refuses more requests for now. Not a failure of the successor
+ * (a 502): the legacy caller gets a 503, with the successor's `Retry-After` when it gave one.
+ */
+export function isRateLimited(error: UpstreamError): boolean {
+  return error.code === 'unavailable' && error.source === 'api' && error.details.status === 429;
 }
 
 /** A 403 of the API itself, not about the proxy's scopes: the successor protects that entity. */

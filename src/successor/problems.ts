@@ -59,6 +59,14 @@ export function responseError(response: FailedResponse, auth: AuthContext): Upst
   if (status === 429 || status >= 500) {
     const retryAfter = response.headers.get('retry-after');
     const hint = retryAfter === null ? '' : ` (retry after ${retryAfter})`;
+    if (status === 429) {
+      // A refusal for now, not a failure: the legacy 503 passes on when to try again.
+      return new UpstreamError(
+        'unavailable',
+        `the successor refused ${where} for now: too many requests (429)${said}${hint}`,
+        { ...base, ...(retryAfter === null ? {} : { retryAfter }) },
+      );
+    }
     return new UpstreamError(
       'unavailable',
       `the successor failed ${where} with ${status}${said}${hint}`,
