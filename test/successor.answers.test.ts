@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import type { ErrorBody } from './relation-helpers.js';
 import {
   type ForwardedAnswer,
@@ -156,5 +157,27 @@ describe('answers a real successor may give', () => {
       assert.deepEqual(callsSince(from), ['POST /iserv/idm/api/v1/groups']);
       assert.equal(proxy.sandbox.data.groupByAccount('chor.vier'), undefined);
     });
+  });
+
+  it('asks for uncompressed answers: a server free to compress (no Accept-Encoding) gzipped them into a 502', async () => {
+    // RFC 9110 12.5.3: without Accept-Encoding any content coding is acceptable; the proxy decodes
+    // none. This server compresses whatever it may, as the RFC lets it.
+    shape = (request, answer, res) => {
+      const accepted = request.headers['accept-encoding'];
+      if (accepted !== undefined && !/gzip|\*/.test(accepted)) return false;
+      res.writeHead(answer.status, { ...answer.headers, 'content-encoding': 'gzip' });
+      res.end(gzipSync(answer.body));
+      return true;
+    };
+    const from = relay.requests.length;
+    const user = await proxy.call<Record<string, unknown>>('GET', '/Entity/User/lena.mueller');
+    assert.equal(user.status, 200, user.text);
+    assert.equal(user.body.username, 'lena.mueller');
+    const list = await proxy.call<unknown[]>('GET', '/Entity/Group');
+    assert.equal(list.status, 200, list.text);
+    assert.ok(list.body.length > 0);
+    const seen = relay.requests.slice(from);
+    assert.ok(seen.length >= 2);
+    for (const request of seen) assert.equal(request.headers['accept-encoding'], 'identity');
   });
 });

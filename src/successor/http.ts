@@ -626,8 +626,8 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * The fetch of the requests openid-client makes (discovery GETs, token POSTs with a form body)
  * through an Agent's `dispatch`: redirects are not followed (openid-client asks for
  * `redirect: 'manual'`), the caller's signal and `totalMs` bound the call, and the answer is read
- * whole, up to `limit`. Unlike undici's fetch it sends no `Accept-Encoding` and decodes nothing, as
- * for the API calls: a server that compresses anyway gives a body that is no JSON (a
+ * whole, up to `limit`. Unlike undici's fetch it asks for `Accept-Encoding: identity` and decodes
+ * nothing, as for the API calls: a server that compresses anyway gives a body that is no JSON (a
  * `bad_response`). It fails as fetch does: with the signal's reason when that fired (a timeout: a
  * `TimeoutError`), otherwise with a TypeError "fetch failed" whose cause is undici's error (or the
  * limit's, for an answer past it).
@@ -643,6 +643,7 @@ async function agentFetch(
   const signal = init.signal ?? undefined;
   signal?.throwIfAborted();
   const headers = Object.fromEntries(new Headers(init.headers));
+  headers['accept-encoding'] ??= 'identity';
   let body: string | null = null;
   if (typeof init.body === 'string') body = init.body;
   else if (init.body instanceof URLSearchParams) {
