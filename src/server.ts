@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import type { AppConfig } from './config/load.js';
 import { loadTlsFiles, type TlsFiles } from './config/tls.js';
+import { connectionDropReporter } from './http/connection-limit.js';
 import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
 import { serverOrigin } from './http/public-url.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -56,6 +57,13 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const app = createApp(services);
     const drain: Drain = { draining: false };
     server = await listen(config, tls, drain);
+    if (config.server.maxConnections !== undefined) {
+      server.maxConnections = config.server.maxConnections;
+      server.on(
+        'drop',
+        connectionDropReporter(config.server.maxConnections, logger, services.observer, clock),
+      );
+    }
     const address = server.address() as AddressInfo;
     const url = serverOrigin(config.server.tls !== undefined, address.address, address.port);
     const publicUrl = services.publicUrl ?? url;

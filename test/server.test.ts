@@ -400,3 +400,63 @@ describe('slow clients', () => {
     }
   });
 });
+
+describe('server.maxConnections', () => {
+  it('closes a connection past the limit unanswered, counts it in the metric and logs it, once a minute', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-maxconn-'));
+    const config = parseConfig(
+      {
+        sandbox: { enabled: true },
+        server: { port: 0, maxConnections: 2 },
+        store: { type: 'sqlite', path: path.join(dir, 's.db') },
+      },
+      { label: 'test', env: {}, baseDir: dir },
+    );
+    const sink = new LogSink();
+    const server = await startServer({ config, logger: createLogger({ level: 'info', destination: sink }) });
+    const { port } = new URL(server.url);
+    /** A connection that has been accepted (it answered one request) and stays open. */
+    const held = async () => {
+      const socket = connectSocket(Number(port), '127.0.0.1');
+      socket.setEncoding('utf8');
+      await new Promise<void>((resolve, reject) => {
+        socket.once('data', () => resolve());
+        socket.once('error', reject);
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      return socket;
+    };
+    /** What a connection past the limit gets: its answer (none) when the server closes it. */
+    const refused = () =>
+      new Promise<string>((resolve) => {
+        const socket = connectSocket(Number(port), '127.0.0.1');
+        let answer = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => {
+          answer += chunk;
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => resolve(answer));
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+    try {
+      const first = await held();
+      const second = await held();
+      assert.equal(await refused(), '');
+      assert.equal(await refused(), '');
+      const warnings = sink
+        .lines()
+        .filter((line) => line.msg === 'new connections refused: server.maxConnections (2) are open');
+      assert.equal(warnings.length, 1, 'one line a minute, not one per connection');
+      assert.equal(warnings[0]?.refused, 1);
+      assert.equal(warnings[0]?.level, 40);
+      first.destroy();
+      second.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const metrics = await undiciFetch(`${server.url}/metrics`).then((response) => response.text());
+      assert.match(metrics, /^idm_compat_connections_dropped_total 2$/m);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -74,6 +74,13 @@ const serverSchema = z
       .describe(
         'How long an idle keep-alive connection stays open; longer than clients and load balancers keep theirs, so the server is never the side that closes a connection a client is reusing',
       ),
+    maxConnections: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Most client connections open at once (default: no limit); a new one past it is closed unanswered, counted in idm_compat_connections_dropped_total and logged. Keep it under the open-file limit, which the successor and the store need too',
+      ),
     requestTimeoutMs: z
       .int()
       .min(1_000)

@@ -113,6 +113,11 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     labelNames: ['status'] as const,
     registers: [registry],
   });
+  const droppedConnections = new Counter({
+    name: 'idm_compat_connections_dropped_total',
+    help: 'New connections closed unanswered because server.maxConnections connections were open',
+    registers: [registry],
+  });
   // The histograms by their labelled children, kept in plain maps: prom-client then skips turning
   // the label values into an object per call (it still checks and hashes them in `observe`). The
   // children are as many as the series themselves (bounded label values).
@@ -153,6 +158,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     },
     legacyUpstreamCall: (status) => legacyUpstream.inc({ status: String(status) }),
     shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
+    connectionDropped: () => droppedConnections.inc(),
   };
   return { registry, observer };
 }

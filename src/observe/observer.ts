@@ -49,6 +49,8 @@ export interface Observer {
   legacyUpstreamCall?(status: number): void;
   /** The outcome of one shadow comparison: match, mismatch, error or skipped. */
   shadowComparison?(operation: string, outcome: ShadowOutcomeKind): void;
+  /** A new connection was closed unanswered: `server.maxConnections` connections were open. */
+  connectionDropped?(): void;
 }
 
 /** What a shadow comparison came to. */
@@ -95,6 +97,7 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
     modeRequest: each('modeRequest'),
     legacyUpstreamCall: each('legacyUpstreamCall'),
     shadowComparison: each('shadowComparison'),
+    connectionDropped: each('connectionDropped'),
   };
 }
 
