@@ -104,6 +104,41 @@ describe('faults: the sandbox fault switches', () => {
       proxy.sandbox.faults.reset();
     }
   });
+
+  it('a client that gives up before its answer: the write goes through, and its log line says the client was gone', async () => {
+    await assertRecovered(target());
+    proxy.sandbox.faults.set({ latencyMs: TOTAL_MS / 2 });
+    try {
+      const gaveUp = await fetch(`${proxy.core}/Entity/Group`, {
+        method: 'POST',
+        headers: { authorization: proxy.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Chor Spaet' }),
+        signal: AbortSignal.timeout(TOTAL_MS / 8),
+      }).then(
+        () => 'answered',
+        (error: Error) => error.name,
+      );
+      assert.equal(gaveUp, 'TimeoutError');
+      const line = async () =>
+        proxy.logSink
+          .lines()
+          .find((entry) => entry.msg === 'request completed' && entry.operation === 'group.create');
+      for (let waited = 0; !(await line()) && waited < BOUND_MS; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      const written = await line();
+      assert.equal(written?.status, 201, JSON.stringify(written));
+      assert.equal(written?.clientGone, true);
+      assert.ok(proxy.sandbox.data.groupByAccount('chor.spaet'), 'the write went through');
+      proxy.sandbox.faults.reset();
+      await assertRecovered(target());
+      const answered = proxy.logSink
+        .lines()
+        .filter((entry) => entry.msg === 'request completed' && entry.operation === 'user.get');
+      assert.ok(answered.length > 0 && answered.every((entry) => !('clientGone' in entry)));
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
 });
 
 describe('faults: token endpoint down without a cached token', () => {

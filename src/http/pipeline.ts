@@ -6,7 +6,7 @@ import { setAnswerHeader } from './answer-out.js';
 import type { DeprecationHeaders } from './deprecation.js';
 import { RequestLineLimiter } from './log-limit.js';
 import { recordExchange } from './recording.js';
-import { announcesBody, bodyReadToEnd, requestHeader } from './request-headers.js';
+import { announcesBody, bodyReadToEnd, clientGone, requestHeader } from './request-headers.js';
 import { requestIdFrom } from './request-id.js';
 
 /** Operation names of the paths outside the legacy surface; `ops.*` is left out of the usage inventory. */
@@ -103,14 +103,17 @@ export function requestPipeline(
       // written by the server once this returns; its log line and observers come once that turn
       // of the event loop's I/O callbacks are done (setImmediate), so that the answer does not
       // wait for them. `durationMs` still ends now.
+      // A client that left before its answer (timed out, say) is told nothing: its line says so.
+      // Asked now, before the answer is written: a `Connection: close` answer closes it after.
+      const gone = clientGone(c);
       const streaming = c.get('streaming');
-      if (streaming) void streaming.then(() => finish(performance.now())).catch(completionFailed);
-      else setImmediate(finishAfterAnswer, performance.now());
+      if (streaming) void streaming.then(() => finish(performance.now(), gone)).catch(completionFailed);
+      else setImmediate(finishAfterAnswer, performance.now(), gone);
     }
 
-    function finishAfterAnswer(answeredAt: number): void {
+    function finishAfterAnswer(answeredAt: number, gone: boolean): void {
       try {
-        finish(answeredAt);
+        finish(answeredAt, gone);
       } catch (error) {
         completionFailed(error);
       }
@@ -121,7 +124,7 @@ export function requestPipeline(
     }
 
     /** The log line and the observers of an answer done at `doneAt` (performance.now()). */
-    function finish(doneAt: number): void {
+    function finish(doneAt: number, gone: boolean): void {
       const status = c.res.status;
       const durationMs = doneAt - started;
       const apiUser = c.get('apiUser') ?? '';
@@ -138,6 +141,7 @@ export function requestPipeline(
           operation: name,
           successorCalls: stats.calls,
           successorMs: Math.round(stats.durationMs * 10) / 10,
+          clientGone: gone || undefined,
         },
         'request completed',
       );

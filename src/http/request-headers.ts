@@ -29,3 +29,12 @@ export function bodyReadToEnd(c: Context): boolean {
   const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
   return incoming ? incoming.readableEnded : c.req.raw.bodyUsed;
 }
+
+/**
+ * Whether the client's connection is closed already (the client gave up before its answer was
+ * handed over): the answer goes nowhere, though a write it reports went through. False without the
+ * Node server.
+ */
+export function clientGone(c: Context): boolean {
+  return (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket?.destroyed === true;
+}
