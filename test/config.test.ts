@@ -413,8 +413,8 @@ describe('configuration', () => {
         assert.match(io.stderr, reason);
       }
     }
-    // A mappings.dir that is not there (the default ./mappings, started outside the checkout) says
-    // where relative paths start and where the shipped profiles are, for every command that reads it.
+    // A mappings.dir that is not there says where relative paths start and where the shipped
+    // profiles are, for every command that reads it.
     const csv = path.join(dir, 'ids.csv');
     writeFileSync(csv, 'kind,legacy_id,uuid\n');
     for (const command of [['config', 'check'], ['serve'], ['mappings', 'check'], ['ids', 'import', csv]]) {
@@ -436,6 +436,41 @@ describe('configuration', () => {
       0,
       io.stderr,
     );
+  });
+
+  it('takes the shipped mapping profiles when mappings.dir is not set, in any working directory', async () => {
+    // Installed from the package and started in another folder, the embedded defaults (sandbox mode,
+    // no file to set mappings.dir in) looked for ./mappings there: `serve`, `config check` and
+    // `mappings check` stopped with exit 2 and no way to go on without writing a configuration file.
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const file = tempFile(
+      'config.json',
+      JSON.stringify({
+        sandbox: { enabled: true },
+        store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+      }),
+    );
+    const before = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const command of [
+        ['config', 'check'],
+        ['mappings', 'check'],
+        ['config', 'check', '--config', file],
+        ['mappings', 'check', '--config', file],
+      ]) {
+        const io = capture();
+        assert.equal(await runCli(command, io), 0, `${command.join(' ')}: ${io.stderr}`);
+      }
+      const io = capture();
+      assert.equal(await runCli(['mappings', 'check', '--json'], io), 0, io.stderr);
+      assert.equal(
+        (JSON.parse(io.stdout) as { folder: string }).folder,
+        path.join(root, 'mappings', 'iserv-idm-v1'),
+      );
+    } finally {
+      process.chdir(before);
+    }
   });
 
   it('refuses in `config check` and at start TLS files that cannot serve HTTPS, naming server.tls.cert or .key', async () => {

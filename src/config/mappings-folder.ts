@@ -8,12 +8,14 @@ export const SHIPPED_MAPPINGS_DIR = fileURLToPath(new URL('../../mappings', impo
 
 /**
  * The folder of the configured mapping profile (`mappings.dir`/`mappings.profile`, relative to the
- * working directory), or a {@link ConfigError} naming the key when there is no such folder. Started
- * outside the checkout (`npx idm-compat serve` in another folder), the default `./mappings` is not
- * there: the message says where the shipped profiles are, instead of the profile loader's ENOENT.
+ * working directory), or a {@link ConfigError} naming the key when there is no such folder. Without
+ * `mappings.dir` the profiles shipped with idm-compat are meant, wherever it was installed and
+ * whatever the working directory: the embedded defaults of sandbox mode (no file to set it in)
+ * work in any folder, not only in a checkout. A `mappings.dir` that is not there says where
+ * relative paths start and where the shipped profiles are, instead of the profile loader's ENOENT.
  */
 export function mappingsFolder(config: Pick<AppConfig, 'mappings' | 'source'>): string {
-  const dir = path.resolve(config.mappings.dir);
+  const dir = config.mappings.dir === undefined ? SHIPPED_MAPPINGS_DIR : path.resolve(config.mappings.dir);
   const folder = path.resolve(dir, config.mappings.profile);
   const problem = (key: string, message: string) =>
     new ConfigError(config.source ?? '(embedded defaults)', [{ path: key, message }]);

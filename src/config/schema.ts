@@ -386,7 +386,13 @@ const storeSchema = z
 
 const mappingsSchema = z
   .strictObject({
-    dir: z.string().min(1).default('./mappings').describe('Folder holding the mapping profiles'),
+    dir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Folder holding the mapping profiles, relative to the working directory; unset: the profiles shipped with idm-compat',
+      ),
     profile: z.string().min(1).default('iserv-idm-v1').describe('Profile folder under dir'),
   })
   .prefault({});
