@@ -4,9 +4,20 @@
 // mapping profiles, the shipped compare rules, the schema files, the docs the help texts name).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 
@@ -109,6 +120,39 @@ describe('the npm package', () => {
     assert.equal(existsSync(path.join(elsewhere, 'data')), false, 'config check created the store');
   });
 
+  it('`npm start` hands SIGTERM on to the proxy, which drains and stops, leaving nothing running', async () => {
+    // npm passes SIGTERM to the shell running the script; without `exec` the shell ended and the
+    // proxy, orphaned, went on listening (a container's `npm start` never drained).
+    const copy = path.join(work, 'checkout');
+    const manifest = JSON.parse(readFileSync(path.join(copy, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    manifest.scripts.build = 'true'; // built in `before` already
+    writeFileSync(path.join(copy, 'package.json'), JSON.stringify(manifest));
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
+    for (const name of ['IDM_COMPAT_CONFIG', 'HOST', 'NODE_OPTIONS']) delete env[name];
+    const npm = spawn('npm', ['start'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    npm.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
+    let processes: number[] = [];
+    try {
+      const url = await listening(npm.stderr, exited);
+      processes = descendants(npm.pid ?? -1);
+      npm.kill('SIGTERM');
+      await exited;
+      await waitFor(() => processes.every((pid) => !alive(pid)), 10_000);
+      assert.deepEqual(processes.filter(alive), [], 'processes of npm start still running');
+      await assert.rejects(fetch(`${url}/healthz`), 'the proxy still answers');
+      assert.match(stdout, /"msg":"idm-compat stopped"/);
+    } finally {
+      npm.kill('SIGKILL');
+      for (const pid of processes.filter(alive)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('serves in sandbox mode from another folder, docs included, and stops on SIGTERM with exit 0', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0' };
     for (const name of ['IDM_COMPAT_CONFIG', 'HOST', 'NODE_OPTIONS']) delete env[name];
@@ -152,3 +196,58 @@ describe('the npm package', () => {
     }
   });
 });
+
+/** The URL the proxy prints once it listens in sandbox mode (stderr), or the reason it did not. */
+function listening(stderr: Readable, exited: Promise<unknown>): Promise<string> {
+  let text = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${text}`)), 60_000);
+    stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      const found = /Interactive docs: (http:\/\/127\.0\.0\.1:\d+)\//.exec(text);
+      if (found?.[1]) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    });
+    void exited.then(() => reject(new Error(`serve exited:\n${text}`)));
+  });
+}
+
+/** Every process below `pid` (Linux: the parent is the field after the name in /proc/PID/stat). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const found: number[] = [];
+  const below = (parent: number) => {
+    for (const [child, itsParent] of parents)
+      if (itsParent === parent) {
+        found.push(child);
+        below(child);
+      }
+  };
+  below(pid);
+  return found;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(condition: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!condition() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+}
