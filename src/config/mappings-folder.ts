@@ -39,3 +39,17 @@ function isFolder(at: string): boolean {
     return false;
   }
 }
+
+/**
+ * A profile folder `./mappings/<profile>` in the working directory that is not used because
+ * `mappings.dir` is unset (the shipped profiles are meant): an edited copy there, which the
+ * default `./mappings` of earlier versions used, would otherwise be passed over in silence.
+ * Undefined when there is none, or when it is the shipped folder (a checkout).
+ */
+export function unusedLocalProfile(config: Pick<AppConfig, 'mappings'>): string | undefined {
+  if (config.mappings.dir !== undefined) return undefined;
+  const local = path.resolve('mappings');
+  if (local === path.resolve(SHIPPED_MAPPINGS_DIR)) return undefined;
+  const folder = path.join(local, config.mappings.profile);
+  return isFolder(folder) ? folder : undefined;
+}
