@@ -1,6 +1,6 @@
 import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
-import { mappingsFolder, unusedLocalProfile } from './config/mappings-folder.js';
+import { mappingsFolder } from './config/mappings-folder.js';
 import { checkOperationReferences } from './config/references.js';
 import { configuredPublicUrl, expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
@@ -205,13 +205,6 @@ export async function buildServices(
       { profile: profile.name, folder: profileFolder, files: profile.files.length },
       'mapping profile loaded',
     );
-    const passedOver = unusedLocalProfile(config);
-    if (passedOver !== undefined) {
-      logger.warn(
-        { folder: passedOver, used: profileFolder },
-        'a mapping profile in ./mappings is not used: mappings.dir is unset, which means the profiles shipped with idm-compat; set mappings.dir to ./mappings to use it',
-      );
-    }
 
     const authenticator = new Authenticator({
       store,

@@ -9,11 +9,8 @@ import addFormats from 'ajv-formats';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { changedKeys } from '../src/config/changes.js';
-import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
+import { ConfigError, loadConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
-import { createLogger } from '../src/lib/logger.js';
-import { startServer } from '../src/server.js';
-import { LogSink } from './log-sink.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -476,44 +473,38 @@ describe('configuration', () => {
     }
   });
 
-  it('warns at start when mappings.dir is unset and ./mappings holds the profile, which is then not used', async () => {
-    // The default was ./mappings once: an edited copy there would be passed over in silence.
+  it('without mappings.dir takes ./mappings/<profile> when it is there (the earlier default), else the shipped one', async () => {
+    // The default was ./mappings once: a deployment's own profile there (another name, or an edited
+    // copy of the shipped one) keeps being used; a profile in neither place is refused naming both.
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
-    cpSync(path.join(root, 'mappings', 'iserv-idm-v1'), path.join(dir, 'mappings', 'iserv-idm-v1'), {
+    cpSync(path.join(root, 'mappings', 'iserv-idm-v1'), path.join(dir, 'mappings', 'schule-x'), {
       recursive: true,
     });
-    const start = async (mappings: Record<string, string>) => {
-      const sink = new LogSink();
-      const config = parseConfig(
-        {
+    const folderOf = async (profile: string) => {
+      const file = tempFile(
+        'config.json',
+        JSON.stringify({
           sandbox: { enabled: true },
-          server: { port: 0 },
           store: { path: path.join(dir, 's.db') },
-          mappings,
-        },
-        { label: 'test', env: {}, baseDir: dir },
+          mappings: { profile },
+        }),
       );
-      const server = await startServer({
-        config,
-        logger: createLogger({ level: 'info', destination: sink }),
-      });
-      await server.close();
-      return sink
-        .lines()
-        .filter((line) => String(line.msg).startsWith('a mapping profile in ./mappings is not used'));
+      const io = capture();
+      const code = await runCli(['mappings', 'check', '--json', '--config', file], io);
+      return code === 0 ? (JSON.parse(io.stdout) as { folder: string }).folder : `${code}: ${io.stderr}`;
     };
     const before = process.cwd();
     process.chdir(dir);
     try {
-      const [warning, ...more] = await start({});
-      assert.equal(more.length, 0);
-      assert.equal(warning?.folder, path.join(dir, 'mappings', 'iserv-idm-v1'));
-      assert.equal(warning?.used, path.join(root, 'mappings', 'iserv-idm-v1'));
-      assert.deepEqual(await start({ dir: './mappings' }), [], 'used when mappings.dir names it');
+      assert.equal(await folderOf('schule-x'), path.join(dir, 'mappings', 'schule-x'));
+      assert.equal(await folderOf('iserv-idm-v1'), path.join(root, 'mappings', 'iserv-idm-v1'));
+      assert.match(
+        await folderOf('nowhere'),
+        /^2: .*mappings\.profile: there is no profile folder nowhere in \.\/mappings \(.*\) nor among the profiles shipped with idm-compat/s,
+      );
     } finally {
       process.chdir(before);
     }
-    assert.deepEqual(await start({}), [], 'no warning in the checkout, whose ./mappings is the shipped one');
   });
 
   it('refuses in `config check` and at start TLS files that cannot serve HTTPS, naming server.tls.cert or .key', async () => {

@@ -7,18 +7,30 @@ import { type AppConfig, ConfigError } from './load.js';
 export const SHIPPED_MAPPINGS_DIR = fileURLToPath(new URL('../../mappings', import.meta.url));
 
 /**
- * The folder of the configured mapping profile (`mappings.dir`/`mappings.profile`, relative to the
- * working directory), or a {@link ConfigError} naming the key when there is no such folder. Without
- * `mappings.dir` the profiles shipped with idm-compat are meant, wherever it was installed and
- * whatever the working directory: the embedded defaults of sandbox mode (no file to set it in)
- * work in any folder, not only in a checkout. A `mappings.dir` that is not there says where
- * relative paths start and where the shipped profiles are, instead of the profile loader's ENOENT.
+ * The folder of the configured mapping profile, or a {@link ConfigError} naming the key when there
+ * is no such folder. A `mappings.dir` that is set is relative to the working directory; one that
+ * is not there says where relative paths start and where the shipped profiles are. Without
+ * `mappings.dir`, `./mappings/<profile>` in the working directory when there is one (the default of
+ * earlier versions: a deployment's own or edited copy keeps being used), else the profile shipped
+ * with idm-compat, wherever it was installed: the embedded defaults of sandbox mode (no file to
+ * set the key in) then work in any folder, not only in a checkout.
  */
 export function mappingsFolder(config: Pick<AppConfig, 'mappings' | 'source'>): string {
-  const dir = config.mappings.dir === undefined ? SHIPPED_MAPPINGS_DIR : path.resolve(config.mappings.dir);
-  const folder = path.resolve(dir, config.mappings.profile);
+  const { profile } = config.mappings;
   const problem = (key: string, message: string) =>
     new ConfigError(config.source ?? '(embedded defaults)', [{ path: key, message }]);
+  if (config.mappings.dir === undefined) {
+    const candidates = [path.resolve('mappings'), SHIPPED_MAPPINGS_DIR].map((dir) =>
+      path.resolve(dir, profile),
+    );
+    const found = candidates.find(isFolder);
+    if (found !== undefined) return found;
+    throw problem(
+      'mappings.profile',
+      `there is no profile folder ${profile} in ./mappings (${path.resolve('mappings')}) nor among the profiles shipped with idm-compat (${SHIPPED_MAPPINGS_DIR}); set mappings.dir to the folder that holds it`,
+    );
+  }
+  const dir = path.resolve(config.mappings.dir);
   if (!isFolder(dir)) {
     throw problem(
       'mappings.dir',
@@ -26,9 +38,8 @@ export function mappingsFolder(config: Pick<AppConfig, 'mappings' | 'source'>): 
         `the profiles shipped with idm-compat are in ${SHIPPED_MAPPINGS_DIR})`,
     );
   }
-  if (!isFolder(folder)) {
-    throw problem('mappings.profile', `there is no profile folder ${config.mappings.profile} in ${dir}`);
-  }
+  const folder = path.resolve(dir, profile);
+  if (!isFolder(folder)) throw problem('mappings.profile', `there is no profile folder ${profile} in ${dir}`);
   return folder;
 }
 
@@ -38,18 +49,4 @@ function isFolder(at: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * A profile folder `./mappings/<profile>` in the working directory that is not used because
- * `mappings.dir` is unset (the shipped profiles are meant): an edited copy there, which the
- * default `./mappings` of earlier versions used, would otherwise be passed over in silence.
- * Undefined when there is none, or when it is the shipped folder (a checkout).
- */
-export function unusedLocalProfile(config: Pick<AppConfig, 'mappings'>): string | undefined {
-  if (config.mappings.dir !== undefined) return undefined;
-  const local = path.resolve('mappings');
-  if (local === path.resolve(SHIPPED_MAPPINGS_DIR)) return undefined;
-  const folder = path.join(local, config.mappings.profile);
-  return isFolder(folder) ? folder : undefined;
 }

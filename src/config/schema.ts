@@ -391,7 +391,7 @@ const mappingsSchema = z
       .min(1)
       .optional()
       .describe(
-        'Folder holding the mapping profiles, relative to the working directory; unset: the profiles shipped with idm-compat',
+        'Folder holding the mapping profiles, relative to the working directory; unset: ./mappings when it holds the profile, else the profiles shipped with idm-compat',
       ),
     profile: z.string().min(1).default('iserv-idm-v1').describe('Profile folder under dir'),
   })
