@@ -91,6 +91,19 @@ describe('redaction', () => {
         quoted: `the proxy sent ${REDACTED} today`,
       },
     );
+    // Tokens with signs outside token68, a colon-less Basic value, a tab as the separator: all
+    // credentials (review: each of these was kept by a rule that looked at token68 letters only).
+    for (const credential of [
+      'Bearer abc!def$ghijklmnopqrstuvwxyz',
+      'bearer\tS3cretToken-1',
+      `Basic ${Buffer.from('apikey-only-no-colon').toString('base64')}`,
+      'Bearer abcdefghijklmnopqrstuvwxyz',
+      `failed: Basic ${Buffer.from('a:b').toString('base64')}.`,
+    ])
+      assert.match(JSON.stringify(redactValue({ note: credential })), /\[redacted\]/, credential);
+    assert.deepEqual(redactValue({ note: 'Basic English, Bearer Bonds.' }), {
+      note: 'Basic English, Bearer Bonds.',
+    });
   });
 
   it('redacts secret query parameters and leaves the rest of the raw query as it was', () => {

@@ -10,11 +10,11 @@ export const REDACTED = '[redacted]';
 // passwords in answers), SSO and OAuth tokens, Authorization headers, client secrets, API keys.
 const SECRET_KEY = /pass(word|wd)|secret|token|authori[sz]ation|api[-_]?key/i;
 // Credentials that show up inside string values: `Basic …`/`Bearer …` header values, and tokens
-// in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). A scheme word followed by a
-// token68 is a credential only when the token looks like one (credentialToken): a group named
-// `Basic English` or a privilege described as `Basic access` is data, and redacting it would hide
-// it from recordings and make `compare` and shadow mode call `Basic English` and `Basic Maths` equal.
-const AUTH_VALUE = /\b(basic|bearer)\s+([A-Za-z0-9._~+/-]+=*)/gi;
+// in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). The word after the scheme is a
+// credential unless it reads as prose (credentialToken): a group named `Basic English` or a
+// privilege described as `Basic access` is data, and redacting it would hide it from recordings and
+// make `compare` and shadow mode call `Basic English` and `Basic Maths` equal.
+const AUTH_VALUE = /\b(basic|bearer)\s+(\S+)/gi;
 const URL_SECRET = /([?&#;](?:[\w-]*(?:token|password|passwd|secret)[\w-]*)=)[^&#\s"]*/gi;
 
 /** Whether values under `key` are secrets. */
@@ -23,13 +23,16 @@ export function isSecretKey(key: string): boolean {
 }
 
 /**
- * Whether `token` after the scheme `Basic`/`Bearer` is a credential: for Basic, base64 of
- * `name:password` (it decodes to text with a colon); for Bearer, anything but a short plain word
- * (a JWT or opaque token holds digits or punctuation, or is long).
+ * Whether the word after the scheme `Basic`/`Bearer` is a credential. Only a short word of
+ * letters, with a comma or full stop after it at most, reads as prose (`English`, `access.`); a
+ * token with a digit or any other sign (a JWT, an opaque token, base64 with `+`, `/`, `=`), or 20
+ * letters and more, is one. After `Basic`, a word of letters that decodes (base64) to text with a
+ * colon, `name:password`, is one too.
  */
 function credentialToken(scheme: string, token: string): boolean {
-  if (scheme.toLowerCase() === 'basic') return Buffer.from(token, 'base64').toString('latin1').includes(':');
-  return token.length >= 20 || /[^A-Za-z]/.test(token);
+  const word = /^([A-Za-z]{1,19})[.,;:!?)]?$/.exec(token)?.[1];
+  if (word === undefined) return true;
+  return scheme.toLowerCase() === 'basic' && Buffer.from(word, 'base64').toString('latin1').includes(':');
 }
 
 /** Redacts secrets inside one string: credentials and token-like URL parameters. */
