@@ -676,7 +676,7 @@ describe('configuration', () => {
     const notJson = tempFile('config.json', '{"server": ');
     const io2 = capture();
     assert.equal(await runCli(['config', 'check', '--config', notJson], io2), 2);
-    assert.match(io2.stderr, /not valid JSON at line 1, column 12 \(the end\)/);
+    assert.match(io2.stderr, /not valid JSON at line 1, column 12 \(the end\): value expected/);
   });
 
   it('names where a file is not JSON without quoting it: an unquoted secret stays off the terminal and the log', async () => {
@@ -688,8 +688,11 @@ describe('configuration', () => {
     );
     const missingComma = tempFile('config.json', `{\n  "sandbox": {"enabled": true}\n  "x": "${secret}"\n}`);
     for (const [file, where] of [
-      [unquoted, /\(file\): not valid JSON$/m],
-      [missingComma, /\(file\): not valid JSON at line 3, column 3$/m],
+      [
+        unquoted,
+        /\(file\): not valid JSON at line 2, column \d+: not a JSON value \(text needs double quotes\)$/m,
+      ],
+      [missingComma, /\(file\): not valid JSON at line 3, column 3: comma expected$/m],
     ] as const) {
       for (const command of [['config', 'check'], ['serve']]) {
         const io = capture();

@@ -23,18 +23,28 @@ describe("a JSON parser's error, kept", () => {
     assert.equal(jsonSyntaxMessage(parseError('{"a":1,')), 'not valid JSON at position 7');
   });
 
-  it("gives a file's line and column, and none of its text", () => {
+  it("gives a file's line and column and what was expected there, and none of its text", () => {
     const text = '{\n  "a": 1\n  "b": 2\n}';
-    assert.equal(jsonFileSyntaxMessage(parseError(text), text), 'not valid JSON at line 3, column 3');
+    assert.equal(
+      jsonFileSyntaxMessage(parseError(text), text),
+      'not valid JSON at line 3, column 3: comma expected',
+    );
     const cut = '{\n  "a": [1,';
     assert.equal(
       jsonFileSyntaxMessage(parseError(cut), cut),
-      'not valid JSON at line 2, column 11 (the end)',
+      'not valid JSON at line 2, column 11 (the end): value expected',
     );
-    const unquoted = '{"clientSecret": Hunter2-Secret}';
-    assert.match(
+    // V8 names no position here, and quotes the text around it.
+    const unquoted = '{\n  "clientSecret": Hunter2-Secret}';
+    assert.doesNotMatch(parseError(unquoted).message, /at position/);
+    assert.equal(
       jsonFileSyntaxMessage(parseError(unquoted), unquoted),
-      /^not valid JSON( at line 1, column \d+)?$/,
+      'not valid JSON at line 2, column 19: not a JSON value (text needs double quotes)',
+    );
+    const comment = '{\n  // the secret\n  "a": 1\n}';
+    assert.equal(
+      jsonFileSyntaxMessage(parseError(comment), comment),
+      'not valid JSON at line 2, column 3: a comment (JSON has none)',
     );
   });
 

@@ -1,3 +1,4 @@
+import { type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
 import { causeChain } from './cause-chain.js';
 
 /**
@@ -13,20 +14,38 @@ export function jsonSyntaxMessage(error: unknown): string {
 }
 
 /**
- * {@link jsonSyntaxMessage} for a file an operator fixes: the position as line and column of
- * `text` (`not valid JSON at line 3, column 17`). A configuration file with an unquoted secret
- * (`"clientSecret": s3cr3t`) must not have it echoed to the terminal or the service's journal.
+ * {@link jsonSyntaxMessage} for a file an operator fixes: where `text` stops being JSON, as line
+ * and column, and what was expected there, in words of its own (`not valid JSON at line 3, column
+ * 17: comma expected`). V8's message names no position for the commonest mistakes (an unquoted
+ * value, a comment, single quotes) and quotes the text instead, which may be a secret (`"clientSecret":
+ * s3cr3t`): jsonc-parser, strict, finds the place; `error` is the fallback.
  */
 export function jsonFileSyntaxMessage(error: unknown, text: string): string {
+  const errors: ParseError[] = [];
+  parseTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const [first] = errors;
   const message = error instanceof Error ? error.message : '';
   const stated = /\bat position (\d+)/.exec(message)?.[1];
   const position =
-    stated !== undefined ? Number(stated) : /Unexpected end of JSON/.test(message) ? text.length : undefined;
+    first?.offset ??
+    (stated !== undefined
+      ? Number(stated)
+      : /Unexpected end of JSON/.test(message)
+        ? text.length
+        : undefined);
   if (position === undefined) return 'not valid JSON';
   const before = text.slice(0, position);
   const line = before.split('\n').length;
   const column = position - before.lastIndexOf('\n');
-  return `not valid JSON at line ${line}, column ${column}${position === text.length ? ' (the end)' : ''}`;
+  const what = first === undefined ? '' : `: ${words(printParseErrorCode(first.error))}`;
+  return `not valid JSON at line ${line}, column ${column}${position === text.length ? ' (the end)' : ''}${what}`;
+}
+
+/** jsonc-parser's error code in words: `CommaExpected` → `comma expected`; the common slips said plainly. */
+function words(code: string): string {
+  if (code === 'InvalidSymbol') return 'not a JSON value (text needs double quotes)';
+  if (code === 'InvalidCommentToken') return 'a comment (JSON has none)';
+  return code.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 }
 
 /**
