@@ -178,11 +178,21 @@ function closingWhenDraining(drain: Drain) {
       const written = Reflect.apply(super.writeHead, this, args) as this;
       // An answer that closes its connection before its request's body has all arrived (a 401 or
       // 413 refused unread, or in the middle of a chunked body): see `lingerBeforeClosing`.
-      if (this.socket && !this.req.complete && (this as unknown as { _last?: boolean })._last === true)
-        lingerBeforeClosing(this.socket);
+      if (this.socket && !this.req.complete && closesConnection(this)) lingerBeforeClosing(this.socket);
       return written;
     }
   };
+}
+
+/**
+ * Whether the connection closes once this answer is out: Node's own `_last` (set from
+ * `shouldKeepAlive` and a `Connection: close` header as the head is written), or, should a Node
+ * version drop that field, the same two read directly.
+ */
+function closesConnection(response: ServerResponse): boolean {
+  const last = (response as unknown as { _last?: boolean })._last;
+  if (typeof last === 'boolean') return last;
+  return !response.shouldKeepAlive || /\bclose\b/i.test(String(response.getHeader('connection') ?? ''));
 }
 
 /** How long, and for how many more bytes, a connection closed before its request body ended keeps reading it. */

@@ -78,6 +78,20 @@ describe('configuration', () => {
     assert.equal(loadConfig({ env: { PORT: '0' } }).server.port, 0);
   });
 
+  it('refuses a server.requestTimeoutMs past what a Node timer takes (2^31 - 1 ms)', () => {
+    // Node's connection check wraps a larger timeout around: 2^32 + 1000 cut requests after a second.
+    const withTimeout = (requestTimeoutMs: number) =>
+      tempFile('timeout.json', JSON.stringify({ sandbox: { enabled: true }, server: { requestTimeoutMs } }));
+    assert.throws(
+      () => loadConfig({ file: withTimeout(2 ** 32 + 1000), env: {} }),
+      /server\.requestTimeoutMs/,
+    );
+    assert.equal(
+      loadConfig({ file: withTimeout(2_147_483_647), env: {} }).server.requestTimeoutMs,
+      2_147_483_647,
+    );
+  });
+
   it('refuses throttle times beyond a year, whose end could not be stored and read back', () => {
     const withThrottle = (throttle: Record<string, number>) =>
       tempFile('throttle.json', JSON.stringify({ sandbox: { enabled: true }, auth: { throttle } }));

@@ -84,6 +84,7 @@ const serverSchema = z
     requestTimeoutMs: z
       .int()
       .min(1_000)
+      .max(2_147_483_647)
       .default(60_000)
       .describe(
         'How long a client may take to send a whole request, headers and body (408 after, and the connection closes); not the time to answer it',
