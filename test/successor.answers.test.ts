@@ -123,6 +123,55 @@ describe('answers a real successor may give', () => {
       assert.ok(proxy.sandbox.data.groupByAccount('chor.drei'));
       assert.deepEqual(callsSince(from), ['POST /iserv/idm/api/v1/groups']);
     });
+
+    describe('a create answered 201 with only a Location whose read-back fails', () => {
+      /** POST /roles answers 201 with only its Location; the read-back of the role answers 503. */
+      const locationOnly = () => {
+        shape = (request, answer, res) => {
+          if (request.method !== 'POST' || answer.status !== 201) return false;
+          res.writeHead(201, { location: String(answer.headers.location) });
+          res.end();
+          return true;
+        };
+        instead = (request, res) => {
+          if (request.method !== 'GET' || !/^\/iserv\/idm\/api\/v1\/roles\/[^/]+$/.test(request.url.pathname))
+            return false;
+          res.writeHead(503, { 'content-type': 'application/problem+json' });
+          res.end(JSON.stringify({ title: 'Service Unavailable', status: 503 }));
+          return true;
+        };
+      };
+
+      it('with privileges to grant after it: the role is deleted again by the UUID its Location named', async () => {
+        locationOnly();
+        const from = relay.requests.length;
+        const answer = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+          name: 'Chor Rolle',
+          module: 'Core',
+          privileges: ['print_colour'],
+        });
+        assert.equal(answer.status, 502, answer.text);
+        assert.match(answer.body.message, /Rolled back/);
+        assert.equal(proxy.sandbox.data.roleByName('ROLE_CHOR_ROLLE'), undefined, 'the new role was left');
+        const calls = callsSince(from);
+        assert.ok(calls.includes('POST /iserv/idm/api/v1/roles'), calls.join('\n'));
+        assert.match(calls[calls.length - 1] ?? '', /^DELETE \/iserv\/idm\/api\/v1\/roles\/[\w-]+$/);
+      });
+
+      it('without privileges (the second write skipped): the change went through, only its answer failed', async () => {
+        locationOnly();
+        const answer = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+          name: 'Chor Solo',
+          module: 'Core',
+        });
+        assert.equal(answer.status, 502, answer.text);
+        assert.match(
+          answer.body.message,
+          /The change went through \(create role "Chor Solo"\); only its answer failed/,
+        );
+        assert.ok(proxy.sandbox.data.roleByName('ROLE_CHOR_SOLO'));
+      });
+    });
   });
 
   describe('429 Too Many Requests is a refusal for now, not a failure', () => {

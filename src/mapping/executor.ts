@@ -438,9 +438,15 @@ export class OperationExecutor {
               try {
                 body = await this.#readBack(op, step, state.subject, outcome.location, renderAttributes);
               } catch (error) {
-                // After the last write only the answer failed; before a later one, that one was not
-                // sent (a partial failure, below).
-                if (step === steps[steps.length - 1]) throw unanswered(op, applied, error);
+                // After the last write to run only the answer failed; before a later one, that one
+                // was not sent (a partial failure, below), and the undo of this one needs the
+                // created entity's UUID, which its location names.
+                const later = steps.slice(steps.indexOf(step) + 1);
+                if (later.every((next) => next.when && isEmpty(renderTemplate(next.when, lookupBase))))
+                  throw unanswered(op, applied, error);
+                const created = outcome.location === undefined ? undefined : iriToUuid(outcome.location);
+                if (state.subject === undefined && created !== undefined)
+                  state.subject = { uuid: created, id: created };
                 throw error;
               }
             }
