@@ -426,6 +426,7 @@ describe('sandbox _attributes dot paths that multiply', () => {
     })),
     groups: [{ name: 'Crowd', group: 'crowd' }],
   };
+  fixture.users?.push({ user: 'outsider', firstname: 'Out', lastname: 'Sider' });
   let sb: RunningSandbox;
   before(async () => {
     sb = await sandbox({ seed: false, fixture });
@@ -458,5 +459,17 @@ describe('sandbox _attributes dot paths that multiply', () => {
     assert.equal(page.length, 400);
     const [group] = list(page[0]?.groups);
     assert.equal(list(group?.members).length, 400);
+  });
+
+  it("a write's answer past the budget is counted after the change: its 400 says the write was done", async () => {
+    const json = keyClient(sb, 'application/json');
+    const crowd = sb.data.groupByAccount('crowd')?.id ?? assert.fail('no crowd');
+    const outsider = userId(sb, 'outsider');
+    const refused = await json.post(
+      `/groups/${crowd}/members?_attributes=members.groups.members.groups.members.user`,
+      { addedMembers: [`/iserv/idm/api/v1/users/${outsider}`] },
+    );
+    assert.match(String(assertProblem(refused, 400).detail), /The write itself was done/);
+    assert.ok(sb.data.memberships.rightOf(outsider).includes(crowd), 'the member was added');
   });
 });

@@ -72,17 +72,24 @@ export interface RenderContext {
   data: SandboxData;
   /** JSON-LD output: `@id` and `@type` on every entity object. */
   jsonld: boolean;
-  /** Embedded objects this response may still render (start at MAX_EMBEDDED_OBJECTS); past it, 400. */
-  embedBudget: { left: number };
+  /**
+   * Embedded objects this response may still render (start at MAX_EMBEDDED_OBJECTS); past it, 400.
+   * `afterWrite`: the answer of a write, rendered once the data has changed.
+   */
+  embedBudget: { left: number; afterWrite: boolean };
 }
 
 /** Takes `count` embedded objects from the response's budget, or refuses the request with 400. */
 function spendEmbedBudget(ctx: RenderContext, count: number): void {
   ctx.embedBudget.left -= count;
   if (ctx.embedBudget.left < 0) {
+    // Counted as the answer is rendered: for a write, after the change (which stays done).
+    const done = ctx.embedBudget.afterWrite
+      ? ' The write itself was done: read the entity back with fewer nested relations.'
+      : '';
     throw new ProblemError(
       400,
-      `The _attributes dot paths embed more than ${MAX_EMBEDDED_OBJECTS} objects in this response: select fewer nested relations or ask for a smaller page (itemsPerPage).`,
+      `The _attributes dot paths embed more than ${MAX_EMBEDDED_OBJECTS} objects in this response: select fewer nested relations or ask for a smaller page (itemsPerPage).${done}`,
     );
   }
 }

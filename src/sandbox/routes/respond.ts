@@ -21,7 +21,11 @@ export function selectionOf(ctx: RouteContext<unknown>, kind: ResourceKind): Sel
 
 /** The render context of a request. */
 export function renderContext(ctx: RouteContext<unknown>): RenderContext {
-  return { data: ctx.data, jsonld: ctx.format === 'jsonld', embedBudget: { left: MAX_EMBEDDED_OBJECTS } };
+  return {
+    data: ctx.data,
+    jsonld: ctx.format === 'jsonld',
+    embedBudget: { left: MAX_EMBEDDED_OBJECTS, afterWrite: ctx.c.req.method !== 'GET' },
+  };
 }
 
 /** A JSON response in the negotiated format's content type. */
