@@ -206,6 +206,24 @@ describe('answers a real successor may give', () => {
       assert.deepEqual(callsSince(from), ['POST /iserv/idm/api/v1/groups']);
       assert.equal(proxy.sandbox.data.groupByAccount('chor.vier'), undefined);
     });
+
+    it('a later write of a call: the partial-failure report says the same, not "unreachable or failing"', async () => {
+      instead = (request, res) =>
+        request.method === 'POST' &&
+        /^\/iserv\/idm\/api\/v1\/roles\/[^/]+\/privileges$/.test(request.url.pathname)
+          ? tooMany('POST')(request, res)
+          : false;
+      const answer = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+        name: 'Chor Quote',
+        module: 'Core',
+        privileges: ['print_colour'],
+      });
+      assert.equal(answer.status, 503, answer.text);
+      assert.match(answer.body.message, /refuses more requests for now/);
+      assert.doesNotMatch(answer.body.message, /unreachable or failing/);
+      assert.match(answer.body.message, /Rolled back/);
+      assert.equal(proxy.sandbox.data.roleByName('ROLE_CHOR_QUOTE'), undefined);
+    });
   });
 
   it('asks for uncompressed answers: a server free to compress (no Accept-Encoding) gzipped them into a 502', async () => {

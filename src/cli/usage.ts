@@ -148,7 +148,6 @@ function toJson(row: UsageCount) {
   };
 }
 
-/** The legacy operations without a call by any API user among `rows`; refused anonymous calls do not count. */
 /**
  * What an unused operation means, on stderr with --unused: since when this store counts calls at
  * all (its first counted call). A window that starts before that is shorter than asked, and an
@@ -163,6 +162,7 @@ function countedNote(countedSince: number | undefined, since: number | undefined
   return `note: this store counts calls since ${first} (its first counted call)`;
 }
 
+/** The legacy operations without a call by any API user among `rows`; refused anonymous calls do not count. */
 function printUnused(rows: readonly UsageCount[], json: boolean, out: (text: string) => void): number {
   const used = new Set(rows.filter((row) => row.apiUser !== '').map((row) => row.operation));
   const unused = LEGACY_OPERATIONS.filter((operation) => !used.has(operation.id)).map((operation) => ({

@@ -93,9 +93,7 @@ export function describeUpstreamError(error: UpstreamError): string {
     case 'timeout':
       return `The successor did not answer in time: ${error.message}`;
     case 'unavailable':
-      return error.source === 'token'
-        ? `No access token could be obtained from the successor: ${error.message}`
-        : `The successor is unreachable or failing: ${error.message}`;
+      return `${publicUpstreamMessage(error)}: ${error.message}`;
     case 'forbidden':
       return isProtectedEntity(error)
         ? 'The entity may not be deleted or updated'
