@@ -223,6 +223,14 @@ describe('answers a real successor may give', () => {
       assert.doesNotMatch(answer.body.message, /unreachable or failing/);
       assert.match(answer.body.message, /Rolled back/);
       assert.equal(proxy.sandbox.data.roleByName('ROLE_CHOR_QUOTE'), undefined);
+      // The operator's log line words it alike.
+      const [line] = proxy.logSink
+        .lines()
+        .filter((entry) => entry.reqId === answer.headers.get('x-request-id'));
+      assert.match(
+        String(line?.successor),
+        /^The successor refuses more requests for now \(too many requests\): /,
+      );
     });
   });
 
