@@ -1,7 +1,7 @@
 // The apiuser commands end to end through runCli (in-process, real SQLite file); the spawned
 // process case while a server runs is in auth.cache.test.ts.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -323,39 +323,6 @@ describe('apiuser remove', () => {
     const result = await run('apiuser', 'remove', 'webuntis.sync');
     assert.equal(result.code, 1);
     assert.match(result.stderr, /no API user named "webuntis\.sync"/);
-  });
-});
-
-describe('a store that is not there', () => {
-  it('only apiuser add creates it; the other commands exit 2 naming store.path and create nothing', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-missing-'));
-    const missingStore = path.join(dir, 'typo', 'store.db');
-    const missingConfig = path.join(dir, 'config.json');
-    writeFileSync(
-      missingConfig,
-      JSON.stringify({ sandbox: { enabled: true }, store: { path: missingStore } }),
-    );
-    for (const command of [
-      ['list'],
-      ['remove', 'untis'],
-      ['reset-password', 'untis'],
-      ['unblock', 'untis'],
-      ['set-ranges', 'untis', '--range', '10.0.0.0/8'],
-    ]) {
-      const result = await cli(['apiuser', ...command, '--config', missingConfig]);
-      assert.equal(result.code, 2, `${command[0]}: ${result.stderr}`);
-      assert.match(result.stderr, /the store .*store\.db \(store\.path of .*config\.json\) does not exist/);
-      assert.match(result.stderr, /apiuser add' creates it/);
-      assert.equal(existsSync(missingStore), false, `${command[0]} created the store`);
-    }
-    const added = await cli(['apiuser', 'add', 'untis', '--range', '10.0.0.0/8', '--config', missingConfig]);
-    assert.equal(added.code, 0, added.stderr);
-    assert.equal(existsSync(missingStore), true);
-    const list = await cli(['apiuser', 'list', '--json', '--config', missingConfig]);
-    assert.deepEqual(
-      (JSON.parse(list.stdout) as ListedUser[]).map((user) => user.name),
-      ['untis'],
-    );
   });
 });
 

@@ -3,7 +3,7 @@
 // bad rows, `ids export`, and `serve` refusing to start on a broken profile.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -261,22 +261,6 @@ describe('idm-compat ids import / export', () => {
     const rows = JSON.parse(json.out) as { kind: string; legacyId: string; uuid: string }[];
     assert.equal(rows.length, 2001);
     assert.ok(rows.every((row) => row.kind === 'group'));
-  });
-
-  it('refuses to export from a SQLite store that does not exist instead of creating it empty', async () => {
-    const missing = path.join(dir, 'typo', 'store.db');
-    const typo = path.join(dir, 'typo.json');
-    writeFileSync(typo, JSON.stringify({ sandbox: { enabled: true }, store: { path: missing } }));
-    for (const args of [[], ['--json']]) {
-      const run = await cli(['ids', 'export', ...args, '--config', typo]);
-      assert.equal(run.code, 2, args.join(' '));
-      assert.equal(run.out, '');
-      assert.match(
-        run.err,
-        /error: the store .*typo\/store\.db \(store\.path of .*typo\.json\) does not exist/,
-      );
-    }
-    assert.equal(existsSync(path.dirname(missing)), false, 'neither the store nor its folder was created');
   });
 
   it("rejects legacy IDs no legacy call can address (Input limits), and warns about a UUID that is not the row's", async () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -303,37 +303,6 @@ describe('usage inventory', () => {
       assert.equal(offset.code, 0, offset.stderr);
     }
     h = await startHarness({ dir: h.dir });
-  });
-
-  it('refuses a SQLite store that does not exist instead of creating it and calling every operation unused', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-usage-'));
-    const store = path.join(dir, 'typo', 'store.db');
-    const configFile = path.join(dir, 'config.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({ sandbox: { enabled: true }, store: { type: 'sqlite', path: store } }),
-    );
-    for (const args of [['--unused'], ['--json'], []]) {
-      const run = await cli(['usage', ...args, '--config', configFile]);
-      assert.equal(run.code, 2, args.join(' '));
-      assert.equal(run.stdout, '');
-      assert.match(
-        run.stderr,
-        /error: the store .*typo\/store\.db \(store\.path of .*config\.json\) does not exist/,
-      );
-    }
-    assert.equal(existsSync(path.dirname(store)), false, 'neither the store nor its folder was created');
-    // A store that is there but has counted nothing: every operation listed, and said why.
-    const empty = path.join(dir, 'empty.db');
-    await openSqliteStore(empty).close();
-    writeFileSync(configFile, JSON.stringify({ sandbox: { enabled: true }, store: { path: empty } }));
-    const none = await cli(['usage', '--unused', '--json', '--config', configFile]);
-    assert.equal(none.code, 0, none.stderr);
-    assert.equal((JSON.parse(none.stdout) as unknown[]).length, 41);
-    assert.match(
-      none.stderr,
-      /this store has counted no call yet: every operation is listed, none is known to be unused/,
-    );
   });
 
   it('writes one batch per flush, not one store write per request', async () => {

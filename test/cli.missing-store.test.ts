@@ -1,0 +1,74 @@
+// Commands that read or change stored state, on a SQLite store.path that is not there: opening it
+// would create it (and its folder) empty, and a mistyped path, or a shell without
+// IDM_COMPAT_CONFIG falling back to ./data/idm-compat.db, would then be reported as an empty store
+// ("No API users", "No shadow outcomes recorded", an empty ID table, every operation unused).
+// Each refuses with exit 2 naming the path and creates nothing; only `apiuser add` creates it.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
+import { runCliCaptured as cli } from './cli-helpers.js';
+
+/** A configuration file naming `store` as its SQLite store. */
+function configWithStore(dir: string, store: string): string {
+  const file = path.join(dir, 'config.json');
+  writeFileSync(file, JSON.stringify({ sandbox: { enabled: true }, store: { path: store } }));
+  return file;
+}
+
+describe('a SQLite store that is not there', () => {
+  it('is refused by every command that only reads or changes it, with exit 2 naming store.path, and not created', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-missing-store-'));
+    const store = path.join(dir, 'typo', 'store.db');
+    const config = configWithStore(dir, store);
+    for (const [command, why] of [
+      [['usage'], /no proxy has counted usage in it/],
+      [['usage', '--unused', '--json'], /no proxy has counted usage in it/],
+      [['shadow', 'report', '--json'], /no proxy has recorded shadow outcomes in it/],
+      [['ids', 'export'], /check --config or IDM_COMPAT_CONFIG/],
+      [['ids', 'export', '--json'], /check --config or IDM_COMPAT_CONFIG/],
+      [['apiuser', 'list'], /'idm-compat apiuser add' creates it/],
+      [['apiuser', 'remove', 'untis'], /'idm-compat apiuser add' creates it/],
+      [['apiuser', 'reset-password', 'untis'], /'idm-compat apiuser add' creates it/],
+      [['apiuser', 'unblock', 'untis'], /'idm-compat apiuser add' creates it/],
+      [['apiuser', 'set-ranges', 'untis', '--range', '10.0.0.0/8'], /'idm-compat apiuser add' creates it/],
+    ] as const) {
+      const run = await cli([...command, '--config', config]);
+      assert.equal(run.code, 2, `${command.join(' ')}: ${run.stderr}`);
+      assert.equal(run.stdout, '', command.join(' '));
+      assert.match(
+        run.stderr,
+        /error: the store .*typo\/store\.db \(store\.path of .*config\.json\) does not exist/,
+      );
+      assert.match(run.stderr, why, command.join(' '));
+      assert.equal(
+        existsSync(path.dirname(store)),
+        false,
+        `${command.join(' ')} created the store or its folder`,
+      );
+    }
+    // The first API user makes the store.
+    const added = await cli(['apiuser', 'add', 'untis', '--range', '10.0.0.0/8', '--config', config]);
+    assert.equal(added.code, 0, added.stderr);
+    const listed = await cli(['apiuser', 'list', '--json', '--config', config]);
+    assert.deepEqual(
+      (JSON.parse(listed.stdout) as { name: string }[]).map((user) => user.name),
+      ['untis'],
+    );
+  });
+
+  it('one that is there but has counted nothing: usage --unused lists every operation, and says why', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-missing-store-'));
+    const store = path.join(dir, 'empty.db');
+    await openSqliteStore(store).close();
+    const none = await cli(['usage', '--unused', '--json', '--config', configWithStore(dir, store)]);
+    assert.equal(none.code, 0, none.stderr);
+    assert.equal((JSON.parse(none.stdout) as unknown[]).length, 41);
+    assert.match(
+      none.stderr,
+      /this store has counted no call yet: every operation is listed, none is known to be unused/,
+    );
+  });
+});
