@@ -455,6 +455,30 @@ describe('templates, formats and value tables', () => {
     }
   });
 
+  it('knows the calendar: leap years, month lengths, no month 0 or 13, no day 0', () => {
+    for (const day of ['2024-02-29', '2000-02-29', '1600-02-29', '2023-12-31', '0001-01-01', '9999-12-31'])
+      assert.equal(toLegacyDate(day), day);
+    for (const day of [
+      '2023-02-29',
+      '1900-02-29',
+      '2100-02-29',
+      '2024-04-31',
+      '2024-00-10',
+      '2024-13-01',
+      '2024-01-00',
+    ])
+      assert.equal(toLegacyDate(day), undefined, day);
+    // Every day of four years around a century leap rule, as JavaScript's own calendar has it.
+    for (let t = Date.UTC(1899, 0, 1); t < Date.UTC(1901, 0, 1); t += 86_400_000) {
+      const day = new Date(t).toISOString().slice(0, 10);
+      assert.equal(toLegacyDate(day), day);
+    }
+    for (let t = Date.UTC(1999, 0, 1); t < Date.UTC(2001, 0, 1); t += 86_400_000) {
+      const day = new Date(t).toISOString().slice(0, 10);
+      assert.equal(toLegacyDate(day), day);
+    }
+  });
+
   it('reads back every legacy value it writes, and unknown successor values become the fallback', () => {
     for (const dir of [DEFAULT_PROFILE, ALT_PROFILE]) {
       const profile = loadProfile(dir);

@@ -42,10 +42,17 @@ function dateTimeParts(value: unknown): { date: string; time: string; offset: st
   return { date: `${year}-${month}-${day}`, time: `${hour}:${minute}:${second}`, offset };
 }
 
+/** Days of each month of a common year; February has 29 in a leap year. */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether the day exists (Gregorian calendar, as `Date` has it): by arithmetic, not a `Date`
+ * object, since a list reads three dates per user.
+ */
 function isCalendarDate(year: number, month: number, day: number): boolean {
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : (MONTH_DAYS[month - 1] ?? 0));
 }
 
 /**
