@@ -3,7 +3,7 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -336,6 +336,8 @@ describe('replay and compare against the real proxy', () => {
   it('a password file works; an unreachable target is reported per request (exit 1), without the password', async () => {
     const file = path.join(dir, 'pw.txt');
     writeFileSync(file, `${password}\n`);
+    // An --out that is there already, readable by all: replaced, and readable by its owner only.
+    writeFileSync(path.join(dir, 'pf.ndjson'), 'old\n', { mode: 0o644 });
     const ok = await cli(
       [
         'replay',
@@ -354,6 +356,7 @@ describe('replay and compare against the real proxy', () => {
     );
     assert.equal(ok.code, 0, ok.stderr);
     assert.deepEqual(JSON.parse(ok.stdout).statuses, { 200: 3, 404: 1 });
+    assert.equal(statSync(path.join(dir, 'pf.ndjson')).mode & 0o777, 0o600);
 
     // A port that was free a moment ago: connections are refused.
     const port = await new Promise<number>((resolve) => {

@@ -1,4 +1,4 @@
-import { readFileSync, type Stats, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, type Stats, statSync, writeFileSync } from 'node:fs';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
@@ -173,6 +173,9 @@ Example:
     const recording = await loadRecording(file, io);
     try {
       writeFileSync(out, '', { mode: 0o600 });
+      // The mode applies to a new file only: one replaced keeps its own (0644, say), and the answers
+      // it gets (names, addresses of users) would be readable by every user of the machine.
+      chmodSync(out, 0o600);
     } catch (error) {
       throw new CommandError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
