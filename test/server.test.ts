@@ -11,11 +11,12 @@ import { createLogger } from '../src/lib/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
 
-function sandboxConfig(dir: string, tls?: { cert: string; key: string }) {
+/** Sandbox mode on port 0 with a store in `dir`; `server` adds to (or replaces) the server settings. */
+function sandboxConfig(dir: string, server: Record<string, unknown> = {}) {
   return parseConfig(
     {
       sandbox: { enabled: true },
-      server: { port: 0, shutdownTimeoutMs: 5000, ...(tls ? { tls } : {}) },
+      server: { port: 0, shutdownTimeoutMs: 5000, ...server },
       store: { type: 'sqlite', path: path.join(dir, 'store.db') },
     },
     { label: 'test', env: {}, baseDir: dir },
@@ -208,7 +209,7 @@ describe('readiness while the successor stalls', () => {
 async function serverToShutDown(tls?: { cert: string; key: string }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
   const server = await startServer({
-    config: sandboxConfig(dir, tls),
+    config: sandboxConfig(dir, { tls }),
     logger: createLogger({ level: 'silent' }),
   });
   const sandbox = server.sandbox;
@@ -345,14 +346,7 @@ describe('TLS', () => {
 describe('slow clients', () => {
   it('cuts a request still arriving after server.requestTimeoutMs with the legacy 408; a kept connection idle longer is served', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-slow-'));
-    const config = parseConfig(
-      {
-        sandbox: { enabled: true },
-        server: { port: 0, requestTimeoutMs: 1000 },
-        store: { type: 'sqlite', path: path.join(dir, 's.db') },
-      },
-      { label: 'test', env: {}, baseDir: dir },
-    );
+    const config = sandboxConfig(dir, { requestTimeoutMs: 1000 });
     const server = await startServer({ config, logger: createLogger({ level: 'silent' }) });
     try {
       const { port } = new URL(server.url);
@@ -404,14 +398,7 @@ describe('slow clients', () => {
 describe('server.maxConnections', () => {
   it('closes a connection past the limit unanswered, counts it in the metric and logs it, once a minute', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-maxconn-'));
-    const config = parseConfig(
-      {
-        sandbox: { enabled: true },
-        server: { port: 0, maxConnections: 2 },
-        store: { type: 'sqlite', path: path.join(dir, 's.db') },
-      },
-      { label: 'test', env: {}, baseDir: dir },
-    );
+    const config = sandboxConfig(dir, { maxConnections: 2 });
     const sink = new LogSink();
     const server = await startServer({ config, logger: createLogger({ level: 'info', destination: sink }) });
     const { port } = new URL(server.url);
