@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { GROUP_EXTENDED_FIELDS, GROUP_LIST_FIELDS } from '../src/legacy/group/schema.js';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -437,13 +439,17 @@ describe('streamCollection', () => {
     await sb?.close();
   });
 
-  it('reads at most pageConcurrency pages ahead of the consumer, in order', async () => {
-    const client = createSuccessorClient({
+  /** A client on the sandbox reading pages of 10, `pageConcurrency` at a time. */
+  const pagedClient = (pageConcurrency: number) =>
+    createSuccessorClient({
       baseUrl: sb.apiBaseUrl,
       auth: { type: 'apiKey', key: sb.apiKey },
       pageSize: 10,
-      pageConcurrency: 2,
+      pageConcurrency,
     });
+
+  it('reads at most pageConcurrency pages ahead of the consumer, in order', async () => {
+    const client = pagedClient(2);
     try {
       sb.counters.reset();
       const pages = client.streamCollection('/users');
@@ -462,6 +468,39 @@ describe('streamCollection', () => {
         Array.from({ length: 95 }, (_, i) => `pupil.${String(i).padStart(3, '0')}`),
         'every user once, in order',
       );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('holds none of the pages it has passed on while it waits for the next', async () => {
+    // A page held by the reader while the next one is awaited lives through the young-generation
+    // collections of that wait and is promoted; a long list then fills the old generation.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const client = pagedClient(1);
+    try {
+      const pages = client.streamCollection('/users');
+      // Taken in a function of its own, so that no page stays among this test's own variables.
+      const watch = async () => {
+        const watched: WeakRef<object>[] = [];
+        for (let n = 0; n < 3; n++) {
+          const page = await pages.next();
+          assert.ok(!page.done && page.value[0]);
+          watched.push(new WeakRef(page.value), new WeakRef(page.value[0]));
+        }
+        return watched;
+      };
+      const watched = await watch();
+      // A WeakRef keeps its target until the job that made it has ended.
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+      assert.deepEqual(
+        watched.map((ref) => ref.deref() === undefined),
+        watched.map(() => true),
+        'pages 1 to 3 (each page and its first user) are let go',
+      );
+      await pages.return();
     } finally {
       await client.close();
     }

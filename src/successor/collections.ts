@@ -31,6 +31,57 @@ type HydraPage = { format: 'hydra'; items: Item[]; total: number | undefined; ne
 type Page = { format: 'array'; items: Item[] } | HydraPage;
 
 /**
+ * A page's items as the generators here pass them on. V8 keeps a suspended generator's registers
+ * as they are, with values the generator has already passed on (an awaited page, a call's
+ * argument): a page held there stays alive while the next one is awaited, through the
+ * young-generation collections of that wait, which copy it, promote it to the old generation and
+ * grow the young generation (which the process then keeps). The generators touch pages only
+ * inside parcels, the one that takes the items empties the parcel, and only plain functions (whose
+ * frames end when they return) unpack and repack them.
+ */
+class Parcel<T> {
+  #value: T | undefined;
+
+  constructor(value: T) {
+    this.#value = value;
+  }
+
+  /** The contents, once: the parcel is empty afterwards. */
+  take(): T {
+    const value = this.#value;
+    if (value === undefined) throw new Error('a collection page was taken twice');
+    this.#value = undefined;
+    return value;
+  }
+}
+
+/** A page read and recognised: its items in a parcel, and what paging needs to know of them. */
+interface PageFacts {
+  format: Page['format'];
+  items: Parcel<Item[]>;
+  count: number;
+  /** What the page contains (see `signature`); '' for an empty page. */
+  signature: string;
+  /** A Hydra page's total (hydra:totalItems) and `next` link, when it has them. */
+  total: number | undefined;
+  next: string | undefined;
+}
+
+/** The facts of a page's parsed body; `identity` as in CollectionSettings. */
+function pageFacts(body: unknown, url: URL, identity: readonly string[] | undefined): PageFacts {
+  const page = parsePage(body, url);
+  const hydra = page.format === 'hydra' ? page : undefined;
+  return {
+    format: page.format,
+    items: new Parcel(page.items),
+    count: page.items.length,
+    signature: page.items.length > 0 ? signature(page.items, identity) : '',
+    total: hydra?.total,
+    next: hydra?.next,
+  };
+}
+
+/**
  * Reads every page of a collection starting at `first` (which carries the page size): Hydra
  * with a known total fetches the remaining pages concurrently by `<pageParam>=N`; Hydra without a
  * total follows `next` links sequentially, on the first page's path only; plain arrays are paged until
@@ -47,7 +98,7 @@ export async function readAllPages(
   const all: Item[] = [];
   // Every item is kept anyway, so every repeat is dropped, however far apart its copies are.
   for await (const page of pagesOf(first, fetchPage, settings, signal, new SeenKeys(Infinity))) {
-    for (const item of page) all.push(item);
+    for (const item of page.take()) all.push(item);
   }
   return all;
 }
@@ -98,8 +149,10 @@ export function streamAllPages(
   fetchPage: PageFetcher,
   settings: CollectionSettings,
   signal?: AbortSignal,
-): AsyncGenerator<Item[], void, undefined> {
-  return pagesOf(first, fetchPage, settings, signal, new SeenKeys(STREAM_REPEAT_WINDOW));
+): AsyncGenerator<Item[], void> {
+  return mapPages(pagesOf(first, fetchPage, settings, signal, new SeenKeys(STREAM_REPEAT_WINDOW)), (page) =>
+    page.take(),
+  );
 }
 
 async function* pagesOf(
@@ -108,7 +161,7 @@ async function* pagesOf(
   settings: CollectionSettings,
   signal: AbortSignal | undefined,
   seen: SeenKeys,
-): AsyncGenerator<Item[], void, undefined> {
+): AsyncGenerator<Parcel<Item[]>, void, undefined> {
   // One internal signal for the whole read: when one concurrent page fails the others stop.
   const controller = new AbortController();
   // A listener removed at the end rather than AbortSignal.any, which keeps what it combines
@@ -117,14 +170,14 @@ async function* pagesOf(
   if (signal?.aborted) controller.abort(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   const fetch = (url: URL) => fetchPage(url, controller.signal);
-  const read = (url: URL) => fetch(url).then((body) => parsePage(body(), url));
+  const read = (url: URL) => fetch(url).then((body) => pageFacts(body(), url, settings.identity));
   let dropped = 0;
   // An offset pager shows an item twice when the collection changes while it is read: repeated
   // entities are dropped.
-  const fresh = (page: Item[]): Item[] => {
+  const fresh = (page: Parcel<Item[]>): Parcel<Item[]> => {
     seen.nextPage();
     const result: Item[] = [];
-    for (const item of page) {
+    for (const item of page.take()) {
       const key = identity(item, settings.identity);
       if (key !== undefined && seen.repeated(key)) {
         dropped++;
@@ -132,16 +185,16 @@ async function* pagesOf(
       }
       result.push(item);
     }
-    return result;
+    return new Parcel(result);
   };
   // Read to the end, no page is still running, and the abort (which makes a DOMException, stack
   // and all) is spared: only an early end or a failure aborts.
   let complete = false;
   try {
     const firstPage = await read(first);
-    let pages: AsyncGenerator<Item[], void, undefined>;
+    let pages: AsyncGenerator<Parcel<Item[]>, void, undefined>;
     if (firstPage.format === 'array') {
-      pages = readArrayPages(first, firstPage.items, read, settings);
+      pages = readArrayPages(first, firstPage, read, settings);
     } else if (firstPage.total !== undefined) {
       pages = readCountedPages(first, firstPage, firstPage.total, { fetch, read }, settings, controller);
     } else {
@@ -162,23 +215,35 @@ async function* pagesOf(
 }
 
 /**
- * `map` applied to each page of `pages`, in order. A suspended generator keeps its variables:
- * nothing of a page (the one taken, nor what `map` made of it) is held once it is passed on, so
- * it dies young instead of being held while the next page is read and promoted to the old
- * generation, which a long list would fill with garbage.
+ * `map` applied to each page of `pages`, in order. Not a generator (see Parcel): nothing of a page
+ * (the one taken, nor what `map` made of it) is held once it is passed on, so it dies young. Its
+ * calls are not queued as a generator's are: the consumers here take one page at a time. `throw`
+ * closes `pages` and throws the error back, as a generator without a `catch` would.
  */
-export async function* mapPages<T, U>(
-  pages: AsyncGenerator<T, void>,
+export function mapPages<T, U>(
+  pages: AsyncIterator<T, void>,
   map: (page: T) => U | Promise<U>,
 ): AsyncGenerator<U, void> {
-  for (;;) {
-    let next: IteratorResult<T, void> | undefined = await pages.next();
-    if (next.done) return;
-    let mapped: U | undefined = await map(next.value);
-    next = undefined;
-    yield mapped;
-    mapped = undefined;
-  }
+  const close = async (): Promise<IteratorResult<U, void>> => {
+    await pages.return?.();
+    return { done: true, value: undefined };
+  };
+  const mapped: AsyncGenerator<U, void> = {
+    async next() {
+      const next = await pages.next();
+      if (next.done) return { done: true, value: undefined };
+      return { done: false, value: await map(next.value) };
+    },
+    return: close,
+    async throw(error) {
+      await close();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return mapped;
+    },
+  };
+  return mapped;
 }
 
 /**
@@ -211,18 +276,19 @@ export async function primed<T>(pages: AsyncGenerator<T, void>): Promise<AsyncGe
 
 async function* readArrayPages(
   first: URL,
-  firstItems: Item[],
-  read: (url: URL) => Promise<Page>,
+  firstPage: PageFacts,
+  read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
-): AsyncGenerator<Item[], void, undefined> {
-  yield firstItems;
-  if (firstItems.length === 0) return;
+): AsyncGenerator<Parcel<Item[]>, void, undefined> {
+  const firstCount = firstPage.count;
+  yield firstPage.items;
+  if (firstCount === 0) return;
   // More than asked for: the server ignores itemsPerPage. If page 2 is empty or the same again,
   // it does not paginate at all (the reference leaves open whether real servers do) and page 1
   // was the whole collection; if page 2 differs, it pages with a size of its own.
   const asked = settings.pageSize;
-  const larger = asked !== undefined && firstItems.length > asked;
-  let previous = signature(firstItems, settings.identity);
+  const larger = asked !== undefined && firstCount > asked;
+  let previous = firstPage.signature;
   // Plain arrays carry no metadata: a page shorter than the first one (or an empty one) is the
   // last. The first page may be short because the server caps the page size, so it proves nothing;
   // the same page again is then an error: the server ignores the page number (a wrong
@@ -233,15 +299,14 @@ async function* readArrayPages(
     const url = pageUrl(first, number, settings.pageParam);
     const page = await read(url);
     if (page.format !== 'array') throw badPage(url, 'switched from a plain array to a Hydra collection');
-    if (page.items.length === 0) return;
-    const current = signature(page.items, settings.identity);
-    if (current === previous) {
+    if (page.count === 0) return;
+    if (page.signature === previous) {
       if (number === 2 && larger) return;
       throw ignoresPage(url);
     }
-    previous = current;
+    previous = page.signature;
     yield page.items;
-    if (page.items.length < firstItems.length) return;
+    if (page.count < firstCount) return;
   }
 }
 
@@ -254,26 +319,26 @@ async function* readArrayPages(
  */
 async function* readCountedPages(
   first: URL,
-  firstPage: HydraPage,
+  firstPage: PageFacts,
   total: number,
-  { fetch, read }: { fetch: (url: URL) => Promise<() => unknown>; read: (url: URL) => Promise<Page> },
+  { fetch, read }: { fetch: (url: URL) => Promise<() => unknown>; read: (url: URL) => Promise<PageFacts> },
   settings: CollectionSettings,
   controller: AbortController,
-): AsyncGenerator<Item[], void, undefined> {
-  const firstItems = firstPage.items;
-  if (firstItems.length >= total) {
-    yield firstItems;
+): AsyncGenerator<Parcel<Item[]>, void, undefined> {
+  const firstCount = firstPage.count;
+  if (firstCount >= total) {
+    yield firstPage.items;
     // The first page is the last counted one, and as full as the server makes its pages.
     yield* nextPages(first, first, firstPage, read, settings, new Set([first.href]));
     return;
   }
-  if (firstItems.length === 0) throw badPage(first, `announces ${total} items but its first page is empty`);
+  if (firstCount === 0) throw badPage(first, `announces ${total} items but its first page is empty`);
   // The server's real page size, which may be smaller than the one asked for.
-  const perPage = firstItems.length;
+  const perPage = firstCount;
   const pageCount = Math.ceil(total / perPage);
   if (pageCount > settings.maxPages) throw tooManyPages(first, settings.maxPages);
 
-  const firstSignature = signature(firstItems, settings.identity);
+  const firstSignature = firstPage.signature;
   const running = new Map<number, { url: URL; body: Promise<() => unknown> }>();
   let failure: { error: unknown } | undefined;
   let nextNumber = 2;
@@ -288,7 +353,7 @@ async function* readCountedPages(
     });
     running.set(number, { url, body });
   };
-  yield firstItems;
+  yield firstPage.items;
   for (let number = 2; number <= pageCount; number++) {
     while (nextNumber <= pageCount && nextNumber < number + settings.concurrency) start(nextNumber++);
     let page = running.get(number);
@@ -300,22 +365,16 @@ async function* readCountedPages(
     } catch (error) {
       throw failure?.error ?? error;
     }
-    let parsed: HydraPage | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
+    const parsed = checkedPage(page.url, body, firstSignature, settings.identity);
     const url = page.url;
-    // Nothing of this page (its bytes, its items) is held while the next one is awaited (see mapPages).
+    // Nothing of this page's bytes is held while the next one is awaited, nor of its items (see Parcel).
     page = undefined;
     body = undefined;
-    if (number < pageCount) {
-      yield parsed.items;
-      parsed = undefined;
-      continue;
-    }
-    const last = parsed;
-    yield last.items;
-    if (last.items.length >= perPage && last.next !== undefined) {
+    yield parsed.items;
+    if (number === pageCount && parsed.count >= perPage && parsed.next !== undefined) {
       const visited = new Set([first.href]);
       for (let n = 2; n <= pageCount; n++) visited.add(pageUrl(first, n, settings.pageParam).href);
-      yield* nextPages(first, url, last, read, settings, visited);
+      yield* nextPages(first, url, parsed, read, settings, visited);
     }
   }
 }
@@ -326,19 +385,19 @@ function checkedPage(
   body: () => unknown,
   firstSignature: string,
   identity: readonly string[] | undefined,
-): HydraPage {
-  const page = parsePage(body(), url);
+): PageFacts {
+  const page = pageFacts(body(), url, identity);
   if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
-  if (page.items.length > 0 && signature(page.items, identity) === firstSignature) throw ignoresPage(url);
+  if (page.count > 0 && page.signature === firstSignature) throw ignoresPage(url);
   return page;
 }
 
 async function* followNextLinks(
   first: URL,
-  firstPage: HydraPage,
-  read: (url: URL) => Promise<Page>,
+  firstPage: PageFacts,
+  read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
-): AsyncGenerator<Item[], void, undefined> {
+): AsyncGenerator<Parcel<Item[]>, void, undefined> {
   yield firstPage.items;
   yield* nextPages(first, first, firstPage, read, settings, new Set([first.href]));
 }
@@ -351,12 +410,12 @@ async function* followNextLinks(
 async function* nextPages(
   first: URL,
   from: URL,
-  fromPage: HydraPage,
-  read: (url: URL) => Promise<Page>,
+  fromPage: PageFacts,
+  read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
   visited: Set<string>,
-): AsyncGenerator<Item[], void, undefined> {
-  let previous = signature(fromPage.items, settings.identity);
+): AsyncGenerator<Parcel<Item[]>, void, undefined> {
+  let previous = fromPage.signature;
   let current = from;
   let next = fromPage.next;
   while (next !== undefined) {
@@ -367,10 +426,9 @@ async function* nextPages(
     visited.add(url.href);
     const page = await read(url);
     if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
-    if (page.items.length > 0) {
-      const currentSignature = signature(page.items, settings.identity);
-      if (currentSignature === previous) throw ignoresPage(url);
-      previous = currentSignature;
+    if (page.count > 0) {
+      if (page.signature === previous) throw ignoresPage(url);
+      previous = page.signature;
     }
     yield page.items;
     current = url;
