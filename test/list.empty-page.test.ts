@@ -14,7 +14,8 @@ import { primed } from '../src/successor/collections.js';
 function appWithPages(pages: Record<string, unknown>[][], closed = { pages: false }): Hono<AppEnv> {
   async function* rendered() {
     try {
-      for (const page of pages) yield page;
+      // The engine hands pages over as their JSON text.
+      for (const page of pages) yield JSON.stringify(page);
     } finally {
       closed.pages = true;
     }

@@ -5,8 +5,6 @@ import { requestLog } from '../http/request-log.js';
 import type { AppEnv } from '../services.js';
 import { runMapped } from './translate.js';
 
-type Item = Record<string, unknown>;
-
 const OPEN_BRACKET = 0x5b;
 const COMMA = 0x2c;
 
@@ -41,14 +39,12 @@ export async function streamedList(
   }
   // A list of one page (up to `successor.pageSize` entries) is answered whole, without a stream:
   // the second `next` ends without a call when the first page said it was the only one (a Hydra
-  // total, a plain array shorter than a page). The first page waits for the second as its JSON
-  // text, not as the objects it was rendered from.
+  // total, a plain array shorter than a page). Pages come as the JSON text of their arrays.
   const first = await pages.next();
   if (first.done) return c.json([], 200);
-  const firstText = JSON.stringify(first.value);
   const second = await pages.next();
-  if (second.done) return c.body(firstText, 200, { 'Content-Type': 'application/json' });
-  const ahead = [firstText, JSON.stringify(second.value)];
+  if (second.done) return c.body(first.value, 200, { 'Content-Type': 'application/json' });
+  const ahead = [first.value, second.value];
   let opened = false;
   // The answer is over when its stream ends, fails or is cancelled, or when the connection is
   // gone (a caller that hung up, perhaps before the server ever read the stream): the request's
@@ -90,10 +86,10 @@ export async function streamedList(
                 ended();
                 return;
               }
-              // One JSON.stringify per page, encoded as it is: its `[` becomes the list's opening
-              // bracket or the comma after the page before, and its `]` is left out. (Cutting and
-              // joining the string first would make V8 copy the whole page once more.)
-              page = JSON.stringify(next.value as Item[]);
+              // Each page's text is encoded as it is: its `[` becomes the list's opening bracket or
+              // the comma after the page before, and its `]` is left out. (Cutting and joining the
+              // string first would make V8 copy the whole page once more.)
+              page = next.value;
             }
             if (page === '[]') continue;
             const bytes = encoder.encode(page);

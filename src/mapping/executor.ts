@@ -19,6 +19,7 @@ import {
   legacyViolations,
   type RenderPlan,
   renderEntities,
+  renderEntitiesJson,
   renderPlan,
   translateWrite,
   type UnusableFieldValue,
@@ -125,7 +126,8 @@ export type RunResult =
   | { type: 'none' }
   | { type: 'entity'; id: string | null; value: Record<string, unknown> }
   | { type: 'collection'; value: Record<string, unknown>[] }
-  | { type: 'collection-pages'; pages: AsyncGenerator<Record<string, unknown>[], void> }
+  /** Each page as the JSON text of its legacy objects' array (see renderEntitiesJson). */
+  | { type: 'collection-pages'; pages: AsyncGenerator<string, void> }
   | { type: 'object'; value: Record<string, unknown> };
 
 interface Ref {
@@ -1025,13 +1027,11 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-/** Renders a collection page by page (references are translated in one batch per page). */
+/** Renders a collection page by page, as JSON text (references are translated in one batch per page). */
 function renderPages(
   plan: RenderPlan,
   pages: AsyncGenerator<Entity[], void>,
   ids: IdResolver,
-): AsyncGenerator<Record<string, unknown>[], void> {
-  return mapPages(pages, async (page) =>
-    (await renderEntities(plan, page, ids)).map((entity) => entity.value),
-  );
+): AsyncGenerator<string, void> {
+  return mapPages(pages, (page) => renderEntitiesJson(plan, page, ids));
 }

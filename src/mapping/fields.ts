@@ -92,9 +92,6 @@ function containsReferences(field: CompiledField, raw: unknown): unknown[] {
     : [];
 }
 
-/** Where one entity's references wait for their legacy IDs: per column, a slot or a list of slots. */
-type Slots = (number | number[] | undefined)[];
-
 /**
  * Renders successor entities as legacy objects with exactly the plan's fields (legacy names, in
  * that order; `_id` is the entity's legacy ID). References become legacy IDs, resolved per kind in
@@ -112,8 +109,63 @@ export function renderEntities(
   const [only] = entities;
   const atOnce = entities.length === 1 && only !== undefined ? renderAtOnce(plan, only, ids) : undefined;
   if (atOnce) return [atOnce];
+  return prepareRender(plan, entities, ids, calls, (render) => render(0, entities.length));
+}
+
+/**
+ * How many entities of a page `renderEntitiesJson` renders and writes as JSON text at a time.
+ * V8 pretenures an allocation site (allocates its objects straight in the old generation) when a
+ * young-generation collection finds at least 85 of at least 100 of its recent objects alive. The
+ * objects of a whole page rendered at once (500 legacy objects, their lists of IDs) can be, and
+ * once pretenured they keep the young objects they point to alive until a full collection, a
+ * page's worth at every young one: over a long list that grew the old generation by tens of MiB
+ * in some runs. At 32 entities no site has more than 64 objects alive at a time.
+ */
+const RENDER_CHUNK = 32;
+
+/**
+ * The JSON text of `entities` rendered as `renderEntities` renders them (the same bytes as
+ * `JSON.stringify` of its values), rendered and written RENDER_CHUNK entities at a time, so that
+ * the legacy objects of a large page are never all alive together.
+ */
+export function renderEntitiesJson(
+  plan: RenderPlan,
+  entities: readonly Entity[],
+  ids: IdResolver,
+): string | Promise<string> {
+  return prepareRender(plan, entities, ids, undefined, (render) => {
+    const parts: string[] = [];
+    for (let from = 0; from < entities.length; from += RENDER_CHUNK) {
+      const to = Math.min(entities.length, from + RENDER_CHUNK);
+      parts.push(JSON.stringify(render(from, to).map((entity) => entity.value)).slice(1, -1));
+    }
+    return `[${parts.join(',')}]`;
+  });
+}
+
+/** Renders entities `from` (inclusive) to `to` (exclusive) of those given to `prepareRender`. */
+type RenderRange = (from: number, to: number) => RenderedEntity[];
+
+/** `counts` of a cell with a single reference (see prepareRender). */
+const SINGLE = -1;
+
+/**
+ * Phases 1 and 2 of rendering `entities`: every reference of every entity, grouped by target
+ * kind, then one translation per kind (kinds whose references carry their IDs need no waiting);
+ * then `finish` with the renderer of phase 3. Where each entity's references wait for their
+ * legacy IDs is kept in two flat lists with a cell per entity and column, not in lists per entity
+ * (which a large page would allocate by the hundred, see RENDER_CHUNK): `starts` holds the
+ * reference's slot in its kind's batch, or where the entity's run of references begins, -1 for
+ * none; `counts` the length of that run, SINGLE for one reference.
+ */
+function prepareRender<T>(
+  plan: RenderPlan,
+  entities: readonly Entity[],
+  ids: IdResolver,
+  calls: CallStats | undefined,
+  finish: (render: RenderRange) => T,
+): T | Promise<T> {
   const { resource, columns } = plan;
-  // Phase 1: every reference of every entity, grouped by target kind.
   const batches = new Map<CompiledKind, unknown[]>();
   const enqueue = (kind: CompiledKind, ref: unknown): number => {
     let list = batches.get(kind);
@@ -125,29 +177,30 @@ export function renderEntities(
     return list.length - 1;
   };
   const ownSlots: number[] = [];
-  const refSlots: Slots[] = [];
+  const starts: number[] = [];
+  const counts: number[] = [];
   for (const entity of entities) {
     ownSlots.push(enqueue(resource.kind, entity));
-    const slots: Slots = [];
     for (const { field, ref: kind } of columns) {
-      let slot: number | number[] | undefined;
+      let start = -1;
+      let count = SINGLE;
       if (field && kind) {
         const raw = getPath(entity, field.attribute);
         // A contains field waits only for the items that are references (none, usually).
         const refs = field.contains ? containsReferences(field, raw) : raw;
         if (field.many || field.contains) {
           if (Array.isArray(refs) && (refs.length > 0 || !field.contains)) {
-            slot = [];
-            for (const ref of refs) slot.push(enqueue(kind, ref));
+            start = batches.get(kind)?.length ?? 0;
+            count = refs.length;
+            for (const ref of refs) enqueue(kind, ref);
           }
-        } else if (raw !== null && raw !== undefined) slot = enqueue(kind, raw);
+        } else if (raw !== null && raw !== undefined) start = enqueue(kind, raw);
       }
-      slots.push(slot);
+      starts.push(start);
+      counts.push(count);
     }
-    refSlots.push(slots);
   }
 
-  // Phase 2: one translation per kind; kinds whose references carry their IDs need no waiting.
   const resolved = new Map<CompiledKind, (string | null)[]>();
   const lookups: Promise<unknown>[] = [];
   for (const [kind, refs] of batches) {
@@ -155,49 +208,66 @@ export function renderEntities(
     if (known) resolved.set(kind, known);
     else lookups.push(ids.toLegacy(kind, refs, calls).then((legacyIds) => resolved.set(kind, legacyIds)));
   }
-  const render = () => renderObjects(plan, entities, ownSlots, refSlots, resolved);
-  return lookups.length > 0 ? Promise.all(lookups).then(render) : render();
+  const cells = { ownSlots, starts, counts };
+  const render: RenderRange = (from, to) => renderObjects(plan, entities, cells, resolved, from, to);
+  return lookups.length > 0 ? Promise.all(lookups).then(() => finish(render)) : finish(render);
 }
 
-/** Phase 3 of `renderEntities`: the legacy objects, once every reference has its legacy ID. */
+/** Phase 3 of rendering: the legacy objects of entities `from` to `to`, every reference's legacy ID known. */
 function renderObjects(
   { resource, columns, unusable }: RenderPlan,
   entities: readonly Entity[],
-  ownSlots: readonly number[],
-  refSlots: readonly Slots[],
+  cells: { ownSlots: readonly number[]; starts: readonly number[]; counts: readonly number[] },
   resolved: ReadonlyMap<CompiledKind, readonly (string | null)[]>,
+  from: number,
+  to: number,
 ): RenderedEntity[] {
   const legacyAt = (kind: CompiledKind, slot: number) => resolved.get(kind)?.[slot] ?? null;
-  return entities.map((entity, e) => {
-    const id = legacyAt(resource.kind, ownSlots[e] ?? -1);
-    const slots = refSlots[e];
+  const width = columns.length;
+  const out: RenderedEntity[] = [];
+  for (let e = from; e < to; e++) {
+    const entity = entities[e] as Entity;
+    const id = legacyAt(resource.kind, cells.ownSlots[e] ?? -1);
     const value: Record<string, unknown> = {};
-    for (let c = 0; c < columns.length; c++) {
+    for (let c = 0; c < width; c++) {
       const { name, field, ref } = columns[c] as RenderColumn;
+      const cell = e * width + c;
       value[name] = field
         ? readField(
             field,
             entity,
-            ref && refValue(ref, field.many || field.contains !== undefined, slots?.[c], legacyAt),
+            ref &&
+              refValue(
+                ref,
+                field.many || field.contains !== undefined,
+                cells.starts[cell] ?? -1,
+                cells.counts[cell] ?? SINGLE,
+                legacyAt,
+              ),
             unusable,
           )
         : id;
     }
-    return { id, value };
-  });
+    out.push({ id, value });
+  }
+  return out;
 }
 
-/** A reference field's legacy value from its slots: an ID (or null), or the list of IDs found. */
+/**
+ * A reference field's legacy value from its cell (see prepareRender): an ID (or null), or the
+ * list of IDs found; undefined for a list field whose value was not a list.
+ */
 function refValue(
   kind: CompiledKind,
   many: boolean,
-  slots: number | number[] | undefined,
+  start: number,
+  count: number,
   legacyAt: (kind: CompiledKind, slot: number) => string | null,
 ): unknown {
-  if (!many) return typeof slots === 'number' ? legacyAt(kind, slots) : null;
-  if (!Array.isArray(slots)) return undefined;
+  if (!many) return start >= 0 ? legacyAt(kind, start) : null;
+  if (start < 0) return undefined;
   const legacyIds: string[] = [];
-  for (const slot of slots) {
+  for (let slot = start; slot < start + count; slot++) {
     const legacyId = legacyAt(kind, slot);
     if (legacyId !== null) legacyIds.push(legacyId);
   }
