@@ -17,6 +17,7 @@ import { GROUP_EXTENDED_FIELDS, GROUP_LIST_FIELDS } from '../src/legacy/group/sc
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { createSuccessorClient } from '../src/successor/client.js';
+import { mapPages } from '../src/successor/collections.js';
 import { releaseBody } from '../src/successor/http.js';
 import { sandbox } from './sandbox-helpers.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
@@ -492,6 +493,8 @@ describe('streamCollection', () => {
         return watched;
       };
       const watched = await watch();
+      // The reader waits for page 4 meanwhile, as it does while a page is written out.
+      const fourth = pages.next();
       // A WeakRef keeps its target until the job that made it has ended.
       await new Promise((resolve) => setImmediate(resolve));
       gc();
@@ -500,10 +503,51 @@ describe('streamCollection', () => {
         watched.map(() => true),
         'pages 1 to 3 (each page and its first user) are let go',
       );
+      assert.equal((await fourth).done, false);
       await pages.return();
     } finally {
       await client.close();
     }
+  });
+
+  it('mapPages closes its pages on return and on a failure, and a next under way then ends done', async () => {
+    let closed = 0;
+    async function* source() {
+      try {
+        yield 1;
+        yield 2;
+        yield 3;
+      } finally {
+        closed++;
+      }
+    }
+    // A caller that hangs up while a page is rendered: the reader is closed (it stops the pages it
+    // reads ahead), and the page under way is not handed out after the close.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const mapped = mapPages(source(), async (n) => {
+      if (n === 2) await gate;
+      return n * 10;
+    });
+    assert.deepEqual(await mapped.next(), { done: false, value: 10 });
+    const underWay = mapped.next();
+    const closing = mapped.return();
+    release();
+    await closing;
+    assert.deepEqual(await underWay, { done: true, value: undefined });
+    assert.equal(closed, 1, 'closed on return');
+    assert.deepEqual(await mapped.next(), { done: true, value: undefined });
+
+    const failing = mapPages(source(), (n) => {
+      if (n === 2) throw new Error('render failed');
+      return n;
+    });
+    assert.deepEqual(await failing.next(), { done: false, value: 1 });
+    await assert.rejects(failing.next(), /render failed/);
+    assert.equal(closed, 2, 'closed on a failure of map');
+    assert.deepEqual(await failing.next(), { done: true, value: undefined });
   });
 
   it("releaseBody hands over a socket read's buffer, never a small buffer of Buffer's shared pool", () => {

@@ -216,23 +216,35 @@ async function* pagesOf(
 
 /**
  * `map` applied to each page of `pages`, in order. Not a generator (see Parcel): nothing of a page
- * (the one taken, nor what `map` made of it) is held once it is passed on, so it dies young. Its
- * calls are not queued as a generator's are: the consumers here take one page at a time. `throw`
- * closes `pages` and throws the error back, as a generator without a `catch` would.
+ * (the one taken, nor what `map` made of it) is held once it is passed on, so it dies young. Like a
+ * generator it is done after `return`, `throw` or a failure (of `pages` or of `map`), and closes
+ * `pages` then, so that a reader stops the pages it reads ahead. Unlike a generator's, its calls
+ * are not queued: a `next` still under way when `return` is called ends with `done`.
  */
 export function mapPages<T, U>(
   pages: AsyncIterator<T, void>,
   map: (page: T) => U | Promise<U>,
 ): AsyncGenerator<U, void> {
+  const done: IteratorReturnResult<void> = { done: true, value: undefined };
+  let finished = false;
   const close = async (): Promise<IteratorResult<U, void>> => {
+    finished = true;
     await pages.return?.();
-    return { done: true, value: undefined };
+    return done;
   };
   const mapped: AsyncGenerator<U, void> = {
     async next() {
-      const next = await pages.next();
-      if (next.done) return { done: true, value: undefined };
-      return { done: false, value: await map(next.value) };
+      if (finished) return done;
+      try {
+        const next = await pages.next();
+        if (next.done) finished = true;
+        if (next.done || finished) return done;
+        const value = await map(next.value);
+        return finished ? done : { done: false, value };
+      } catch (error) {
+        if (!finished) await close().catch(() => undefined);
+        throw error;
+      }
     },
     return: close,
     async throw(error) {
@@ -365,16 +377,21 @@ async function* readCountedPages(
     } catch (error) {
       throw failure?.error ?? error;
     }
-    const parsed = checkedPage(page.url, body, firstSignature, settings.identity);
+    let parsed: PageFacts | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
     const url = page.url;
-    // Nothing of this page's bytes is held while the next one is awaited, nor of its items (see Parcel).
+    // Nothing of this page is held while the next one is awaited: not its bytes, not its items
+    // (they leave in a parcel, see Parcel), and its facts only when `next` links are followed from it.
     page = undefined;
     body = undefined;
-    yield parsed.items;
-    if (number === pageCount && parsed.count >= perPage && parsed.next !== undefined) {
+    const last =
+      number === pageCount && parsed.count >= perPage && parsed.next !== undefined ? parsed : undefined;
+    const items = parsed.items;
+    parsed = undefined;
+    yield items;
+    if (last) {
       const visited = new Set([first.href]);
       for (let n = 2; n <= pageCount; n++) visited.add(pageUrl(first, n, settings.pageParam).href);
-      yield* nextPages(first, url, parsed, read, settings, visited);
+      yield* nextPages(first, url, last, read, settings, visited);
     }
   }
 }
