@@ -16,7 +16,7 @@ import { runInNewContext } from 'node:vm';
 import { GROUP_EXTENDED_FIELDS, GROUP_LIST_FIELDS } from '../src/legacy/group/schema.js';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { createSuccessorClient } from '../src/successor/client.js';
+import { createSuccessorClient, type SuccessorClient } from '../src/successor/client.js';
 import { mapPages } from '../src/successor/collections.js';
 import { releaseBody } from '../src/successor/http.js';
 import { sandbox } from './sandbox-helpers.js';
@@ -440,13 +440,14 @@ describe('streamCollection', () => {
     await sb?.close();
   });
 
-  /** A client on the sandbox reading pages of 10, `pageConcurrency` at a time. */
-  const pagedClient = (pageConcurrency: number) =>
+  /** A client on the sandbox reading pages of 10, `pageConcurrency` at a time (plain arrays with `accept: application/json`). */
+  const pagedClient = (pageConcurrency: number, accept?: string) =>
     createSuccessorClient({
       baseUrl: sb.apiBaseUrl,
       auth: { type: 'apiKey', key: sb.apiKey },
       pageSize: 10,
       pageConcurrency,
+      ...(accept === undefined ? {} : { accept }),
     });
 
   it('reads at most pageConcurrency pages ahead of the consumer, in order', async () => {
@@ -474,41 +475,87 @@ describe('streamCollection', () => {
     }
   });
 
-  it('holds none of the pages it has passed on while it waits for the next', async () => {
-    // A page held by the reader while the next one is awaited lives through the young-generation
-    // collections of that wait and is promoted; a long list then fills the old generation.
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const client = pagedClient(1);
-    try {
-      const pages = client.streamCollection('/users');
-      // Taken in a function of its own, so that no page stays among this test's own variables.
-      const watch = async () => {
-        const watched: WeakRef<object>[] = [];
-        for (let n = 0; n < 3; n++) {
-          const page = await pages.next();
-          assert.ok(!page.done && page.value[0]);
-          watched.push(new WeakRef(page.value), new WeakRef(page.value[0]));
-        }
-        return watched;
-      };
-      const watched = await watch();
-      // The reader waits for page 4 meanwhile, as it does while a page is written out.
-      const fourth = pages.next();
-      // A WeakRef keeps its target until the job that made it has ended.
-      await new Promise((resolve) => setImmediate(resolve));
-      gc();
-      assert.deepEqual(
-        watched.map((ref) => ref.deref() === undefined),
-        watched.map(() => true),
-        'pages 1 to 3 (each page and its first user) are let go',
-      );
-      assert.equal((await fourth).done, false);
-      await pages.return();
-    } finally {
-      await client.close();
-    }
-  });
+  /**
+   * A successor on loopback that pages its 95 users by `next` links only, without a total (the
+   * sandbox always sends one), 10 a page.
+   */
+  async function nextLinksOnly(): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      const page = Number(url.searchParams.get('page') ?? '1');
+      const members = Array.from({ length: Math.min(10, 95 - (page - 1) * 10) }, (_, i) => ({
+        '@id': `/api/users/${(page - 1) * 10 + i}`,
+        user: `pupil.${(page - 1) * 10 + i}`,
+      }));
+      const view = page < 10 ? { 'hydra:next': `/api/users?itemsPerPage=10&page=${page + 1}` } : {};
+      response.writeHead(200, { 'content-type': 'application/ld+json' });
+      response.end(JSON.stringify({ 'hydra:member': members, 'hydra:view': view }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  const readers: { name: string; client(): Promise<{ client: SuccessorClient; close(): Promise<void> }> }[] =
+    [
+      { name: 'counted pages', client: async () => ({ client: pagedClient(1), close: async () => {} }) },
+      {
+        name: 'plain arrays',
+        client: async () => ({ client: pagedClient(1, 'application/json'), close: async () => {} }),
+      },
+      {
+        name: 'next links',
+        client: async () => {
+          const server = await nextLinksOnly();
+          const client = createSuccessorClient({
+            baseUrl: server.url,
+            auth: { type: 'apiKey', key: 'any' },
+            pageSize: 10,
+          });
+          return { client, close: server.close };
+        },
+      },
+    ];
+  for (const reader of readers) {
+    it(`holds none of the pages it has passed on while it waits for the next (${reader.name})`, async () => {
+      // A page held by the reader while the next one is awaited lives through the young-generation
+      // collections of that wait and is promoted; a long list then fills the old generation.
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const { client, close } = await reader.client();
+      try {
+        const pages = client.streamCollection('/users');
+        // Taken in a function of its own, so that no page stays among this test's own variables.
+        const watch = async () => {
+          const watched: WeakRef<object>[] = [];
+          for (let n = 0; n < 3; n++) {
+            const page = await pages.next();
+            assert.ok(!page.done && page.value[0]);
+            watched.push(new WeakRef(page.value), new WeakRef(page.value[0]));
+          }
+          return watched;
+        };
+        const watched = await watch();
+        // The reader waits for page 4 meanwhile, as it does while a page is written out.
+        const fourth = pages.next();
+        // A WeakRef keeps its target until the job that made it has ended.
+        await new Promise((resolve) => setImmediate(resolve));
+        gc();
+        assert.deepEqual(
+          watched.map((ref) => ref.deref() === undefined),
+          watched.map(() => true),
+          'pages 1 to 3 (each page and its first user) are let go',
+        );
+        assert.equal((await fourth).done, false);
+        await pages.return();
+      } finally {
+        await client.close();
+        await close();
+      }
+    });
+  }
 
   it('mapPages closes its pages on return and on a failure, and a next under way then ends done', async () => {
     let closed = 0;
