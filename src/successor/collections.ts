@@ -237,8 +237,10 @@ export function mapPages<T, U>(
       if (finished) return done;
       try {
         const next = await pages.next();
-        if (next.done) finished = true;
-        if (next.done || finished) return done;
+        if (next.done || finished) {
+          finished = true;
+          return done;
+        }
         const value = await map(next.value);
         return finished ? done : { done: false, value };
       } catch (error) {
