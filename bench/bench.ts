@@ -20,7 +20,9 @@
 // BENCH_PATH (1: the proxies and the hop time their own part of each request they serve alone,
 // bench/path-times.mjs, and each scenario logs the medians of its one-connection slices: before
 // the first successor call, after the last answer, and the calls' part between; that too leaves
-// the CPU figures empty).
+// the CPU figures empty), BENCH_LARGE_LISTS (1, recorded lists of 100,000 users per target after
+// the unrecorded one; the table shows the highest peak, stderr each list's peak and the proxy's
+// RSS and heap after it).
 // `npm run bench -- --json` prints the figures as JSON instead of the table.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,8 +63,14 @@ import {
   startSandbox,
 } from './processes.js';
 import {
+  addCalls,
   addedOverDirect,
   type BenchReport,
+  type CallCounts,
+  callsBetween,
+  callsPerRequest,
+  callTotal,
+  callWrites,
   formatTable,
   median,
   type ScenarioReport,
@@ -104,6 +112,8 @@ const warmupSeconds = wholeNumber('BENCH_WARMUP_SECONDS', 3, 0);
  */
 const PROCESS_WARMUP_SECONDS = 8;
 const connections = wholeNumber('BENCH_CONNECTIONS', 50, 1);
+/** Recorded lists of 100,000 users per target (the 10,000-user list: seven, for its median time). */
+const largeLists = wholeNumber('BENCH_LARGE_LISTS', 1, 1);
 const latencySeconds = wholeNumber('BENCH_LATENCY_SECONDS', 1, 1);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const cpuProfileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : undefined;
@@ -141,11 +151,12 @@ function log(text: string): void {
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-/** Successor API calls so far (token calls left out), from the sandbox's request counters. */
-async function successorCalls(sandbox: SandboxProcess): Promise<number> {
+/** Successor API calls so far by route (`GET /users/{id}`), from the sandbox's request counters; token calls left out. */
+async function successorCalls(sandbox: SandboxProcess): Promise<CallCounts> {
   const response = await fetch(`${sandbox.url}/__sandbox/counters`);
-  const body = (await response.json()) as { total: number; counters: Record<string, number> };
-  return body.total - (body.counters['POST /token'] ?? 0);
+  const { counters } = (await response.json()) as { counters: CallCounts };
+  const { 'POST /token': _token, ...calls } = counters;
+  return calls;
 }
 
 /** One autocannon run of a target's calls, its result raw (merged later with the target's other slices). */
@@ -183,7 +194,8 @@ interface Tally {
   results: RawResult[];
   /** CPU µs of each load slice, for the log: whether the process had settled. */
   sliceCpu: number[];
-  calls: number;
+  /** Successor calls made during the load slices, by route. */
+  calls: CallCounts;
   /** Latencies of the one-connection slices, in ms, and how many of those answers were not 2xx. */
   latencies: number[];
   latencyErrors: number;
@@ -193,12 +205,12 @@ interface Tally {
  * Successor calls so far, once the requests still in flight when a slice stopped have made theirs:
  * when two reads 25 ms apart agree (at most 2 s), so that a slice's calls are its own target's.
  */
-async function settledCalls(sandbox: SandboxProcess): Promise<number> {
+async function settledCalls(sandbox: SandboxProcess): Promise<CallCounts> {
   let calls = await successorCalls(sandbox);
   for (let i = 0; i < 80; i++) {
     await new Promise((resolve) => setTimeout(resolve, 25));
     const now = await successorCalls(sandbox);
-    if (now === calls) break;
+    if (callTotal(now) === callTotal(calls)) break;
     calls = now;
   }
   return calls;
@@ -210,7 +222,7 @@ async function loadSlice(tally: Tally, duration: number, sandbox: SandboxProcess
   const callsBefore = await successorCalls(sandbox);
   const cpuBefore = cpuTotal(target.pid);
   tally.results.push(await autocannonRun(target, duration));
-  tally.calls += (await settledCalls(sandbox)) - callsBefore;
+  addCalls(tally.calls, callsBetween(callsBefore, await settledCalls(sandbox)));
   tally.sliceCpu.push(cpuTotal(target.pid) - cpuBefore);
 }
 
@@ -293,7 +305,7 @@ async function measureScenario(
     target,
     results: [],
     sliceCpu: [],
-    calls: 0,
+    calls: {},
     latencies: [],
     latencyErrors: 0,
   }));
@@ -338,6 +350,10 @@ async function measureScenario(
       log(
         `  ${target.name}: own time on the path at one connection (median of ${own.timed}): ${own.beforeUs} µs before the first successor call, ${own.afterUs} µs after the last answer; the calls ${own.callsUs} µs`,
       );
+    if (target.pid !== undefined && requests > 0)
+      log(
+        `  ${target.name}: successor calls per request by route: ${callsPerRequest(tally.calls, requests)}`,
+      );
     oneConnectionP50Ms[target.name] = p50;
     figures[target.name] = {
       // Requests sent per second of load. A request sent is served, its CPU counted, even when the
@@ -352,7 +368,8 @@ async function measureScenario(
       // A preloaded hook (BENCH_ASYNC, BENCH_PATH) slows the process: its CPU figure would mislead.
       cpuUsPerRequest:
         target.pid === undefined || requests === 0 || hooked ? null : Math.round(cpuUs / requests),
-      successorCallsPerRequest: requests === 0 ? null : round(tally.calls / requests, 2),
+      successorCallsPerRequest: requests === 0 ? null : round(callTotal(tally.calls) / requests, 2),
+      successorWritesPerRequest: requests === 0 ? null : round(callWrites(tally.calls) / requests, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: merged.errors + merged.non2xx + tally.latencyErrors,
     };
@@ -573,7 +590,7 @@ async function measureLargeLists(
         : allPages(name === 'hop' ? stack.hop.url : stack.sandbox.url, bearer),
     times: [] as number[],
     cpuMicros: 0,
-    calls: 0,
+    calls: {} as CallCounts,
     errors: 0,
     peakRssMiB: 0,
   }));
@@ -594,11 +611,16 @@ async function measureLargeLists(
     const count = await target.once();
     target.times.push((performance.now() - started) / 1000);
     target.cpuMicros += cpuTotal(target.pid) - cpuBefore;
-    target.calls += (await successorCalls(stack.sandbox)) - callsBefore;
-    if (target.pid !== undefined) target.peakRssMiB = Math.max(target.peakRssMiB, peakRssMiB(target.pid));
+    addCalls(target.calls, callsBetween(callsBefore, await successorCalls(stack.sandbox)));
+    if (target.pid !== undefined) {
+      const peak = peakRssMiB(target.pid);
+      target.peakRssMiB = Math.max(target.peakRssMiB, peak);
+      log(
+        `  ${target.name}: list ${target.times.length}, peak RSS ${peak} MiB, RSS after ${rssMiB(target.pid)} MiB${target.name === 'proxy' ? `; ${await heapFigures(stack.proxy)}` : ''}`,
+      );
+    }
     if (count() < expected) target.errors++;
   }
-  log(`  proxy: ${await heapFigures(stack.proxy)}`);
   for (const target of targets)
     log(`  ${target.name}: ${target.times.map((time) => time.toFixed(2)).join(', ')} s`);
   const figures = (target: (typeof targets)[number]): TargetFigures => {
@@ -609,7 +631,8 @@ async function measureLargeLists(
       p99Ms: null,
       addedP50Ms: null,
       cpuUsPerRequest: target.pid === undefined || hooked ? null : Math.round(target.cpuMicros / repeat),
-      successorCallsPerRequest: round(target.calls / repeat, 2),
+      successorCallsPerRequest: round(callTotal(target.calls) / repeat, 2),
+      successorWritesPerRequest: round(callWrites(target.calls) / repeat, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: target.errors,
       seconds: round(times[Math.floor(times.length / 2)] ?? 0, 3),
@@ -640,7 +663,7 @@ async function main(): Promise<void> {
     const scenarios = await runLoadScenarios(dir);
     for (const [count, repeat] of [
       [10_000, 7],
-      [100_000, 1],
+      [100_000, largeLists],
     ] as const) {
       const report = await runLargeList(dir, count, repeat);
       if (report) scenarios.push(report);

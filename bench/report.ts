@@ -20,6 +20,8 @@ export interface TargetFigures {
   cpuUsPerRequest: number | null;
   /** Successor API calls (token calls not counted) per request of this target. */
   successorCallsPerRequest: number | null;
+  /** Of those, the calls that change something (any method but GET and HEAD) per request. */
+  successorWritesPerRequest: number | null;
   /** Resident memory of the proxy or hop process after the target's run; null for direct. */
   rssMiB: number | null;
   /** Requests that failed or answered other than 2xx (should be 0). */
@@ -28,6 +30,46 @@ export interface TargetFigures {
   seconds?: number;
   /** Large lists only: peak resident memory of the proxy or hop process during the list. */
   peakRssMiB?: number | null;
+}
+
+/** Successor calls by route, as the sandbox counts them: `{"GET /users/{id}": 3, …}`. */
+export type CallCounts = Record<string, number>;
+
+/** Every call counted. */
+export function callTotal(calls: CallCounts): number {
+  let total = 0;
+  for (const count of Object.values(calls)) total += count;
+  return total;
+}
+
+/** The calls that change something: every method but GET and HEAD. */
+export function callWrites(calls: CallCounts): number {
+  let writes = 0;
+  for (const [route, count] of Object.entries(calls))
+    if (!route.startsWith('GET ') && !route.startsWith('HEAD ')) writes += count;
+  return writes;
+}
+
+/** The calls counted in `after` but not yet in `before`, by route (routes without any left out). */
+export function callsBetween(before: CallCounts, after: CallCounts): CallCounts {
+  const between: CallCounts = {};
+  for (const [route, count] of Object.entries(after)) {
+    const made = count - (before[route] ?? 0);
+    if (made > 0) between[route] = made;
+  }
+  return between;
+}
+
+/** Adds `more` to `calls`, route by route. */
+export function addCalls(calls: CallCounts, more: CallCounts): void {
+  for (const [route, count] of Object.entries(more)) calls[route] = (calls[route] ?? 0) + count;
+}
+
+/** Calls per request by route, most first, for the log: `GET /users/{id} 1.49, POST /users/{id}/groups 0.50`. */
+export function callsPerRequest(calls: CallCounts, requests: number): string {
+  const routes = Object.entries(calls).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (requests <= 0 || routes.length === 0) return 'none';
+  return routes.map(([route, count]) => `${route} ${(count / requests).toFixed(2)}`).join(', ');
 }
 
 export interface ScenarioReport {
@@ -119,7 +161,7 @@ export function formatTable(report: BenchReport): string {
             cell(t.p99Ms, 1),
             cell(t.addedP50Ms, 2),
             `${cell(t.cpuUsPerRequest)}${name.startsWith('proxy') ? ratio(t.cpuUsPerRequest, hop.cpuUsPerRequest) : ''}`,
-            cell(t.successorCallsPerRequest, 2),
+            `${cell(t.successorCallsPerRequest, 2)}${t.successorWritesPerRequest ? ` (${cell(t.successorWritesPerRequest, 2)})` : ''}`,
             cell(t.rssMiB),
             String(t.errors),
           ],
@@ -136,7 +178,7 @@ export function formatTable(report: BenchReport): string {
           'p99 ms',
           '+p50 ms @1',
           'CPU µs/req (× hop)',
-          'calls/req',
+          'calls/req (writes)',
           'RSS MiB',
           'errors',
         ],

@@ -3,8 +3,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  addCalls,
   addedOverDirect,
   type BenchReport,
+  callsBetween,
+  callsPerRequest,
+  callTotal,
+  callWrites,
   formatTable,
   median,
   summarizeRounds,
@@ -20,6 +25,7 @@ const figures = (overrides: Partial<TargetFigures> = {}): TargetFigures => ({
   addedP50Ms: 0.4,
   cpuUsPerRequest: 150,
   successorCallsPerRequest: 1,
+  successorWritesPerRequest: 0,
   rssMiB: 120.5,
   errors: 0,
   ...overrides,
@@ -38,6 +44,15 @@ const report: BenchReport = {
         hop: figures({ rps: 3000, cpuUsPerRequest: 100 }),
         proxy: figures({ rps: 2400, cpuUsPerRequest: 180 }),
         proxyPostgres: figures({ rps: 2200, cpuUsPerRequest: 190 }),
+      },
+    },
+    {
+      name: 'link + unlink a group',
+      kind: 'load',
+      targets: {
+        direct: figures({ addedP50Ms: 0, cpuUsPerRequest: null, rssMiB: null, successorWritesPerRequest: 1 }),
+        hop: figures({ successorWritesPerRequest: 1 }),
+        proxy: figures({ successorCallsPerRequest: 2.49, successorWritesPerRequest: 1 }),
       },
     },
     {
@@ -61,7 +76,7 @@ describe('bench report', () => {
     assert.equal(json.node, 'v20.20.2');
     assert.deepEqual(
       json.scenarios.map((scenario) => scenario.name),
-      ['get one user (warm)', 'list users extended, 10,000 users'],
+      ['get one user (warm)', 'link + unlink a group', 'list users extended, 10,000 users'],
     );
     assert.deepEqual(Object.keys(json.scenarios[0]?.targets ?? {}), [
       'direct',
@@ -80,12 +95,14 @@ describe('bench report', () => {
           'addedP50Ms',
           'cpuUsPerRequest',
           'successorCallsPerRequest',
+          'successorWritesPerRequest',
           'rssMiB',
         ])
           assert.ok(key in target, key);
       }
     }
-    const large = json.scenarios[1]?.targets.proxy;
+    assert.equal(json.scenarios[1]?.targets.proxy?.successorWritesPerRequest, 1);
+    const large = json.scenarios[2]?.targets.proxy;
     assert.equal(large?.seconds, 0.6);
     assert.equal(large?.peakRssMiB, 140);
   });
@@ -102,6 +119,13 @@ describe('bench report', () => {
     assert.match(postgresRow ?? '', /2200 \(0\.55×\)/, 'the PostgreSQL store has its row next to SQLite');
     assert.match(proxyRow, /2400 \(0\.60×\)/, 'req/s as a share of direct');
     assert.match(proxyRow, /180 \(1\.80×\)/, 'CPU per request as a multiple of the hop');
+    assert.match(proxyRow, / 1\.00 {2}/, 'a read scenario shows its calls alone');
+    const writeRow = lines.find((line) => line.startsWith('link + unlink a group') && / proxy /.test(line));
+    assert.match(
+      writeRow ?? '',
+      / 2\.49 \(1\.00\) /,
+      'a write scenario shows its calls and, in brackets, its writes',
+    );
     const directRow = lines.find((line) => line.startsWith('get one user (warm)') && / direct /.test(line));
     assert.match(directRow ?? '', / — /, 'no proxy process, no CPU figure');
     const largeRow = lines.find(
@@ -142,6 +166,37 @@ describe('bench report', () => {
     assert.equal(candidate?.overReference, 1.8);
     assert.equal(candidate?.overBase?.ratio, 0.9);
     assert.equal(candidate?.overBase?.lowerIn, 2);
+  });
+
+  it("counts the successor's calls between two snapshots by route, writes being every method but GET and HEAD", () => {
+    const before = { 'GET /users/{id}': 10, 'POST /users/{id}/groups': 4 };
+    const after = {
+      'GET /users/{id}': 13,
+      'POST /users/{id}/groups': 5,
+      'DELETE /users/{id}/groups/{groupId}': 1,
+      'HEAD /users/{id}': 0,
+    };
+    const between = callsBetween(before, after);
+    assert.deepEqual(between, {
+      'GET /users/{id}': 3,
+      'POST /users/{id}/groups': 1,
+      'DELETE /users/{id}/groups/{groupId}': 1,
+    });
+    assert.equal(callTotal(between), 5);
+    assert.equal(callWrites(between), 2);
+    assert.equal(callWrites({ 'HEAD /users/{id}': 2, 'GET /users': 1 }), 0);
+    const tally = { 'GET /users/{id}': 1 };
+    addCalls(tally, between);
+    assert.deepEqual(tally, {
+      'GET /users/{id}': 4,
+      'POST /users/{id}/groups': 1,
+      'DELETE /users/{id}/groups/{groupId}': 1,
+    });
+    assert.equal(
+      callsPerRequest(tally, 2),
+      'GET /users/{id} 2.00, DELETE /users/{id}/groups/{groupId} 0.50, POST /users/{id}/groups 0.50',
+    );
+    assert.equal(callsPerRequest({}, 2), 'none');
   });
 
   it('takes the median of an odd and an even count', () => {
