@@ -67,12 +67,12 @@ import {
   addedOverDirect,
   type BenchReport,
   type CallCounts,
-  callsBetween,
-  callsPerRequest,
   callTotal,
   callWrites,
+  countsBetween,
   formatTable,
   median,
+  perRequestText,
   type ScenarioReport,
   TARGETS,
   type TargetFigures,
@@ -222,7 +222,7 @@ async function loadSlice(tally: Tally, duration: number, sandbox: SandboxProcess
   const callsBefore = await successorCalls(sandbox);
   const cpuBefore = cpuTotal(target.pid);
   tally.results.push(await autocannonRun(target, duration));
-  addCalls(tally.calls, callsBetween(callsBefore, await settledCalls(sandbox)));
+  addCalls(tally.calls, countsBetween(callsBefore, await settledCalls(sandbox)));
   tally.sliceCpu.push(cpuTotal(target.pid) - cpuBefore);
 }
 
@@ -351,9 +351,7 @@ async function measureScenario(
         `  ${target.name}: own time on the path at one connection (median of ${own.timed}): ${own.beforeUs} µs before the first successor call, ${own.afterUs} µs after the last answer; the calls ${own.callsUs} µs`,
       );
     if (target.pid !== undefined && requests > 0)
-      log(
-        `  ${target.name}: successor calls per request by route: ${callsPerRequest(tally.calls, requests)}`,
-      );
+      log(`  ${target.name}: successor calls per request by route: ${perRequestText(tally.calls, requests)}`);
     oneConnectionP50Ms[target.name] = p50;
     figures[target.name] = {
       // Requests sent per second of load. A request sent is served, its CPU counted, even when the
@@ -611,7 +609,7 @@ async function measureLargeLists(
     const count = await target.once();
     target.times.push((performance.now() - started) / 1000);
     target.cpuMicros += cpuTotal(target.pid) - cpuBefore;
-    addCalls(target.calls, callsBetween(callsBefore, await successorCalls(stack.sandbox)));
+    addCalls(target.calls, countsBetween(callsBefore, await successorCalls(stack.sandbox)));
     if (target.pid !== undefined) {
       const peak = peakRssMiB(target.pid);
       target.peakRssMiB = Math.max(target.peakRssMiB, peak);
@@ -624,7 +622,6 @@ async function measureLargeLists(
   for (const target of targets)
     log(`  ${target.name}: ${target.times.map((time) => time.toFixed(2)).join(', ')} s`);
   const figures = (target: (typeof targets)[number]): TargetFigures => {
-    const times = [...target.times].sort((a, b) => a - b);
     return {
       rps: null,
       p50Ms: null,
@@ -635,7 +632,7 @@ async function measureLargeLists(
       successorWritesPerRequest: round(callWrites(target.calls) / repeat, 2),
       rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
       errors: target.errors,
-      seconds: round(times[Math.floor(times.length / 2)] ?? 0, 3),
+      seconds: round(median(target.times), 3),
       peakRssMiB: target.pid === undefined ? null : target.peakRssMiB,
     };
   };

@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freePort } from '../test/postgres-helpers.js';
+import { countsBetween, perRequestText } from './report.js';
 
 export const root = path.resolve(import.meta.dirname, '..');
 const bin = path.join(root, 'bin', 'idm-compat.js');
@@ -220,12 +221,7 @@ export interface AsyncCounts {
 export function asyncPerRequest(before: AsyncCounts, after: AsyncCounts): string {
   const requests = after.requests - before.requests;
   if (requests <= 0) return 'no requests counted';
-  return Object.entries(after.resources)
-    .map(([type, count]) => [type, (count - (before.resources[type] ?? 0)) / requests] as const)
-    .filter(([, perRequest]) => perRequest >= 0.01)
-    .sort((a, b) => b[1] - a[1])
-    .map(([type, perRequest]) => `${type} ${perRequest.toFixed(2)}`)
-    .join(', ');
+  return perRequestText(countsBetween(before.resources, after.resources), requests);
 }
 
 /** What bench/path-times.mjs last wrote for a process: requests timed, and their times (before, after, calls) by µs bucket. */

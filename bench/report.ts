@@ -50,12 +50,15 @@ export function callWrites(calls: CallCounts): number {
   return writes;
 }
 
-/** The calls counted in `after` but not yet in `before`, by route (routes without any left out). */
-export function callsBetween(before: CallCounts, after: CallCounts): CallCounts {
-  const between: CallCounts = {};
-  for (const [route, count] of Object.entries(after)) {
-    const made = count - (before[route] ?? 0);
-    if (made > 0) between[route] = made;
+/** What each key counted between two snapshots of counters (`after` minus `before`); keys with nothing between left out. */
+export function countsBetween(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  const between: Record<string, number> = {};
+  for (const [key, count] of Object.entries(after)) {
+    const made = count - (before[key] ?? 0);
+    if (made !== 0) between[key] = made;
   }
   return between;
 }
@@ -65,11 +68,17 @@ export function addCalls(calls: CallCounts, more: CallCounts): void {
   for (const [route, count] of Object.entries(more)) calls[route] = (calls[route] ?? 0) + count;
 }
 
-/** Calls per request by route, most first, for the log: `GET /users/{id} 1.49, POST /users/{id}/groups 0.50`. */
-export function callsPerRequest(calls: CallCounts, requests: number): string {
-  const routes = Object.entries(calls).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-  if (requests <= 0 || routes.length === 0) return 'none';
-  return routes.map(([route, count]) => `${route} ${(count / requests).toFixed(2)}`).join(', ');
+/**
+ * Counts per request, most first (equal ones by key), those under 0.01 left out, for the log:
+ * `GET /users/{id} 1.49, POST /users/{id}/groups 0.50`; `none` when nothing is left.
+ */
+export function perRequestText(counts: Record<string, number>, requests: number): string {
+  const rows = Object.entries(counts)
+    .map(([key, count]) => [key, count / requests] as const)
+    .filter(([, perRequest]) => perRequest >= 0.01)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  if (requests <= 0 || rows.length === 0) return 'none';
+  return rows.map(([key, perRequest]) => `${key} ${perRequest.toFixed(2)}`).join(', ');
 }
 
 export interface ScenarioReport {

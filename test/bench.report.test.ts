@@ -6,12 +6,12 @@ import {
   addCalls,
   addedOverDirect,
   type BenchReport,
-  callsBetween,
-  callsPerRequest,
   callTotal,
   callWrites,
+  countsBetween,
   formatTable,
   median,
+  perRequestText,
   summarizeRounds,
   type TargetFigures,
   toJson,
@@ -176,7 +176,7 @@ describe('bench report', () => {
       'DELETE /users/{id}/groups/{groupId}': 1,
       'HEAD /users/{id}': 0,
     };
-    const between = callsBetween(before, after);
+    const between = countsBetween(before, after);
     assert.deepEqual(between, {
       'GET /users/{id}': 3,
       'POST /users/{id}/groups': 1,
@@ -193,10 +193,13 @@ describe('bench report', () => {
       'DELETE /users/{id}/groups/{groupId}': 1,
     });
     assert.equal(
-      callsPerRequest(tally, 2),
+      perRequestText(tally, 2),
       'GET /users/{id} 2.00, DELETE /users/{id}/groups/{groupId} 0.50, POST /users/{id}/groups 0.50',
     );
-    assert.equal(callsPerRequest({}, 2), 'none');
+    assert.equal(perRequestText({}, 2), 'none');
+    assert.equal(perRequestText({ 'GET /users': 1 }, 1000), 'none', 'under 0.01 a request: left out');
+    // Counters only grow; a drop (the sandbox's counters reset during a run) shows, not hidden.
+    assert.deepEqual(countsBetween({ 'GET /users': 5 }, { 'GET /users': 3 }), { 'GET /users': -2 });
   });
 
   it('takes the median of an odd and an even count', () => {
