@@ -621,21 +621,19 @@ async function measureLargeLists(
   }
   for (const target of targets)
     log(`  ${target.name}: ${target.times.map((time) => time.toFixed(2)).join(', ')} s`);
-  const figures = (target: (typeof targets)[number]): TargetFigures => {
-    return {
-      rps: null,
-      p50Ms: null,
-      p99Ms: null,
-      addedP50Ms: null,
-      cpuUsPerRequest: target.pid === undefined || hooked ? null : Math.round(target.cpuMicros / repeat),
-      successorCallsPerRequest: round(callTotal(target.calls) / repeat, 2),
-      successorWritesPerRequest: round(callWrites(target.calls) / repeat, 2),
-      rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
-      errors: target.errors,
-      seconds: round(median(target.times), 3),
-      peakRssMiB: target.pid === undefined ? null : target.peakRssMiB,
-    };
-  };
+  const figures = (target: (typeof targets)[number]): TargetFigures => ({
+    rps: null,
+    p50Ms: null,
+    p99Ms: null,
+    addedP50Ms: null,
+    cpuUsPerRequest: target.pid === undefined || hooked ? null : Math.round(target.cpuMicros / repeat),
+    successorCallsPerRequest: round(callTotal(target.calls) / repeat, 2),
+    successorWritesPerRequest: round(callWrites(target.calls) / repeat, 2),
+    rssMiB: target.pid === undefined ? null : rssMiB(target.pid),
+    errors: target.errors,
+    seconds: round(median(target.times), 3),
+    peakRssMiB: target.pid === undefined ? null : target.peakRssMiB,
+  });
   const [direct, hop, proxy] = targets;
   if (!direct || !hop || !proxy) throw new Error('the large lists need the direct, hop and proxy targets');
   return { direct: figures(direct), hop: figures(hop), proxy: figures(proxy) };
