@@ -557,7 +557,7 @@ describe('streamCollection', () => {
     });
   }
 
-  it('mapPages closes its pages on return and on a failure, and a next under way then ends done', async () => {
+  it('mapPages closes its pages on return, on throw and on a failure, and a next under way then ends done', async () => {
     let closed = 0;
     async function* source() {
       try {
@@ -595,6 +595,47 @@ describe('streamCollection', () => {
     await assert.rejects(failing.next(), /render failed/);
     assert.equal(closed, 2, 'closed on a failure of map');
     assert.deepEqual(await failing.next(), { done: true, value: undefined });
+
+    // A page read that the close stops (an aborted fetch) ends the next under way done, not failed.
+    let returned = 0;
+    let abort: (error: Error) => void = () => {};
+    const fetching: AsyncIterator<number, void> = {
+      next: () =>
+        new Promise((_, reject) => {
+          abort = reject;
+        }),
+      return: async () => {
+        returned++;
+        abort(new Error('This operation was aborted'));
+        return { done: true, value: undefined };
+      },
+    };
+    const stopped = mapPages(fetching, (n) => n);
+    const pending = stopped.next();
+    await stopped.return();
+    assert.deepEqual(await pending, { done: true, value: undefined });
+    assert.equal(returned, 1);
+
+    // A failure of the pages themselves closes them too; `throw` closes them and throws.
+    let sourceClosed = 0;
+    const broken: AsyncIterator<number, void> = {
+      next: async () => {
+        throw new Error('page 2: 503');
+      },
+      return: async () => {
+        sourceClosed++;
+        return { done: true, value: undefined };
+      },
+    };
+    const reading = mapPages(broken, (n) => n);
+    await assert.rejects(reading.next(), /page 2: 503/);
+    assert.equal(sourceClosed, 1, 'closed on a failure of the pages');
+    assert.deepEqual(await reading.next(), { done: true, value: undefined });
+    const thrown = mapPages(source(), (n) => n);
+    assert.deepEqual(await thrown.next(), { done: false, value: 1 });
+    await assert.rejects(thrown.throw(new Error('caller gone')), /caller gone/);
+    assert.equal(closed, 3, 'closed on throw');
+    assert.deepEqual(await thrown.next(), { done: true, value: undefined });
   });
 
   it("releaseBody hands over a socket read's buffer, never a small buffer of Buffer's shared pool", () => {

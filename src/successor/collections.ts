@@ -219,7 +219,8 @@ async function* pagesOf(
  * (the one taken, nor what `map` made of it) is held once it is passed on, so it dies young. Like a
  * generator it is done after `return`, `throw` or a failure (of `pages` or of `map`), and closes
  * `pages` then, so that a reader stops the pages it reads ahead. Unlike a generator's, its calls
- * are not queued: a `next` still under way when `return` is called ends with `done`.
+ * are not queued: a `next` still under way when `return` is called ends with `done`, whether its
+ * page then arrives or fails.
  */
 export function mapPages<T, U>(
   pages: AsyncIterator<T, void>,
@@ -244,7 +245,9 @@ export function mapPages<T, U>(
         const value = await map(next.value);
         return finished ? done : { done: false, value };
       } catch (error) {
-        if (!finished) await close().catch(() => undefined);
+        // After `return` or `throw`, a page that fails (its read stopped by the close) is nobody's.
+        if (finished) return done;
+        await close().catch(() => undefined);
         throw error;
       }
     },
