@@ -3,14 +3,14 @@
 // importing up).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { checkArchitecture } from '../scripts/architecture.js';
+import { tempDir } from './temp-dir.js';
 
 function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(path.join(tmpdir(), 'idm-compat-arch-'));
+  const root = tempDir('arch');
   for (const [file, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), text);

@@ -1,10 +1,9 @@
 // Shared set-up of the authentication, error-model and docs tests: the real server (startServer
 // in production mode: SQLite file in a temp dir, the real successor client on the real sandbox
 // IDM) listening on 127.0.0.1, plus the same services on ::1 and dual-stack :: when asked.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
@@ -17,6 +16,7 @@ import { startServer } from '../src/server.js';
 import type { Services } from '../src/services.js';
 import { LogSink } from './log-sink.js';
 import { successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 let sandbox: Promise<RunningSandbox> | undefined;
 
@@ -78,7 +78,7 @@ function merge(base: Record<string, unknown>, extra: Record<string, unknown>): R
 /** Starts the app on a real store and the sandbox successor; production mode (no demo user). */
 export async function startHarness(options: HarnessOptions = {}): Promise<AuthHarness> {
   const idm = options.sandbox ?? (await sharedSandbox());
-  const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), 'idm-compat-auth-'));
+  const dir = options.dir ?? tempDir('auth');
   const raw = merge(
     {
       server: { port: 0 },

@@ -2,8 +2,7 @@
 // later starts print how to reset it; production mode never creates it.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
@@ -11,6 +10,7 @@ import { silentLogger } from '../src/lib/logger.js';
 import { startServer } from '../src/server.js';
 import { call, closeSharedSandbox, PROTECTED, sharedSandbox } from './auth-helpers.js';
 import { successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 after(closeSharedSandbox);
 
@@ -68,7 +68,7 @@ function stop(child: ChildProcess): Promise<void> {
 
 describe('sandbox-mode demo user', () => {
   it('is created on the first start with a working password, and only then', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-demo-'));
+    const dir = tempDir('demo');
     const config = parseConfig(sandboxModeConfig(dir), { label: 'test', env: {}, baseDir: dir });
     const first = await startServer({ config, logger: silentLogger() });
     try {
@@ -93,7 +93,7 @@ describe('sandbox-mode demo user', () => {
 
   it('is never created in production mode', async () => {
     const idm = await sharedSandbox();
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-prod-'));
+    const dir = tempDir('prod');
     const config = parseConfig(
       {
         server: { port: 0 },
@@ -114,7 +114,7 @@ describe('sandbox-mode demo user', () => {
   });
 
   it('`serve` prints the password and a ready curl line once, later how to reset it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-serve-'));
+    const dir = tempDir('serve');
     const configFile = path.join(dir, 'config.json');
     writeFileSync(configFile, JSON.stringify(sandboxModeConfig(dir)));
 

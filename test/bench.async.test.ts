@@ -3,12 +3,12 @@
 // asyncPerRequest turns two of its counts into figures per request.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AsyncCounts, asyncPerRequest, hookFlags, hookSnapshot } from '../bench/processes.js';
+import { tempDir } from './temp-dir.js';
 
 // Each request makes two promises of its own (the async handler's and the one it awaits) and one
 // process.nextTick callback.
@@ -21,7 +21,7 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
 describe('bench async-resource counts', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-async-test-'));
+  const dir = tempDir('async-test');
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('counts the requests a process serves and the promises and ticks it makes for them', async () => {

@@ -4,14 +4,14 @@
 // pathTimesBetween turns two of its snapshots into medians.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hookFlags, hookSnapshot, type PathTimes, pathTimesBetween } from '../bench/processes.js';
+import { tempDir } from './temp-dir.js';
 
 // 3 ms of work before the successor call, 5 ms after its answer, 20 ms after the answer is handed
 // over (which the timer must leave out); `/local` calls no successor.
@@ -31,7 +31,7 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
 describe('bench path times', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-path-test-'));
+  const dir = tempDir('path-test');
   // The successor answers after 30 ms, so that two requests sent together overlap.
   const successor = createServer((_req, res) => {
     setTimeout(() => res.end('{}'), 30);

@@ -1,13 +1,13 @@
 // The apiuser commands end to end through runCli (in-process, real SQLite file); the spawned
 // process case while a server runs is in auth.cache.test.ts.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { verifyPassword } from '../src/auth/password.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 let configFile = '';
 let storeFile = '';
@@ -45,7 +45,7 @@ async function listed(): Promise<ListedUser[]> {
 }
 
 before(() => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-'));
+  const dir = tempDir('cli');
   storeFile = path.join(dir, 'store.db');
   configFile = path.join(dir, 'config.json');
   writeFileSync(
@@ -168,7 +168,7 @@ describe('apiuser list', () => {
   });
 
   it('says so when there are no users', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-empty-'));
+    const dir = tempDir('cli-empty');
     const file = path.join(dir, 'config.json');
     writeFileSync(
       file,

@@ -4,13 +4,13 @@
 // `serve`, on whichever Node runs the suite (CI runs it on Node 20 and on Node 24).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { YOUNG_GENERATION_FLAG, youngGenerationFlag } from '../src/cli/young-generation.js';
+import { tempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
 const FIXTURE = path.resolve('test/fixtures/young-generation.ts');
@@ -100,7 +100,7 @@ describe('the binary', () => {
   // Emitted without a type check (`npm run check` does that): the same files in half the time.
   let build = '';
   before(async () => {
-    build = mkdtempSync(path.join(tmpdir(), 'idm-compat-build-'));
+    build = tempDir('build');
     await run(process.execPath, [
       path.resolve('node_modules/typescript/bin/tsc'),
       '-p',

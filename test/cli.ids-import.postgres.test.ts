@@ -5,14 +5,14 @@
 // of a row the second chunk changes, until the statement timeout ends the wait.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 let db: TestPostgres;
 let url = '';
@@ -26,7 +26,7 @@ after(async () => {
 
 describe('idm-compat ids import when the store fails part-way', () => {
   it('reports what it imported before the failure and exits 1; the same import again writes the rest', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ids-pg-'));
+    const dir = tempDir('ids-pg');
     const config = path.join(dir, 'config.json');
     writeFileSync(
       config,

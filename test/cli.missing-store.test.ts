@@ -4,12 +4,12 @@
 // ("No API users", "No shadow outcomes recorded", an empty ID table, every operation unused).
 // Each refuses with exit 2 naming the path and creates nothing; only `apiuser add` creates it.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { runCliCaptured as cli } from './cli-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 /** A configuration file naming `store` as its SQLite store. */
 function configWithStore(dir: string, store: string): string {
@@ -20,7 +20,7 @@ function configWithStore(dir: string, store: string): string {
 
 describe('a SQLite store that is not there', () => {
   it('is refused by every command that only reads or changes it, with exit 2 naming store.path, and not created', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-missing-store-'));
+    const dir = tempDir('missing-store');
     const store = path.join(dir, 'typo', 'store.db');
     const config = configWithStore(dir, store);
     for (const [command, why] of [
@@ -60,7 +60,7 @@ describe('a SQLite store that is not there', () => {
   });
 
   it('one that is there but has counted nothing: usage --unused lists every operation, and says why', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-missing-store-'));
+    const dir = tempDir('missing-store');
     const store = path.join(dir, 'empty.db');
     await openSqliteStore(store).close();
     const none = await cli(['usage', '--unused', '--json', '--config', configWithStore(dir, store)]);

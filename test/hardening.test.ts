@@ -2,8 +2,7 @@
 // operations that take none, oversized input quoted in messages, successor attribute names in
 // error paths, writes to soft-deleted users, and internals in 5xx bodies.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +11,7 @@ import { TranslationError } from '../src/mapping/errors.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
 import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { type ErrorBody, groupLinks, snapshot } from './relation-helpers.js';
+import { tempDir } from './temp-dir.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
 describe('hardening', () => {
@@ -531,7 +531,7 @@ describe('a profile without the refusal of a soft-deleted user', () => {
   before(async () => {
     // The default profile with `refuseWhen` taken off the link of groups and the unlink of roles
     // (docs/mappings.md).
-    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-no-refusal-'));
+    dir = tempDir('no-refusal');
     const profile = path.join(dir, 'iserv-idm-v1');
     cpSync(path.resolve('mappings/iserv-idm-v1'), profile, { recursive: true });
     const file = path.join(profile, 'operations', 'user.json');

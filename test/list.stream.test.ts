@@ -4,10 +4,9 @@
 // read never more than pageConcurrency pages ahead of what has been answered, nor read on once
 // the caller hung up.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inspect } from 'node:util';
@@ -20,6 +19,7 @@ import { createSuccessorClient, type SuccessorClient } from '../src/successor/cl
 import { mapPages } from '../src/successor/collections.js';
 import { releaseBody } from '../src/successor/http.js';
 import { sandbox } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
 const USERS = Array.from({ length: 250 }, (_, i) => ({
@@ -324,7 +324,7 @@ describe('a recorded streamed list whose caller hangs up', () => {
   let file: string;
 
   before(async () => {
-    file = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), 'traffic.ndjson');
+    file = path.join(tempDir('rec'), 'traffic.ndjson');
     proxy = await startUserProxy({
       sandbox: { fixture: { users: USERS } },
       successor: { pageSize: 20 },

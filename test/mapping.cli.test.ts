@@ -3,8 +3,7 @@
 // bad rows, `ids export`, and `serve` refusing to start on a broken profile.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CommandIo } from '../src/cli/command.js';
@@ -13,6 +12,7 @@ import { uuidToBase58 } from '../src/lib/uuid.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 import { DEFAULT_PROFILE } from './user-helpers.js';
 
 type Json = Record<string, unknown>;
@@ -63,7 +63,7 @@ describe('idm-compat mappings check', () => {
 
   before(async () => {
     sandbox = await startSandbox({ port: 0 });
-    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-cli-'));
+    dir = tempDir('cli');
   });
   after(async () => {
     await sandbox?.close();
@@ -187,7 +187,7 @@ describe('idm-compat ids import / export', () => {
   }));
 
   before(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ids-'));
+    dir = tempDir('ids');
     config = writeConfig(dir, DEFAULT_PROFILE);
   });
 
@@ -355,7 +355,7 @@ describe('idm-compat ids import / export', () => {
 
 describe('idm-compat serve with a broken profile', () => {
   it('does not start, and says which file, JSON path and why (exit 2)', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-serve-'));
+    const dir = tempDir('serve');
     const folder = copyProfile(dir, 'serve-broken', (file, json) => {
       if (file === 'entities.json') ((json.kinds as Json).user as Json).item = '/users/{id}';
     });

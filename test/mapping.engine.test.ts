@@ -3,8 +3,7 @@
 // `relation`, and `{entity.…}` after a step that created the entity — each checked when the
 // profile loads, with file, JSON path and reason for a table that misuses them.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
@@ -14,6 +13,7 @@ import { loadProfile } from '../src/mapping/load.js';
 import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
 import { startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
+import { tempDir } from './temp-dir.js';
 import { ALT_PROFILE, DEFAULT_PROFILE, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type Json = Record<string, unknown>;
@@ -22,7 +22,7 @@ const anyVariable = () => undefined;
 
 /** Loads a copy of the default profile with one operation changed; answers the problems. */
 function problemsWith(file: string, operation: string, change: (op: Json) => void): string[] {
-  const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-engine-')), 'profile');
+  const dir = path.join(tempDir('engine'), 'profile');
   cpSync(DEFAULT_PROFILE, dir, { recursive: true });
   const target = path.join(dir, file);
   const json = JSON.parse(readFileSync(target, 'utf8')) as { operations: Record<string, Json> };
@@ -211,7 +211,7 @@ describe('successor conventions of profile.json', () => {
   });
 
   it('/readyz reads successor.readinessPath of the live profile (a reload applies)', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ready-'));
+    const dir = tempDir('ready');
     const folder = path.join(dir, 'mappings', 'ready');
     cpSync(DEFAULT_PROFILE, folder, { recursive: true });
     setSuccessor(folder, (successor) => {

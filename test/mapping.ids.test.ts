@@ -2,8 +2,7 @@
 // invalidation by the proxy's own writes, also of answers still on their way), and the ID table repository with its assignment rules.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +10,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import type { CompiledKind } from '../src/mapping/compile.js';
 import { IdCache } from '../src/mapping/id-cache.js';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
+import { tempDir } from './temp-dir.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
 describe('natural IDs: cache with TTL, invalidated by own writes', () => {
@@ -339,7 +339,7 @@ describe('the ID table repository', () => {
   let store: SqliteStore;
 
   before(() => {
-    store = openSqliteStore(path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-idmap-')), 'store.db'));
+    store = openSqliteStore(path.join(tempDir('idmap'), 'store.db'));
   });
   after(async () => {
     await store?.close();

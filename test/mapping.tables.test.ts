@@ -2,8 +2,7 @@
 // JSON Schema is up to date and accepts every shipped file, a broken profile is reported with
 // file, JSON path and reason, and no successor name of the default profile is written in code.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -13,6 +12,7 @@ import { readThroughValues, toLegacyDate, toLegacyDateTime, writeValue } from '.
 import { loadProfile } from '../src/mapping/load.js';
 import { mappingJsonSchema } from '../src/mapping/schema.js';
 import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
+import { tempDir } from './temp-dir.js';
 import { ALT_PROFILE, DEFAULT_PROFILE } from './user-helpers.js';
 
 type Json = Record<string, unknown>;
@@ -29,7 +29,7 @@ function brokenProfile(
   change: (json: Json) => Json | string | undefined,
   served: Parameters<typeof loadProfile>[1] = [],
 ): MappingError {
-  const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'broken');
+  const dir = path.join(tempDir('mapping'), 'broken');
   cpSync(DEFAULT_PROFILE, dir, { recursive: true });
   const target = path.join(dir, file);
   const changed = change(JSON.parse(readFileSync(target, 'utf8')) as Json);
@@ -269,7 +269,7 @@ describe('a broken profile', () => {
       /the writable field importId writes importId, which holds importId\.kind that type writes/,
     );
     // A read-only field may read what a writable one writes (the shipped admin flag reads roles).
-    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'ok');
+    const dir = path.join(tempDir('mapping'), 'ok');
     cpSync(DEFAULT_PROFILE, dir, { recursive: true });
     const file = path.join(dir, 'fields', 'user.json');
     const table = JSON.parse(readFileSync(file, 'utf8'));
@@ -344,7 +344,7 @@ describe('a broken profile', () => {
       ((json.operations as Record<string, Json>)['sso.authenticate'] as Json).steps = [step];
       return json;
     };
-    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'sso');
+    const dir = path.join(tempDir('mapping'), 'sso');
     cpSync(DEFAULT_PROFILE, dir, { recursive: true });
     const file = path.join(dir, 'operations', 'sso.json');
     const json = JSON.parse(readFileSync(file, 'utf8')) as Json;
@@ -388,7 +388,7 @@ describe('a broken profile', () => {
   });
 
   it('lists every problem at once, across files', () => {
-    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-mapping-')), 'many');
+    const dir = path.join(tempDir('mapping'), 'many');
     cpSync(DEFAULT_PROFILE, dir, { recursive: true });
     writeFileSync(path.join(dir, 'values', 'user-status.json'), '{"table": "values"}');
     writeFileSync(path.join(dir, 'extra.json'), '{"table": "nonsense"}');

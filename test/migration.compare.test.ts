@@ -3,8 +3,7 @@
 // recordings, the per-operation report — with properties (an exchange always matches itself;
 // ignore rules never add mismatches; normalisation never adds mismatches).
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -23,6 +22,7 @@ import { REDACTED } from '../src/migration/redact.js';
 import { compareReportSchema } from '../src/migration/report.js';
 import { reportTable } from '../src/migration/report-text.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
   return {
@@ -216,7 +216,7 @@ describe('compare rules', () => {
   });
 
   it('a missing or broken file is a CompareRulesError', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-rules-'));
+    const dir = tempDir('rules');
     assert.throws(() => loadCompareRules(path.join(dir, 'none.json')), /cannot read .*ENOENT/);
     writeFileSync(path.join(dir, 'bad.json'), '{');
     assert.throws(() => loadCompareRules(path.join(dir, 'bad.json')), /bad\.json: not valid JSON/);
@@ -660,7 +660,7 @@ describe('compare on the command line', () => {
     );
 
   it(`lists a line nested deeper than ${MAX_BODY_DEPTH} levels as a bad line and compares the rest`, async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-compare-'));
+    const dir = tempDir('compare');
     const a = path.join(dir, 'a.ndjson');
     const b = path.join(dir, 'b.ndjson');
     const lines = [

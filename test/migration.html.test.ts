@@ -3,8 +3,7 @@
 // expandable sample differences with the request that caused them, and hostile values shown as
 // text, never as markup.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -13,6 +12,7 @@ import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { launchBrowser } from './browser.js';
+import { tempDir } from './temp-dir.js';
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
@@ -40,7 +40,7 @@ describe('compare --html in headless Chromium', () => {
   let cliOutput = '';
 
   before(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-html-'));
+    const dir = tempDir('html');
     const as: RecordedExchange[] = [];
     const bs: RecordedExchange[] = [];
     // user.get: 6 pairs, 3 match (50 %): two differ in firstname, one in status.

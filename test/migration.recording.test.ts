@@ -2,8 +2,7 @@
 // written file for each secret used), size rotation, the
 // operation-pattern filter, and the request parts of a recorded exchange.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -24,8 +23,9 @@ import {
   redactExchange,
 } from '../src/migration/recording.js';
 import { REDACTED, redactQuery, redactValue } from '../src/migration/redact.js';
+import { tempDir } from './temp-dir.js';
 
-const tempFile = (name: string) => path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), name);
+const tempFile = (name: string) => path.join(tempDir('rec'), name);
 
 /** A plausible exchange; `over` replaces fields. */
 function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {

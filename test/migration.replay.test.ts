@@ -3,10 +3,9 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +17,7 @@ import { type CompareReport, compareReportSchema } from '../src/migration/report
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { startLoopback } from './successor-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 const cli = runCliCaptured;
 
@@ -80,7 +80,7 @@ describe('replay and compare against the real proxy', () => {
     password = await h.addUser('migration', ['127.0.0.1/32']);
     env = { MIGRATION_PW: password };
     target = `${h.url}/iserv/api`;
-    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-'));
+    dir = tempDir('replay');
     reads = path.join(dir, 'reads.ndjson');
     writeFileSync(
       reads,
@@ -544,7 +544,7 @@ describe('replay timeouts', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-timeout-'));
+    const dir = tempDir('replay-timeout');
     const file = path.join(dir, 'rec.ndjson');
     writeFileSync(
       file,
@@ -605,7 +605,7 @@ describe('replay timeouts', () => {
       const timer = setInterval(() => res.write(' '), 100);
       res.on('close', () => clearInterval(timer));
     });
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-trickle-'));
+    const dir = tempDir('replay-trickle');
     const file = path.join(dir, 'rec.ndjson');
     const out = path.join(dir, 'out.ndjson');
     writeFileSync(
@@ -649,7 +649,7 @@ describe('replay of a large answer', () => {
       res.on('drain', more);
       more();
     });
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replay-large-'));
+    const dir = tempDir('replay-large');
     const file = path.join(dir, 'rec.ndjson');
     const out = path.join(dir, 'out.ndjson');
     writeFileSync(

@@ -3,8 +3,7 @@
 // on purpose (one changed first name, one extra user); the proxy under test shadows it against the
 // file's shared sandbox. Shadow must find exactly those differences and nothing else.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +16,7 @@ import { launchBrowser } from './browser.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { type OldServer, shadowRunnerOn, startFront, startOldServer } from './migration-helpers.js';
 import { type LoopbackServer, startLoopback } from './successor-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 after(closeSharedSandbox);
 
@@ -60,7 +60,7 @@ describe('shadow mode against an old server whose data differs on purpose', () =
       body: JSON.stringify({ username: 'only.old', firstname: 'Only', lastname: 'Old' }),
     });
     assert.equal(extra.status, 201, extra.text);
-    recording = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-rec-')), 'traffic.ndjson');
+    recording = path.join(tempDir('rec'), 'traffic.ndjson');
     front = await startFront(
       old,
       {
@@ -492,9 +492,7 @@ describe("shadowed password writes: the mismatch samples keep no password, whate
 
 describe('shadow outcomes of answers too deep to compare', () => {
   it(`counts an answer nested deeper than ${MAX_BODY_DEPTH} levels as an error, not as nothing`, async () => {
-    const store = openSqliteStore(
-      path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-shadow-')), 'store.db'),
-    );
+    const store = openSqliteStore(path.join(tempDir('shadow'), 'store.db'));
     try {
       const { runner } = shadowRunnerOn(store);
       // As JSON.parse gives an old server's answer of 100,000 nested arrays: the recursive
@@ -575,9 +573,7 @@ describe('shadow mode with an answer too large to compare', () => {
 describe('shadow outcomes at shutdown', () => {
   it('says which counts it could not write, instead of keeping them for a flush that never comes', async () => {
     // A real store closed before the runner: the runner's last batch fails.
-    const store = openSqliteStore(
-      path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-shadow-')), 'store.db'),
-    );
+    const store = openSqliteStore(path.join(tempDir('shadow'), 'store.db'));
     const { runner, log: logSink } = shadowRunnerOn(store);
     // A write is not shadowed by default: counted as skipped, never translated.
     runner.submit({

@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
@@ -21,6 +20,7 @@ import type { UsageCount } from '../src/store/usage.js';
 import { type AuthHarness, basic, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { LogSink } from './log-sink.js';
+import { tempDir } from './temp-dir.js';
 
 after(closeSharedSandbox);
 
@@ -488,7 +488,7 @@ describe('deprecation headers', () => {
 
 describe('start-up refuses a mapping profile that lacks a served operation', () => {
   it('names the operation, its method and path', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-profile-'));
+    const dir = tempDir('profile');
     const copy = path.join(dir, 'iserv-idm-v1');
     cpSync(path.resolve('mappings/iserv-idm-v1'), copy, { recursive: true });
     const file = path.join(copy, 'operations', 'group.json');

@@ -8,18 +8,17 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { tempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -35,7 +34,7 @@ describe('the npm package', () => {
   let files: string[] = [];
 
   before(async () => {
-    work = mkdtempSync(path.join(tmpdir(), 'idm-compat-package-'));
+    work = tempDir('package');
     // A copy of the checkout as git has it (its .gitignore included), built as `prepare` builds it
     // (without the type check `npm run check` makes), then packed without running `prepare` again.
     const copy = path.join(work, 'checkout');

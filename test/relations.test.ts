@@ -4,12 +4,12 @@
 // error that says which IDs were applied and which not — and the applied part is rolled back
 // (exactly what the call changed), with the rollback's outcome in the message.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ErrorBody, groupLinks, privilegeLinks, rolePrivileges, snapshot } from './relation-helpers.js';
+import { tempDir } from './temp-dir.js';
 import { DEFAULT_PROFILE, linksOf, sandboxClock, startUserProxy, type UserProxy } from './user-helpers.js';
 
 type Lists = Record<string, string[]>;
@@ -233,7 +233,7 @@ describe('relations the successor answers as IRIs instead of embedded objects', 
 
   it('a profile that cannot check those references answers 502, never a silent admin: false', async () => {
     // admin compares an attribute that is not the role kind's ID: an IRI cannot be checked.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-iris-'));
+    const dir = tempDir('iris');
     dirs.push(dir);
     const profile = path.join(dir, 'iserv-idm-v1');
     cpSync(DEFAULT_PROFILE, profile, { recursive: true });

@@ -5,8 +5,7 @@
 // database that accepts no writes (503 JSON, /readyz not ready), PostgreSQL restarted under load (503 JSON, /readyz not ready, recovery by itself) and a replica
 // started before its database is reachable.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +17,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 import { keyClient, obj, sandbox, successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 const POLL_MS = 500;
 const DOCS = '/iserv/api/docs/openapi.json';
@@ -164,7 +164,7 @@ async function query<Row extends pg.QueryResultRow>(text: string, values: unknow
 before(async () => {
   [db, sb] = await Promise.all([startPostgres({ logStatements: true }), sandbox()]);
   url = await db.createDatabase();
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-replicas-'));
+  const dir = tempDir('replicas');
   configFile = writeConfig(dir, 'replica');
   const [a, b] = await Promise.all([startReplica(configFile), startReplica(configFile)]);
   replicas = [a.url, b.url];

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CommandError, type CommandIo, parseCommandArgs } from '../src/cli/command.js';
@@ -9,6 +8,7 @@ import { uuidToBase58 } from '../src/lib/uuid.js';
 import { FixtureError } from '../src/sandbox/fixture.js';
 import { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD, sandboxUuid } from '../src/sandbox/index.js';
 import { keyClient, list, obj, sandbox } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 describe('sandbox demo data', () => {
   it('seeds the documented data set with stable UUIDs', async () => {
@@ -68,7 +68,7 @@ describe('sandbox demo data', () => {
 describe('sandbox fixtures', () => {
   let dir: string;
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'sandbox-fixture-'));
+    dir = tempDir('sandbox-fixture');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

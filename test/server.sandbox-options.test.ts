@@ -1,7 +1,7 @@
 // The sandbox block of the configuration reaches the embedded sandbox IDM that startServer starts:
 // Hydra prefix, page sizes, retention and fault switches, observed on the running sandbox.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,6 +9,7 @@ import { ConfigError, parseConfig } from '../src/config/load.js';
 import { silentLogger } from '../src/lib/logger.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type RunningServer, startServer } from '../src/server.js';
+import { tempDir } from './temp-dir.js';
 
 const LATENCY_MS = 150;
 
@@ -40,7 +41,7 @@ describe('startServer passes the sandbox settings on', () => {
   let server: RunningServer;
   let sb: RunningSandbox;
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-sandbox-options-'));
+    dir = tempDir('sandbox-options');
     server = await startServer({
       config: config(dir, {
         hydraPrefix: false,

@@ -2,14 +2,14 @@
 // finishes, new connections are refused, the process exits 0 and logs "idm-compat stopped"; a
 // signal while the start-up waits for an unreachable PostgreSQL ends the waiting.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
 import { freePort } from './postgres-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 const running: CliProcess[] = [];
 after(async () => {
@@ -18,7 +18,7 @@ after(async () => {
 
 /** Starts `serve` in sandbox mode on a temp store and free ports; logs (JSON) go to stdout. */
 function startServe(): { cli: CliProcess; storeFile: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-signals-'));
+  const dir = tempDir('signals');
   const storeFile = path.join(dir, 'data', 'store.db');
   const configFile = path.join(dir, 'config.json');
   writeFileSync(
@@ -189,7 +189,7 @@ describe('serve on SIGTERM', () => {
 describe('serve on SIGTERM while its PostgreSQL store is not reachable yet', () => {
   it('ends the start-up retries at once and exits 0', async () => {
     // Nobody listens on the store's port: start-up retries (here up to 1000 attempts, minutes).
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-signals-'));
+    const dir = tempDir('signals');
     const configFile = path.join(dir, 'config.json');
     const nobody = await freePort();
     writeFileSync(

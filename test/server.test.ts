@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { type AddressInfo, connect as connectSocket, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -10,6 +9,7 @@ import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/lib/logger.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
+import { tempDir } from './temp-dir.js';
 
 /** Sandbox mode on port 0 with a store in `dir`; `server` adds to (or replaces) the server settings. */
 function sandboxConfig(dir: string, server: Record<string, unknown> = {}) {
@@ -58,7 +58,7 @@ describe('server in sandbox mode', () => {
   const sink = new LogSink();
 
   before(async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-server-'));
+    const dir = tempDir('server');
     server = await startServer({
       config: sandboxConfig(dir),
       logger: createLogger({ level: 'debug', destination: sink }),
@@ -162,7 +162,7 @@ describe('server in sandbox mode', () => {
 
 describe('readiness while the successor stalls', () => {
   it('answers 503 after server.readinessTimeoutMs, not after the successor request timeout', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-ready-'));
+    const dir = tempDir('ready');
     const config = parseConfig(
       {
         sandbox: { enabled: true },
@@ -207,7 +207,7 @@ describe('readiness while the successor stalls', () => {
 
 /** A server on its embedded sandbox (with a store in a fresh folder), for the shutdown tests. */
 async function serverToShutDown(tls?: { cert: string; key: string }) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-shutdown-'));
+  const dir = tempDir('shutdown');
   const server = await startServer({
     config: sandboxConfig(dir, { tls }),
     logger: createLogger({ level: 'silent' }),
@@ -241,10 +241,7 @@ describe('graceful shutdown', () => {
 describe('graceful shutdown of keep-alive connections', () => {
   for (const scheme of ['http', 'https'] as const) {
     it(`tells the client of a request in flight to close its connection, so it does not send the next one there (${scheme})`, async () => {
-      const tls =
-        scheme === 'https'
-          ? selfSignedCertificate(mkdtempSync(path.join(tmpdir(), 'idm-compat-tls-')))
-          : undefined;
+      const tls = scheme === 'https' ? selfSignedCertificate(tempDir('tls')) : undefined;
       const { server, sandbox } = await serverToShutDown(tls);
       assert.ok(server.url.startsWith(`${scheme}:`), server.url);
       const agent = new Agent({
@@ -277,7 +274,7 @@ describe('graceful shutdown of keep-alive connections', () => {
 
 describe('a start that fails once the server listens', () => {
   it('rejects and closes the server: the port is free again', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-failed-start-'));
+    const dir = tempDir('failed-start');
     const port = await freePort();
     const config = parseConfig(
       {
@@ -316,7 +313,7 @@ async function freePort(): Promise<number> {
 
 describe('TLS', () => {
   it('serves HTTPS with the configured certificate and key', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-tls-'));
+    const dir = tempDir('tls');
     const { cert, key } = selfSignedCertificate(dir);
     const config = parseConfig(
       {
@@ -345,7 +342,7 @@ describe('TLS', () => {
 
 describe('slow clients', () => {
   it('cuts a request still arriving after server.requestTimeoutMs with the legacy 408; a kept connection idle longer is served', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-slow-'));
+    const dir = tempDir('slow');
     const config = sandboxConfig(dir, { requestTimeoutMs: 1000 });
     const server = await startServer({ config, logger: createLogger({ level: 'silent' }) });
     try {
@@ -397,7 +394,7 @@ describe('slow clients', () => {
 
 describe('server.maxConnections', () => {
   it('closes a connection past the limit unanswered, counts it in the metric and logs it, once a minute', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-maxconn-'));
+    const dir = tempDir('maxconn');
     const config = sandboxConfig(dir, { maxConnections: 2 });
     const sink = new LogSink();
     const server = await startServer({ config, logger: createLogger({ level: 'info', destination: sink }) });

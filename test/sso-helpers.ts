@@ -2,8 +2,6 @@
 // and the real sandbox IDM with its oidc-provider, an API user created through the store, and a
 // browser in miniature (redirects followed by hand, cookies kept) for the browser-facing pages.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addApiUser } from '../src/auth/admin.js';
 import { parseConfig } from '../src/config/load.js';
@@ -13,6 +11,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type RunningServer, startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
 import { successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 /** The answer of POST /Service/Sso/authenticate. */
 export interface SsoAnswer {
@@ -53,7 +52,7 @@ export interface SsoProxyOptions {
 
 /** Starts the proxy: sandbox mode (embedded sandbox) unless `sandbox` is given. */
 export async function startSsoProxy(options: SsoProxyOptions = {}): Promise<SsoProxy> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-sso-'));
+  const dir = tempDir('sso');
   const dbPath = path.join(dir, 'store.db');
   const extra = options.config ?? {};
   const external = options.sandbox;

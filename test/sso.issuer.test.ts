@@ -2,8 +2,7 @@
 // was set back, and a purge that fails is logged while the token is issued all the same (the
 // failure is injected into a real SQLite store: a full disk cannot be caused here).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ManualClock } from '../src/lib/clock.js';
@@ -11,9 +10,10 @@ import { createLogger } from '../src/lib/logger.js';
 import { hashSecret, SsoTokenIssuer } from '../src/sso/tokens.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { LogSink } from './log-sink.js';
+import { tempDir } from './temp-dir.js';
 
 describe('SsoTokenIssuer', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-sso-issuer-'));
+  const dir = tempDir('sso-issuer');
   const store = openSqliteStore(path.join(dir, 'store.db'));
   after(async () => {
     await store.close();

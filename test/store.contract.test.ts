@@ -6,8 +6,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +24,7 @@ import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
 import type { UsageCount } from '../src/store/usage.js';
 import { freePort, startPostgres, type TestPostgres } from './postgres-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * Another connection writes `row` to the ID map and commits it while `during` waits for it (for its
@@ -835,7 +834,7 @@ async function postgresWriteMeanwhile<T>(url: string, row: IdMapRow, during: () 
 storeContract({
   name: 'sqlite',
   async fresh() {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-contract-')), 'store.db');
+    const file = path.join(tempDir('contract'), 'store.db');
     return {
       open: async () => track(openSqliteStore(file)),
       writeMeanwhile: (row, during) => sqliteWriteMeanwhile(file, row, during),

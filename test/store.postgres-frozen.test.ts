@@ -6,8 +6,7 @@
 // `idm-compat serve` within server.shutdownTimeoutMs and the bounds of its last writes.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +20,7 @@ import type { Migration } from '../src/store/types.js';
 import { type CliProcess, spawnCli } from './cli-helpers.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 import { sandbox, successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 const CONNECT_TIMEOUT_MS = 500;
 const STATEMENT_TIMEOUT_MS = 500;
@@ -165,7 +165,7 @@ describe('a PostgreSQL server that stops answering', () => {
   it('serve answers 503 while it is frozen, and SIGTERM ends it within shutdownTimeoutMs and its last writes', async () => {
     const sb: RunningSandbox = await sandbox();
     try {
-      const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-frozen-'));
+      const dir = tempDir('frozen');
       const config = path.join(dir, 'config.json');
       const shutdownTimeoutMs = 1_000;
       writeFileSync(

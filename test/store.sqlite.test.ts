@@ -2,8 +2,7 @@
 // once each and recorded, reopening, and two connections on one file (the server and a CLI command).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -11,6 +10,7 @@ import { sqliteDriverFor } from '../src/store/sqlite/connection.js';
 import { migrate, openSqliteConnection, openSqliteDatabase } from '../src/store/sqlite/database.js';
 import { openSqliteStore, SQLITE_MIGRATIONS, type SqliteStore } from '../src/store/sqlite/index.js';
 import type { Migration } from '../src/store/types.js';
+import { tempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
 
@@ -22,7 +22,7 @@ after(async () => {
 
 /** A store file in a folder that does not exist yet. */
 function freshFile(): string {
-  return path.join(mkdtempSync(path.join(tmpdir(), 'idm-compat-store-')), 'nested', 'deeper', 'store.db');
+  return path.join(tempDir('store'), 'nested', 'deeper', 'store.db');
 }
 
 function openStore(file: string): SqliteStore {
@@ -252,7 +252,7 @@ describe('a new store opened by several processes at once', () => {
   it('is created and migrated once, every process opening it without an error', async () => {
     // The server and a CLI command (or two commands) may open a new or upgraded store at the same
     // moment. Each process here waits for one shared moment, then opens the same new file.
-    const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-race-'));
+    const dir = tempDir('race');
     const fixture = path.resolve('test/fixtures/open-store-at.ts');
     for (const round of [1, 2]) {
       const file = path.join(dir, `store-${round}.db`);

@@ -2,10 +2,9 @@
 // SQLite store in a temp dir, the real successor client on a real sandbox IDM with its OAuth2
 // server, a mapping profile loaded from disk — listening on 127.0.0.1 over real HTTP, and an
 // API user created through the store API.
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
@@ -20,6 +19,7 @@ import type { Store } from '../src/store/types.js';
 import type { SuccessorClient } from '../src/successor/client.js';
 import { LogSink } from './log-sink.js';
 import { successorConfigFor } from './sandbox-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 /** The default profile shipped in mappings/. */
 export const DEFAULT_PROFILE = path.resolve('mappings/iserv-idm-v1');
@@ -87,7 +87,7 @@ export interface UserProxy {
 /** Starts a sandbox and the proxy on it. */
 export async function startUserProxy(options: ProxyOptions = {}): Promise<UserProxy> {
   const sandbox = await startSandbox({ port: 0, ...options.sandbox });
-  const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-user-'));
+  const dir = tempDir('user');
   let profileDir = options.profile ?? DEFAULT_PROFILE;
   if (options.copyProfile) {
     const copy = path.join(dir, 'mappings', path.basename(profileDir));

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../src/lib/logger.js';
@@ -22,8 +21,9 @@ import { runCliCaptured } from './cli-helpers.js';
 import { LogSink } from './log-sink.js';
 import { shadowRunnerOn } from './migration-helpers.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
+import { tempDir } from './temp-dir.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'idm-compat-write-behind-'));
+const dir = tempDir('write-behind');
 
 let server: TestPostgres;
 before(async () => {
