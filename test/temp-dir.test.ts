@@ -40,6 +40,32 @@ describe('test folders', () => {
     assert.equal(existsSync(path.dirname(seen.first)), false, 'the process folder went too');
   });
 
+  it('of a process killed before its exit handler ran are removed by the next process that asks for one', () => {
+    let killedDir = '';
+    try {
+      runNode(`
+        import { writeFileSync } from 'node:fs';
+        import path from 'node:path';
+        import { tempDir } from ${JSON.stringify(helper)};
+        const dir = tempDir('timed-out');
+        writeFileSync(path.join(dir, 'store.db'), 'x');
+        process.stdout.write(dir + '\\n', () => process.kill(process.pid, 'SIGKILL'));
+      `);
+    } catch (error) {
+      const failed = error as { signal: string; stdout: string };
+      assert.equal(failed.signal, 'SIGKILL');
+      killedDir = failed.stdout.trim();
+    }
+    assert.notEqual(killedDir, '');
+    assert.equal(existsSync(killedDir), true, 'a killed process leaves its folder');
+    const next = runNode(`
+      import { tempDir } from ${JSON.stringify(helper)};
+      console.log(tempDir('next'));
+    `).trim();
+    assert.equal(existsSync(path.dirname(killedDir)), false, 'the next process removed it');
+    assert.equal(existsSync(next), false, 'and its own went at its exit');
+  });
+
   it('are removed also when the process ends with process.exit and a failing code', () => {
     let printed = '';
     try {
