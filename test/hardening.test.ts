@@ -146,7 +146,23 @@ describe('hardening', () => {
         'body.username',
       ],
       ['a taken account', 'PUT', '/Entity/Group/ag.robotik', { account: 'lehrer' }, 'body.account'],
-      ['a field the tables do not map', 'POST', '/User/lena.mueller/password', { password: 'short' }, 'body'],
+      // Not in the field table: the step's body fills the successor's attribute from this field.
+      ['a password too short', 'POST', '/User/lena.mueller/password', { password: 'short' }, 'body.password'],
+      // The successor refuses the role's technical key, which the step derives from the name.
+      [
+        'a role name whose key is taken',
+        'POST',
+        '/Entity/Role',
+        { name: 'Staff', module: 'Core' },
+        'body.name',
+      ],
+      [
+        'an admin password too short',
+        'POST',
+        '/User/lena.mueller/adminpassword',
+        { password: 'short' },
+        'body.password',
+      ],
     ];
     for (const [label, method, path, body, field] of cases) {
       it(`${label}: errors[].path is ${field}, never the successor's attribute`, async () => {
@@ -158,7 +174,8 @@ describe('hardening', () => {
           [field],
         );
         assert.match(answer.body.message, new RegExp(`^The successor rejected the request: ${field}: `));
-        assert.doesNotMatch(answer.text, /"(user|group)"|\b(user|group|password): |\/iserv\/idm/);
+        // A successor attribute named bare (`password: …`), not as a legacy path (`body.password: …`).
+        assert.doesNotMatch(answer.text, /"(user|group)"|(?<![.\w])(user|group|password): |\/iserv\/idm/);
         assert.equal(snapshot(proxy), before);
       });
     }

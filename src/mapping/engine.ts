@@ -62,7 +62,7 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
       } catch (error) {
         // The successor's 404 means the entity went away between resolution and use: not found.
         if (error instanceof UpstreamError) {
-          const violations = legacyViolations(profile.operations.get(operationId)?.resource, error);
+          const violations = legacyViolations(profile.operations.get(operationId), error);
           throw new TranslationError(
             error.code === 'not_found' ? 'not_found' : 'upstream',
             describeUpstreamError(error),

@@ -701,7 +701,7 @@ export class OperationExecutor {
         applied: [...run.applied],
         notApplied,
         unknown: [...unknown],
-        ...optional('violations', legacyViolations(op.resource, error)),
+        ...optional('violations', legacyViolations(op, error)),
         ...optional('goneItem', run.itemGone ? run.failedItem?.id : undefined),
         ...optional('rollbackFailure', rollback.failure),
       },

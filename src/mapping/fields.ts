@@ -2,7 +2,13 @@ import { quoteInput } from '../lib/quote.js';
 import type { CallStats } from '../observe/observer.js';
 import { UpstreamError } from '../successor/errors.js';
 import { getPath, LEGACY_ID_FIELD, setPath } from './attributes.js';
-import type { CompiledField, CompiledKind, CompiledResource } from './compile.js';
+import type {
+  CompiledField,
+  CompiledKind,
+  CompiledOperation,
+  CompiledResource,
+  CompiledStep,
+} from './compile.js';
 import { type InputProblem, TranslationError } from './errors.js';
 import { readValue, type UnusableValue, WriteValueError, writeValue } from './formats.js';
 import type { Entity, IdResolver } from './ids.js';
@@ -431,27 +437,62 @@ export async function translateWrite(
 /**
  * The successor's violations of a refused write with legacy paths: a violation of a writable
  * field's attribute (also with an index, `[2]`) becomes `body.<legacy field>` (with the index for a
- * list field); anything the field table cannot map becomes `body`, so the successor's attribute
- * names never reach the legacy caller. Undefined when the failure carries no violations.
+ * list field); one of an attribute that a step's body fills from a single legacy body field
+ * (`"password": "{body.password}"`, `"role": "ROLE_{fields.name|upper}"`) becomes that field's
+ * path; anything else becomes `body`, so the successor's attribute names never reach the legacy
+ * caller. Undefined when the failure carries no violations.
  */
 export function legacyViolations(
-  resource: CompiledResource | undefined,
+  op: Pick<CompiledOperation, 'resource' | 'steps'> | undefined,
   error: UpstreamError,
 ): InputProblem[] | undefined {
   const violations = error.details.violations;
   if (violations === undefined || violations.length === 0) return undefined;
   const byAttribute = new Map<string, [name: string, field: CompiledField]>();
-  for (const [name, field] of resource?.fields ?? [])
+  for (const [name, field] of op?.resource?.fields ?? [])
     if (field.writable) byAttribute.set(field.attribute.join('.'), [name, field]);
+  const filledFrom = stepBodySources(op?.steps ?? [], byAttribute);
   return violations.map(({ path, message }) => {
     const segments = path
       .replace(/\[(\d+)\]/g, '.$1')
       .split('.')
       .filter((segment) => segment !== '');
     const index = segments.find((segment) => /^\d+$/.test(segment));
-    const found = byAttribute.get(segments.filter((segment) => !/^\d+$/.test(segment)).join('.'));
-    if (!found) return { path: 'body', message };
+    const attribute = segments.filter((segment) => !/^\d+$/.test(segment)).join('.');
+    const found = byAttribute.get(attribute);
+    if (!found) return { path: filledFrom.get(attribute) ?? 'body', message };
     const [name, field] = found;
     return { path: field.many && index !== undefined ? `body.${name}.${index}` : `body.${name}`, message };
   });
+}
+
+/**
+ * The legacy path (`body.<field>`) each top-level attribute of the steps' bodies is filled from,
+ * where that is exactly one legacy body field: `{body.<field>}` directly, or `{fields.<attribute>}`
+ * of a writable field, with or without literal text and filters around it.
+ */
+function stepBodySources(
+  steps: readonly CompiledStep[],
+  byAttribute: ReadonlyMap<string, readonly [name: string, field: CompiledField]>,
+): Map<string, string> {
+  const sources = new Map<string, string>();
+  for (const step of steps) {
+    if (step.body?.type !== 'object') continue;
+    for (const [attribute, value] of step.body.entries) {
+      if (value.type !== 'template') continue;
+      const from = new Set<string>();
+      for (const part of value.template.parts) {
+        if (typeof part === 'string') continue;
+        const [root, ...rest] = part.path;
+        if (root === 'body' && rest.length === 1) from.add(`body.${rest[0]}`);
+        else if (root === 'fields' && rest.length > 0) {
+          const field = byAttribute.get(rest.join('.'));
+          from.add(field ? `body.${field[0]}` : 'body');
+        } else from.add('body');
+      }
+      const [only] = from;
+      if (from.size === 1 && only !== undefined && only !== 'body') sources.set(attribute, only);
+    }
+  }
+  return sources;
 }
