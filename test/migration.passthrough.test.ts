@@ -2,6 +2,7 @@
 // server, signed in with the proxy's own account, and its answers come back byte for byte; writes
 // land on the old server only; an old server that is down or slow gives the legacy 502/504 body.
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type AuthHarness, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
@@ -239,6 +240,42 @@ describe('passthrough to an old server that fails', () => {
     } finally {
       await front.close();
       await old.close();
+    }
+  });
+
+  it('answers 502 with the legacy body when the old server answers a status HTTP does not have (600–999)', async () => {
+    // Node's server writes any three digits; the fetch Response the answer became refused them
+    // (RangeError), and the caller got a 500.
+    const odd = createHttpServer((request, response) => {
+      request.resume();
+      response.writeHead(Number(new URL(request.url ?? '/', 'http://x').searchParams.get('status') ?? 999));
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+    const oddPort = (odd.address() as { port: number }).port;
+    const baseUrl = `http://127.0.0.1:${oddPort}/iserv/api`;
+    const front = await startFront(
+      { baseUrl, username: 'proxy-account', password: 'not-used' },
+      {
+        modes: { 'user.list': 'passthrough', 'user.get': 'shadow' },
+        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 2_000 } },
+      },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      for (const [path, status] of [
+        ['/Entity/User?status=999', 999],
+        ['/Entity/User?status=600', 600],
+        ['/Entity/User/thomas.becker?status=999', 999],
+      ] as const) {
+        const answer = await call(`${front.url}${CORE}${path}`, { user: 'integration', password });
+        assert.equal(answer.status, 502, `${path}: ${answer.text}`);
+        assert.deepEqual(Object.keys(answer.body as object).sort(), ['code', 'message']);
+        assert.match((answer.body as { message: string }).message, new RegExp(`status ${status}`));
+      }
+    } finally {
+      await front.close();
+      await new Promise<void>((resolve) => odd.close(() => resolve()));
     }
   });
 

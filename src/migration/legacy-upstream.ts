@@ -128,6 +128,15 @@ export class LegacyUpstream {
     } catch (error) {
       throw this.#failure(error, deadline);
     }
+    // RFC 9110 15: a status outside 100–599 is no answer a caller can be given (a fetch Response
+    // refuses it): the old server is broken, as with an answer that is not HTTP.
+    if (response.statusCode < 100 || response.statusCode > 599) {
+      response.body.resume();
+      throw new LegacyUpstreamError(
+        'unavailable',
+        `the old server answered with status ${response.statusCode}, which HTTP does not have`,
+      );
+    }
     if (response.statusCode === 401 || response.statusCode === 407) {
       response.body.resume();
       throw new LegacyUpstreamError(
