@@ -112,6 +112,46 @@ describe('redaction', () => {
     assert.equal(redactQuery(''), '');
   });
 
+  it('redacts a query value holding a credential also when it is percent- or form-encoded, whole', () => {
+    const basic = Buffer.from('user:password').toString('base64');
+    assert.equal(redactQuery(`auth=Basic%20${encodeURIComponent(basic)}&x=1`), `auth=${REDACTED}&x=1`);
+    assert.equal(redactQuery('x=Bearer+eyJhbGciOiJIUzI1NiJ9.abc.def'), `x=${REDACTED}`);
+    assert.equal(redactQuery('next=%2Fsso%2Fcontinue%3Ftoken%3Dabc123&a=b'), `next=${REDACTED}&a=b`);
+    assert.equal(redactQuery('to%6Ben=abc'), `to%6Ben=${REDACTED}`);
+    // Data that only looks like a scheme stays, as written.
+    assert.equal(redactQuery('q=Basic%20English&extended=1'), 'q=Basic%20English&extended=1');
+    assert.equal(redactQuery('bad=%E0%A4%A'), 'bad=%E0%A4%A');
+  });
+
+  it('keeps a body nested deeper than 64 levels as null, however deep (the walk would overflow the stack)', () => {
+    const nested = (levels: number): unknown => {
+      let value: unknown = 'Bearer abc123xyz';
+      for (let i = 0; i < levels; i++) value = i % 2 === 0 ? [value] : { password: 'pw', inner: value };
+      return value;
+    };
+    const deepest = redactExchange(exchange({ requestBody: nested(65), responseBody: nested(100_000) }));
+    assert.equal(deepest.requestBody, null);
+    assert.equal(deepest.responseBody, null);
+    // At the limit the body is kept, redacted.
+    const kept = redactExchange(exchange({ responseBody: nested(64) }));
+    assert.doesNotMatch(JSON.stringify(kept.responseBody), /abc123xyz|"pw"/);
+    assert.match(JSON.stringify(kept.responseBody), /\[redacted\]/);
+    assert.equal(recordedExchangeSchema.safeParse(kept).success, true);
+  });
+
+  it('redacts credentials, private keys, cookies and session IDs under their keys', () => {
+    assert.deepEqual(
+      redactValue({ credentials: 'a', private_key: 'b', Cookie: 'c', sessionId: 'd', session: 'kept' }),
+      {
+        credentials: REDACTED,
+        private_key: REDACTED,
+        Cookie: REDACTED,
+        sessionId: REDACTED,
+        session: 'kept',
+      },
+    );
+  });
+
   it('property: no string planted under a password or token key survives, at any depth', () => {
     const secret = fc.stringMatching(/^[A-Za-z0-9]{12,20}$/).map((s) => `S3cr3t${s}`);
     const key = fc.constantFrom('password', 'token', 'Authorization', 'newPassword', 'client_secret');

@@ -47,15 +47,23 @@ export type RecordedExchange = z.infer<typeof recordedExchangeSchema>;
  */
 export const MAX_BODY_DEPTH = 64;
 
-/** The exchange with every secret replaced: no credentials, passwords or SSO tokens. */
+/**
+ * The exchange with every secret replaced: no credentials, passwords or SSO tokens. A body
+ * nested deeper than MAX_BODY_DEPTH is kept as `null`, as an answer over the size cap is: the
+ * redaction's walk would overflow the stack on it, and `compare` and `replay` refuse such a line.
+ */
 export function redactExchange(exchange: RecordedExchange): RecordedExchange {
   return {
     ...exchange,
     path: redactString(exchange.path),
     query: redactQuery(exchange.query),
-    requestBody: redactValue(exchange.requestBody ?? null),
-    responseBody: redactValue(exchange.responseBody ?? null),
+    requestBody: redactedBody(exchange.requestBody),
+    responseBody: redactedBody(exchange.responseBody),
   };
+}
+
+function redactedBody(body: unknown): unknown {
+  return body === undefined || nestedDeeperThan(body, MAX_BODY_DEPTH) ? null : redactValue(body);
 }
 
 /** Whether a request body held a secret that was redacted (so replaying it would send the placeholder). */

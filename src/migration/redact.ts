@@ -7,8 +7,10 @@
 export const REDACTED = '[redacted]';
 
 // Keys whose values are secrets wherever they occur: passwords (request bodies and the temporary
-// passwords in answers), SSO and OAuth tokens, Authorization headers, client secrets, API keys.
-const SECRET_KEY = /pass(word|wd)|secret|token|authori[sz]ation|api[-_]?key/i;
+// passwords in answers), SSO and OAuth tokens, Authorization headers, client secrets, API keys,
+// credentials, private keys, cookies and session IDs.
+const SECRET_KEY =
+  /pass(word|wd)|secret|token|authori[sz]ation|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
 // Credentials that show up inside string values: `Basic …`/`Bearer …` header values, and tokens
 // in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). The word after the scheme is a
 // credential unless it reads as prose (credentialToken): a group named `Basic English` or a
@@ -44,22 +46,33 @@ export function redactString(value: string): string {
     .replace(URL_SECRET, `$1${REDACTED}`);
 }
 
-/** Redacts a raw query string (`a=1&token=…`): values of secret parameters. */
+/**
+ * Redacts a raw query string (`a=1&token=…`): values of secret parameters, and any value that
+ * holds a credential, also percent- or form-encoded (`x=Basic%20dXNlcjpwYXNz`,
+ * `next=%2Fsso%2Fcontinue%3Ftoken%3D…`): such a value is replaced whole. The rest stays as written.
+ */
 export function redactQuery(query: string): string {
   return query
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
       if (eq < 0) return pair;
-      let key = pair.slice(0, eq);
-      try {
-        key = decodeURIComponent(key.replace(/\+/g, ' '));
-      } catch {
-        // A malformed escape: judge the key as written.
-      }
-      return isSecretKey(key) ? `${pair.slice(0, eq)}=${REDACTED}` : redactString(pair);
+      const key = pair.slice(0, eq);
+      if (isSecretKey(formDecoded(key))) return `${key}=${REDACTED}`;
+      const value = formDecoded(pair.slice(eq + 1));
+      if (redactString(`&${value}`) !== `&${value}`) return `${key}=${REDACTED}`;
+      return redactString(pair);
     })
     .join('&');
+}
+
+/** A query name or value as a server reads it (`+` a space, `%XX` a byte); a malformed escape as written. */
+function formDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
 }
 
 /** A copy of a JSON-like value with every secret replaced by {@link REDACTED}. */
