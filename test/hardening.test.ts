@@ -37,7 +37,9 @@ describe('hardening', () => {
     const bodies: [label: string, body: string][] = [
       ['malformed JSON', '{"a": '],
       ['10,000-deep JSON', deep],
-      ['an empty object', '{}'],
+      ['an object with a field', '{"password": "x"}'],
+      ['an array with an item', '["lena.mueller"]'],
+      ['JSON null', 'null'],
       ['plain text', 'hello'],
     ];
 
@@ -67,6 +69,34 @@ describe('hardening', () => {
       assert.equal(empty.status, 204, empty.text);
       const blank = await proxy.call('POST', '/User/lena.mueller/adminpassword/revoke', ' \r\n');
       assert.equal(blank.status, 204, blank.text);
+    });
+
+    it('runs with an empty JSON object or array, as HTTP clients send with every POST or DELETE', async () => {
+      for (const body of ['{}', '[]', ' { }\n', '[\t]']) {
+        const revoke = await fetch(`${proxy.core}/User/lena.mueller/adminpassword/revoke`, {
+          method: 'POST',
+          headers: { authorization: proxy.authorization, 'content-type': 'application/json' },
+          body,
+        });
+        assert.equal(revoke.status, 204, `${JSON.stringify(body)}: ${await revoke.text()}`);
+      }
+      const reset = await fetch(`${proxy.core}/User/lena.mueller/password/reset`, {
+        method: 'POST',
+        headers: { authorization: proxy.authorization, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(reset.status, 200);
+      assert.equal(typeof ((await reset.json()) as { password?: unknown }).password, 'string');
+      const before = await proxy.call<{ deleted: unknown }>('GET', '/Entity/User/noah.hartmann');
+      assert.equal(before.body.deleted, null, before.text);
+      const deleted = await fetch(`${proxy.core}/Entity/User/noah.hartmann`, {
+        method: 'DELETE',
+        headers: { authorization: proxy.authorization, 'content-type': 'application/json' },
+        body: '[]',
+      });
+      assert.equal(deleted.status, 204, await deleted.text());
+      const after = await proxy.call<{ deleted: unknown }>('GET', '/Entity/User/noah.hartmann');
+      assert.notEqual(after.body.deleted, null, 'the user is soft-deleted');
     });
   });
 

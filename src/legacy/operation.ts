@@ -131,9 +131,17 @@ export function validatePart<S extends z.ZodType>(
 }
 
 /**
+ * What an operation that takes no body accepts: nothing, blanks, or an empty JSON object or array,
+ * which many HTTP clients send with every POST or DELETE (`post(url, {})`, `json => []`) and the
+ * old server ignored. Nothing can ride along in them.
+ */
+const EMPTY_BODY = /^\s*(?:\{\s*\}|\[\s*\])?\s*$/;
+
+/**
  * Reads the request body as the operation declares it; malformed JSON is a legacy 400, and so is
- * any body sent to an operation that declares none (it is read only up to the body limit, never
- * parsed), so a stray or hostile payload cannot ride along on a DELETE or a restore. Undefined
+ * any body but an empty one (EMPTY_BODY) sent to an operation that declares none (it is read only
+ * up to the body limit, never parsed), so a stray or hostile payload cannot ride along on a DELETE
+ * or a restore. Undefined
  * instead of a promise when there is nothing to read: an operation without a body and a request
  * that announces none (asking the headers first spares such a request, every plain GET, the
  * adapter's full fetch Request).
@@ -146,7 +154,7 @@ export function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promis
 async function readAnnouncedBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> {
   const body = operation.body;
   if (!body) {
-    if ((await requestText(c)).trim() !== '') {
+    if (!EMPTY_BODY.test(await requestText(c))) {
       throw new LegacyError(400, 'This operation takes no request body', [
         { path: 'body', message: 'must be empty' },
       ]);

@@ -25,7 +25,8 @@ function bodyResponses(operation: LegacyOperation): Record<number, string> {
     413: 'The request body is larger than `server.bodyLimitBytes`',
   };
   if (!operation.body)
-    responses[400] = 'This operation takes no request body: anything but an empty or blank body is refused';
+    responses[400] =
+      'This operation takes no request body: anything but an empty or blank body, `{}` or `[]` is refused';
   return responses;
 }
 
