@@ -23,6 +23,7 @@ import {
   redactExchange,
 } from '../src/migration/recording.js';
 import { REDACTED, redactQuery, redactValue } from '../src/migration/redact.js';
+import { replayUrl } from '../src/migration/replay.js';
 import { tempDir } from './temp-dir.js';
 
 const tempFile = (name: string) => path.join(tempDir('rec'), name);
@@ -137,6 +138,50 @@ describe('redaction', () => {
     assert.doesNotMatch(JSON.stringify(kept.responseBody), /abc123xyz|"pw"/);
     assert.match(JSON.stringify(kept.responseBody), /\[redacted\]/);
     assert.equal(recordedExchangeSchema.safeParse(kept).success, true);
+  });
+
+  it('refuses a line whose path has dot segments or whose request id has control characters', () => {
+    for (const path of [
+      '/../../metrics',
+      '/Service/./Core',
+      '/Service/%2e%2E/x',
+      '/Service\\..\\x',
+      '/x/..',
+    ]) {
+      const checked = recordedExchangeSchema.safeParse(exchange({ path }));
+      assert.equal(checked.success, false, path);
+      assert.deepEqual(
+        checked.error?.issues.map((issue) => issue.message),
+        ['must not contain "." or ".." segments'],
+        path,
+      );
+    }
+    for (const path of ['/Service/Core/Entity/User/ada.l', '/x/..y', '/x/.../z', '/x/%2e%2ex'])
+      assert.equal(recordedExchangeSchema.safeParse(exchange({ path })).success, true, path);
+    const forged = recordedExchangeSchema.safeParse(exchange({ requestId: 'a\r\nX-Evil: 1' }));
+    assert.equal(forged.success, false);
+    assert.deepEqual(
+      forged.error?.issues.map((issue) => issue.message),
+      ['must not contain control characters'],
+    );
+  });
+
+  it("replay's URL stays below --target's base path", () => {
+    assert.equal(
+      replayUrl(
+        'http://127.0.0.1:1/iserv/api/',
+        exchange({ path: '/Service/Core/Entity/User', query: 'x=1' }),
+      ),
+      'http://127.0.0.1:1/iserv/api/Service/Core/Entity/User?x=1',
+    );
+    assert.throws(
+      () => replayUrl('http://127.0.0.1:1/iserv/api', exchange({ path: '/../../metrics' })),
+      /leaves --target's base path \/iserv\/api/,
+    );
+    assert.throws(
+      () => replayUrl('http://127.0.0.1:1/iserv/api', exchange({ path: '/%2e%2e/%2e%2e/metrics' })),
+      /leaves --target's base path/,
+    );
   });
 
   it('redacts credentials, private keys, cookies and session IDs under their keys', () => {

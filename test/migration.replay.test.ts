@@ -228,6 +228,12 @@ describe('replay and compare against the real proxy', () => {
         /--concurrency must be a positive integer/,
       ],
       [
+        // Past Node's longest timer: it printed Node's own range error, exit 1.
+        [...base, '--password-env', 'MIGRATION_PW', '--timeout', '99999999999'],
+        env,
+        /--timeout must be at most 2147483647/,
+      ],
+      [
         [...base, '--password-env', 'MIGRATION_PW', '--rate', 'fast'],
         env,
         /--rate must be a positive number/,

@@ -12,12 +12,21 @@ import {
   terminalProgressBar,
 } from './command.js';
 
-function positiveNumber(text: string | undefined, name: string, integer: boolean): number | undefined {
+/** Node's longest timer, in ms (about 24.8 days): a longer `--timeout` cannot be waited for. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+function positiveNumber(
+  text: string | undefined,
+  name: string,
+  integer: boolean,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
     throw new CommandError(`--${name} must be a positive ${integer ? 'integer' : 'number'}: ${text}`);
   }
+  if (value > max) throw new CommandError(`--${name} must be at most ${max}: ${text}`);
   return value;
 }
 
@@ -153,7 +162,7 @@ Example:
     }
     const concurrency = positiveNumber(stringOption(args, 'concurrency'), 'concurrency', true);
     const rate = positiveNumber(stringOption(args, 'rate'), 'rate', false);
-    const timeoutMs = positiveNumber(stringOption(args, 'timeout'), 'timeout', true);
+    const timeoutMs = positiveNumber(stringOption(args, 'timeout'), 'timeout', true, MAX_TIMEOUT_MS);
     const operations = stringListOption(args, 'operations');
     const badPattern = operations.find((pattern) => !OPERATION_PATTERN.test(pattern));
     if (badPattern !== undefined) {

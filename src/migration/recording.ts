@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
+import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
 
@@ -16,14 +17,27 @@ export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] 
  * legacy base path (`/Service/Core/Entity/User/ada.l`); `query` is the raw query string without
  * `?` (`''` when none), kept raw so repeated and bracketed keys (`extended[]`) replay as sent.
  */
+/** A `.` or `..` path segment, also percent-encoded or after a backslash (URL parsers take it for `/`). */
+const DOT_SEGMENT = /(?:^|[/\\])(?:\.|%2e){1,2}(?=[/\\?#]|$)/i;
+
 export const recordedExchangeSchema = z.object({
   time: z.iso.datetime({ offset: true }).describe('When the request arrived (ISO 8601)'),
-  requestId: z.string().min(1).describe('Request id; a replay keeps it, so compare can pair the two'),
+  requestId: z
+    .string()
+    .min(1)
+    // Printed in replay's and compare's reports: a line break in it would forge report lines.
+    .refine((id) => !hasControlCharacter(id), 'must not contain control characters')
+    .describe('Request id; a replay keeps it, so compare can pair the two'),
   apiUser: z.string().nullable().describe('The authenticated API user (null when none)'),
   operation: z.string().min(1).describe('Legacy operation id, e.g. user.get'),
   mode: z.enum(RECORDING_MODES),
   method: z.string().min(1).describe('HTTP method, upper case'),
-  path: z.string().startsWith('/').describe('Path below the legacy base path'),
+  path: z
+    .string()
+    .startsWith('/')
+    // A URL parser resolves them: replayed, `/../../metrics` would leave --target's base path.
+    .refine((path) => !DOT_SEGMENT.test(path), 'must not contain "." or ".." segments')
+    .describe('Path below the legacy base path'),
   query: z.string().describe('Raw query string without ?, empty when none'),
   requestFormat: z
     .enum(['json', 'form'])

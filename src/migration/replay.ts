@@ -66,7 +66,14 @@ export function isRead(exchange: RecordedExchange): boolean {
 /** The URL a recorded request goes to on `target` (its legacy base URL). */
 export function replayUrl(target: string, exchange: RecordedExchange): string {
   const base = target.replace(/\/+$/, '');
-  return `${base}${exchange.path}${exchange.query === '' ? '' : `?${exchange.query}`}`;
+  const url = `${base}${exchange.path}${exchange.query === '' ? '' : `?${exchange.query}`}`;
+  // The recording's schema refuses dot segments; whatever else a URL parser resolves must still
+  // land below the target's base path, never elsewhere on its host with the replay's credentials.
+  const basePath = new URL(base).pathname.replace(/\/+$/, '');
+  const { pathname } = new URL(url);
+  if (pathname !== basePath && !pathname.startsWith(`${basePath}/`))
+    throw new Error(`the path ${JSON.stringify(exchange.path)} leaves --target's base path ${basePath}`);
+  return url;
 }
 
 function encodeBody(exchange: RecordedExchange): { body?: string; contentType?: string } {
