@@ -3,7 +3,7 @@
 // expandable sample differences with the request that caused them, and hostile values shown as
 // text, never as markup.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -93,6 +93,10 @@ describe('compare --html in headless Chromium', () => {
   });
   after(async () => {
     await browser?.close();
+  });
+
+  it('is written readable by its owner only, as replay --out is', () => {
+    assert.equal(statSync(report).mode & 0o777, 0o600);
   });
 
   it('loads as one file, shows the table with bars and expandable samples, and escapes values', async () => {

@@ -2,7 +2,7 @@
 // once each and recorded, reopening, and two connections on one file (the server and a CLI command).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -52,6 +52,21 @@ describe('SQLite store', () => {
     const store = openStore(file);
     assert.ok(existsSync(file));
     await store.ping();
+  });
+
+  it('creates a new file and its write-ahead log readable by their owner only; an existing file keeps its mode', async () => {
+    const file = freshFile();
+    const store = openStore(file);
+    assert.ok(await store.apiUsers.create(user('mode')));
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(`${file}-wal`).mode & 0o777, 0o600, 'SQLite copies the mode to its -wal');
+    assert.equal(statSync(`${file}-shm`).mode & 0o777, 0o600);
+    await store.close();
+    chmodSync(file, 0o640);
+    const again = openStore(file);
+    await again.ping();
+    assert.equal(statSync(file).mode & 0o777, 0o640, "the operator's mode stays");
+    await again.close();
   });
 
   it('runs in WAL mode, which stays set in the file', async () => {

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { compareRecordings } from '../migration/compare.js';
 import {
   type CompareRules,
@@ -80,7 +80,9 @@ Example:
         generatedAt: new Date(),
       });
       try {
-        writeFileSync(htmlFile, page);
+        // Readable by its owner only, as replay's --out: its samples are user data (names).
+        writeFileSync(htmlFile, page, { mode: 0o600 });
+        chmodSync(htmlFile, 0o600);
       } catch (error) {
         throw new CommandError(
           `cannot write ${htmlFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../errors.js';
@@ -23,7 +23,13 @@ import { openNodeSqlite } from './driver-node-sqlite.js';
  * (`unavailableAsStoreError`). Opening itself fails with SQLite's own error, as a start-up should.
  */
 export function openSqliteDatabase(file: string, migrations: readonly Migration[]): SqliteDatabase {
-  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    // A new file readable by its owner only: it holds the API users' password hashes, SSO and
+    // OIDC login state and shadow samples. SQLite gives its -wal and -shm files the same mode.
+    // A file that exists keeps the mode its operator gave it.
+    closeSync(openSync(file, 'a', 0o600));
+  }
   const db = openSqliteConnection(file);
   try {
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
