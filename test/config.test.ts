@@ -285,6 +285,42 @@ describe('configuration', () => {
     );
   });
 
+  it("refuses credentials, a query or a fragment in the successor's and the old server's base URLs, which were ignored", () => {
+    // https://u:p@old.example/iserv/api passed config check; the user-info and query were dropped
+    // without a word, and the password sat in the JSON instead of the environment.
+    const successor = (baseUrl: string) => ({
+      baseUrl,
+      auth: { type: 'apiKey', key: 'k' },
+    });
+    const legacy = (baseUrl: string) => ({ baseUrl, username: 'proxy', password: 'p' });
+    const config = (content: unknown) =>
+      loadConfig({ file: tempFile('config.json', JSON.stringify(content)), env: {} });
+    for (const url of [
+      'https://u:pw-in-url@host.example/iserv/api',
+      'https://host.example/iserv/api?x=1',
+      'https://host.example/iserv/api#top',
+    ]) {
+      for (const [content, key] of [
+        [{ successor: successor(url) }, 'successor.baseUrl'],
+        [{ sandbox: { enabled: true }, migration: { legacy: legacy(url) } }, 'migration.legacy.baseUrl'],
+      ] as const) {
+        assert.throws(
+          () => config(content),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.problems.some((problem) => problem.path === key) &&
+            /no credentials, query or fragment/.test(error.message) &&
+            !error.message.includes('pw-in-url'),
+          `${key} ${url}`,
+        );
+      }
+    }
+    assert.equal(
+      config({ successor: successor('https://host.example/iserv/idm/api/v1') }).successor?.baseUrl,
+      'https://host.example/iserv/idm/api/v1',
+    );
+  });
+
   it('takes a store without `type` as SQLite, its documented default, and names the choices for a wrong one', () => {
     // `"store": {"path": …}` was refused: "store.type: Invalid discriminator value".
     const config = (store: unknown) =>

@@ -41,6 +41,20 @@ const YEAR_SECONDS = 365 * 24 * 3600;
 
 const urlSchema = z.url({ protocol: /^https?$/ });
 
+/**
+ * A base URL that paths are appended to: no credentials (they would be ignored, or handed to
+ * clients in links; secrets come from the environment, SPEC 2), no query or fragment (they would
+ * be dropped, or swallow the path).
+ */
+function baseUrlSchema(use: string) {
+  return urlSchema.refine((url) => {
+    // Not a URL at all: urlSchema says so (zod runs the refinement all the same).
+    if (!URL.canParse(url)) return true;
+    const parsed = new URL(url);
+    return parsed.username === '' && parsed.password === '' && !/[?#]/.test(url);
+  }, `must be scheme://host[:port][/path]: no credentials, query or fragment (${use})`);
+}
+
 const serverSchema = z
   .strictObject({
     host: z.string().min(1).default('127.0.0.1').describe('Address to listen on (env HOST overrides)'),
@@ -111,13 +125,9 @@ const legacySchema = z
       .min(1)
       .default(['Service'])
       .describe('Path namespaces the legacy operations answer under, e.g. ["Service", "IServ"]'),
-    publicUrl: urlSchema
-      // Links are built as publicUrl + path: a query or fragment would swallow the path, and
-      // credentials would be handed to every client in Location headers and SSO links.
-      .refine((url) => {
-        const parsed = new URL(url);
-        return parsed.username === '' && parsed.password === '' && !/[?#]/.test(url);
-      }, 'must be scheme://host[:port][/path]: no credentials, query or fragment (links are built by appending paths to it)')
+    // Links are built as publicUrl + path: a query or fragment would swallow the path, and
+    // credentials would be handed to every client in Location headers and SSO links.
+    publicUrl: baseUrlSchema('links are built by appending paths to it')
       .optional()
       .describe(
         'URL clients reach the proxy at (for Location headers and SSO return_to); default from host/port',
@@ -151,7 +161,9 @@ const apiKeyAuthSchema = z.strictObject({
 });
 
 const successorSchema = z.strictObject({
-  baseUrl: urlSchema.describe('Base URL of the IDM API, e.g. https://school.example/iserv/idm/api/v1'),
+  baseUrl: baseUrlSchema(
+    'calls are made by appending paths to it; credentials go in successor.auth',
+  ).describe('Base URL of the IDM API, e.g. https://school.example/iserv/idm/api/v1'),
   auth: z.discriminatedUnion('type', [oauth2AuthSchema, apiKeyAuthSchema]),
   timeouts: z
     .strictObject({
@@ -556,9 +568,9 @@ const migrationSchema = z
   .strictObject({
     legacy: z
       .strictObject({
-        baseUrl: urlSchema.describe(
-          "The old server's legacy base, e.g. https://old.school.example/iserv/api",
-        ),
+        baseUrl: baseUrlSchema(
+          'calls are made by appending paths to it; credentials go in migration.legacy.username/password',
+        ).describe("The old server's legacy base, e.g. https://old.school.example/iserv/api"),
         username: z.string().min(1).describe('The API user the proxy signs in to the old server with'),
         password: secretSchema.describe("Its password (a secret); callers' credentials are never forwarded"),
         timeouts: z
