@@ -5,6 +5,7 @@
 // tampered callbacks (wrong state, another login's state, a replayed or made-up code, a nonce
 // that is not the login's) are refused and never reach sso.target.
 import assert from 'node:assert/strict';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
@@ -443,6 +444,55 @@ describe('SSO with sso.oidc configured (production mode, external provider)', ()
       await down.close();
     }
   });
+});
+
+describe('SSO at a provider whose discovery is unusable', () => {
+  let sandbox: RunningSandbox;
+  let broken: HttpServer;
+  let issuer = '';
+  before(async () => {
+    sandbox = await oidcSandbox({
+      redirectUris: ['http://127.0.0.1/sso/callback'],
+      applicationType: 'native',
+    });
+    // Answers every request with 200 JSON that is no discovery document (no issuer, no endpoints),
+    // or with 404 under /missing.
+    broken = createHttpServer((request, response) => {
+      request.resume();
+      if (request.url?.startsWith('/missing')) {
+        response.writeHead(404, { 'content-type': 'application/json' });
+        response.end('{"error":"not_found"}');
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"hello":"world"}');
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    issuer = `http://127.0.0.1:${(broken.address() as { port: number }).port}`;
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => broken.close(() => resolve()));
+    await sandbox.close();
+  });
+
+  for (const path of ['/auth', '/missing/auth']) {
+    it(`answers 502, not a failed check, when the discovery at ${path} is no usable document; the token stays unused`, async () => {
+      // It was a 403 "could not be verified … start the sign-in again", which no retry could mend.
+      const proxy = await startSsoProxy({
+        sandbox,
+        config: { sso: { oidc: { issuer: `${issuer}${path}`, clientId: 'x', clientSecret: 'y' } } },
+      });
+      try {
+        const { return_to } = await proxy.token('lena.mueller');
+        const first = await new Browser().get(return_to);
+        assertPage(first, 502);
+        const again = await new Browser().get(return_to);
+        assertPage(again, 502);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
 });
 
 describe('SSO behind a reverse proxy that strips a path prefix (legacy.publicUrl with a path)', () => {

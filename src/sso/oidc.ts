@@ -148,7 +148,12 @@ export class SsoRelyingParty {
       });
       return discovered.configuration;
     } catch (error) {
-      throw this.#failure(error, `discovery of ${issuer}`);
+      // Whatever the provider got wrong here, no sign-in can pass until it (or sso.oidc) is
+      // mended: the provider is unusable (502), not one login's answer failing the checks.
+      const failure = this.#failure(error, `discovery of ${issuer}`);
+      throw failure.kind === 'unavailable'
+        ? failure
+        : new SsoOidcError('unavailable', failure.message, { cause: error });
     }
   }
 
