@@ -59,6 +59,46 @@ describe('a SQLite store that is not there', () => {
     );
   });
 
+  it("is opened without the service's other secrets: an operator's shell need not hold them", async () => {
+    // usage and shadow report stopped with exit 2 'migration.legacy.password: environment
+    // variable OLD_PW is not set', though they read only the store.
+    const dir = tempDir('store-only');
+    const store = path.join(dir, 'store.db');
+    await openSqliteStore(store).close();
+    const file = path.join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        successor: {
+          baseUrl: 'https://idm.example/iserv/idm/api/v1',
+          auth: { type: 'apiKey', key: { env: 'IDM_KEY' } },
+        },
+        store: { path: store },
+        migration: {
+          legacy: {
+            baseUrl: 'https://old.example/iserv/api',
+            username: 'proxy',
+            password: { env: 'OLD_PW' },
+          },
+        },
+      }),
+    );
+    for (const command of [
+      ['usage', '--json'],
+      ['shadow', 'report', '--json'],
+      ['ids', 'export', '--json'],
+      ['apiuser', 'list', '--json'],
+    ]) {
+      const run = await cli([...command, '--config', file]);
+      assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
+    }
+    // The commands that need them still say so.
+    const check = await cli(['config', 'check', '--config', file]);
+    assert.equal(check.code, 2);
+    assert.match(check.stderr, /migration\.legacy\.password: environment variable OLD_PW is not set/);
+    assert.match(check.stderr, /successor\.auth\.key: environment variable IDM_KEY is not set/);
+  });
+
   it('one that is there but has counted nothing: usage --unused lists every operation, and says why', async () => {
     const dir = tempDir('missing-store');
     const store = path.join(dir, 'empty.db');

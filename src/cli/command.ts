@@ -122,7 +122,8 @@ export async function withStoreServices<T>(
   work: (services: StoreServices) => Promise<T>,
   options: { existing?: { what: string; why: string } } = {},
 ): Promise<T> {
-  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+  // Only the store's secret: these commands open nothing else (buildServices' store scope).
+  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env, secrets: 'store' });
   if (options.existing)
     requireExistingStore(config.store, config.source ?? '(embedded defaults)', options.existing);
   const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });

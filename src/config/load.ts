@@ -66,6 +66,13 @@ export interface LoadConfigOptions {
   /** Config file path; when absent, `IDM_COMPAT_CONFIG`, else the embedded sandbox defaults. */
   file?: string | undefined;
   env?: NodeJS.ProcessEnv;
+  /**
+   * `store`: only the store's secret must resolve (a PostgreSQL URL); the others are left empty
+   * when their variable or file is missing. For the commands that open the store alone (usage,
+   * shadow report, apiuser, ids export), run from an operator's shell that need not hold the
+   * service's secrets (the old server's or the successor's password).
+   */
+  secrets?: 'all' | 'store';
 }
 
 /** Reads, validates and resolves the configuration; throws ConfigError naming file, JSON path and reason. */
@@ -79,13 +86,20 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     env,
     baseDir: file === undefined ? process.cwd() : path.dirname(file),
     file,
+    secrets: options.secrets,
   });
 }
 
 /** Validates an already-parsed JSON value as configuration (used by loadConfig and tests). */
 export function parseConfig(
   raw: unknown,
-  context: { label: string; env: NodeJS.ProcessEnv; baseDir: string; file?: string | undefined },
+  context: {
+    label: string;
+    env: NodeJS.ProcessEnv;
+    baseDir: string;
+    file?: string | undefined;
+    secrets?: 'all' | 'store' | undefined;
+  },
 ): AppConfig {
   const result = configSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(context.label, issuesOf(result.error));
@@ -95,7 +109,8 @@ export function parseConfig(
     try {
       return resolveSecret(ref, context.env, context.baseDir);
     } catch (error) {
-      problems.push({ path: at, message: (error as Error).message });
+      if (context.secrets !== 'store' || at === 'store.url')
+        problems.push({ path: at, message: (error as Error).message });
       return '';
     }
   };
