@@ -438,9 +438,10 @@ export async function translateWrite(
  * The successor's violations of a refused write with legacy paths: a violation of a writable
  * field's attribute (also with an index, `[2]`) becomes `body.<legacy field>` (with the index for a
  * list field); one of an attribute that a step's body fills from a single legacy body field
- * (`"password": "{body.password}"`, `"role": "ROLE_{fields.name|upper}"`) becomes that field's
- * path; anything else becomes `body`, so the successor's attribute names never reach the legacy
- * caller. Undefined when the failure carries no violations.
+ * (`"<attribute>": "{body.<field>}"`, or `"<attribute>": "X_{fields.<other>|upper}"` where
+ * `<other>` is a writable field's attribute) becomes that field's path; anything else becomes
+ * `body`, so the successor's attribute names never reach the legacy caller. Undefined when the
+ * failure carries no violations.
  */
 export function legacyViolations(
   op: Pick<CompiledOperation, 'resource' | 'steps'> | undefined,
