@@ -106,6 +106,56 @@ describe('answers a real successor may give', () => {
       assert.deepEqual(answer.body.users, ['lena.mueller']);
     });
 
+    describe('a write done, answered with a body the proxy cannot read: as without a body, never a bare 502', () => {
+      // It was a 502 "an answer the proxy cannot use", though the write was done: a client
+      // repeated the create (a conflict or a duplicate), or a reset, losing the temporary password.
+      const unusable: [label: string, type: string, body: string][] = [
+        ['broken JSON', 'application/ld+json', '{oops'],
+        ['an HTML page', 'text/html', '<html><body>Created</body></html>'],
+      ];
+      for (const [label, type, body] of unusable) {
+        it(`${label}: a create with its Location is read back (201), an update (200)`, async () => {
+          shape = (request, answer, res) => {
+            if ((request.method !== 'POST' && request.method !== 'PATCH') || answer.status >= 300)
+              return false;
+            const location = answer.headers.location;
+            res.writeHead(answer.status, {
+              'content-type': type,
+              ...(location === undefined ? {} : { location: String(location) }),
+            });
+            res.end(body);
+            return true;
+          };
+          const account = `chor.${label.length}`;
+          const created = await proxy.call<Record<string, unknown>>('POST', '/Entity/Group', {
+            name: `Chor ${label.length}`,
+          });
+          assert.equal(created.status, 201, created.text);
+          assert.equal(created.body._id, account);
+          const updated = await proxy.call<Record<string, unknown>>('PUT', `/Entity/Group/${account}`, {
+            name: `Chor ${label}`,
+          });
+          assert.equal(updated.status, 200, updated.text);
+          assert.deepEqual(updated.body, { name: `Chor ${label}`, account });
+          assert.equal(proxy.sandbox.data.groupByAccount(account)?.name, `Chor ${label}`);
+        });
+      }
+
+      it('a password reset: a 502 that says the change went through, sent once', async () => {
+        shape = (request, answer, res) => {
+          if (request.method !== 'POST' || !request.url.pathname.endsWith('/password/reset')) return false;
+          res.writeHead(answer.status, { 'content-type': 'application/json' });
+          res.end('{"password": "Temp');
+          return true;
+        };
+        const from = relay.requests.length;
+        const answer = await proxy.call<ErrorBody>('POST', '/User/lena.mueller/password/reset');
+        assert.equal(answer.status, 502, answer.text);
+        assert.match(answer.body.message, /The change went through .*only its answer failed/);
+        assert.equal(callsSince(from).filter((call) => call.endsWith('/password/reset')).length, 1);
+      });
+    });
+
     it('a create answered 201 with neither body nor Location: a 502 that says the change went through, sent once', async () => {
       shape = (request, answer, res) => {
         if (request.method !== 'POST' || answer.status !== 201) return false;

@@ -282,6 +282,26 @@ class HttpSuccessorClient implements SuccessorClient {
     }
   }
 
+  /**
+   * The parsed body of a successful answer. A write's answer whose body is unusable (not JSON,
+   * another content type, too large to read) still tells that the write was done: it is taken as
+   * an answer without a body, as a 204 is, and the caller reads back what it needs (or says the
+   * change went through), instead of a 502 that would have a client repeat a done write. A read's
+   * unusable body is the `bad_response` it is.
+   */
+  #bodyOf(method: string, url: CallTarget, result: HttpResult): unknown {
+    try {
+      return parseBody(method, url, result);
+    } catch (error) {
+      if (method === 'GET' || method === 'HEAD' || !(error instanceof UpstreamError)) throw error;
+      this.#logger.warn(
+        { successor: { method, path: url.pathname, status: result.status }, err: error },
+        "successor write done, but its answer's body is unusable: taken as an answer without a body",
+      );
+      return undefined;
+    }
+  }
+
   async request<T = unknown>(req: SuccessorRequest): Promise<SuccessorResponse<T>> {
     const url = this.#resolve(req.path, req.query);
     const result = await this.#send(req.method, url, {
@@ -291,7 +311,7 @@ class HttpSuccessorClient implements SuccessorClient {
       signal: req.signal,
       calls: req.calls,
     });
-    const body = parseBody(req.method, url, result) as T;
+    const body = this.#bodyOf(req.method, url, result) as T;
     // Looked up only for an answer without a body, the one case it is needed.
     const location =
       body === undefined
