@@ -141,6 +141,21 @@ describe('answers a real successor may give', () => {
         });
       }
 
+      it('a password reset answered with an object, a list or null for the password: the change went through, never handed on', async () => {
+        for (const password of [{ TopSecretTemp456: 1 }, ['Temp-1'], null]) {
+          shape = (request, answer, res) => {
+            if (request.method !== 'POST' || !request.url.pathname.endsWith('/password/reset')) return false;
+            res.writeHead(answer.status, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ password }));
+            return true;
+          };
+          const answer = await proxy.call<ErrorBody>('POST', '/User/lena.mueller/password/reset');
+          assert.equal(answer.status, 502, `${JSON.stringify(password)}: ${answer.text}`);
+          assert.match(answer.body.message, /The change went through .*only its answer failed/);
+          assert.doesNotMatch(answer.text, /TopSecretTemp456|Temp-1/);
+        }
+      });
+
       it('a password reset: a 502 that says the change went through, sent once', async () => {
         shape = (request, answer, res) => {
           if (request.method !== 'POST' || !request.url.pathname.endsWith('/password/reset')) return false;

@@ -568,8 +568,15 @@ export class OperationExecutor {
         const value: Record<string, unknown> = {};
         for (const [key, path] of Object.entries(op.result.fields)) {
           const found = getPath(last, path.split('.'));
-          if (found === undefined) {
-            throw new UpstreamError('bad_response', `the successor's answer to ${op.id} lacks "${path}"`);
+          // A value the legacy answer can carry: a string, number or boolean (a temporary password),
+          // never an object, list or null handed on as it came.
+          if (typeof found !== 'string' && typeof found !== 'number' && typeof found !== 'boolean') {
+            throw new UpstreamError(
+              'bad_response',
+              found === undefined
+                ? `the successor's answer to ${op.id} lacks "${path}"`
+                : `the successor's answer to ${op.id} has ${found === null ? 'null' : Array.isArray(found) ? 'a list' : 'an object'} for "${path}", not a value`,
+            );
           }
           value[key] = found;
         }
