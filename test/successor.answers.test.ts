@@ -299,6 +299,32 @@ describe('answers a real successor may give', () => {
     });
   });
 
+  it("a read refused with 403 and a problem document (API Platform's Access Denied): renewed once, then a 502 naming the scope, never the protected entity's 403", async () => {
+    // It was the legacy 403 "may not be deleted or updated", for a read, after one call.
+    const from = relay.requests.length;
+    instead = (request, res) => {
+      if (request.method !== 'GET' || !/^\/iserv\/idm\/api\/v1\/users(\/[^/]+)?$/.test(request.url.pathname))
+        return false;
+      res.writeHead(403, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Access Denied.' }));
+      return true;
+    };
+    const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
+    assert.equal(answer.status, 502, answer.text);
+    assert.doesNotMatch(answer.text, /may not be deleted or updated/);
+    const calls = callsSince(from).filter((call) => call.startsWith('GET /iserv/idm/api/v1/users'));
+    assert.equal(calls.length, 2, `one renewal, one retry: ${calls.join(', ')}`);
+    // A write refused the same way is still the entity's protection: the legacy 403.
+    instead = (request, res) => {
+      if (request.method !== 'PATCH') return false;
+      res.writeHead(403, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Protected.' }));
+      return true;
+    };
+    const write = await proxy.call<ErrorBody>('PUT', '/Entity/User/mia.fischer', { firstname: 'M' });
+    assert.equal(write.status, 403, write.text);
+  });
+
   it('asks for uncompressed answers: a server free to compress (no Accept-Encoding) gzipped them into a 502', async () => {
     // RFC 9110 12.5.3: without Accept-Encoding any content coding is acceptable; the proxy decodes
     // none. This server compresses whatever it may, as the RFC lets it.

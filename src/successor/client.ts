@@ -411,7 +411,7 @@ class HttpSuccessorClient implements SuccessorClient {
       let token = tokens.fresh(options.access) ?? (await tokens.token(options.access, options.signal));
       headers.authorization = `Bearer ${token}`;
       result = await this.#transport.send(call);
-      if (result.status === 401 || isScopeRefusal(result)) {
+      if (result.status === 401 || isScopeRefusal(method, result)) {
         // The token may have been revoked, the server restarted, or the scope granted since the
         // token was issued: one fresh token, one retry.
         tokens.purge(options.access, token);
@@ -458,12 +458,15 @@ class HttpSuccessorClient implements SuccessorClient {
   }
 }
 
-/** A 403 whose Bearer challenge says the token lacks a scope (not a refusal of the operation itself). */
-function isScopeRefusal(result: { status: number; headers: HeaderLookup }): boolean {
-  return (
-    result.status === 403 &&
-    parseBearerChallenge(result.headers.get('www-authenticate'))?.error === 'insufficient_scope'
-  );
+/**
+ * A 403 about the token's permissions, not a refusal of the operation itself: its Bearer
+ * challenge says a scope is lacking, or it refuses a read (the successor protects entities from
+ * change, never from being read).
+ */
+function isScopeRefusal(method: string, result: { status: number; headers: HeaderLookup }): boolean {
+  if (result.status !== 403) return false;
+  if (method === 'GET' || method === 'HEAD') return true;
+  return parseBearerChallenge(result.headers.get('www-authenticate'))?.error === 'insufficient_scope';
 }
 
 /**

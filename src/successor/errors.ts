@@ -150,6 +150,9 @@ export function isProtectedEntity(error: UpstreamError): boolean {
     error.code === 'forbidden' &&
     error.details.status === 403 &&
     error.source === 'api' &&
-    error.details.scope === undefined
+    error.details.scope === undefined &&
+    // Entities are protected from change; a refused read is the client's permissions (502).
+    error.details.method !== 'GET' &&
+    error.details.method !== 'HEAD'
   );
 }

@@ -103,10 +103,12 @@ function forbidden(response: FailedResponse, auth: AuthContext, problem: Problem
   const said = problem.detail === undefined ? '' : `: ${problem.detail}`;
   const base = { source: 'api' as const, status, method, path };
   const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
-  // A Bearer challenge, or a bare 403 without a problem body, is about the client's
-  // permissions; a problem document without a challenge is the successor refusing the
-  // operation itself (protected entities), which the legacy API answers with its own 403.
-  const permission = challenge !== undefined || problem.detail === undefined;
+  // A Bearer challenge, a bare 403 without a problem body, or a refused read is about the
+  // client's permissions; a problem document without a challenge refusing a write is the
+  // successor refusing the operation itself (protected entities), which the legacy API answers
+  // with its own 403 ("may not be deleted / updated": never a read).
+  const permission =
+    challenge !== undefined || problem.detail === undefined || method === 'GET' || method === 'HEAD';
   if (auth.type === 'apiKey' || !permission) {
     const who = auth.type === 'apiKey' ? ' for the API key' : '';
     return new UpstreamError('forbidden', `the successor refused ${where} (403)${who}${said}`, base);
