@@ -265,6 +265,38 @@ describe('collections against loopback servers', () => {
     await client.close();
   });
 
+  test('an empty counted page with items after it fails with bad_response; empty last pages are items deleted meanwhile', async () => {
+    // Page 2 of 5 empty, pages 3-5 full: the list came back 10 items short, without a word.
+    const skipping = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      sendJson(res, 200, {
+        'hydra:member': page === 2 ? [] : fakeItems(10, (page - 1) * 10),
+        'hydra:totalItems': 50,
+      });
+    });
+    const client = clientFor(skipping, { pageSize: 10 });
+    await assert.rejects(
+      client.readCollection('/users'),
+      (error: unknown) =>
+        isUpstream('bad_response')(error) &&
+        /page=2 is empty, but page 3 after it is not \(of 50 items announced\)/.test(
+          (error as Error).message,
+        ),
+    );
+    await client.close();
+    // Pages 4 and 5 empty: the last items went while the list was read; 30 items, no failure.
+    const shrinking = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      sendJson(res, 200, {
+        'hydra:member': page >= 4 ? [] : fakeItems(10, (page - 1) * 10),
+        'hydra:totalItems': 50,
+      });
+    });
+    const after = clientFor(shrinking, { pageSize: 10 });
+    assert.equal((await after.readCollection('/users')).length, 30);
+    await after.close();
+  });
+
   test('a totalItems counted before items were added: the next links of the full last counted page are followed', async () => {
     const all = fakeItems(35);
     for (const stale of [20, 10]) {

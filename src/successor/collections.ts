@@ -371,6 +371,10 @@ async function* readCountedPages(
     running.set(number, { url, body });
   };
   yield firstPage.items;
+  // The first empty page: the counted pages after it must be empty too. Items deleted while the
+  // list is read empty its last pages; an empty page with items after it is a server that skipped
+  // a page, and answering without it would drop its items from the list without a word.
+  let emptyPage: URL | undefined;
   for (let number = 2; number <= pageCount; number++) {
     while (nextNumber <= pageCount && nextNumber < number + settings.concurrency) start(nextNumber++);
     let page = running.get(number);
@@ -384,6 +388,9 @@ async function* readCountedPages(
     }
     let parsed: PageFacts | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
     const url = page.url;
+    if (parsed.count === 0) emptyPage ??= url;
+    else if (emptyPage !== undefined)
+      throw badPage(emptyPage, `is empty, but page ${number} after it is not (of ${total} items announced)`);
     // Nothing of this page is held while the next one is awaited: not its bytes, not its items
     // (they leave in a parcel, see Parcel), and its facts only when `next` links are followed from it.
     page = undefined;
