@@ -339,6 +339,25 @@ describe('a broken profile', () => {
     );
   });
 
+  it('checks {fields.…} against the attributes the writable fields of the kind write', () => {
+    // A misspelt one passed every check (and --live): the role was created without its
+    // privileges, and the step's condition silently never held.
+    const error = brokenProfile('operations/role.json', (json) => {
+      const ops = json.operations as Record<string, Json>;
+      const steps = (ops['role.create'] as Json).steps as Json[];
+      (steps[1] as Json).when = '{fields.privilegs}';
+      ((steps[0] as Json).body as Json).name = '{fields.nmae}';
+      return json;
+    });
+    assert.deepEqual(
+      error.problems.map((p) => `${p.path}: ${p.message}`),
+      [
+        '$.operations["role.create"].steps[0].body.name: {fields.nmae}: no writable field of kind role writes the attribute "nmae" (known: name, module, privileges)',
+        '$.operations["role.create"].steps[1].when: {fields.privilegs}: no writable field of kind role writes the attribute "privilegs" (known: name, module, privileges)',
+      ],
+    );
+  });
+
   it('checks SSO steps against what its handler hands them: the username as a parameter, no body', () => {
     const withStep = (step: Json) => (json: Json) => {
       ((json.operations as Record<string, Json>)['sso.authenticate'] as Json).steps = [step];

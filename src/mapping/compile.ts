@@ -551,6 +551,11 @@ function compileOperation(
   if (table.relation && !table.items)
     report(`${at}.relation`, '"relation" needs "items": it names where the linked items are listed');
   const resource = ctx.resources.get(kind.name);
+  const writable = resource
+    ? [...resource.fields.values()]
+        .filter((field) => field.writable)
+        .map((field) => field.attribute.join('.'))
+    : undefined;
   const steps: CompiledStep[] = [];
   let usesFields = false;
   const compileRequest = (
@@ -606,6 +611,7 @@ function compileOperation(
         forEach: step.forEach === 'items',
         entity: table.subject !== undefined || created,
         applied: false,
+        writable,
       }),
     );
     const request = compileRequest(step, stepAt, check);
@@ -632,6 +638,7 @@ function compileOperation(
             forEach: step.undo?.forEach === 'applied',
             entity: table.subject !== undefined || created || step.returns === 'entity',
             applied: true,
+            writable,
           }),
         ),
       );
@@ -689,6 +696,8 @@ function stepVariable(
     forEach: boolean;
     entity: boolean;
     applied: boolean;
+    /** The successor attributes of the kind's writable fields, what `{fields.…}` holds; undefined without a field table. */
+    writable: readonly string[] | undefined;
   },
 ): string | undefined {
   const [root, sub, ...rest] = path;
@@ -718,8 +727,19 @@ function stepVariable(
       const [where, what] = root === 'params' ? ['path', 'parameter'] : ['legacy body', 'field'];
       return `the ${where} of ${shape.label} has no ${what} "${sub}" (${names.length > 0 ? `known: ${names.join(', ')}` : `it has no ${what}s`})`;
     }
-    case 'fields':
-      return undefined;
+    case 'fields': {
+      // {fields.<attribute>}: the legacy body translated through the field table, by successor
+      // attribute. A misspelt one rendered as missing: a step that silently wrote nothing.
+      if (sub === undefined || ctx.writable === undefined) return undefined;
+      const wanted = [sub, ...rest].join('.');
+      const known = ctx.writable.some(
+        (attribute) =>
+          attribute === wanted || attribute.startsWith(`${wanted}.`) || wanted.startsWith(`${attribute}.`),
+      );
+      return known
+        ? undefined
+        : `no writable field of kind ${ctx.table.kind} writes the attribute "${wanted}" (known: ${ctx.writable.join(', ') || 'none'})`;
+    }
     case 'attributes':
       return path.length === 1 ? undefined : `{${root}} has no sub-fields`;
     default:
