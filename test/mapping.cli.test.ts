@@ -3,7 +3,7 @@
 // bad rows, `ids export`, and `serve` refusing to start on a broken profile.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CommandIo } from '../src/cli/command.js';
@@ -261,6 +261,25 @@ describe('idm-compat ids import / export', () => {
     const rows = JSON.parse(json.out) as { kind: string; legacyId: string; uuid: string }[];
     assert.equal(rows.length, 2001);
     assert.ok(rows.every((row) => row.kind === 'group'));
+  });
+
+  it('refuses an --output that is the store itself, its log or its shared memory (exit 2), and leaves it a store', async () => {
+    // It wrote "wrote 15 rows" over the SQLite file: every API user and ID gone.
+    const store = path.join(dir, 'store.db');
+    const link = path.join(dir, 'link-to-store.db');
+    symlinkSync(store, link);
+    for (const output of [store, link, `${store}-wal`]) {
+      if (!existsSync(output)) continue;
+      const run = await cli(['ids', 'export', '--output', output, '--config', config]);
+      assert.equal(run.code, 2, `${output}: ${run.err}`);
+      assert.match(
+        run.err,
+        /--output .* is the store('s write-ahead log| \(store\.path\)); it would be emptied or overwritten/,
+      );
+    }
+    const still = await cli(['ids', 'export', '--json', '--config', config]);
+    assert.equal(still.code, 0, still.err);
+    assert.equal((JSON.parse(still.out) as unknown[]).length, 2001);
   });
 
   it("rejects legacy IDs no legacy call can address (Input limits), and warns about a UUID that is not the row's", async () => {

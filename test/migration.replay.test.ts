@@ -295,6 +295,8 @@ describe('replay and compare against the real proxy', () => {
       [['compare', reads, reads, '--rules', path.join(dir, 'none.json')], {}, /cannot read .*ENOENT/],
       [['compare', reads, reads, '--rules', reads], {}, /: not valid JSON at line 2, column 1/],
       [['compare', reads, reads, '--exact', '--rules', 'x'], {}, /exclude each other/],
+      // It was written over the recording, after the comparison.
+      [['compare', reads, emptyA, '--html', reads], {}, /--html .* is recording A; it would be emptied/],
       // Two empty recordings (recording never switched on) matched vacuously: exit 0, "100 %".
       [['compare', emptyA, emptyB], {}, /no exchanges in either recording: nothing to compare/],
     ];

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { type Stats, statSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { SingleBar } from 'cli-progress';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
@@ -192,4 +192,33 @@ export async function loadRecording(
     io.err(`${file}:${problem.line}: ${problem.message}`);
   if (recording.problems.length > 20) io.err(`… and ${recording.problems.length - 20} more unusable lines`);
   return { exchanges: recording.exchanges, invalid: recording.problems.length };
+}
+
+/**
+ * Refuses an output file that is one of the command's inputs (the same file, also through a
+ * link): it is emptied or replaced when written, and the input may be the only copy there is (a
+ * recording of the old server's answers, the store). `option` names the output's option.
+ */
+export function refuseInputAsOut(
+  option: string,
+  out: string,
+  inputs: readonly [what: string, file: string | undefined][],
+): void {
+  const outStat = statOrUndefined(out);
+  if (outStat === undefined) return;
+  for (const [what, file] of inputs) {
+    const inputStat = file === undefined ? undefined : statOrUndefined(file);
+    if (inputStat && inputStat.dev === outStat.dev && inputStat.ino === outStat.ino)
+      throw new CommandError(
+        `${option} ${out} is ${what}; it would be emptied or overwritten: give another file`,
+      );
+  }
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }

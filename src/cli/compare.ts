@@ -9,7 +9,14 @@ import {
 } from '../migration/compare-rules.js';
 import { renderHtmlReport } from '../migration/html-report.js';
 import { reportTable } from '../migration/report-text.js';
-import { type Command, CommandError, flag, loadRecording, stringOption } from './command.js';
+import {
+  type Command,
+  CommandError,
+  flag,
+  loadRecording,
+  refuseInputAsOut,
+  stringOption,
+} from './command.js';
 
 /** `idm-compat compare A B`: compares two recordings of the same requests, per operation. */
 export const compareCommand: Command = {
@@ -73,6 +80,11 @@ Example:
     const report = compareRecordings(a.exchanges, b.exchanges, rules, { samples });
     const htmlFile = stringOption(args, 'html');
     if (htmlFile !== undefined) {
+      refuseInputAsOut('--html', htmlFile, [
+        ['recording A', fileA],
+        ['recording B', fileB],
+        ['the rules file', rulesFile],
+      ]);
       const page = await renderHtmlReport(report, {
         a: fileA,
         b: fileB,

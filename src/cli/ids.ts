@@ -11,6 +11,7 @@ import {
   type Command,
   CommandError,
   flag,
+  refuseInputAsOut,
   stringOption,
   terminalProgressBar,
   withStoreServices,
@@ -173,12 +174,21 @@ ${CONFIG_HELP}
     return withStoreServices(
       args,
       io,
-      async ({ store }) => {
+      async ({ config, store }) => {
+        const output = stringOption(args, 'output');
+        // One mistyped or completed path would turn the store into a CSV file.
+        if (output !== undefined && config.store.type === 'sqlite') {
+          const file = config.store.path;
+          refuseInputAsOut('--output', output, [
+            ['the store (store.path)', file],
+            ["the store's write-ahead log", `${file}-wal`],
+            ["the store's shared memory", `${file}-shm`],
+          ]);
+        }
         const rows = await store.idMap.list(stringOption(args, 'kind'));
         const text = flag(args, 'json')
           ? `${JSON.stringify(rows.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() })))}\n`
           : idRowsToCsv(rows);
-        const output = stringOption(args, 'output');
         if (output === undefined) io.out(text);
         else {
           writeFileSync(output, text);

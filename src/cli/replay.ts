@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, type Stats, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
@@ -7,6 +7,7 @@ import {
   CommandError,
   flag,
   loadRecording,
+  refuseInputAsOut,
   stringListOption,
   stringOption,
   terminalProgressBar,
@@ -74,31 +75,6 @@ function targetUrl(text: string | undefined): string {
   if (url.search !== '' || url.hash !== '')
     throw new CommandError('--target must be a base URL without ? or #');
   return url.href.replace(/\/+$/, '');
-}
-
-/**
- * Refuses an --out that is one of the command's input files (the same file, also through a link):
- * --out is emptied before the first answer, and a recording of the old server's answers may be
- * the only copy there is.
- */
-function refuseInputAsOut(out: string, inputs: readonly [what: string, file: string | undefined][]): void {
-  const outStat = statOrUndefined(out);
-  if (outStat === undefined) return;
-  for (const [what, file] of inputs) {
-    const inputStat = file === undefined ? undefined : statOrUndefined(file);
-    if (inputStat && inputStat.dev === outStat.dev && inputStat.ino === outStat.ino)
-      throw new CommandError(
-        `--out ${out} is ${what}; it would be emptied before it is read: give another file`,
-      );
-  }
-}
-
-function statOrUndefined(file: string): Stats | undefined {
-  try {
-    return statSync(file);
-  } catch {
-    return undefined;
-  }
 }
 
 /** `idm-compat replay FILE`: sends recorded requests to a legacy-speaking server and records its answers. */
@@ -175,7 +151,7 @@ Example:
       stringOption(args, 'password-env'),
       stringOption(args, 'password-file'),
     );
-    refuseInputAsOut(out, [
+    refuseInputAsOut('--out', out, [
       ['the recording FILE', file],
       ['--password-file', stringOption(args, 'password-file')],
     ]);
