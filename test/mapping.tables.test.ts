@@ -339,6 +339,37 @@ describe('a broken profile', () => {
     );
   });
 
+  it('refuses a sequence prefix whose IDs no legacy path could name', () => {
+    // "G/1" was assigned (201) and stored for good, and every address of it answered 404.
+    for (const [prefix, reason] of [
+      ['G/', /it could not stand in a path/],
+      ['G\\', /it could not stand in a path/],
+      ['G\t', /control characters/],
+      ['G'.repeat(250), /at most 255 bytes/],
+    ] as const) {
+      const error = brokenProfile('ids.json', (json) => {
+        (json.kinds as Record<string, Json>).group = {
+          strategy: 'table',
+          assign: { rule: 'sequence', prefix, start: 1 },
+        };
+        return json;
+      });
+      assert.equal(error.problems.length, 1, JSON.stringify(error.problems));
+      assert.equal(error.problems[0]?.path, '$.kinds.group.assign.prefix');
+      assert.match(error.problems[0]?.message ?? '', reason);
+      assert.match(error.problems[0]?.message ?? '', /^the IDs it makes /);
+    }
+    const fine = path.join(tempDir('mapping'), 'fine');
+    cpSync(DEFAULT_PROFILE, fine, { recursive: true });
+    const ids = JSON.parse(readFileSync(path.join(fine, 'ids.json'), 'utf8')) as Json;
+    (ids.kinds as Record<string, Json>).group = {
+      strategy: 'table',
+      assign: { rule: 'sequence', prefix: 'GRP-', start: 1 },
+    };
+    writeFileSync(path.join(fine, 'ids.json'), JSON.stringify(ids));
+    assert.ok(loadProfile(fine));
+  });
+
   it('checks {fields.…} against the attributes the writable fields of the kind write', () => {
     // A misspelt one passed every check (and --live): the role was created without its
     // privileges, and the step's condition silently never held.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { legacyIdProblem } from '../lib/legacy-id.js';
 
 /**
  * The file formats of a mapping profile (`mappings/<profile>/**.json`). Every file names its
@@ -155,7 +156,17 @@ const assignRuleSchema = z
     }),
     z.strictObject({
       rule: z.literal('sequence'),
-      prefix: z.string().default('').describe('Text before the number'),
+      prefix: z
+        .string()
+        .default('')
+        // The IDs it makes must be ones a legacy path can name: an ID "G/1" was assigned for good
+        // and answered 404 at every address.
+        .superRefine((prefix, check) => {
+          const problem = legacyIdProblem(`${prefix}1`) ?? legacyIdProblem(`${prefix}${'9'.repeat(20)}`);
+          if (problem !== undefined)
+            check.addIssue({ code: 'custom', message: `the IDs it makes ${problem}` });
+        })
+        .describe('Text before the number'),
       start: z.int().min(0).default(1).describe('First number when the table has none yet'),
     }),
   ])
