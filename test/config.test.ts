@@ -285,6 +285,25 @@ describe('configuration', () => {
     );
   });
 
+  it('reads a file with a byte order mark, and refuses a key given twice naming it, never its value', () => {
+    const withBom = tempFile(
+      'bom.json',
+      `\uFEFF${JSON.stringify({ sandbox: { enabled: true }, server: { port: 9 } })}`,
+    );
+    assert.equal(loadConfig({ file: withBom, env: {} }).server.port, 9);
+    const twice = tempFile(
+      'twice.json',
+      '{"sandbox": {"enabled": true}, "successor": {"baseUrl": "https://a.example", "auth": {"type": "apiKey", "key": "k1-secret"}, "baseUrl": "https://b.example"}}',
+    );
+    assert.throws(
+      () => loadConfig({ file: twice, env: {} }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /the key "baseUrl" appears twice in \$\.successor \(JSON keeps only the last\)/.test(error.message) &&
+        !error.message.includes('k1-secret'),
+    );
+  });
+
   it("refuses credentials, a query or a fragment in the successor's and the old server's base URLs, which were ignored", () => {
     // https://u:p@old.example/iserv/api passed config check; the user-info and query were dropped
     // without a word, and the password sat in the JSON instead of the environment.

@@ -2,7 +2,7 @@
 // JSON Schema is up to date and accepts every shipped file, a broken profile is reported with
 // file, JSON path and reason, and no successor name of the default profile is written in code.
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -216,6 +216,58 @@ describe('a broken profile', () => {
     assert.equal(error.problems[0]?.path, '$');
     assert.match(error.problems[0]?.message ?? '', /not valid JSON/);
     assert.match(error.message, /fields\/user\.json \$: not valid JSON/);
+  });
+
+  it('reads a file with a byte order mark; refuses a key given twice and nesting too deep, naming the file', () => {
+    // The BOM was "not valid JSON at line 1, column 1"; the second key silently won over the
+    // first; 5,000 levels stopped the check with "Maximum call stack size exceeded", no file named.
+    const withBom = path.join(tempDir('mapping'), 'bom');
+    cpSync(DEFAULT_PROFILE, withBom, { recursive: true });
+    const profileFile = path.join(withBom, 'profile.json');
+    writeFileSync(profileFile, `\uFEFF${readFileSync(profileFile, 'utf8')}`);
+    assert.ok(loadProfile(withBom));
+    const twice = brokenProfile(
+      'fields/user.json',
+      (json) => `${JSON.stringify(json).slice(0, -2)}, "status": {"attribute": "bogus"}}}`,
+    );
+    assert.deepEqual(
+      twice.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${path.join('fields', 'user.json')} $: the key "status" appears twice in $.fields (JSON keeps only the last)`,
+      ],
+    );
+    const deep = brokenProfile('operations/role.json', (json) => {
+      (((json.operations as Record<string, Json>)['role.create'] as Json).steps as Json[])[0] = {
+        method: 'POST',
+        path: '/roles',
+        body: 'DEEP',
+      };
+      // As text: JSON.stringify itself would overflow on it.
+      return JSON.stringify(json).replace('"DEEP"', `${'{"x":'.repeat(5_000)}1${'}'.repeat(5_000)}`);
+    });
+    assert.deepEqual(
+      deep.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [`${path.join('operations', 'role.json')} $: nested deeper than 100 levels`],
+    );
+  });
+
+  it('follows linked files and folders of a profile; a link that leads nowhere is named', () => {
+    // Linked files were passed over: "no value table named userStatus (known: none)".
+    const real = path.join(tempDir('mapping'), 'real');
+    cpSync(DEFAULT_PROFILE, real, { recursive: true });
+    const linked = path.join(tempDir('mapping'), 'linked');
+    mkdirSync(linked);
+    for (const entry of readdirSync(real)) symlinkSync(path.join(real, entry), path.join(linked, entry));
+    assert.equal(loadProfile(linked).operations.size, 41);
+    symlinkSync(path.join(real, 'nothing-there.json'), path.join(linked, 'dangling.json'));
+    assert.throws(
+      () => loadProfile(linked),
+      (error: unknown) =>
+        error instanceof MappingError &&
+        error.problems.some(
+          (p) => p.file === 'dangling.json' && /a link that leads nowhere: ENOENT/.test(p.message),
+        ),
+    );
   });
 
   it('names the JSON path of a value the schema refuses', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
-import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
+import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import { type ConfigFile, configSchema, type SecretRef, type SuccessorConfig } from './schema.js';
 
 /** A configuration that cannot be used: names the file, the JSON path and the reason. */
@@ -249,9 +249,10 @@ function readJson(file: string): unknown {
     ]);
   }
   try {
-    return JSON.parse(text);
+    return parseJsonFile(text);
   } catch (error) {
-    throw new ConfigError(file, [{ path: '(file)', message: jsonFileSyntaxMessage(error, text) }]);
+    if (!(error instanceof JsonFileError)) throw error;
+    throw new ConfigError(file, [{ path: '(file)', message: error.message }]);
   }
 }
 

@@ -1,5 +1,6 @@
-import { type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { getNodePath, type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
 import { causeChain } from './cause-chain.js';
+import { nestedDeeperThan } from './json-depth.js';
 
 /**
  * What is wrong with a text that is not JSON, without any of the text: V8's own `SyntaxError`
@@ -62,4 +63,58 @@ export function withoutParsedText(error: unknown): unknown {
   const cleaned = new Error(message);
   cleaned.name = (error as Error).name;
   return cleaned;
+}
+
+/** How deep an operator's file (configuration, mapping table, compare rules, fixture) may nest. */
+export const MAX_FILE_DEPTH = 100;
+
+/** Why the text of an operator's JSON file cannot be used; the message names where, never the text. */
+export class JsonFileError extends Error {
+  override readonly name = 'JsonFileError';
+}
+
+/**
+ * Parses the text of a JSON file an operator writes. A leading byte order mark is skipped (editors
+ * on Windows write one). Refused, with JsonFileError: text that is not JSON (where, in words:
+ * jsonFileSyntaxMessage); a key given twice in one object, which JSON.parse takes the last of
+ * without a word, so that an edit of the first went unseen; nesting deeper than MAX_FILE_DEPTH,
+ * which the checks after parsing would overflow the stack on.
+ */
+export function parseJsonFile(text: string): unknown {
+  const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new JsonFileError(jsonFileSyntaxMessage(error, json));
+  }
+  if (nestedDeeperThan(value, MAX_FILE_DEPTH))
+    throw new JsonFileError(`nested deeper than ${MAX_FILE_DEPTH} levels`);
+  const duplicate = firstDuplicateKey(json);
+  if (duplicate) throw new JsonFileError(duplicate);
+  return value;
+}
+
+/** The first object in `json` (valid JSON, nested within MAX_FILE_DEPTH) that has a key twice, in words. */
+function firstDuplicateKey(json: string): string | undefined {
+  const root = parseTree(json);
+  const pending: Node[] = root ? [root] : [];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (node.type === 'object') {
+      const seen = new Set<string>();
+      for (const property of node.children ?? []) {
+        const key = property.children?.[0]?.value;
+        if (typeof key !== 'string') continue;
+        if (seen.has(key)) {
+          const at = getNodePath(node)
+            .map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`))
+            .join('');
+          return `the key ${JSON.stringify(key)} appears twice in $${at} (JSON keeps only the last)`;
+        }
+        seen.add(key);
+      }
+    }
+    for (const child of node.children ?? []) pending.push(child);
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
+import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import {
   type CompiledProfile,
   compileProfile,
@@ -24,18 +24,13 @@ export function loadProfile(folder: string, served: readonly RequiredOperation[]
   for (const file of files) {
     const relative = path.relative(folder, file) || path.basename(file);
     let raw: unknown;
-    let text = '';
     try {
-      text = readFileSync(file, 'utf8');
-      raw = JSON.parse(text);
+      raw = parseJsonFile(readFileSync(file, 'utf8'));
     } catch (error) {
       problems.push({
         file: relative,
         path: '$',
-        message:
-          error instanceof SyntaxError
-            ? jsonFileSyntaxMessage(error, text)
-            : `cannot read: ${errorCode(error)}`,
+        message: error instanceof JsonFileError ? error.message : `cannot read: ${errorCode(error)}`,
       });
       continue;
     }
@@ -76,14 +71,34 @@ function listJsonFiles(folder: string, problems: MappingProblem[]): string[] {
     return [];
   }
   const out: string[] = [];
+  // Links are followed (a profile under /etc is often linked together), each folder read once.
+  const seen = new Set<string>();
   const walk = (dir: string) => {
+    const real = realpathSync(dir);
+    if (seen.has(real)) return;
+    seen.add(real);
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
       a.name.localeCompare(b.name),
     )) {
       const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && entry.name.endsWith('.json') && !entry.name.endsWith('.schema.json'))
-        out.push(full);
+      let isFolder = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        try {
+          const target = statSync(full);
+          isFolder = target.isDirectory();
+          isFile = target.isFile();
+        } catch (error) {
+          problems.push({
+            file: path.relative(folder, full),
+            path: '$',
+            message: `a link that leads nowhere: ${errorCode(error)}`,
+          });
+          continue;
+        }
+      }
+      if (isFolder) walk(full);
+      else if (isFile && entry.name.endsWith('.json') && !entry.name.endsWith('.schema.json')) out.push(full);
     }
   };
   walk(folder);

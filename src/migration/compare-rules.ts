@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
-import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
+import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import { mostSpecific, OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
@@ -150,9 +150,10 @@ export function loadCompareRules(file: string = DEFAULT_COMPARE_RULES_FILE): Com
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonFile(text);
   } catch (error) {
-    throw new CompareRulesError(`${file}: ${jsonFileSyntaxMessage(error, text)}`);
+    if (!(error instanceof JsonFileError)) throw error;
+    throw new CompareRulesError(`${file}: ${error.message}`);
   }
   return parseCompareRules(value, file);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { jsonFileSyntaxMessage } from '../lib/json-syntax.js';
+import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import { normalizeUuid } from '../lib/uuid.js';
 import {
   type EntityRecord,
@@ -136,9 +136,10 @@ export function parseFixture(input: string | SandboxFixture): { fixture: ParsedF
       );
     }
     try {
-      raw = JSON.parse(content);
+      raw = parseJsonFile(content);
     } catch (error) {
-      throw new FixtureError(source, '', jsonFileSyntaxMessage(error, content));
+      if (!(error instanceof JsonFileError)) throw error;
+      throw new FixtureError(source, '', error.message);
     }
   }
   const parsed = fixtureSchema.safeParse(raw);
