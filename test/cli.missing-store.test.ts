@@ -92,11 +92,21 @@ describe('a SQLite store that is not there', () => {
       const run = await cli([...command, '--config', file]);
       assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
     }
-    // The commands that need them still say so.
+    // The commands that need them still say so; with --json also on stdout (it printed nothing).
     const check = await cli(['config', 'check', '--config', file]);
     assert.equal(check.code, 2);
     assert.match(check.stderr, /migration\.legacy\.password: environment variable OLD_PW is not set/);
     assert.match(check.stderr, /successor\.auth\.key: environment variable IDM_KEY is not set/);
+    const json = await cli(['config', 'check', '--json', '--config', file]);
+    assert.equal(json.code, 2);
+    assert.deepEqual(JSON.parse(json.stdout), {
+      file,
+      valid: false,
+      problems: [
+        { path: 'successor.auth.key', message: 'environment variable IDM_KEY is not set' },
+        { path: 'migration.legacy.password', message: 'environment variable OLD_PW is not set' },
+      ],
+    });
   });
 
   it('one that is there but has counted nothing: usage --unused lists every operation, and says why', async () => {

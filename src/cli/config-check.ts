@@ -1,13 +1,14 @@
-import { loadConfig } from '../config/load.js';
+import { ConfigError, loadConfig } from '../config/load.js';
 import { mappingsFolder } from '../config/mappings-folder.js';
 import { checkOperationReferences } from '../config/references.js';
 import { loadTlsFiles } from '../config/tls.js';
 import { LEGACY_OPERATIONS, REQUIRED_OPERATIONS } from '../legacy/operations.js';
 import { loadServingProfile } from '../mapping/engine.js';
+import { MappingError } from '../mapping/errors.js';
 
 import { shadowCompareRules } from '../migration/compare-rules.js';
 import { checkRecordingPath } from '../migration/recording.js';
-import { type Command, flag, stringOption } from './command.js';
+import { type Command, type CommandArgs, type CommandIo, flag, stringOption } from './command.js';
 
 /** `idm-compat config check`: validates a configuration file without starting anything. */
 export const configCheckCommand: Command = {
@@ -16,24 +17,46 @@ export const configCheckCommand: Command = {
   usage: '[--config FILE] [--json]',
   options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
-    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-    checkOperationReferences(
-      config,
-      LEGACY_OPERATIONS.map((operation) => operation.id),
-    );
-    // The files `serve` reads at start besides this one (buildServices): exit 2 naming the key.
-    shadowCompareRules(config);
-    checkRecordingPath(config);
-    loadTlsFiles(config);
-    // And the mapping profile, as serve loads it: every table valid, every served operation mapped
-    // (a MappingError, exit 2 with file, JSON path and reason; `mappings check --live` goes further).
-    loadServingProfile(mappingsFolder(config), REQUIRED_OPERATIONS);
-    const summary = { file: config.source ?? null, mode: config.mode, valid: true };
-    io.out(
-      flag(args, 'json')
-        ? JSON.stringify(summary)
-        : `${summary.file ?? '(embedded defaults)'}: valid (${config.mode} mode)`,
-    );
-    return 0;
+    try {
+      return check(args, io);
+    } catch (error) {
+      // --json: a script gets its verdict on stdout for an invalid file too (the error as ever on stderr).
+      if (flag(args, 'json')) {
+        const file = stringOption(args, 'config') ?? (io.env.IDM_COMPAT_CONFIG || null);
+        io.out(JSON.stringify({ file, valid: false, problems: problemsOf(error) }));
+      }
+      throw error;
+    }
   },
 };
+
+/** An invalid configuration's problems as the JSON answer lists them: `{path, message}`, with `file` for a mapping table's. */
+function problemsOf(error: unknown): { file?: string; path?: string; message: string }[] {
+  if (error instanceof ConfigError) return error.problems.map(({ path, message }) => ({ path, message }));
+  if (error instanceof MappingError)
+    return error.problems.map(({ file, path, message }) => ({ file, path, message }));
+  return [{ message: error instanceof Error ? error.message : String(error) }];
+}
+
+/** Loads and checks everything `serve` would at start; the summary on stdout. */
+function check(args: CommandArgs, io: CommandIo): number {
+  const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+  checkOperationReferences(
+    config,
+    LEGACY_OPERATIONS.map((operation) => operation.id),
+  );
+  // The files `serve` reads at start besides this one (buildServices): exit 2 naming the key.
+  shadowCompareRules(config);
+  checkRecordingPath(config);
+  loadTlsFiles(config);
+  // And the mapping profile, as serve loads it: every table valid, every served operation mapped
+  // (a MappingError, exit 2 with file, JSON path and reason; `mappings check --live` goes further).
+  loadServingProfile(mappingsFolder(config), REQUIRED_OPERATIONS);
+  const summary = { file: config.source ?? null, mode: config.mode, valid: true };
+  io.out(
+    flag(args, 'json')
+      ? JSON.stringify(summary)
+      : `${summary.file ?? '(embedded defaults)'}: valid (${config.mode} mode)`,
+  );
+  return 0;
+}
