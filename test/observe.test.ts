@@ -13,6 +13,7 @@ import { serve } from '@hono/node-server';
 import { ConfigError, parseConfig } from '../src/config/load.js';
 import { createLogger, silentLogger } from '../src/lib/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
+import { successorRoute } from '../src/observe/observer.js';
 import { buildServices } from '../src/services.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
@@ -503,5 +504,21 @@ describe('start-up refuses a mapping profile that lacks a served operation', () 
         error.problems[0]?.path === '$.operations["group.link.users.remove"]' &&
         /DELETE \/Core\/Entity\/Group\/\{id\}\/link\/users/.test(error.problems[0]?.message ?? ''),
     );
+  });
+});
+
+describe('successor routes of the metrics', () => {
+  it('keep words and .well-known, and replace IDs with {id}', () => {
+    assert.equal(
+      successorRoute('/iserv/auth/.well-known/openid-configuration'),
+      '/iserv/auth/.well-known/openid-configuration',
+    );
+    assert.equal(
+      successorRoute(
+        '/iserv/idm/api/v1/users/0b6f5c1e-8a4e-4c3b-9a57-3f1d2e4c5b6a/groups/Tf2SqStTdCxSvcojmbemmL',
+      ),
+      '/iserv/idm/api/v1/users/{id}/groups/{id}',
+    );
+    assert.equal(successorRoute('/iserv/idm/api/v1/users/.hidden1'), '/iserv/idm/api/v1/users/{id}');
   });
 });

@@ -114,11 +114,12 @@ export interface CallStats {
   durationMs: number;
 }
 
-const WORD = /^(?:[a-z][a-z_-]{0,40}|v[0-9]{1,3})$/;
+const WORD = /^(?:\.?[a-z][a-z_-]{0,40}|v[0-9]{1,3})$/;
 
 /**
- * The route of a successor path for metrics: segments that are words (`users`, `group-flags`)
- * stay, anything else (UUIDs, base58 IDs, names) becomes `{id}`, so the label set stays bounded.
+ * The route of a successor path for metrics: segments that are words (`users`, `group-flags`,
+ * `.well-known`) stay, anything else (UUIDs, base58 IDs, names) becomes `{id}`, so the label set
+ * stays bounded.
  */
 export function successorRoute(pathname: string): string {
   let route = '';
