@@ -97,6 +97,9 @@ describe('idm-compat mappings check', () => {
       if (file === 'operations/user.json') {
         const restore = (json.operations as Record<string, Json>)['user.restore'] as Json;
         ((restore.steps as Json[])[0] as Json).path = '/users/{entity.uuid}/undelete';
+        // Passed --live: the refusal of a deleted user then read a 400 for the caller.
+        const update = (json.operations as Record<string, Json>)['user.update'] as Json;
+        ((update.subject as Json).refuseWhen as Json as Json).attribute = 'delted';
       }
     });
     const offline = await cli(['mappings', 'check', '--config', writeConfig(dir, folder, sandbox)]);
@@ -127,6 +130,11 @@ describe('idm-compat mappings check', () => {
       find(path.join('operations', 'user.json'), '$.operations["user.restore"].steps[0].path')?.message ??
         JSON.stringify(problems),
       /no path like POST \/users\/\{entity\.uuid\}\/undelete; closest it offers: .*\/users\/\{id\}\/restore/,
+    );
+    assert.match(
+      find(path.join('operations', 'user.json'), '$.operations["user.update"].subject.refuseWhen.attribute')
+        ?.message ?? JSON.stringify(problems),
+      /no attribute delted; closest: deleted/,
     );
     assert.ok(
       problems.some((p) => /sample read of \/users/.test(p.message)),

@@ -148,6 +148,17 @@ export async function checkProfileLive(
         op.kind.label,
       );
     }
+    // A misspelt one reads as "not set": the refusal (of a deleted user, say) would never hold.
+    if (op.subject?.refuseWhen && schema) {
+      checkAttribute(
+        schema,
+        op.subject.refuseWhen.attribute,
+        problems,
+        op.file,
+        `$.operations[${JSON.stringify(op.id)}].subject.refuseWhen.attribute`,
+        op.kind.label,
+      );
+    }
   }
 
   // One real read per kind (one page of one entity) with every attribute the profile asks for.
