@@ -422,6 +422,40 @@ describe('a broken profile', () => {
     assert.ok(loadProfile(fine));
   });
 
+  it('refuses a step path the successor client would refuse or misread: another origin, a fragment, dot segments', () => {
+    // All passed mappings check; at run time the calls were refused (502) or lost their fragment.
+    const paths = [
+      'http://evil.example/roles',
+      '//evil.example/roles',
+      '/roles#top',
+      '/roles?x=1#f',
+      '/../../roles',
+      '/roles/./x',
+    ];
+    const error = brokenProfile('operations/role.json', (json) => {
+      const ops = json.operations as Record<string, Json>;
+      paths.forEach((stepPath, index) => {
+        ops[`role.extra${index}`] = {
+          kind: 'role',
+          steps: [{ method: 'GET', path: stepPath, collection: true }],
+          result: { type: 'collection' },
+        };
+      });
+      return json;
+    });
+    assert.deepEqual(
+      error.problems.map((p) => `${p.path}: ${p.message}`),
+      [
+        '$.operations["role.extra0"].steps[0].path: a path below successor.baseUrl, without scheme or host (calls to another origin are refused)',
+        '$.operations["role.extra1"].steps[0].path: a path below successor.baseUrl, without scheme or host (calls to another origin are refused)',
+        '$.operations["role.extra2"].steps[0].path: no fragment in a path: it is never sent',
+        '$.operations["role.extra3"].steps[0].path: no fragment in a path: it is never sent',
+        '$.operations["role.extra4"].steps[0].path: no "." or ".." segments in a path',
+        '$.operations["role.extra5"].steps[0].path: no "." or ".." segments in a path',
+      ],
+    );
+  });
+
   it('checks {fields.…} against the attributes the writable fields of the kind write', () => {
     // A misspelt one passed every check (and --live): the role was created without its
     // privileges, and the step's condition silently never held.

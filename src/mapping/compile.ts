@@ -564,6 +564,8 @@ function compileOperation(
     check: VariableCheck,
   ): CompiledRequest | undefined => {
     const path = ctx.compile(file, `${requestAt}.path`, request.path, check);
+    const pathProblem = stepPathProblem(request.path);
+    if (pathProblem) report(`${requestAt}.path`, pathProblem);
     const query: [string, Template][] = [];
     for (const [param, value] of Object.entries(request.query ?? {})) {
       const compiled = ctx.compile(file, `${requestAt}.query[${JSON.stringify(param)}]`, value, check);
@@ -686,6 +688,20 @@ function compileOperation(
       ? { attribute: splitPath(table.relation.attribute), change: table.relation.change }
       : undefined,
   };
+}
+
+/**
+ * What the successor client would refuse or misread in a step's path, found before any call: the
+ * path is relative to successor.baseUrl (no scheme or host: calls elsewhere are refused), carries
+ * no fragment (never sent: dropped without a word), and no `.` or `..` segment (it could lead out
+ * of the API's base path). A query in the path is sent, before the `query` parameters.
+ */
+function stepPathProblem(source: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(source) || source.startsWith('//'))
+    return 'a path below successor.baseUrl, without scheme or host (calls to another origin are refused)';
+  if (source.replace(/\{[^}]*\}/g, '').includes('#')) return 'no fragment in a path: it is never sent';
+  if (/(?:^|\/)\.{1,2}(?:\/|$)/.test(source)) return 'no "." or ".." segments in a path';
+  return undefined;
 }
 
 function stepVariable(
