@@ -2,7 +2,16 @@
 // JSON Schema is up to date and accepts every shipped file, a broken profile is reported with
 // file, JSON path and reason, and no successor name of the default profile is written in code.
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -259,6 +268,12 @@ describe('a broken profile', () => {
     mkdirSync(linked);
     for (const entry of readdirSync(real)) symlinkSync(path.join(real, entry), path.join(linked, entry));
     assert.equal(loadProfile(linked).operations.size, 41);
+    // A version link beside its file, and a folder linked into itself: each read once.
+    renameSync(path.join(real, 'operations', 'user.json'), path.join(real, 'operations', 'user.v3.json'));
+    symlinkSync(path.join(real, 'operations', 'user.v3.json'), path.join(real, 'operations', 'user.json'));
+    symlinkSync(real, path.join(real, 'loop'));
+    assert.equal(loadProfile(linked).operations.size, 41);
+    assert.equal(loadProfile(real).operations.size, 41);
     symlinkSync(path.join(real, 'nothing-there.json'), path.join(linked, 'dangling.json'));
     assert.throws(
       () => loadProfile(linked),

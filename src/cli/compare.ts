@@ -1,4 +1,4 @@
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { compareRecordings } from '../migration/compare.js';
 import {
   type CompareRules,
@@ -94,7 +94,8 @@ Example:
       try {
         // Readable by its owner only, as replay's --out: its samples are user data (names).
         writeFileSync(htmlFile, page, { mode: 0o600 });
-        chmodSync(htmlFile, 0o600);
+        // A file that was there keeps its mode on a write; not a device (/dev/stdout) or another's.
+        if (statSync(htmlFile).isFile()) chmodSync(htmlFile, 0o600);
       } catch (error) {
         throw new CommandError(
           `cannot write ${htmlFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,

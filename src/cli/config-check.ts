@@ -20,8 +20,9 @@ export const configCheckCommand: Command = {
     try {
       return check(args, io);
     } catch (error) {
-      // --json: a script gets its verdict on stdout for an invalid file too (the error as ever on stderr).
-      if (flag(args, 'json')) {
+      // --json: a script gets its verdict on stdout for an invalid file too (the error as ever on
+      // stderr); not for a failure of the check itself.
+      if (flag(args, 'json') && (error instanceof ConfigError || error instanceof MappingError)) {
         const file = stringOption(args, 'config') ?? (io.env.IDM_COMPAT_CONFIG || null);
         io.out(JSON.stringify({ file, valid: false, problems: problemsOf(error) }));
       }
@@ -31,11 +32,9 @@ export const configCheckCommand: Command = {
 };
 
 /** An invalid configuration's problems as the JSON answer lists them: `{path, message}`, with `file` for a mapping table's. */
-function problemsOf(error: unknown): { file?: string; path?: string; message: string }[] {
+function problemsOf(error: ConfigError | MappingError): { file?: string; path: string; message: string }[] {
   if (error instanceof ConfigError) return error.problems.map(({ path, message }) => ({ path, message }));
-  if (error instanceof MappingError)
-    return error.problems.map(({ file, path, message }) => ({ file, path, message }));
-  return [{ message: error instanceof Error ? error.message : String(error) }];
+  return error.problems.map(({ file, path, message }) => ({ file, path, message }));
 }
 
 /** Loads and checks everything `serve` would at start; the summary on stdout. */

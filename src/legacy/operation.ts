@@ -141,10 +141,9 @@ const EMPTY_BODY = /^\s*(?:\{\s*\}|\[\s*\])?\s*$/;
  * Reads the request body as the operation declares it; malformed JSON is a legacy 400, and so is
  * any body but an empty one (EMPTY_BODY) sent to an operation that declares none (it is read only
  * up to the body limit, never parsed), so a stray or hostile payload cannot ride along on a DELETE
- * or a restore. Undefined
- * instead of a promise when there is nothing to read: an operation without a body and a request
- * that announces none (asking the headers first spares such a request, every plain GET, the
- * adapter's full fetch Request).
+ * or a restore. Undefined instead of a promise when there is nothing to read: an operation without
+ * a body and a request that announces none (asking the headers first spares such a request, every
+ * plain GET, the adapter's full fetch Request).
  */
 export function readBody(c: Context<AppEnv>, operation: LegacyOperation): Promise<unknown> | undefined {
   if (!operation.body && !announcesBody(c)) return undefined;

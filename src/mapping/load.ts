@@ -71,7 +71,7 @@ function listJsonFiles(folder: string, problems: MappingProblem[]): string[] {
     return [];
   }
   const out: string[] = [];
-  // Links are followed (a profile under /etc is often linked together), each folder read once.
+  // Links are followed (a profile under /etc is often linked together), each folder and file read once.
   const seen = new Set<string>();
   const walk = (dir: string) => {
     const real = realpathSync(dir);
@@ -98,7 +98,13 @@ function listJsonFiles(folder: string, problems: MappingProblem[]): string[] {
         }
       }
       if (isFolder) walk(full);
-      else if (isFile && entry.name.endsWith('.json') && !entry.name.endsWith('.schema.json')) out.push(full);
+      else if (isFile && entry.name.endsWith('.json') && !entry.name.endsWith('.schema.json')) {
+        // A file reached twice (a link to a file of the profile, a version link) is read once.
+        const real = realpathSync(full);
+        if (seen.has(real)) continue;
+        seen.add(real);
+        out.push(full);
+      }
     }
   };
   walk(folder);

@@ -283,17 +283,20 @@ class HttpSuccessorClient implements SuccessorClient {
   }
 
   /**
-   * The parsed body of a successful answer. A write's answer whose body is unusable (not JSON,
-   * another content type, too large to read) still tells that the write was done: it is taken as
-   * an answer without a body, as a 204 is, and the caller reads back what it needs (or says the
-   * change went through), instead of a 502 that would have a client repeat a done write. A read's
-   * unusable body is the `bad_response` it is.
+   * The parsed body of a successful answer. A write's answer whose body is unusable but which
+   * still says the write was done — a 201 or 202, or a body that calls itself JSON and is not (cut
+   * short, too large to read) — is taken as an answer without a body, as a 204 is: the caller
+   * reads back what it needs (or says the change went through), instead of a 502 that would have
+   * a client repeat a done write. Anything else stays the `bad_response` it is: a 200 with an
+   * HTML page may be a firewall's block page, and the write never happened. So does a read's.
    */
   #bodyOf(method: string, url: CallTarget, result: HttpResult): unknown {
     try {
       return parseBody(method, url, result);
     } catch (error) {
       if (method === 'GET' || method === 'HEAD' || !(error instanceof UpstreamError)) throw error;
+      const saysJson = JSON_TYPE.test(result.headers.get('content-type') ?? '');
+      if (result.status !== 201 && result.status !== 202 && !saysJson) throw error;
       this.#logger.warn(
         { successor: { method, path: url.pathname, status: result.status }, err: error },
         "successor write done, but its answer's body is unusable: taken as an answer without a body",

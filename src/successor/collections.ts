@@ -373,7 +373,9 @@ async function* readCountedPages(
   yield firstPage.items;
   // The first empty page: the counted pages after it must be empty too. Items deleted while the
   // list is read empty its last pages; an empty page with items after it is a server that skipped
-  // a page, and answering without it would drop its items from the list without a word.
+  // a page, and answering without it would drop its items from the list without a word. (More
+  // than a page of deletions between the reads of two pages, which run side by side, looks the
+  // same: a 502 then too, and the next request reads the list anew.)
   let emptyPage: URL | undefined;
   for (let number = 2; number <= pageCount; number++) {
     while (nextNumber <= pageCount && nextNumber < number + settings.concurrency) start(nextNumber++);

@@ -27,8 +27,13 @@ export function openSqliteDatabase(file: string, migrations: readonly Migration[
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     // A new file readable by its owner only: it holds the API users' password hashes, SSO and
     // OIDC login state and shadow samples. SQLite gives its -wal and -shm files the same mode.
-    // A file that exists keeps the mode its operator gave it.
-    closeSync(openSync(file, 'a', 0o600));
+    // A file that exists is not touched: it keeps the mode its operator gave it, and a user who
+    // may only read it (a group's 0640) still opens it for the commands that only read.
+    try {
+      closeSync(openSync(file, 'wx', 0o600));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
   }
   const db = openSqliteConnection(file);
   try {
