@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,6 +12,14 @@ function runNode(script: string): string {
   return execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     encoding: 'utf8',
   });
+}
+
+/** Runs `script` as runNode does, for a process that ends badly: how it ended and its stdout. */
+function runNodeEnding(script: string): { status: number | null; signal: string | null; stdout: string } {
+  const ended = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  return { status: ended.status, signal: ended.signal, stdout: ended.stdout.trim() };
 }
 
 describe('test folders', () => {
@@ -41,21 +49,16 @@ describe('test folders', () => {
   });
 
   it('of a process killed before its exit handler ran are removed by the next process that asks for one', () => {
-    let killedDir = '';
-    try {
-      runNode(`
-        import { writeFileSync } from 'node:fs';
-        import path from 'node:path';
-        import { tempDir } from ${JSON.stringify(helper)};
-        const dir = tempDir('timed-out');
-        writeFileSync(path.join(dir, 'store.db'), 'x');
-        process.stdout.write(dir + '\\n', () => process.kill(process.pid, 'SIGKILL'));
-      `);
-    } catch (error) {
-      const failed = error as { signal: string; stdout: string };
-      assert.equal(failed.signal, 'SIGKILL');
-      killedDir = failed.stdout.trim();
-    }
+    const killed = runNodeEnding(`
+      import { writeFileSync } from 'node:fs';
+      import path from 'node:path';
+      import { tempDir } from ${JSON.stringify(helper)};
+      const dir = tempDir('timed-out');
+      writeFileSync(path.join(dir, 'store.db'), 'x');
+      process.stdout.write(dir + '\\n', () => process.kill(process.pid, 'SIGKILL'));
+    `);
+    assert.equal(killed.signal, 'SIGKILL');
+    const killedDir = killed.stdout;
     assert.notEqual(killedDir, '');
     assert.equal(existsSync(killedDir), true, 'a killed process leaves its folder');
     const next = runNode(`
@@ -67,22 +70,17 @@ describe('test folders', () => {
   });
 
   it('are removed also when the process ends with process.exit and a failing code', () => {
-    let printed = '';
-    try {
-      runNode(`
-        import { writeFileSync } from 'node:fs';
-        import path from 'node:path';
-        import { tempDir } from ${JSON.stringify(helper)};
-        const dir = tempDir('failing');
-        writeFileSync(path.join(dir, 'log.txt'), 'x');
-        console.log(dir);
-        process.exit(3);
-      `);
-    } catch (error) {
-      const failed = error as { status: number; stdout: string };
-      assert.equal(failed.status, 3, 'the exit code is the test file’s own');
-      printed = failed.stdout.trim();
-    }
+    const failing = runNodeEnding(`
+      import { writeFileSync } from 'node:fs';
+      import path from 'node:path';
+      import { tempDir } from ${JSON.stringify(helper)};
+      const dir = tempDir('failing');
+      writeFileSync(path.join(dir, 'log.txt'), 'x');
+      console.log(dir);
+      process.exit(3);
+    `);
+    assert.equal(failing.status, 3, 'the exit code is the test file’s own');
+    const printed = failing.stdout;
     assert.notEqual(printed, '');
     assert.equal(existsSync(printed), false);
   });

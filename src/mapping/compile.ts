@@ -1,3 +1,4 @@
+import { hasDotSegment } from '../lib/dot-segments.js';
 import type { MappingProblem } from './errors.js';
 import type {
   AssignRule,
@@ -700,7 +701,7 @@ function stepPathProblem(source: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:/i.test(source) || source.startsWith('//'))
     return 'a path below successor.baseUrl, without scheme or host (calls to another origin are refused)';
   if (source.replace(/\{[^}]*\}/g, '').includes('#')) return 'no fragment in a path: it is never sent';
-  if (/(?:^|\/)\.{1,2}(?:\/|$)/.test(source)) return 'no "." or ".." segments in a path';
+  if (hasDotSegment(source)) return 'no "." or ".." segments in a path';
   return undefined;
 }
 

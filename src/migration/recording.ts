@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
+import { hasDotSegment } from '../lib/dot-segments.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
@@ -17,9 +18,6 @@ export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] 
  * legacy base path (`/Service/Core/Entity/User/ada.l`); `query` is the raw query string without
  * `?` (`''` when none), kept raw so repeated and bracketed keys (`extended[]`) replay as sent.
  */
-/** A `.` or `..` path segment, also percent-encoded or after a backslash (URL parsers take it for `/`). */
-const DOT_SEGMENT = /(?:^|[/\\])(?:\.|%2e){1,2}(?=[/\\?#]|$)/i;
-
 export const recordedExchangeSchema = z.object({
   time: z.iso.datetime({ offset: true }).describe('When the request arrived (ISO 8601)'),
   requestId: z
@@ -36,7 +34,7 @@ export const recordedExchangeSchema = z.object({
     .string()
     .startsWith('/')
     // A URL parser resolves them: replayed, `/../../metrics` would leave --target's base path.
-    .refine((path) => !DOT_SEGMENT.test(path), 'must not contain "." or ".." segments')
+    .refine((path) => !hasDotSegment(path), 'must not contain "." or ".." segments')
     .describe('Path below the legacy base path'),
   query: z.string().describe('Raw query string without ?, empty when none'),
   requestFormat: z

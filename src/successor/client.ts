@@ -3,7 +3,7 @@ import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { type Logger, silentLogger } from '../lib/logger.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import { readAllPages, streamAllPages } from './collections.js';
-import { UpstreamError } from './errors.js';
+import { isReadMethod, UpstreamError } from './errors.js';
 import {
   bodyText,
   type CallTarget,
@@ -294,7 +294,7 @@ class HttpSuccessorClient implements SuccessorClient {
     try {
       return parseBody(method, url, result);
     } catch (error) {
-      if (method === 'GET' || method === 'HEAD' || !(error instanceof UpstreamError)) throw error;
+      if (isReadMethod(method) || !(error instanceof UpstreamError)) throw error;
       const saysJson = JSON_TYPE.test(result.headers.get('content-type') ?? '');
       if (result.status !== 201 && result.status !== 202 && !saysJson) throw error;
       this.#logger.warn(
@@ -468,7 +468,7 @@ class HttpSuccessorClient implements SuccessorClient {
  */
 function isScopeRefusal(method: string, result: { status: number; headers: HeaderLookup }): boolean {
   if (result.status !== 403) return false;
-  if (method === 'GET' || method === 'HEAD') return true;
+  if (isReadMethod(method)) return true;
   return parseBearerChallenge(result.headers.get('www-authenticate'))?.error === 'insufficient_scope';
 }
 

@@ -144,6 +144,11 @@ export function isRateLimited(error: UpstreamError): boolean {
   return error.code === 'unavailable' && error.source === 'api' && error.details.status === 429;
 }
 
+/** Whether an HTTP method only reads (GET, HEAD): never refused for an entity's protection, never a write done. */
+export function isReadMethod(method: string | undefined): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
 /** A 403 of the API itself, not about the proxy's scopes: the successor protects that entity. */
 export function isProtectedEntity(error: UpstreamError): boolean {
   return (
@@ -152,7 +157,6 @@ export function isProtectedEntity(error: UpstreamError): boolean {
     error.source === 'api' &&
     error.details.scope === undefined &&
     // Entities are protected from change; a refused read is the client's permissions (502).
-    error.details.method !== 'GET' &&
-    error.details.method !== 'HEAD'
+    !isReadMethod(error.details.method)
   );
 }

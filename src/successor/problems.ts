@@ -1,4 +1,4 @@
-import { UpstreamError, type UpstreamViolation } from './errors.js';
+import { isReadMethod, UpstreamError, type UpstreamViolation } from './errors.js';
 import type { HeaderLookup } from './http.js';
 
 /** How the failed call was authenticated, so 401/403 messages can say what to fix. */
@@ -107,8 +107,7 @@ function forbidden(response: FailedResponse, auth: AuthContext, problem: Problem
   // client's permissions; a problem document without a challenge refusing a write is the
   // successor refusing the operation itself (protected entities), which the legacy API answers
   // with its own 403 ("may not be deleted / updated": never a read).
-  const permission =
-    challenge !== undefined || problem.detail === undefined || method === 'GET' || method === 'HEAD';
+  const permission = challenge !== undefined || problem.detail === undefined || isReadMethod(method);
   if (auth.type === 'apiKey' || !permission) {
     const who = auth.type === 'apiKey' ? ' for the API key' : '';
     return new UpstreamError('forbidden', `the successor refused ${where} (403)${who}${said}`, base);

@@ -1,3 +1,4 @@
+import { hasDotSegment } from '../lib/dot-segments.js';
 import { UpstreamError } from './errors.js';
 import type { CallTarget } from './http.js';
 
@@ -40,7 +41,7 @@ export function resolveTarget(base: ApiBase, path: string, query: SuccessorQuery
     const absolute = target === basePath || target.startsWith(`${basePath}/`);
     const pathname = absolute ? target : `${basePath}${target.startsWith('/') ? '' : '/'}${target}`;
     // Below the base path by construction, and no dot segment can lead out of it.
-    if (PLAIN_PATH.test(pathname) && !DOT_SEGMENT.test(pathname))
+    if (PLAIN_PATH.test(pathname) && !hasDotSegment(pathname))
       return new PlainTarget(origin, pathname, search);
     // One absolute string, parsed once (a base URL would be parsed again for every call); the
     // origin in front keeps the host whatever the path looks like (`//host/…` included).
@@ -57,8 +58,6 @@ export function resolveTarget(base: ApiBase, path: string, query: SuccessorQuery
  * no `%`, `?`, `\` or `#` (which it would decode, split or turn around).
  */
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
-/** A `.` or `..` segment, which the URL parser would resolve. */
-const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
 
 /** A call target made of parts that need no parsing: the origin, a plain path and a serialized query. */
 class PlainTarget implements CallTarget {
