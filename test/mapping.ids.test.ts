@@ -168,6 +168,112 @@ describe('natural IDs: a resolution answered after a rename through the proxy', 
   });
 });
 
+describe("natural IDs: a cached ID purged and created again behind the proxy's back", () => {
+  let proxy: UserProxy;
+
+  before(async () => {
+    proxy = await startUserProxy();
+  });
+  after(async () => {
+    await proxy?.close();
+  });
+
+  /**
+   * A group created through the proxy (its ID cached), then purged at the successor and created
+   * again there under the same account: the cache still holds the old UUID.
+   */
+  async function madeAgain(name: string): Promise<{ id: string; uuid: string }> {
+    const created = await proxy.call<{ _id: string }>('POST', '/Entity/Group', { name });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body._id;
+    const old = proxy.sandbox.data.groupByAccount(id)?.id ?? '';
+    assert.ok(proxy.sandbox.data.purge('groups', old));
+    await proxy.successor.request({
+      method: 'POST',
+      path: '/groups',
+      body: { name: `${name} again`, group: id },
+    });
+    const uuid = proxy.sandbox.data.groupByAccount(id)?.id ?? '';
+    assert.ok(uuid !== '' && uuid !== old, 'another UUID under the same account');
+    return { id, uuid };
+  }
+
+  it('a write that trusts the cached UUID (group PUT) resolves afresh once and changes the entity of that name now', async () => {
+    const { id, uuid } = await madeAgain('Made Twice');
+    proxy.resetCounts();
+    const answer = await proxy.call<{ name: string }>('PUT', `/Entity/Group/${id}`, { name: 'Made Twice B' });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.name, 'Made Twice B');
+    assert.equal(proxy.sandbox.data.groups.get(uuid)?.name, 'Made Twice B');
+    assert.deepEqual(
+      proxy.apiCalls(),
+      { 'PATCH /groups/{id}': 2, 'GET /groups': 1 },
+      'the stale PATCH, the query, the PATCH',
+    );
+  });
+
+  it('a group DELETE by a cached ID deletes the group of that name now, not a 404', async () => {
+    const { id, uuid } = await madeAgain('Gone And Back');
+    const answer = await proxy.call('DELETE', `/Entity/Group/${id}`);
+    assert.equal(answer.status, 204, answer.text);
+    assert.notEqual(proxy.sandbox.data.groups.get(uuid)?.deleted ?? null, null);
+  });
+
+  it('a link body ID from the cache resolves afresh once: linked to the group of that name now', async () => {
+    const { id, uuid } = await madeAgain('Linked Again');
+    proxy.resetCounts();
+    const answer = await proxy.call<{ groups: string[] }>(
+      'POST',
+      '/Entity/Privilege/internet_blocked/link/groups',
+      [id],
+    );
+    assert.equal(answer.status, 200, answer.text);
+    assert.ok(answer.body.groups.includes(id), answer.text);
+    const group = await proxy.call<{ privileges: string[] }>('GET', `/Entity/Group/${id}`);
+    assert.ok(group.body.privileges.includes('internet_blocked'), group.text);
+    assert.equal(proxy.sandbox.data.groupByAccount(id)?.id, uuid);
+  });
+
+  it("an unlink by a cached ID (its DELETE's 404 tolerated) answers the group of that name now", async () => {
+    const { id } = await madeAgain('Unlinked Again');
+    const answer = await proxy.call<{ _id: string; name: string }>(
+      'DELETE',
+      `/Entity/Group/${id}/link/users`,
+      ['thomas.becker'],
+    );
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual([answer.body._id, answer.body.name], [id, 'Unlinked Again again']);
+  });
+
+  it("runs once more at most: a 404 of the fresh resolution's write is the caller's 400, nothing changed", async () => {
+    const created = await proxy.call<{ _id: string }>('POST', '/Entity/Group', { name: 'Twice Refused' });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body._id;
+    proxy.sandbox.faults.set({ rules: [{ match: 'POST /groups/{id}/privileges', times: 3, status: 404 }] });
+    try {
+      proxy.resetCounts();
+      const answer = await proxy.call<{ message: string; errors: unknown }>(
+        'POST',
+        '/Entity/Privilege/internet_blocked/link/groups',
+        [id],
+      );
+      assert.equal(answer.status, 400, answer.text);
+      assert.match(
+        answer.body.message,
+        new RegExp(`^Unknown group ID "${id}": the successor no longer has it; nothing was changed`),
+      );
+      assert.equal(
+        proxy.apiCalls()['POST /groups/{id}/privileges'],
+        2,
+        'the cached UUID, then the one resolved afresh',
+      );
+      assert.equal(proxy.apiCalls()['GET /groups'], 1);
+    } finally {
+      proxy.sandbox.faults.set({ rules: [] });
+    }
+  });
+});
+
 describe('natural IDs: two renames of one entity whose calls overlap', () => {
   let proxy: UserProxy;
 

@@ -105,6 +105,21 @@ function mayRollBack(op: CompiledOperation, itemCount: number): boolean {
 
 const NO_FIELDS: readonly string[] = [];
 
+/** The resolved IDs of a link body, and which of them the ID cache gave unread. */
+interface ResolvedItems {
+  refs: readonly Ref[];
+  cached: ReadonlySet<string>;
+}
+
+const NO_ITEMS: ResolvedItems = { refs: [], cached: new Set() };
+
+/**
+ * A run's successor answered 404 for a UUID the ID cache gave unread, before anything was changed:
+ * the entity was purged behind the proxy's back, and its name may have been created again since
+ * (another UUID). Caught by `#runCounted`, which runs the operation once more, resolving afresh.
+ */
+class StaleResolution extends Error {}
+
 /** What a legacy handler hands to an operation: its validated input and the legacy fields it answers with. */
 export interface RunInput {
   /** Path parameters (the subject's legacy ID among them). */
@@ -332,13 +347,25 @@ export class OperationExecutor {
     return { type: 'entity', id: rendered.id, value: rendered.value };
   }
 
-  /** The general run, its successor calls added to `calls` through a counting copy when given. */
+  /**
+   * The general run, its successor calls added to `calls` through a counting copy when given. A
+   * run that found an ID from the cache gone before it changed anything (`StaleResolution`) runs
+   * once more, resolving afresh: the name may have been created again since (another UUID).
+   */
   #runCounted(op: CompiledOperation, input: RunInput, calls: CallStats | undefined): Promise<RunResult> {
-    return (calls === undefined ? this : this.counting(calls)).#run(op, input);
+    const runner = calls === undefined ? this : this.counting(calls);
+    return runner.#run(op, input, true).catch((error: unknown) => {
+      if (!(error instanceof StaleResolution)) throw error;
+      return runner.#run(op, input, false);
+    });
   }
 
-  /** The general run: resolutions, the steps with their rollback, and the result. */
-  async #run(op: CompiledOperation, input: RunInput): Promise<RunResult> {
+  /**
+   * The general run: resolutions, the steps with their rollback, and the result. `mayRetry`: a
+   * successor 404 for a UUID the ID cache gave unread (a write trusts it), with nothing changed
+   * yet, throws `StaleResolution` instead of the caller's 404 or 400 (see `#runCounted`).
+   */
+  async #run(op: CompiledOperation, input: RunInput, mayRetry: boolean): Promise<RunResult> {
     const fields = input.fields ?? NO_FIELDS;
     const { list: renderAttributes, value: attributesParam } = op.resource
       ? this.#attributesOf(op.resource, fields)
@@ -372,7 +399,8 @@ export class OperationExecutor {
     const subject = await subjectResolution;
     if (op.subject && !subject) throw subjectNotFound(op, legacyId);
     if (subject?.entity) refuseIfMarked(op, subject.entity);
-    const items = itemsResolution ? await itemsResolution : [];
+    const { refs: items, cached: itemsCached } = itemsResolution ? await itemsResolution : NO_ITEMS;
+    const staleSubject = mayRetry && subject?.cached === true;
     const state: { subject: Ref | undefined } = {
       subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
     };
@@ -480,9 +508,13 @@ export class OperationExecutor {
         this.ids.forget(op.kind, legacyId);
         // The path entity is gone (purged, or deleted for good, since its UUID was cached or
         // mapped): the caller's 404, worded like every other unknown path entity.
-        if (op.subject && applied.length === 0) throw subjectNotFound(op, legacyId);
+        if (op.subject && applied.length === 0) {
+          if (staleSubject) throw new StaleResolution();
+          throw subjectNotFound(op, legacyId);
+        }
       }
       if (goneItem && op.items && applied.length === 0) {
+        if (mayRetry && itemsCached.has(goneItem.id)) throw new StaleResolution();
         throw new TranslationError(
           'unknown_ids',
           `Unknown ${op.items.label} ID ${quoteInput(goneItem.id)}: the successor no longer has it; nothing was changed`,
@@ -544,6 +576,7 @@ export class OperationExecutor {
         )
           throw error;
         this.ids.forget(op.kind, legacyId);
+        if (staleSubject) throw new StaleResolution();
         throw subjectNotFound(op, legacyId);
       }
     }
@@ -616,10 +649,13 @@ export class OperationExecutor {
     return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields, this.unusable));
   }
 
-  /** Resolves every ID of a link body (one call); any unknown one is a 400 listing all of them. */
-  async #resolveItems(kind: CompiledKind, legacyIds: readonly string[]): Promise<Ref[]> {
+  /**
+   * Resolves every ID of a link body (one call); any unknown one is a 400 listing all of them.
+   * `cached`: the IDs whose UUIDs the ID cache gave unread.
+   */
+  async #resolveItems(kind: CompiledKind, legacyIds: readonly string[]): Promise<ResolvedItems> {
     const unique = [...new Set(legacyIds)];
-    const { found, missing } = await this.ids.resolveMany(kind, unique);
+    const { found, missing, cached } = await this.ids.resolveMany(kind, unique);
     if (missing.length > 0) {
       const unknown = new Set(missing);
       throw new TranslationError(
@@ -634,7 +670,7 @@ export class OperationExecutor {
         },
       );
     }
-    return unique.map((id) => ({ id, uuid: found.get(id) ?? '' }));
+    return { refs: unique.map((id) => ({ id, uuid: found.get(id) ?? '' })), cached };
   }
 
   /** The UUID and legacy ID of an entity a step returned (the one the operation created). */
@@ -904,7 +940,7 @@ export class OperationExecutor {
     op: CompiledOperation,
     state: { readonly subject: Ref | undefined },
     vars: {
-      items: Ref[];
+      items: readonly Ref[];
       body: unknown;
       params: Readonly<Record<string, string>>;
       fields: Record<string, unknown> | undefined;

@@ -20,10 +20,14 @@ const NOTHING: readonly string[] = [];
 /** A successor entity as JSON. */
 export type Entity = Record<string, unknown>;
 
-/** A legacy ID resolved to its successor entity; `entity` is set when the resolution read it. */
+/**
+ * A legacy ID resolved to its successor entity; `entity` is set when the resolution read it, and
+ * `cached` when the UUID came from the ID cache unread (a write trusts it: see `resolveOne`).
+ */
 export interface Resolved {
   uuid: string;
   entity?: Entity;
+  cached?: true;
 }
 
 /** What an ID resolver needs. */
@@ -158,7 +162,7 @@ export class IdResolver {
     if (id.strategy === 'natural') {
       if (!want) {
         const cached = this.#cached(kind, legacyId);
-        if (cached !== undefined) return { uuid: cached };
+        if (cached !== undefined) return { uuid: cached, cached: true };
       } else {
         const cached = this.peekCached(kind, legacyId);
         const entity = cached === undefined ? undefined : await this.readCached(kind, legacyId, cached, want);
@@ -181,21 +185,26 @@ export class IdResolver {
 
   /**
    * Resolves many legacy IDs (of a link body) with at most one successor call: a filter query
-   * with many values (natural), or a read by UUIDs that proves they exist (uuid, table).
+   * with many values (natural), or a read by UUIDs that proves they exist (uuid, table). `cached`:
+   * the IDs whose UUIDs came from the ID cache unread.
    */
   async resolveMany(
     kind: CompiledKind,
     legacyIds: readonly string[],
-  ): Promise<{ found: Map<string, string>; missing: string[] }> {
+  ): Promise<{ found: Map<string, string>; missing: string[]; cached: Set<string> }> {
     const found = new Map<string, string>();
+    const cached = new Set<string>();
     const id = kind.id;
-    if (legacyIds.length === 0) return { found, missing: [] };
+    if (legacyIds.length === 0) return { found, missing: [], cached };
     if (id.strategy === 'natural') {
       const misses: string[] = [];
       for (const legacyId of legacyIds) {
-        const cached = this.#cached(kind, legacyId);
-        if (cached === undefined) misses.push(legacyId);
-        else found.set(legacyId, cached);
+        const uuid = this.#cached(kind, legacyId);
+        if (uuid === undefined) misses.push(legacyId);
+        else {
+          found.set(legacyId, uuid);
+          cached.add(legacyId);
+        }
       }
       if (misses.length > 0) {
         const entities = await this.#naturalQuery(kind, misses, NOTHING);
@@ -215,7 +224,7 @@ export class IdResolver {
       const existing = await this.#existingUuids(kind, [...new Set(candidates.values())]);
       for (const [legacyId, uuid] of candidates) if (existing.has(uuid)) found.set(legacyId, uuid);
     }
-    return { found, missing: legacyIds.filter((legacyId) => !found.has(legacyId)) };
+    return { found, missing: legacyIds.filter((legacyId) => !found.has(legacyId)), cached };
   }
 
   /**
