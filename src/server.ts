@@ -80,7 +80,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const close = () => {
       closing ??= (async () => {
         drain.draining = true;
-        await stopListening(listening, config.server.shutdownTimeoutMs);
+        const timeoutMs = config.server.shutdownTimeoutMs;
+        await stopListening(listening, timeoutMs);
+        await handlersSettled(services, timeoutMs);
         await services.close();
         logger.info('idm-compat stopped');
       })();
@@ -226,6 +228,27 @@ function lingerBeforeClosing(socket: Socket): void {
     });
     socket.end();
   };
+}
+
+/**
+ * Waits, up to `timeoutMs` more, for the handlers of the requests whose connections the shutdown
+ * cut: they still call the successor (a multi-step write, its rollback), which must not be closed
+ * under them. Those still running after it are logged, and fail on the closed client.
+ */
+async function handlersSettled(services: Services, timeoutMs: number): Promise<void> {
+  const running = services.inFlight.running;
+  if (running === 0) return;
+  const { logger } = services;
+  logger.warn(
+    { requests: running },
+    `shutdown: ${running} request(s) still running after server.shutdownTimeoutMs, their connections cut; waiting up to ${timeoutMs} ms more for their successor calls to end`,
+  );
+  const left = await services.inFlight.settled(timeoutMs);
+  if (left > 0)
+    logger.error(
+      { requests: left },
+      `shutdown: ${left} request(s) still running; closing the successor client under them (their writes may be partly applied: see their log lines)`,
+    );
 }
 
 /** Stops listening and drops every connection: nothing was answered yet, nothing is waited for. */

@@ -2,6 +2,7 @@ import { Authenticator } from './auth/authenticator.js';
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
 import { mappingsFolder } from './config/mappings-folder.js';
 import { checkOperationReferences } from './config/references.js';
+import { InFlightRequests } from './http/in-flight.js';
 import { configuredPublicUrl, expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
 import { REQUIRED_OPERATIONS } from './legacy/operations.js';
@@ -74,6 +75,8 @@ export interface Services extends StoreServices {
    * each request's connection (never its Host header). Read it through `publicUrlOf`.
    */
   readonly publicUrl: string | undefined;
+  /** The requests whose handlers still run: a shutdown waits for them before it closes the successor client. */
+  readonly inFlight: InFlightRequests;
 }
 
 /** What buildServices takes besides the configuration. */
@@ -277,6 +280,7 @@ export async function buildServices(
       sandbox,
       migration: { modes, legacy, shadow, recording },
       publicUrl,
+      inFlight: new InFlightRequests(),
       close,
     };
   } catch (error) {

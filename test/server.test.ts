@@ -238,6 +238,72 @@ describe('graceful shutdown', () => {
   });
 });
 
+describe('graceful shutdown of a multi-step write whose connection is cut', () => {
+  it('lets its handler end every write before the successor client closes: never half applied', async () => {
+    const dir = tempDir('shutdown-write');
+    const logs = new LogSink();
+    const server = await startServer({
+      config: sandboxConfig(dir, { shutdownTimeoutMs: 1_100 }),
+      logger: createLogger({ destination: logs }),
+    });
+    const sandbox = server.sandbox;
+    assert.ok(sandbox && server.demoUser?.password);
+    const authorization = `Basic ${Buffer.from(`demo:${server.demoUser.password}`).toString('base64')}`;
+    const links = `${server.url}/iserv/api/Service/Core/Entity/User/lena.mueller/link/groups`;
+    const headers = { authorization, 'content-type': 'application/json' };
+    const groups: string[] = [];
+    for (let i = 1; i <= 10; i++) {
+      const created = await fetch(`${server.url}/iserv/api/Service/Core/Entity/Group`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: `Shutdown ${i}` }),
+      });
+      assert.equal(created.status, 201);
+      groups.push(((await created.json()) as { _id: string })._id);
+    }
+    const send = (method: string) => fetch(links, { method, headers, body: JSON.stringify(groups) });
+    const groupsOfUser = () => {
+      const user = sandbox.data.userByAccount('lena.mueller');
+      assert.ok(user);
+      return sandbox.data.groupsOf(user.id).map((group) => group.group);
+    };
+    try {
+      assert.equal((await send('POST')).status, 200);
+      assert.deepEqual(
+        groups.filter((group) => groupsOfUser().includes(group)),
+        groups,
+      );
+      // The unlink reads the user, then removes one group per call, then reads it back: 150 ms
+      // each, 1.8 s in all; the shutdown cuts its connection after 1.1 s, about half-way, and
+      // waits as long again for its handler.
+      sandbox.faults.set({ latencyMs: 150 });
+      const unlink = send('DELETE').then(
+        (answer) => answer.status,
+        () => 'cut',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await server.close();
+      assert.equal(await unlink, 'cut', 'the client was cut off at the shutdown timeout');
+    } finally {
+      sandbox.faults.reset();
+      await server.close();
+    }
+    assert.deepEqual(
+      groups.filter((group) => groupsOfUser().includes(group)),
+      [],
+      'every group removed: the handler ended its writes on an open successor client',
+    );
+    const lines = logs.lines();
+    const completed = lines.find((line) => line.msg === 'request completed' && line.method === 'DELETE');
+    assert.equal(completed?.status, 200, logs.text);
+    assert.ok(
+      lines.some((line) => line.level === 40 && /1 request\(s\) still running/.test(String(line.msg))),
+      'the wait is logged',
+    );
+    assert.ok(!/successor client is closed|Partly applied/.test(logs.text), logs.text);
+  });
+});
+
 describe('graceful shutdown of keep-alive connections', () => {
   for (const scheme of ['http', 'https'] as const) {
     it(`tells the client of a request in flight to close its connection, so it does not send the next one there (${scheme})`, async () => {

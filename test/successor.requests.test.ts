@@ -192,6 +192,28 @@ describe('responses and errors', () => {
     assert.equal(iriToUuid(read.body['@id']), id);
   });
 
+  test('a call after the client closed (the shutdown) says so, and that it was not sent, not "check successor.baseUrl"', async () => {
+    const sb = await sandbox();
+    const c = client(sb);
+    await c.request({ method: 'GET', path: '/groups' });
+    await c.close();
+    for (const method of ['GET', 'POST'] as const) {
+      await assert.rejects(
+        c.request({ method, path: '/groups', ...(method === 'POST' ? { body: { name: 'Late' } } : {}) }),
+        upstream('unavailable', (error) => {
+          assert.match(
+            error.message,
+            new RegExp(
+              `^the proxy is shutting down: its successor client is closed, ${method} /\\S+/groups was not sent$`,
+            ),
+          );
+          assert.equal(error.details.sent, false);
+        }),
+      );
+    }
+    assert.equal(sb.data.groupByAccount('late'), undefined);
+  });
+
   test('404 is not_found and keeps the successor detail', async () => {
     const sb = await sandbox();
     const c = client(sb);

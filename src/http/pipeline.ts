@@ -74,6 +74,7 @@ export function requestPipeline(
       return admitted;
     };
     c.set('logLines', logLines);
+    services.inFlight.begin();
     try {
       await next();
       for (const [header, value] of deprecation.headersOf(name)) setAnswerHeader(c, header, value);
@@ -98,6 +99,7 @@ export function requestPipeline(
         });
       }
     } finally {
+      services.inFlight.end();
       // A streamed answer (a large list, a passthrough answer) is done, and its successor calls
       // counted, only once its last byte is handed over. Every other answer is done now and
       // written by the server once this returns; its log line and observers come once that turn

@@ -407,6 +407,7 @@ class HttpSuccessorClient implements SuccessorClient {
       calls: options.calls,
     };
     if (call.body !== undefined) headers['content-type'] = options.contentType;
+    this.#transport.assertOpen(call);
 
     let result: HttpResult;
     if (this.#tokens) {

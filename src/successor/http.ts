@@ -130,6 +130,8 @@ const CONNECT_FAILURES = new Set([
 export class HttpTransport {
   readonly #settings: HttpSettings;
   readonly #agent: Agent | undefined;
+  /** Set once `close` was called. */
+  #closed: Promise<void> | undefined;
   readonly #fetch: FetchFn;
   readonly #random: () => number;
 
@@ -220,9 +222,15 @@ export class HttpTransport {
     }
   }
 
-  /** Closes the pooled connections (waits for running calls). */
-  async close(): Promise<void> {
-    await this.#agent?.close();
+  /** Throws what a call gets once the transport is closed (before it asks for a token, say). */
+  assertOpen(call: HttpCall): void {
+    if (this.#closed !== undefined) throw closedError(call);
+  }
+
+  /** Closes the pooled connections (waits for running calls); once, however often it is called. */
+  close(): Promise<void> {
+    this.#closed ??= this.#agent?.close() ?? Promise.resolve();
+    return this.#closed;
   }
 
   /**
@@ -398,6 +406,9 @@ export class HttpTransport {
         { ...base, retryable: true },
       );
     }
+    // The pool was closed by the proxy's own shutdown (a call that outlived it): nothing went out.
+    if (this.#closed !== undefined && (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'))
+      return closedError(call, error);
     return new UpstreamError(
       'unavailable',
       `could not reach the successor at ${call.url.origin} (${where}: ${code ?? describe(error)}); check successor.baseUrl and that the IDM API is up`,
@@ -674,4 +685,13 @@ async function agentFetch(
   } finally {
     deadline.clear();
   }
+}
+
+/** The failure of a call made once the proxy's shutdown closed the transport: it was not sent. */
+function closedError(call: HttpCall, cause?: unknown): UpstreamError {
+  return new UpstreamError(
+    'unavailable',
+    `the proxy is shutting down: its successor client is closed, ${call.method} ${call.url.pathname} was not sent`,
+    { source: call.source, method: call.method, path: call.url.pathname, sent: false, cause },
+  );
 }
