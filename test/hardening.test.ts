@@ -6,6 +6,7 @@ import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
+import { addApiUser } from '../src/auth/admin.js';
 import { translationToLegacy } from '../src/http/errors.js';
 import { TranslationError } from '../src/mapping/errors.js';
 import { StoreUnavailableError } from '../src/store/errors.js';
@@ -503,6 +504,31 @@ describe('hardening', () => {
         headers: { authorization: wrong },
       });
       assert.equal(refused.status, 401);
+    });
+
+    it('lets the right password in when the counters of an earlier failure cannot be reset (logged), not 503', async () => {
+      const password = (
+        await addApiUser(proxy.store, proxy.services.clock, 'resetter', ['127.0.0.0/8', '::1/128'])
+      ).password;
+      const basic = (secret: string) => `Basic ${Buffer.from(`resetter:${secret}`).toString('base64')}`;
+      const login = (secret: string) =>
+        fetch(`${proxy.core}/Entity/User/lena.mueller`, { headers: { authorization: basic(secret) } });
+      assert.equal((await login('a-typo')).status, 401, 'one failure: a counter the success resets');
+      const other = openSqliteConnection(path.join(proxy.dir, 'store.db'));
+      other.exec('BEGIN IMMEDIATE');
+      let answer: Response;
+      try {
+        answer = await login(password);
+      } finally {
+        other.exec('ROLLBACK');
+        other.close();
+      }
+      assert.equal(answer.status, 200, await answer.text());
+      const warned = proxy.logSink
+        .lines()
+        .find((line) => line.msg === 'could not reset the failed-login counters after a successful login');
+      assert.equal(warned?.apiUser, 'resetter');
+      assert.ok(!proxy.logSink.text.includes(password));
     });
 
     it('waits for a lock another process holds for a moment, and writes', async () => {

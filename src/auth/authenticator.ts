@@ -324,7 +324,8 @@ export class Authenticator {
     // A success resets its counters, but not a user counter it got past only as a known address:
     // those failures came from elsewhere, and wiping them would hand the attacker fresh free ones.
     if (states.length > 0)
-      await store.loginThrottle.reset(
+      await this.resetCounters(
+        user.name,
         exempt ? keys.filter((throttleKey) => throttleKey.scope !== 'user') : keys,
       );
     const verified: VerifiedCredential = { name: user.name, ranges: compileRanges(user.ranges) };
@@ -332,6 +333,23 @@ export class Authenticator {
     if (this.cache && version === this.cacheVersion) this.cache.set(key, verified);
     if (!this.lastLoginWritten.has(user.name)) this.lastLoginWritten.set(user.name, user.lastLoginAt ?? 0);
     return this.admit(verified, address);
+  }
+
+  /**
+   * Resets the counters of a successful login. A store that cannot (busy past its timeout, read-only,
+   * unreachable) does not turn the right password away: the counters stay until they expire
+   * (`auth.throttle.forgetAfterSeconds`), and that is logged.
+   */
+  private async resetCounters(name: string, keys: readonly ThrottleKey[]): Promise<void> {
+    try {
+      await this.options.store.loginThrottle.reset(keys);
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+      this.options.logger.warn(
+        { err: error, apiUser: name },
+        'could not reset the failed-login counters after a successful login',
+      );
+    }
   }
 
   private admit(verified: VerifiedCredential, address: IpAddress | undefined): AuthOutcome {
