@@ -523,6 +523,54 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
   });
 });
 
+describe('a PostgreSQL schema dropped under a running replica', () => {
+  it('answers 503 JSON (not 500) for what needs the store, serves cached credentials, and reports it on /readyz', async () => {
+    const dir = tempDir('dropped');
+    const config = writeConfig(dir, 'dropped', { schema: 'dropped_later' });
+    const replica = await startReplica(config);
+    let out = '';
+    const io: CommandIo = {
+      out: (text) => {
+        out += text;
+      },
+      err: () => {},
+      env: env(),
+    };
+    assert.equal(
+      await runCli(['apiuser', 'add', 'drop.user', '--range', '0.0.0.0/0', '--json', '--config', config], io),
+      0,
+    );
+    const { password } = JSON.parse(out) as { password: string };
+    assert.equal(
+      (await request(replica.url, DOCS, { user: ['drop.user', password] })).status,
+      200,
+      'cached now',
+    );
+
+    await query('DROP SCHEMA dropped_later CASCADE');
+    await sleep(POLL_MS * 3);
+    const wrong = await request(replica.url, DOCS, { user: ['drop.user', 'wrong'], from: '192.0.2.77' });
+    assert.equal(wrong.status, 503, wrong.text);
+    assert.match(
+      (wrong.body as { message: string }).message,
+      /^the store \(PostgreSQL\) is unavailable: its tables are missing \(42P01\): restore the schema/,
+    );
+    assert.equal(
+      (await request(replica.url, DOCS, { user: ['drop.user', password] })).status,
+      200,
+      'the cached credential still answers',
+    );
+    const ready = await request(replica.url, '/readyz');
+    assert.equal(ready.status, 503, ready.text);
+    const store = (ready.body as { checks: { store: { ok: boolean; error: string } } }).checks.store;
+    assert.equal(store.ok, false);
+    assert.match(
+      store.error,
+      /its tables are missing \(no table schema_migrations, api_users, .*usage_hourly/,
+    );
+  });
+});
+
 describe('PostgreSQL restarted under load', () => {
   it('serves a cached credential on every request while it is down, not a 503 once a poll interval', async () => {
     const [a] = replicas;

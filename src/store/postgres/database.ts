@@ -98,6 +98,23 @@ function isRefusedForNow(error: unknown): boolean {
   return typeof code === 'string' && (code === READ_ONLY || code.startsWith('53'));
 }
 
+/**
+ * SQLSTATEs of a statement naming a table, column or schema the database lacks (undefined_table,
+ * undefined_column, invalid_schema_name): its schema was dropped, or restored only in part, while
+ * the proxy ran. Every request that needs the store fails so until an operator restores it.
+ */
+const SCHEMA_MISSING_SQLSTATES = new Set(['42P01', '42703', '3F000']);
+
+function isSchemaMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && SCHEMA_MISSING_SQLSTATES.has(code);
+}
+
+/** The detail of a store whose tables are missing (see `isSchemaMissing`, `PostgresStore.ping`). */
+export function schemaMissingDetail(what: string): string {
+  return `its tables are missing (${what}): restore the schema from a backup; a start or CLI command would create it empty`;
+}
+
 /** The error of a store that accepts no writes (see `PostgresStore.ping`). */
 export function readOnlyError(): StoreUnavailableError {
   return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${READ_ONLY_DETAIL}`, {
@@ -106,25 +123,31 @@ export function readOnlyError(): StoreUnavailableError {
 }
 
 /**
- * Turns a connection failure, or a refusal for the database's own state (`isRefusedForNow`), into
- * a StoreUnavailableError (message without URL or password).
+ * Turns a connection failure, a refusal for the database's own state (`isRefusedForNow`), or a
+ * statement on tables the database lacks (`isSchemaMissing`) into a StoreUnavailableError (message
+ * without URL or password).
  */
 export function translateError(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError || !(isConnectionFailure(error) || isRefusedForNow(error)))
+  if (
+    error instanceof StoreUnavailableError ||
+    !(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))
+  )
     return error;
   const code = (error as { code?: unknown }).code;
   const detail =
-    code === '57014'
-      ? 'a statement timed out'
-      : code === READ_ONLY
-        ? READ_ONLY_DETAIL
-        : typeof code === 'string' && code.startsWith('53') && code !== '53300'
-          ? `it is out of resources (${code}: disk or memory)`
-          : typeof code === 'string'
-            ? `connection failed (${code})`
-            : error instanceof Error && error.message.includes(NO_ANSWER)
-              ? 'no answer in time'
-              : 'connection failed or lost';
+    typeof code === 'string' && SCHEMA_MISSING_SQLSTATES.has(code)
+      ? schemaMissingDetail(code)
+      : code === '57014'
+        ? 'a statement timed out'
+        : code === READ_ONLY
+          ? READ_ONLY_DETAIL
+          : typeof code === 'string' && code.startsWith('53') && code !== '53300'
+            ? `it is out of resources (${code}: disk or memory)`
+            : typeof code === 'string'
+              ? `connection failed (${code})`
+              : error instanceof Error && error.message.includes(NO_ANSWER)
+                ? 'no answer in time'
+                : 'connection failed or lost';
   return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${detail}`, {
     cause: error,
     refusesWrites:

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../errors.js';
 import type { Migration, Store } from '../types.js';
 import {
   PG_API_USERS_MIGRATION,
@@ -5,7 +6,13 @@ import {
   PostgresApiUserRepository,
   PostgresLoginThrottleRepository,
 } from './api-users.js';
-import { migrate, type PostgresConnectionOptions, PostgresDatabase, readOnlyError } from './database.js';
+import {
+  migrate,
+  type PostgresConnectionOptions,
+  PostgresDatabase,
+  readOnlyError,
+  schemaMissingDetail,
+} from './database.js';
 import { PG_ID_MAP_MIGRATION, PostgresIdMapRepository } from './id-map.js';
 import { PG_SHADOW_MIGRATION, PostgresShadowRepository } from './shadow.js';
 import { PG_SSO_TOKENS_MIGRATION, PostgresSsoTokenRepository } from './sso-tokens.js';
@@ -22,6 +29,16 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   PG_USAGE_MIGRATION,
   PG_USAGE_HOURLY_MIGRATION,
   PG_SHADOW_MIGRATION,
+];
+
+/** The tables the migrations create (in the schema the connections' search_path names). */
+const POSTGRES_TABLES = [
+  'schema_migrations',
+  ...new Set(
+    POSTGRES_MIGRATIONS.flatMap(({ sql }) =>
+      [...sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)].map((match) => match[1] ?? ''),
+    ),
+  ),
 ];
 
 /** Options of the PostgreSQL store. */
@@ -54,13 +71,21 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Reachable and writable: a database that takes reads but refuses every write (a standby after
-   * a failover) fails every request that records something, so /readyz reports it.
+   * Reachable, writable and with its tables: a database that takes reads but refuses every write
+   * (a standby after a failover) fails every request that records something, and one whose schema
+   * was dropped or restored in part fails every request that needs the store, so /readyz reports
+   * both.
    */
   async ping(): Promise<void> {
-    const { rows } = await this.db.query<{ read_only: string }>(
-      "SELECT current_setting('transaction_read_only') AS read_only",
+    const { rows } = await this.db.query<{ read_only: string; missing: string[] }>(
+      "SELECT current_setting('transaction_read_only') AS read_only, ARRAY(SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(quote_ident(name)) IS NULL) AS missing",
+      [POSTGRES_TABLES],
     );
+    const missing = rows[0]?.missing ?? [];
+    if (missing.length > 0)
+      throw new StoreUnavailableError(
+        `the store (PostgreSQL) is unavailable: ${schemaMissingDetail(`no table ${missing.join(', ')}`)}`,
+      );
     if (rows[0]?.read_only === 'on') throw readOnlyError();
   }
 
