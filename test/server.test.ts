@@ -84,6 +84,27 @@ describe('server in sandbox mode', () => {
     assert.equal(body.checks.successor?.ok, true);
   });
 
+  it('answers probes that arrive while one runs with its checks: 50 at once make one successor read, not 50', async () => {
+    const sandbox = server.sandbox;
+    assert.ok(sandbox);
+    assert.equal((await fetch(`${server.url}/readyz`)).status, 200, 'a token at hand');
+    const reads = () => sandbox.counters.get('GET /users');
+    const before = reads();
+    sandbox.faults.set({ latencyMs: 300 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => fetch(`${server.url}/readyz`).then((answer) => answer.status)),
+      );
+      assert.deepEqual(new Set(answers), new Set([200]));
+    } finally {
+      sandbox.faults.reset();
+    }
+    const burst = reads() - before;
+    assert.ok(burst <= 3, `${burst} successor reads for 50 probes`);
+    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    assert.equal(reads() - before, burst + 1, 'a later probe checks afresh');
+  });
+
   it('reports not ready (503) while the successor token endpoint is down', async () => {
     const sandbox = server.sandbox;
     assert.ok(sandbox);

@@ -7,23 +7,38 @@ import { UpstreamError } from '../successor/errors.js';
 /** Registers `GET /healthz` (the process answers) and `GET /readyz` (store and successor usable). */
 export function registerHealth(app: Hono<AppEnv>, services: Services): void {
   app.get(HEALTH_PATHS.live, (c) => c.json({ status: 'ok' }));
+  // Probes that arrive while one runs share its checks: /readyz needs no credentials, and each
+  // check reads from the successor and the store, so any client that reaches the port could
+  // otherwise make one successor call per request it sends at once.
+  let running: Promise<Readiness> | undefined;
   app.get(HEALTH_PATHS.ready, async (c) => {
-    // A probe of its own, far shorter than a successor request may take with its retries: an
-    // orchestrator asking /readyz wants an answer before its own probe timeout.
-    const timeoutMs = services.config.server.readinessTimeoutMs;
-    const [store, successor] = await Promise.all([
-      check(() => services.store.ping(), timeoutMs),
-      check((signal) => services.successor.check(signal), timeoutMs),
-    ]);
-    const ready = store.ok && successor.ok;
-    return c.json({ status: ready ? 'ready' : 'not ready', checks: { store, successor } }, ready ? 200 : 503);
+    running ??= readiness(services).finally(() => {
+      running = undefined;
+    });
+    const { ready, checks } = await running;
+    return c.json({ status: ready ? 'ready' : 'not ready', checks }, ready ? 200 : 503);
   });
 }
 
-async function check(
-  probe: (signal: AbortSignal) => Promise<void>,
-  timeoutMs: number,
-): Promise<{ ok: boolean; error?: string }> {
+interface Readiness {
+  ready: boolean;
+  checks: { store: CheckResult; successor: CheckResult };
+}
+
+type CheckResult = { ok: boolean; error?: string };
+
+async function readiness(services: Services): Promise<Readiness> {
+  // A probe of its own, far shorter than a successor request may take with its retries: an
+  // orchestrator asking /readyz wants an answer before its own probe timeout.
+  const timeoutMs = services.config.server.readinessTimeoutMs;
+  const [store, successor] = await Promise.all([
+    check(() => services.store.ping(), timeoutMs),
+    check((signal) => services.successor.check(signal), timeoutMs),
+  ]);
+  return { ready: store.ok && successor.ok, checks: { store, successor } };
+}
+
+async function check(probe: (signal: AbortSignal) => Promise<void>, timeoutMs: number): Promise<CheckResult> {
   const signal = AbortSignal.timeout(timeoutMs);
   // A probe that cannot be aborted (the store's ping) is given up on all the same.
   const timedOut = new Promise<never>((_, reject) => {
