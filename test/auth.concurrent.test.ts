@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
 import { parseAddress } from '../src/auth/addresses.js';
 import { removeApiUser } from '../src/auth/admin.js';
-import { Authenticator } from '../src/auth/authenticator.js';
+import { Authenticator, type AuthOutcome } from '../src/auth/authenticator.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 
@@ -149,6 +149,57 @@ describe('checks past the credential cache at the same time', () => {
     assert.ok(before <= 3, `the integration waited for ${before} of the 12 guesses`);
     for (const outcome of await Promise.all(guesses)) assert.equal(outcome.kind, 'unauthorized');
   });
+
+  for (const [holder, name, from] of [
+    ['a wrong guess at its user from another address', 'registry', '127.0.3.5'],
+    ['an unknown name sent from its own address', 'registry-typo', '127.0.0.19'],
+  ] as const) {
+    it(`let a user's known address go before the flood also when ${holder} waits for the KDF before it`, async () => {
+      // That check holds a counter the integration's check needs (the user's, or the address's)
+      // while it waits behind the flood: it is raised to the integration's turn.
+      const user = `registry-${name.length}`;
+      const password = await h.addUser(user, ['127.0.0.0/8']);
+      const home = parseAddress('127.0.0.19');
+      const first = authenticator(60);
+      assert.equal((await first.auth.authenticate(user, password, home)).kind, 'ok');
+      for (
+        let i = 0;
+        i < 50 && (await h.services.store.loginThrottle.lastSuccess(user, '127.0.0.19')) === undefined;
+        i++
+      )
+        await turn();
+      const { auth } = authenticator(60, () => {}, 1);
+      assert.equal(
+        (await auth.authenticate('nobody', 'guess', parseAddress('127.0.2.1'))).kind,
+        'unauthorized',
+      );
+      const settled: string[] = [];
+      const tell = (what: string) => (outcome: AuthOutcome) => {
+        settled.push(what);
+        return outcome;
+      };
+      const prefix = name.length;
+      const guesses = Array.from({ length: 12 }, (_, i) =>
+        Promise.resolve(
+          auth.authenticate(`flood-${prefix}-${i}`, 'guess', parseAddress(`127.0.${10 + prefix}.${i + 1}`)),
+        ).then(tell('guess')),
+      );
+      for (let i = 0; i < 20; i++) await turn();
+      const holding = Promise.resolve(
+        auth.authenticate(name === 'registry' ? user : name, 'wrong', parseAddress(from)),
+      ).then(tell('holder'));
+      for (let i = 0; i < 20; i++) await turn();
+      const integration = Promise.resolve(auth.authenticate(user, password, home)).then(tell('integration'));
+      assert.equal((await integration).kind, 'ok');
+      const waitedFor = settled.slice(0, settled.indexOf('integration'));
+      assert.ok(
+        waitedFor.filter((what) => what === 'guess').length <= 3,
+        `the integration waited for ${waitedFor.join(', ')}`,
+      );
+      assert.equal((await holding).kind, 'unauthorized');
+      for (const outcome of await Promise.all(guesses)) assert.equal(outcome.kind, 'unauthorized');
+    });
+  }
 
   it('judge a check that waited by the credentials of its turn: a user removed meanwhile is refused', async () => {
     const password = await h.addUser('leaving', ['127.0.0.0/8']);

@@ -81,6 +81,23 @@ const UNCOUNTED_FAILURES_HOLD_MS = 5_000;
  */
 export const CREDENTIALS_VERSION_POLL_MS = 1_000;
 
+/**
+ * One check past the cache, as its counters and the KDF queue see it: the checks it waits for at
+ * its counters (see `exclusive`), and its KDF turn's priority, raised when a check from a known
+ * address waits for it (see `boost`).
+ */
+interface PendingCheck {
+  /** Its KDF task's id in the queue. */
+  readonly id: string;
+  priority: number;
+  /** Whether its KDF task waits in the queue now (its priority can be raised there). */
+  queued: boolean;
+  /** The checks before it at its counters, while it waits for them. */
+  waitsFor: readonly PendingCheck[];
+  /** Settles once it releases its counters. */
+  done: Promise<void>;
+}
+
 /** What the store says about an attempt's name and counters, and whether they refuse it now. */
 interface ThrottleVerdict {
   user: ApiUserRecord | undefined;
@@ -107,7 +124,8 @@ export class Authenticator {
   private readonly cache: LRUCache<string, VerifiedCredential> | undefined;
   private readonly cacheKeySecret = randomBytes(32).toString('hex');
   /** The last check to hold each throttle counter (see `exclusive`). */
-  private readonly checking = new Map<string, Promise<void>>();
+  private readonly checking = new Map<string, PendingCheck>();
+  private checkSequence = 0;
   /** Checks past the cache, by credentials and address (see `verifyShared`). */
   private readonly sharedChecks = new Map<string, Promise<AuthOutcome>>();
   private readonly lastLoginWritten = new Map<string, number>();
@@ -204,7 +222,14 @@ export class Authenticator {
     // nor hold up, the checks that may still pass.
     const early = await this.throttleVerdict(name, address);
     if (early.throttled) return early.throttled;
-    const turn = await this.exclusive(name, address);
+    // A check from a known address of its user goes first to the KDF (see `kdf`), and so do the
+    // checks it waits for at its counters (see `boost`); that costs a look-up, made only when the
+    // check would wait for its turn.
+    const known =
+      early.user !== undefined &&
+      (early.exempt ||
+        (this.kdfBusy() && (await this.isKnownAddress(early.user, address, this.options.clock.now()))));
+    const turn = await this.exclusive(name, address, known ? KNOWN_ADDRESS_TURN : 0);
     try {
       // What may have changed while this check waited: the credentials (a removed user, a new
       // password or ranges) and the cache (a check of the same credential from another address
@@ -218,7 +243,8 @@ export class Authenticator {
       }
       const verdict = await this.throttleVerdict(name, address);
       if (verdict.throttled) return verdict.throttled;
-      return await this.checkPassword(key, password, address, verdict, current);
+      if (verdict.exempt) turn.check.priority = KNOWN_ADDRESS_TURN;
+      return await this.checkPassword(key, password, address, verdict, current, turn.check);
     } finally {
       turn.release();
     }
@@ -234,28 +260,64 @@ export class Authenticator {
    * for the last one before it at each of its counters, so a release wakes its successors alone,
    * and no two checks wait for each other. The user's, the pair's and the address's counter are
    * taken whether the name exists or not, so a user removed or added while a check waited changes
-   * nothing here. Per process: replicas each allow as much again.
+   * nothing here. Per process: replicas each allow as much again. A check from a known address
+   * (`priority` KNOWN_ADDRESS_TURN) raises the checks it waits for to its own KDF priority (see
+   * `boost`): otherwise one guess at its user, or an unknown name sent from its address, queued
+   * behind a flood for the KDF while holding a counter, would hold it up as long as the flood.
    */
   private async exclusive(
     name: string,
     address: IpAddress | undefined,
-  ): Promise<{ waited: boolean; release: () => void }> {
+    priority: number,
+  ): Promise<{ waited: boolean; check: PendingCheck; release: () => void }> {
     const subject = throttleSubject(address);
     const ids = [`user\0${name}`, `pair\0${name}\0${subject}`, `address\0${subject}`];
-    const before = ids.flatMap((id) => this.checking.get(id) ?? []);
+    const before = [...new Set(ids.flatMap((id) => this.checking.get(id) ?? []))];
     let release: () => void = () => {};
-    const mine = new Promise<void>((resolve) => {
+    const done = new Promise<void>((resolve) => {
       release = resolve;
     });
-    for (const id of ids) this.checking.set(id, mine);
-    if (before.length > 0) await Promise.all(before);
+    const check: PendingCheck = {
+      id: String(++this.checkSequence),
+      priority,
+      queued: false,
+      waitsFor: before,
+      done,
+    };
+    for (const id of ids) this.checking.set(id, check);
+    if (priority >= KNOWN_ADDRESS_TURN) for (const earlier of before) this.boost(earlier);
+    if (before.length > 0) await Promise.all(before.map((earlier) => earlier.done));
+    check.waitsFor = [];
     return {
       waited: before.length > 0,
+      check,
       release: () => {
-        for (const id of ids) if (this.checking.get(id) === mine) this.checking.delete(id);
+        for (const id of ids) if (this.checking.get(id) === check) this.checking.delete(id);
         release();
       },
     };
+  }
+
+  /**
+   * Raises a check, and the checks it waits for, to a known address's KDF priority: a check from a
+   * known address waits for them. Bounded: a guess raised so runs its KDF once (the free failures
+   * of its counters), and the guesses after it at a blocked counter get 429 without one.
+   */
+  private boost(first: PendingCheck): void {
+    // A loop, not recursion: a burst of guesses at one user waits in one long chain.
+    const pending = [first];
+    for (let check = pending.pop(); check !== undefined; check = pending.pop()) {
+      if (check.priority >= KNOWN_ADDRESS_TURN) continue;
+      check.priority = KNOWN_ADDRESS_TURN;
+      if (check.queued) {
+        try {
+          this.kdfTurns.setPriority(check.id, KNOWN_ADDRESS_TURN);
+        } catch {
+          // Its turn came meanwhile: it runs already.
+        }
+      }
+      pending.push(...check.waitsFor);
+    }
   }
 
   /** The user (if the name is one), its counters and whether they block this attempt now. */
@@ -287,20 +349,16 @@ export class Authenticator {
     address: IpAddress | undefined,
     { user, keys, states, exempt }: ThrottleVerdict,
     version: number,
+    check: PendingCheck,
   ): Promise<AuthOutcome> {
     const { store, clock, throttle } = this.options;
     // Fail closed while this user's failures cannot be counted: a store that takes reads but no
     // writes would otherwise judge guesses without a limit, each wrong one answered 503 and the
     // right one 200. Before the KDF, so the answer takes as long whatever the password.
     if (user) this.refuseWhileFailuresUncounted(user.name);
-    // A known address of the user's goes first to the KDF (see `kdf`); that costs a look-up,
-    // made only when the check would wait for its turn.
-    const known =
-      user !== undefined &&
-      (exempt || (this.kdfBusy() && (await this.isKnownAddress(user, address, clock.now()))));
     const valid = user
-      ? await this.verifyStored(password, user.passwordHash, known)
-      : await this.verifyDummy(password);
+      ? await this.verifyStored(password, user.passwordHash, check)
+      : await this.verifyDummy(password, check);
     if (!user || !valid) {
       const failedAt = clock.now();
       const forgetBefore = failedAt - throttle.forgetAfterSeconds * 1000;
@@ -434,16 +492,16 @@ export class Authenticator {
     return version;
   }
 
-  /** Checks a password against its stored hash (one KDF run); `known`: from a known address of the user's. */
-  private verifyStored(password: string, hash: string, known: boolean): Promise<boolean> {
-    return this.kdf(() => verifyPassword(password, hash), known ? KNOWN_ADDRESS_TURN : 0);
+  /** Checks a password against its stored hash (one KDF run, in `check`'s turn). */
+  private verifyStored(password: string, hash: string, check: PendingCheck): Promise<boolean> {
+    return this.kdf(() => verifyPassword(password, hash), check);
   }
 
   /** Runs the KDF for unknown names too, so the answer time does not tell which names exist. */
-  private async verifyDummy(password: string): Promise<false> {
-    this.dummyHash ??= this.kdf(() => hashPassword(generatePassword()), 0, false);
+  private async verifyDummy(password: string, check: PendingCheck): Promise<false> {
+    this.dummyHash ??= this.kdf(() => hashPassword(generatePassword()), undefined);
     const dummy = await this.dummyHash;
-    await this.kdf(() => verifyPassword(password, dummy), 0);
+    await this.kdf(() => verifyPassword(password, dummy), check);
     return false;
   }
 
@@ -453,17 +511,19 @@ export class Authenticator {
    * amount of memory and leaves the rest of libuv's thread pool (file system, DNS) to the others.
    * A check of a user from one of its known addresses (`priority` KNOWN_ADDRESS_TURN) goes before
    * every other waiting check, first come, first served among each kind: a flood of guesses from
-   * addresses the user never logged in from does not hold up its integrations, which come from
-   * addresses it did. `counted`: the run is a credential check (the dummy hash made once is not).
+   * addresses it did. `check`: the credential check the run is for, whose priority may still be
+   * raised while it waits (see `boost`); none for the dummy hash made once, which is not counted.
    */
-  private kdf<T>(run: () => Promise<T>, priority: number, counted = true): Promise<T> {
+  private kdf<T>(run: () => Promise<T>, check: PendingCheck | undefined): Promise<T> {
+    if (check) check.queued = true;
     const turn = this.kdfTurns.add(
       () => {
+        if (check) check.queued = false;
         this.tellKdfWaiting();
-        if (counted) this.options.observer?.kdfRun?.();
+        if (check) this.options.observer?.kdfRun?.();
         return run();
       },
-      { priority },
+      check ? { priority: check.priority, id: check.id } : { priority: 0 },
     );
     this.tellKdfWaiting();
     return turn;
