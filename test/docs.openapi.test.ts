@@ -157,8 +157,14 @@ describe('interactive docs: OpenAPI document and assets', () => {
     });
     assert.deepEqual(
       document.servers.map((s) => s.url),
-      ['/iserv/api/Service'],
+      ['../Service'],
     );
+    // Relative to the document, so also under a reverse proxy's path prefix.
+    for (const [served, api] of [
+      ['http://127.0.0.1:8080/iserv/api/docs/openapi.json', '/iserv/api/Service'],
+      ['https://school.example/idm-compat/iserv/api/docs/openapi.json', '/idm-compat/iserv/api/Service'],
+    ])
+      assert.equal(new URL(document.servers[0]?.url ?? '', served).pathname, api);
     assert.match(document.info.description, /`\/iserv\/api\/Service`, `\/iserv\/api\/IServ`/);
     assert.equal(document.info.version, '1.6.0');
   });
@@ -166,7 +172,12 @@ describe('interactive docs: OpenAPI document and assets', () => {
   it('serves the page and Swagger UI from the proxy itself (no CDN), under a CSP', async () => {
     const redirect = await call(`${h.url}/iserv/api/docs`, auth());
     assert.equal(redirect.status, 301);
-    assert.equal(redirect.headers.get('location'), '/iserv/api/docs/');
+    assert.equal(redirect.headers.get('location'), 'docs/', 'relative: also under a path prefix');
+    assert.equal(new URL('docs/', `${h.url}/iserv/api/docs`).pathname, '/iserv/api/docs/');
+    assert.equal(
+      new URL('docs/', 'https://school.example/idm-compat/iserv/api/docs').pathname,
+      '/idm-compat/iserv/api/docs/',
+    );
 
     const page = await call(`${h.url}/iserv/api/docs/`, auth());
     assert.equal(page.status, 200);

@@ -45,7 +45,9 @@ export function createLegacyDocs(
     'Cache-Control': 'private, max-age=300',
   });
 
-  docs.get('/docs', (c) => c.redirect(`${options.basePath}/docs/`, 301));
+  // Relative, like every URL of the page: behind a reverse proxy that serves the proxy under a
+  // path prefix (`legacy.publicUrl` with a path), the browser stays under it.
+  docs.get('/docs', (c) => c.redirect('docs/', 301));
   docs.get('/docs/', (c) => c.body(DOCS_HTML, 200, headers('text/html; charset=utf-8')));
   docs.get('/docs/openapi.json', (c) => {
     openApiJson ??= JSON.stringify(buildOpenApiDocument(operations, options));

@@ -76,7 +76,9 @@ export function buildOpenApiDocument(
   const document = generator.getOpenAPI31Document({
     openapi: '3.1.0',
     info: { title: 'User and Group Administration REST API (legacy)', version: '1.6.0', description },
-    servers: [{ url: `${options.basePath}/${first ?? 'Service'}`, description: 'This proxy' }],
+    // Relative to the document (`{basePath}/docs/openapi.json`), as OpenAPI allows: "Try it out"
+    // stays under a reverse proxy's path prefix, which an absolute path would leave.
+    servers: [{ url: `../${first ?? 'Service'}`, description: 'This proxy' }],
     security: [{ basicAuth: [] }],
   });
   return document as unknown as Record<string, unknown>;
