@@ -1,4 +1,4 @@
-// The SSO token issuer's purge of old tokens: at most once a minute, again at once when the clock
+// The SSO token issuer's purge of old tokens: after the token, not waited for, at most once a minute, again at once when the clock
 // was set back, and a purge that fails is logged while the token is issued all the same (the
 // failure is injected into a real SQLite store: a full disk cannot be caused here).
 import assert from 'node:assert/strict';
@@ -24,6 +24,47 @@ describe('SsoTokenIssuer', () => {
     userUuid: '0b6b5c0e-6d2f-4c43-9a3f-6b7a1f0e2d11',
     apiUser: 'portal',
   };
+
+  it('does not make the caller wait for a purge: one that hangs (a store locked past its timeout) holds no token up', async () => {
+    const clock = new ManualClock();
+    let purgeStarted = false;
+    const issuer = new SsoTokenIssuer({
+      tokens: {
+        issue: (hash, token) => store.ssoTokens.issue(hash, token),
+        purge: () => {
+          purgeStarted = true;
+          return new Promise<never>(() => {});
+        },
+      },
+      clock,
+      ttlSeconds: 60,
+      logger: createLogger({ level: 'silent' }),
+    });
+    const issued = await Promise.race([
+      issuer.issue(subject).then(() => 'issued'),
+      new Promise((resolve) => setTimeout(resolve, 2_000, 'waited for the purge')),
+    ]);
+    assert.equal(issued, 'issued');
+    assert.ok(purgeStarted, 'the purge was due, and started once the token was stored');
+  });
+
+  it('starts no purge when the token could not be stored', async () => {
+    let purges = 0;
+    const issuer = new SsoTokenIssuer({
+      tokens: {
+        issue: () => Promise.reject(new Error('SQLITE_BUSY')),
+        purge: async () => {
+          purges++;
+          return 0;
+        },
+      },
+      clock: new ManualClock(),
+      ttlSeconds: 60,
+      logger: createLogger({ level: 'silent' }),
+    });
+    await assert.rejects(issuer.issue(subject), /SQLITE_BUSY/);
+    assert.equal(purges, 0);
+  });
 
   it('issues the token when its purge fails, logs the failure, and purges at most once a minute', async () => {
     const clock = new ManualClock();

@@ -44,11 +44,11 @@ export interface SsoTokenSubject {
 
 /**
  * Issues single-use SSO tokens, valid `sso.ttlSeconds`; only their hashes are stored. On the way
- * it purges the tokens a day past their expiry, with the first token issued at least a minute
- * (by the injected clock) after its last purge, rather than with every token: a purge is two
- * DELETEs in a transaction (on PostgreSQL four round trips), which every SSO call used to pay
- * for. A purge that fails is logged and the token issued all the same: it is housekeeping, and
- * the next one is due a minute later.
+ * it purges the tokens a day past their expiry, once the first token issued at least a minute
+ * (by the injected clock) after its last purge is stored, rather than with every token: a purge is
+ * two DELETEs in a transaction (on PostgreSQL four round trips), which every SSO call used to pay
+ * for. The caller does not wait for it; a purge that fails is logged: it is housekeeping, and the
+ * next one is due a minute later.
  */
 export class SsoTokenIssuer {
   #lastPurge = Number.NEGATIVE_INFINITY;
@@ -75,13 +75,15 @@ export class SsoTokenIssuer {
     const now = clock.now();
     const token = randomSecret();
     const expiresAt = now + ttlSeconds * 1000;
-    // A clock set back behind the last purge would otherwise hold off the next one as long.
-    if (now - this.#lastPurge >= SSO_PURGE_INTERVAL_MS || now < this.#lastPurge) {
-      this.#lastPurge = now;
-      await this.#purge(now);
-    }
     const hash = hashSecret(token);
     await tokens.issue(hash, { ...subject, createdAt: now, expiresAt });
+    // After the token, and not waited for: a store busy past its timeout would otherwise make the
+    // caller wait for the purge and then again for the token (10 s before a 503 on a locked SQLite
+    // file). A clock set back behind the last purge would otherwise hold off the next one as long.
+    if (now - this.#lastPurge >= SSO_PURGE_INTERVAL_MS || now < this.#lastPurge) {
+      this.#lastPurge = now;
+      void this.#purge(now);
+    }
     this.#issuedLog.info(
       { reqId: requestId, sso: { username: subject.username, tokenId: hash.slice(0, 12) } },
       'SSO token issued',
