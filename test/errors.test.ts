@@ -35,6 +35,8 @@ function assertLegacyError(
 ) {
   assert.equal(response.status, status, response.text);
   assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  // The message may quote the request: no browser may guess another type for it.
+  assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
   const body = response.body as ErrorBody;
   assert.equal(body.code, status);
   assert.equal(typeof body.message, 'string');

@@ -220,7 +220,17 @@ export function legacyErrorBody(error: LegacyError): ErrorBody {
   return body;
 }
 
+/**
+ * Sent with every error body: its message may quote the request (a path, an ID), and a browser
+ * that guessed the type of such an answer could run what it quotes.
+ */
+export const NO_SNIFF = { 'X-Content-Type-Options': 'nosniff' } as const;
+
 /** Renders a legacy error as `application/json` with the legacy body shape (`legacyErrorBody`). */
 export function renderLegacyError(c: Context, error: LegacyError): Response {
-  return c.json(legacyErrorBody(error), error.status, error.headers);
+  return c.json(
+    legacyErrorBody(error),
+    error.status,
+    error.headers ? { ...error.headers, ...NO_SNIFF } : NO_SNIFF,
+  );
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Logger } from '../lib/logger.js';
-import { legacyErrorBody, toLegacyError } from './errors.js';
+import { legacyErrorBody, NO_SNIFF, toLegacyError } from './errors.js';
 import { LegacyError } from './legacy-error.js';
 
 /**
@@ -45,7 +45,7 @@ export function nodeRequestListener(
     if (refusal.status >= 500) options.logger.error({ err: error }, 'request failed outside the app');
     return new Response(JSON.stringify(legacyErrorBody(refusal)), {
       status: refusal.status,
-      headers: { ...refusal.headers, 'Content-Type': 'application/json', Connection: 'close' },
+      headers: { ...refusal.headers, ...NO_SNIFF, 'Content-Type': 'application/json', Connection: 'close' },
     });
   };
   const served = getRequestListener(fetch, {
