@@ -130,6 +130,20 @@ describe('apiuser add', () => {
     }
   });
 
+  it('refuses such names in every command that takes one, with status 2 as documented', async () => {
+    for (const args of [
+      ['remove'],
+      ['reset-password'],
+      ['unblock'],
+      ['set-ranges', '--range', '127.0.0.1'],
+    ]) {
+      const [command = '', ...rest] = args;
+      const result = await run('apiuser', command, 'bad name!', ...rest);
+      assert.equal(result.code, 2, `${command}: ${result.stderr}`);
+      assert.match(result.stderr, /invalid API user name "bad name!"/);
+    }
+  });
+
   it('requires NAME', async () => {
     const result = await run('apiuser', 'add', '--range', '127.0.0.1');
     assert.equal(result.code, 2);

@@ -103,11 +103,13 @@ export async function addApiUser(
 
 /** Removes an API user; its cached credentials stop working at once, in every process. */
 export async function removeApiUser(store: Store, name: string): Promise<void> {
+  checkName(name);
   if (!(await store.apiUsers.remove(name))) throw unknownUser(name);
 }
 
 /** Gives an API user a new generated password and clears its failed-login counters. */
 export async function resetApiUserPassword(store: Store, name: string): Promise<ApiUserCredentials> {
+  checkName(name);
   const user = await store.apiUsers.get(name);
   if (!user) throw unknownUser(name);
   const password = generatePassword();
@@ -122,6 +124,7 @@ export async function resetApiUserPassword(store: Store, name: string): Promise<
  * counters there were.
  */
 export async function unblockApiUser(store: Store, name: string): Promise<number> {
+  checkName(name);
   if (!(await store.apiUsers.get(name))) throw unknownUser(name);
   const counters = (await store.loginThrottle.forUser(name)).length;
   await store.loginThrottle.resetUser(name);
@@ -134,6 +137,7 @@ export async function setApiUserRanges(
   name: string,
   ranges: readonly string[],
 ): Promise<string[]> {
+  checkName(name);
   const normalized = normalizeRanges(ranges);
   if (!(await store.apiUsers.setRanges(name, normalized))) throw unknownUser(name);
   return normalized;
