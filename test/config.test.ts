@@ -252,6 +252,21 @@ describe('configuration', () => {
         error.problems[0]?.path === 'store.url' &&
         !error.message.includes('pw-in-url'),
     );
+    // Refused by the driver at start-up with a bare "Invalid URL": refused here, naming the key.
+    for (const bad of ['postgres://u:pw-in-url@127.0.0.1:99999/db', 'postgres://u:pw-in-url@[zz/db'])
+      assert.throws(
+        () => config({ type: 'postgres', url: bad }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.problems[0]?.path === 'store.url' &&
+          /not a connection URL the PostgreSQL driver accepts \(check the host, the port/.test(
+            error.message,
+          ) &&
+          !error.message.includes('pw-in-url'),
+      );
+    // What the driver takes: an unencoded @ in the password, a socket folder in the query.
+    for (const good of ['postgres://u:p@ss@db.example/db', 'postgres:///db?host=/var/run/postgresql'])
+      assert.equal(config({ type: 'postgres', url: good }).store.type, 'postgres');
     assert.throws(() => config({ type: 'postgres', url, schema: 'Bad-Name; DROP' }), /store\.schema/);
     assert.throws(() => config({ type: 'postgres', url, path: './x.db' }), /store/);
     assert.throws(() => config({ type: 'postgres' }), /store\.url/);

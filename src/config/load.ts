@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
@@ -134,9 +135,21 @@ export function parseConfig(
     parsed.store.type === 'postgres'
       ? { ...parsed.store, url: secret(parsed.store.url, 'store.url') }
       : parsed.store;
-  // The URL holds a password: the message names its scheme rule, never the value.
-  if (store.type === 'postgres' && store.url !== '' && !/^postgres(ql)?:\/\//.test(store.url)) {
-    problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
+  // The URL holds a password: the messages name the rule broken, never the value.
+  if (store.type === 'postgres' && store.url !== '') {
+    if (!/^postgres(ql)?:\/\//.test(store.url))
+      problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
+    else {
+      // Parsed as the driver parses it at start-up, which otherwise fails with a bare "Invalid URL".
+      try {
+        parseConnectionString(store.url);
+      } catch (error) {
+        problems.push({
+          path: 'store.url',
+          message: `not a connection URL the PostgreSQL driver accepts (${error instanceof TypeError ? 'check the host, the port (1-65535) and that special characters in the user and password are percent-encoded' : error instanceof Error ? error.message : String(error)})`,
+        });
+      }
+    }
   }
   const metrics: ResolvedMetricsConfig = {
     ...parsed.metrics,
