@@ -8,6 +8,7 @@ import {
   compileRanges,
   formatAddress,
   type IpAddress,
+  normalizeRange,
   parseAddress,
   throttleSubject,
 } from '../src/auth/addresses.js';
@@ -40,6 +41,22 @@ describe('parseAddress', () => {
       assert.equal(address?.kind(), 'ipv4', entry);
       assert.equal(text(address), '198.51.100.7', entry);
     }
+  });
+
+  it('keeps the deprecated IPv4-compatible form ::a.b.c.d IPv6, as it is: never the IPv4 address', () => {
+    for (const [entry, expected] of [
+      ['::127.0.0.9', '::7f00:9'],
+      ['[::127.0.0.9]:443', '::7f00:9'],
+      ['::0.0.0.1', '::1'],
+    ]) {
+      const address = parseAddress(entry);
+      assert.equal(address?.kind(), 'ipv6', entry);
+      assert.equal(text(address), expected, entry);
+    }
+    assert.equal(compileRanges(['127.0.0.9/32']).contains(parseAddress('::127.0.0.9')), false);
+    assert.notEqual(throttleSubject(parseAddress('::127.0.0.9')), throttleSubject(parseAddress('127.0.0.9')));
+    assert.equal(normalizeRange('::10.0.0.0/104'), '::a00:0/104', 'an IPv6 range, not 10.0.0.0/8');
+    assert.equal(normalizeRange('::ffff:10.0.0.0/104'), '10.0.0.0/8');
   });
 
   it('strips a port from ip:port and [v6]:port', () => {

@@ -19,12 +19,12 @@ export function parseAddress(text: string): IpAddress | undefined {
   if (bracketed) {
     const [, inner = '', port] = bracketed;
     if (!validPort(port) || !ipaddr.IPv6.isValid(inner)) return undefined;
-    return unmap(ipaddr.IPv6.parse(inner));
+    return unmap(parseIPv6(inner));
   }
   const withPort = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(value);
   const bare = withPort ? (validPort(withPort[2]) ? (withPort[1] ?? '') : '') : value;
   if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return ipaddr.IPv4.parse(bare);
-  if (ipaddr.IPv6.isValid(bare)) return unmap(ipaddr.IPv6.parse(bare));
+  if (ipaddr.IPv6.isValid(bare)) return unmap(parseIPv6(bare));
   return undefined;
 }
 
@@ -62,7 +62,7 @@ export function normalizeRange(text: string): string {
   if (!isV4 && (!ipaddr.IPv6.isValid(addressText) || addressText.includes('%'))) {
     throw new RangeError(`not a CIDR range: ${JSON.stringify(text)} (e.g. 10.0.0.0/8 or 2001:db8::/32)`);
   }
-  const parsed = isV4 ? ipaddr.IPv4.parse(addressText) : ipaddr.IPv6.parse(addressText);
+  const parsed = isV4 ? ipaddr.IPv4.parse(addressText) : parseIPv6(addressText);
   // A mapped IPv6 range such as ::ffff:10.0.0.0/104 is stored as the IPv4 range it covers.
   const mapped = parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress();
   const address = mapped ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
@@ -155,6 +155,27 @@ export function clientAddressResolver(trustedProxies: readonly string[]): Client
     // Every hop was a trusted proxy: the leftmost one is as close to the client as we can get.
     return client;
   };
+}
+
+/**
+ * An IPv6 address as ipaddr.js parses it, but for the deprecated IPv4-compatible form `::a.b.c.d`
+ * (RFC 4291 2.5.5.1), which it reads as the IPv4-mapped `::ffff:a.b.c.d`: it is `::a.b.c.d`, an
+ * IPv6 address that is not the IPv4 one (Node writes such a peer so). Read as mapped, it matched
+ * IPv4 ranges and counted as that IPv4 address.
+ */
+function parseIPv6(text: string): ipaddr.IPv6 {
+  const compatible = /^::(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text)?.[1];
+  if (compatible === undefined || !ipaddr.IPv4.isValidFourPartDecimal(compatible))
+    return ipaddr.IPv6.parse(text);
+  return new ipaddr.IPv6([
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    ...ipaddr.IPv4.parse(compatible).toIPv4MappedAddress().parts.slice(6),
+  ]);
 }
 
 function unmap(address: ipaddr.IPv6): IpAddress {
