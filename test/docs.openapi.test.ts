@@ -79,6 +79,20 @@ describe('interactive docs: OpenAPI document and assets', () => {
     assert.equal(count, LEGACY_OPERATIONS.length);
   });
 
+  it('documents both form encodings the form operation (SSO) takes, JSON for the others', () => {
+    for (const operation of LEGACY_OPERATIONS) {
+      const documented = document.paths[operation.path]?.[operation.method] as
+        | { requestBody?: { content: Record<string, unknown> } }
+        | undefined;
+      const types = Object.keys(documented?.requestBody?.content ?? {});
+      if (operation.body === undefined) assert.deepEqual(types, [], operation.id);
+      else if (operation.body.kind === 'json') assert.deepEqual(types, ['application/json'], operation.id);
+      else
+        assert.deepEqual(types, ['application/x-www-form-urlencoded', 'multipart/form-data'], operation.id);
+    }
+    assert.ok(LEGACY_OPERATIONS.some((operation) => operation.body && operation.body.kind !== 'json'));
+  });
+
   it('documents the 400 and 413 every operation other than a GET can answer, as the proxy answers them', async () => {
     // Seed 7: 400 on every operation. An operation that takes no body (DELETE, restore, the
     // password resets) refuses one with 400, and every request body is bounded by the 413; the

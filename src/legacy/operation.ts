@@ -84,12 +84,16 @@ export function openApiRoute(operation: LegacyOperation): RouteConfig {
   if (operation.params) request.params = operation.params as NonNullable<typeof request.params>;
   if (operation.query) request.query = operation.query as NonNullable<typeof request.query>;
   if (operation.body) {
-    const mediaType =
-      operation.body.kind === 'json' ? 'application/json' : 'application/x-www-form-urlencoded';
+    // Form data comes in either encoding (see `readBody`).
+    const mediaTypes =
+      operation.body.kind === 'json'
+        ? ['application/json']
+        : ['application/x-www-form-urlencoded', 'multipart/form-data'];
+    const schema = operation.body.schema;
     request.body = {
       required: operation.body.required,
       ...(operation.body.description === undefined ? {} : { description: operation.body.description }),
-      content: { [mediaType]: { schema: operation.body.schema } },
+      content: Object.fromEntries(mediaTypes.map((type) => [type, { schema }])),
     };
   }
   return {
