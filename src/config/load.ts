@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parse as parseConnectionString } from 'pg-connection-string';
 import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
@@ -140,9 +140,13 @@ export function parseConfig(
     if (!/^postgres(ql)?:\/\//.test(store.url))
       problems.push({ path: 'store.url', message: 'not a postgres:// or postgresql:// connection URL' });
     else {
-      // Parsed as the driver parses it at start-up, which otherwise fails with a bare "Invalid URL".
+      // Parsed as the driver parses it at start-up, which otherwise fails with a bare "Invalid URL";
+      // loaded here only, so that a SQLite proxy never loads the PostgreSQL driver's parts.
+      const { parse } = createRequire(import.meta.url)(
+        'pg-connection-string',
+      ) as typeof import('pg-connection-string');
       try {
-        parseConnectionString(store.url);
+        parse(store.url);
       } catch (error) {
         problems.push({
           path: 'store.url',
