@@ -91,6 +91,8 @@ export interface ServiceDeps {
   successorFetch?: typeof fetch;
   /** Ends the store's start-up retries (a stop signal): buildServices then rejects with its reason. */
   signal?: AbortSignal | undefined;
+  /** The `store` scope of a command that only reads: a PostgreSQL store without tables is refused, not created. */
+  requireExistingStore?: boolean;
 }
 
 /** Which services to build: `store` for commands that only manage stored state. */
@@ -128,7 +130,12 @@ export async function buildServices(
   try {
     if (deps.scope === 'store') {
       // CLI commands fail at once when the database is unreachable; the server retries (below).
-      const store = deps.store ?? (await openStore(config.store, { retry: false }));
+      const store =
+        deps.store ??
+        (await openStore(config.store, {
+          retry: false,
+          requireExisting: deps.requireExistingStore === true,
+        }));
       cleanups.push(() => store.close());
       return { config, logger, clock, store, close };
     }

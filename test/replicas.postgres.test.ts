@@ -524,7 +524,7 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
 });
 
 describe('a PostgreSQL schema dropped under a running replica', () => {
-  it('answers 503 JSON (not 500) for what needs the store, serves cached credentials, and reports it on /readyz', async () => {
+  it('answers 503 JSON (not 500) for what needs the store, serves cached credentials, reports it on /readyz; commands that only read refuse it', async () => {
     const dir = tempDir('dropped');
     const config = writeConfig(dir, 'dropped', { schema: 'dropped_later' });
     const replica = await startReplica(config);
@@ -568,6 +568,52 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
       store.error,
       /its tables are missing \(no table schema_migrations, api_users, .*usage_hourly/,
     );
+
+    // Commands that only read or change what is there refuse the missing schema; they used to
+    // create it empty (every API user gone, legacy IDs handed out again from the start).
+    const run = async (args: string[], withConfig = true) => {
+      let err = '';
+      const code = await runCli([...args, ...(withConfig ? ['--config', config] : [])], {
+        out: () => {},
+        err: (text) => {
+          err += text;
+        },
+        env: env(),
+      });
+      return { code, err };
+    };
+    for (const args of [
+      ['apiuser', 'list'],
+      ['apiuser', 'reset-password', 'drop.user'],
+      ['usage'],
+      ['ids', 'export'],
+    ]) {
+      const { code, err } = await run(args);
+      assert.equal(code, 2, `${args.join(' ')}: ${err}`);
+      assert.match(
+        err,
+        /the store does not exist: PostgreSQL has no idm-compat tables in schema dropped_later \(store\.schema of .*dropped\.json\)/,
+      );
+    }
+    const target = path.join(dir, 'copy.json');
+    writeFileSync(
+      target,
+      JSON.stringify({
+        sandbox: { enabled: true },
+        store: { type: 'sqlite', path: path.join(dir, 'copy.db') },
+      }),
+    );
+    const copy = await run(['store', 'copy', '--from', config, '--to', target], false);
+    assert.equal(copy.code, 1, copy.err);
+    assert.match(copy.err, /cannot open the source store .*no idm-compat tables in schema dropped_later/);
+    assert.deepEqual(
+      await query("SELECT 1 FROM pg_namespace WHERE nspname = 'dropped_later'"),
+      [],
+      'not created again',
+    );
+    // A command that creates (the first API user of a new installation) still does.
+    assert.equal((await run(['apiuser', 'add', 'drop.again', '--range', '127.0.0.1'])).code, 0);
+    assert.equal((await query("SELECT 1 FROM pg_namespace WHERE nspname = 'dropped_later'")).length, 1);
   });
 });
 

@@ -5,6 +5,7 @@ import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { silentLogger } from '../lib/logger.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { buildServices, type StoreServices } from '../services.js';
+import { MissingStoreError } from '../store/errors.js';
 import type { StopSignal } from './stop-signal.js';
 
 /** Where a command writes: injectable so tests can run commands in-process and read the output. */
@@ -124,9 +125,23 @@ export async function withStoreServices<T>(
 ): Promise<T> {
   // Only the store's secret: these commands open nothing else (buildServices' store scope).
   const config = loadConfig({ file: stringOption(args, 'config'), env: io.env, secrets: 'store' });
-  if (options.existing)
-    requireExistingStore(config.store, config.source ?? '(embedded defaults)', options.existing);
-  const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
+  const configFile = config.source ?? '(embedded defaults)';
+  if (options.existing) requireExistingStore(config.store, configFile, options.existing);
+  let services: StoreServices;
+  try {
+    services = await buildServices(config, {
+      logger: silentLogger(),
+      scope: 'store',
+      requireExistingStore: options.existing !== undefined,
+    });
+  } catch (error) {
+    if (!(error instanceof MissingStoreError) || !options.existing) throw error;
+    const { what, why } = options.existing;
+    const schema = config.store.type === 'postgres' ? config.store.schema : undefined;
+    throw new CommandError(
+      `${what} does not exist: ${error.message}${schema === undefined ? '' : ` (store.schema of ${configFile})`}${why}`,
+    );
+  }
   try {
     return await work(services);
   } finally {

@@ -43,9 +43,10 @@ function realFile(file: string): string {
 }
 
 /** Opens one side of the copy; a failure names the side and its store ("file is not a database" alone named neither). */
-async function openSide(store: ResolvedStoreConfig, side: string): Promise<Store> {
+async function openSide(store: ResolvedStoreConfig, side: 'source' | 'target'): Promise<Store> {
   try {
-    return await openStore(store, { retry: false });
+    // The source is only read: one without tables is refused, not created empty.
+    return await openStore(store, { retry: false, requireExisting: side === 'source' });
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
     throw new CommandError(

@@ -30,6 +30,11 @@ export function isStoreUnavailable(error: unknown): error is StoreUnavailableErr
  * tries (PostgreSQL: the ID table written by an `ids import` and replicas at once). Nothing of the
  * failed try was written; the same write a moment later succeeds. Requests answer 503.
  */
+/** A store a command may only read is not there (see `OpenStoreOptions.requireExisting`). */
+export class MissingStoreError extends Error {
+  override readonly name = 'MissingStoreError';
+}
+
 export class StoreConflictError extends Error {
   override readonly name = 'StoreConflictError';
   readonly code = 'store_conflict';

@@ -15,6 +15,8 @@ export interface OpenStoreOptions {
    * reason, at once while it waits between attempts, else when the attempt under way has failed.
    */
   signal?: AbortSignal | undefined;
+  /** PostgreSQL: refuse a database without idm-compat's tables instead of creating them (`MissingStoreError`). */
+  requireExisting?: boolean;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function openStore(config: ResolvedStoreConfig, options: OpenStoreO
   const { signal } = options;
   for (let attempt = 1; ; attempt++) {
     try {
-      const store = await openPostgresStore(config);
+      const store = await openPostgresStore({ ...config, requireExisting: options.requireExisting === true });
       if (attempt > 1) options.logger?.info({ attempt }, 'store (PostgreSQL) reachable, starting');
       return store;
     } catch (error) {

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../errors.js';
+import { MissingStoreError, StoreUnavailableError } from '../errors.js';
 import type { Migration, Store } from '../types.js';
 import {
   PG_API_USERS_MIGRATION,
@@ -45,6 +45,12 @@ const POSTGRES_TABLES = [
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
   /** How often at most the credentials version row is read (other replicas' changes show within this). */
   credentialsPollMs?: number;
+  /**
+   * Refuse a database without idm-compat's tables (`MissingStoreError`) instead of creating them:
+   * for commands that only read, where a mistyped `store.schema`, or a schema dropped by mistake,
+   * would otherwise be created empty and reported as a store with nothing in it.
+   */
+  requireExisting?: boolean;
 }
 
 /** The PostgreSQL store: shared by any number of replicas. */
@@ -103,6 +109,15 @@ export class PostgresStore implements Store {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const db = new PostgresDatabase(options);
   try {
+    if (options.requireExisting) {
+      const { rows } = await db.query<{ present: boolean }>(
+        "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+      );
+      if (rows[0]?.present !== true)
+        throw new MissingStoreError(
+          `PostgreSQL has no idm-compat tables ${options.schema === undefined ? "on the role's search_path" : `in schema ${options.schema}`}`,
+        );
+    }
     await migrate(db, POSTGRES_MIGRATIONS);
   } catch (error) {
     await db.close().catch(() => {});
