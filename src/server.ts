@@ -241,7 +241,7 @@ async function handlersSettled(services: Services, timeoutMs: number): Promise<v
   const { logger } = services;
   logger.warn(
     { requests: running },
-    `shutdown: ${running} request(s) still running after server.shutdownTimeoutMs, their connections cut; waiting up to ${timeoutMs} ms more for their successor calls to end`,
+    `shutdown: ${running} request(s) still running with their connections closed (cut at server.shutdownTimeoutMs, or left by their clients); waiting up to ${timeoutMs} ms more for their successor calls to end`,
   );
   const left = await services.inFlight.settled(timeoutMs);
   if (left > 0)

@@ -201,6 +201,51 @@ describe('checks past the credential cache at the same time', () => {
     });
   }
 
+  it("let a user's known address go first when the flood came while it waited at its counters, the KDF free on its arrival", async () => {
+    const user = 'registry-late';
+    const password = await h.addUser(user, ['127.0.0.0/8']);
+    const home = parseAddress('127.0.0.29');
+    const first = authenticator(60);
+    assert.equal((await first.auth.authenticate(user, password, home)).kind, 'ok');
+    for (
+      let i = 0;
+      i < 50 && (await h.services.store.loginThrottle.lastSuccess(user, '127.0.0.29')) === undefined;
+      i++
+    )
+      await turn();
+    // Two KDF turns: a guess at the user runs in one, so the integration arriving with it finds a
+    // turn free (it is not judged "known" then) and waits at the user's counter; the flood fills
+    // the queue while it waits.
+    const { auth } = authenticator(60, () => {}, 2);
+    assert.equal(
+      (await auth.authenticate('nobody', 'guess', parseAddress('127.0.2.1'))).kind,
+      'unauthorized',
+    );
+    const settled: string[] = [];
+    const tell = (what: string) => (outcome: AuthOutcome) => {
+      settled.push(what);
+      return outcome;
+    };
+    const holding = Promise.resolve(auth.authenticate(user, 'wrong', parseAddress('127.0.3.29'))).then(
+      tell('holder'),
+    );
+    const integration = Promise.resolve(auth.authenticate(user, password, home)).then(tell('integration'));
+    for (let i = 0; i < 5; i++) await turn();
+    const guesses = Array.from({ length: 12 }, (_, i) =>
+      Promise.resolve(auth.authenticate(`late-${i}`, 'guess', parseAddress(`127.0.40.${i + 1}`))).then(
+        tell('guess'),
+      ),
+    );
+    assert.equal((await integration).kind, 'ok');
+    const waitedFor = settled.slice(0, settled.indexOf('integration'));
+    assert.ok(
+      waitedFor.filter((what) => what === 'guess').length <= 3,
+      `the integration waited for ${waitedFor.join(', ')}`,
+    );
+    assert.equal((await holding).kind, 'unauthorized');
+    for (const outcome of await Promise.all(guesses)) assert.equal(outcome.kind, 'unauthorized');
+  });
+
   it('judge a check that waited by the credentials of its turn: a user removed meanwhile is refused', async () => {
     const password = await h.addUser('leaving', ['127.0.0.0/8']);
     let kdfStarted: () => void = () => {};

@@ -264,6 +264,14 @@ describe('configuration', () => {
           ) &&
           !error.message.includes('pw-in-url'),
       );
+    assert.throws(
+      () =>
+        config({ type: 'postgres', url: 'postgres://u:pw-in-url@db.example/db?sslrootcert=/no/such/ca.pem' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /store\.url: names a file the PostgreSQL driver cannot read \(ENOENT/.test(error.message) &&
+        !error.message.includes('pw-in-url'),
+    );
     // What the driver takes: an unencoded @ in the password, a socket folder in the query.
     for (const good of ['postgres://u:p@ss@db.example/db', 'postgres:///db?host=/var/run/postgresql'])
       assert.equal(config({ type: 'postgres', url: good }).store.type, 'postgres');

@@ -592,8 +592,9 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
       assert.equal(code, 2, `${args.join(' ')}: ${err}`);
       assert.match(
         err,
-        /the store does not exist: PostgreSQL has no idm-compat tables in schema dropped_later \(store\.schema of .*dropped\.json\)/,
+        /the store does not exist: PostgreSQL has no idm-compat tables in schema dropped_later \(store\.schema of .*dropped\.json\): check store\.url and store\.schema; a schema dropped by mistake is restored from a backup/,
       );
+      assert.doesNotMatch(err, /apiuser add' creates it/);
     }
     const target = path.join(dir, 'copy.json');
     writeFileSync(
@@ -604,8 +605,11 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
       }),
     );
     const copy = await run(['store', 'copy', '--from', config, '--to', target], false);
-    assert.equal(copy.code, 1, copy.err);
-    assert.match(copy.err, /cannot open the source store .*no idm-compat tables in schema dropped_later/);
+    assert.equal(copy.code, 2, copy.err);
+    assert.match(
+      copy.err,
+      /the source store .* does not exist: PostgreSQL has no idm-compat tables in schema dropped_later/,
+    );
     assert.deepEqual(
       await query("SELECT 1 FROM pg_namespace WHERE nspname = 'dropped_later'"),
       [],

@@ -240,6 +240,7 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.equal(operation?.operationId, 'sso.authenticate');
     assert.deepEqual(Object.keys(operation?.requestBody?.content ?? {}), [
       'application/x-www-form-urlencoded',
+      'multipart/form-data',
     ]);
   });
 });

@@ -67,6 +67,8 @@ const PRUNE_INTERVAL_MS = 10 * 60_000;
 const KNOWN_ADDRESS_REFRESH_MS = 60 * 60_000;
 /** The KDF turn of a check from a known address of its user: before the others (see `kdf`). */
 const KNOWN_ADDRESS_TURN = 1;
+/** The most checks one known address's check raises to its KDF turn (see `boost`). */
+const BOOST_LIMIT = 100;
 /**
  * After the store refused to count a failed login of an API user because it takes no writes (a
  * read-only standby or file, a full disk), that user's checks past the cache are answered with the
@@ -243,7 +245,15 @@ export class Authenticator {
       }
       const verdict = await this.throttleVerdict(name, address);
       if (verdict.throttled) return verdict.throttled;
-      if (verdict.exempt) turn.check.priority = KNOWN_ADDRESS_TURN;
+      // Known for certain only now, at its KDF turn: a check that arrived while the KDF was free and
+      // waited at its counters meanwhile may find it busy.
+      if (
+        turn.check.priority < KNOWN_ADDRESS_TURN &&
+        verdict.user !== undefined &&
+        (verdict.exempt ||
+          (this.kdfBusy() && (await this.isKnownAddress(verdict.user, address, this.options.clock.now()))))
+      )
+        turn.check.priority = KNOWN_ADDRESS_TURN;
       return await this.checkPassword(key, password, address, verdict, current, turn.check);
     } finally {
       turn.release();
@@ -278,7 +288,8 @@ export class Authenticator {
       release = resolve;
     });
     const check: PendingCheck = {
-      id: String(++this.checkSequence),
+      // Prefixed: p-queue numbers the tasks added without an id (the dummy hash) itself.
+      id: `check ${++this.checkSequence}`,
       priority,
       queued: false,
       waitsFor: before,
@@ -299,15 +310,21 @@ export class Authenticator {
   }
 
   /**
-   * Raises a check, and the checks it waits for, to a known address's KDF priority: a check from a
-   * known address waits for them. Bounded: a guess raised so runs its KDF once (the free failures
-   * of its counters), and the guesses after it at a blocked counter get 429 without one.
+   * Raises a check, and the checks it waits for in turn (any of their counters), to a known
+   * address's KDF priority: the check from the known address cannot take its turn before them.
+   * So a flood whose checks chain through the counters of the known address's user and address can
+   * have part of it moved ahead of the known addresses of other users that come later: each raised
+   * check runs one KDF, within the free failures of its counters (the checks after it at a blocked
+   * counter get 429 without one), and at most BOOST_LIMIT are raised per known check, so that the
+   * queue's re-sorting (each `setPriority` walks the queue) holds the event loop only briefly.
    */
   private boost(first: PendingCheck): void {
     // A loop, not recursion: a burst of guesses at one user waits in one long chain.
     const pending = [first];
-    for (let check = pending.pop(); check !== undefined; check = pending.pop()) {
+    let raised = 0;
+    for (let check = pending.pop(); check !== undefined && raised < BOOST_LIMIT; check = pending.pop()) {
       if (check.priority >= KNOWN_ADDRESS_TURN) continue;
+      raised += 1;
       check.priority = KNOWN_ADDRESS_TURN;
       if (check.queued) {
         try {

@@ -136,10 +136,11 @@ export async function withStoreServices<T>(
     });
   } catch (error) {
     if (!(error instanceof MissingStoreError) || !options.existing) throw error;
-    const { what, why } = options.existing;
+    // Not the hint of a missing SQLite file (`why`, e.g. "apiuser add creates it"): a schema
+    // dropped by mistake must come back from a backup, not be created again empty.
     const schema = config.store.type === 'postgres' ? config.store.schema : undefined;
     throw new CommandError(
-      `${what} does not exist: ${error.message}${schema === undefined ? '' : ` (store.schema of ${configFile})`}${why}`,
+      `${options.existing.what} does not exist: ${error.message}${schema === undefined ? '' : ` (store.schema of ${configFile})`}: check store.url and store.schema; a schema dropped by mistake is restored from a backup, not created again`,
     );
   }
   try {

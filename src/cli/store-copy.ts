@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { MissingStoreError, StoreUnavailableError } from '../store/errors.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import {
@@ -49,6 +49,8 @@ async function openSide(store: ResolvedStoreConfig, side: 'source' | 'target'): 
     return await openStore(store, { retry: false, requireExisting: side === 'source' });
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
+    if (error instanceof MissingStoreError)
+      throw new CommandError(`the ${side} store ${describeStore(store)} does not exist: ${error.message}`);
     throw new CommandError(
       `cannot open the ${side} store ${describeStore(store)}: ${error instanceof Error ? error.message : String(error)}`,
       1,

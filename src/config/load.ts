@@ -150,7 +150,10 @@ export function parseConfig(
       } catch (error) {
         problems.push({
           path: 'store.url',
-          message: `not a connection URL the PostgreSQL driver accepts (${error instanceof TypeError ? 'check the host, the port (1-65535) and that special characters in the user and password are percent-encoded' : error instanceof Error ? error.message : String(error)})`,
+          message:
+            error instanceof TypeError
+              ? 'not a connection URL the PostgreSQL driver accepts (check the host, the port (1-65535) and that special characters in the user and password are percent-encoded)'
+              : `names a file the PostgreSQL driver cannot read (${error instanceof Error ? error.message : String(error)})`,
         });
       }
     }

@@ -354,6 +354,8 @@ export class OperationExecutor {
    */
   #runCounted(op: CompiledOperation, input: RunInput, calls: CallStats | undefined): Promise<RunResult> {
     const runner = calls === undefined ? this : this.counting(calls);
+    // Only a run that resolves IDs can find one stale (lists do not: no promise more for them).
+    if (!op.subject && !op.items) return runner.#run(op, input, false);
     return runner.#run(op, input, true).catch((error: unknown) => {
       if (!(error instanceof StaleResolution)) throw error;
       return runner.#run(op, input, false);
@@ -509,7 +511,11 @@ export class OperationExecutor {
         // The path entity is gone (purged, or deleted for good, since its UUID was cached or
         // mapped): the caller's 404, worded like every other unknown path entity.
         if (op.subject && applied.length === 0) {
-          if (staleSubject) throw new StaleResolution();
+          if (staleSubject) {
+            // The 404 may have been a cached body ID's, where the successor path names both.
+            if (op.items) for (const id of itemsCached) this.ids.forget(op.items, id);
+            throw new StaleResolution();
+          }
           throw subjectNotFound(op, legacyId);
         }
       }

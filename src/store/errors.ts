@@ -25,16 +25,16 @@ export function isStoreUnavailable(error: unknown): error is StoreUnavailableErr
   return error instanceof StoreUnavailableError;
 }
 
-/**
- * A write kept meeting rows that other processes wrote at the same moment, and gave up after a few
- * tries (PostgreSQL: the ID table written by an `ids import` and replicas at once). Nothing of the
- * failed try was written; the same write a moment later succeeds. Requests answer 503.
- */
 /** A store a command may only read is not there (see `OpenStoreOptions.requireExisting`). */
 export class MissingStoreError extends Error {
   override readonly name = 'MissingStoreError';
 }
 
+/**
+ * A write kept meeting rows that other processes wrote at the same moment, and gave up after a few
+ * tries (PostgreSQL: the ID table written by an `ids import` and replicas at once). Nothing of the
+ * failed try was written; the same write a moment later succeeds. Requests answer 503.
+ */
 export class StoreConflictError extends Error {
   override readonly name = 'StoreConflictError';
   readonly code = 'store_conflict';
@@ -45,7 +45,8 @@ export class StoreConflictError extends Error {
  * PostgreSQL's SQLSTATE classes 22 (data exception), 23 (integrity), 42 (syntax or access rule)
  * and 54 (a limit exceeded); SQLite's CONSTRAINT, TOOBIG and MISMATCH (better-sqlite3: its code;
  * node:sqlite: the low byte of its errcode). Anything else (unavailable, busy, read-only, full, a
- * deadlock, a failover to a standby) may pass later.
+ * deadlock, a failover to a standby, a table missing: 42P01 comes as a StoreUnavailableError, see
+ * postgres/database.ts) may pass later.
  */
 export function isDataRefusal(error: unknown): boolean {
   const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown };

@@ -407,7 +407,7 @@ export class HttpTransport {
       );
     }
     // The pool was closed by the proxy's own shutdown (a call that outlived it): nothing went out.
-    if (this.#closed !== undefined && (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'))
+    if (this.#closed !== undefined && !started && (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'))
       return closedError(call, error);
     return new UpstreamError(
       'unavailable',

@@ -99,11 +99,13 @@ function isRefusedForNow(error: unknown): boolean {
 }
 
 /**
- * SQLSTATEs of a statement naming a table, column or schema the database lacks (undefined_table,
- * undefined_column, invalid_schema_name): its schema was dropped, or restored only in part, while
- * the proxy ran. Every request that needs the store fails so until an operator restores it.
+ * SQLSTATEs of a statement naming a table or schema the database lacks (undefined_table,
+ * invalid_schema_name): its schema was dropped, or restored only in part, while the proxy ran.
+ * Every request that needs the store fails so until an operator restores it. Not undefined_column
+ * (42703), which is rather a bug or a database of another version; and not while the migrations
+ * run (see `migrate`), where a missing table is theirs to create.
  */
-const SCHEMA_MISSING_SQLSTATES = new Set(['42P01', '42703', '3F000']);
+const SCHEMA_MISSING_SQLSTATES = new Set(['42P01', '3F000']);
 
 function isSchemaMissing(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
@@ -112,7 +114,7 @@ function isSchemaMissing(error: unknown): boolean {
 
 /** The detail of a store whose tables are missing (see `isSchemaMissing`, `PostgresStore.ping`). */
 export function schemaMissingDetail(what: string): string {
-  return `its tables are missing (${what}): restore the schema from a backup; a start or CLI command would create it empty`;
+  return `its tables are missing (${what}): restore the schema from a backup`;
 }
 
 /** The error of a store that accepts no writes (see `PostgresStore.ping`). */
@@ -327,7 +329,8 @@ export async function migrate(db: PostgresDatabase, migrations: readonly Migrati
     }
   } catch (error) {
     lost(error);
-    throw translateError(error);
+    // A missing table here is a migration's own failure (or a bug), not an outage to wait out.
+    throw isSchemaMissing(error) ? error : translateError(error);
   } finally {
     release(broken);
   }
