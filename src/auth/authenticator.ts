@@ -70,11 +70,11 @@ const KNOWN_ADDRESS_TURN = 1;
 /** The most checks one known address's check raises to its KDF turn (see `boost`). */
 const BOOST_LIMIT = 100;
 /**
- * After the store refused to count a failed login of an API user because it takes no writes (a
- * read-only standby or file, a full disk), that user's checks past the cache are answered with the
- * store's refusal (503) for this long, without a KDF run (see `checkPassword`). A store busy or
- * unreachable for a moment holds nothing back: its next write may pass, and a busy one already
- * makes each check of the user wait its turn.
+ * After the store could not count a failed login of an API user (it takes no writes: a read-only
+ * standby or file, a full disk; or it is busy past its timeout, locked, unreachable), that user's
+ * checks past the cache are answered with the store's refusal (503) for this long, without a KDF
+ * run (see `checkPassword`): otherwise wrong passwords would get 503 and the right one 200, an
+ * answer to each guess without a limit while the failures go uncounted.
  */
 const UNCOUNTED_FAILURES_HOLD_MS = 5_000;
 /**
@@ -225,12 +225,12 @@ export class Authenticator {
     const early = await this.throttleVerdict(name, address);
     if (early.throttled) return early.throttled;
     // A check from a known address of its user goes first to the KDF (see `kdf`), and so do the
-    // checks it waits for at its counters (see `boost`); that costs a look-up, made only when the
-    // check would wait for its turn.
+    // checks it waits for at its counters (see `boost`). Looked up on arrival, whether the KDF is
+    // busy now or not: a flood may fill its queue while the check waits at its counters, behind a
+    // check it must then move up. One store read per check past the cache, beside a KDF run.
     const known =
       early.user !== undefined &&
-      (early.exempt ||
-        (this.kdfBusy() && (await this.isKnownAddress(early.user, address, this.options.clock.now()))));
+      (early.exempt || (await this.isKnownAddress(early.user, address, this.options.clock.now())));
     const turn = await this.exclusive(name, address, known ? KNOWN_ADDRESS_TURN : 0);
     try {
       // What may have changed while this check waited: the credentials (a removed user, a new
@@ -245,15 +245,8 @@ export class Authenticator {
       }
       const verdict = await this.throttleVerdict(name, address);
       if (verdict.throttled) return verdict.throttled;
-      // Known for certain only now, at its KDF turn: a check that arrived while the KDF was free and
-      // waited at its counters meanwhile may find it busy.
-      if (
-        turn.check.priority < KNOWN_ADDRESS_TURN &&
-        verdict.user !== undefined &&
-        (verdict.exempt ||
-          (this.kdfBusy() && (await this.isKnownAddress(verdict.user, address, this.options.clock.now()))))
-      )
-        turn.check.priority = KNOWN_ADDRESS_TURN;
+      // The user's counter may have come to block while the check waited: judged as known then.
+      if (verdict.exempt) turn.check.priority = KNOWN_ADDRESS_TURN;
       return await this.checkPassword(key, password, address, verdict, current, turn.check);
     } finally {
       turn.release();
@@ -386,7 +379,7 @@ export class Authenticator {
             blockedUntil(throttle, throttleKey, failures, failedAt),
           );
         } catch (error) {
-          if (user && isStoreUnavailable(error) && error.refusesWrites)
+          if (user && isStoreUnavailable(error))
             this.uncountedFailures.set(user.name, { until: clock.now() + UNCOUNTED_FAILURES_HOLD_MS, error });
           throw error;
         }
@@ -484,11 +477,6 @@ export class Authenticator {
     if (uncounted === undefined) return;
     if (this.options.clock.now() < uncounted.until) throw uncounted.error;
     this.uncountedFailures.delete(name);
-  }
-
-  /** Whether every KDF turn is taken, so a check would wait for one. */
-  private kdfBusy(): boolean {
-    return this.kdfTurns.pending >= this.options.kdfConcurrency;
   }
 
   /** Whether the credentials version was read recently enough to trust the cache without a query. */
