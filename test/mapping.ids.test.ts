@@ -234,6 +234,76 @@ describe("natural IDs: a cached ID purged and created again behind the proxy's b
     assert.equal(proxy.sandbox.data.groupByAccount(id)?.id, uuid);
   });
 
+  it('a link body ID the successor refuses as invalid (its IRI in the body) resolves afresh once: linked to the group of that name now', async () => {
+    const { id, uuid } = await madeAgain('Added Again');
+    proxy.resetCounts();
+    const answer = await proxy.call<{ groups: string[] }>('POST', '/Entity/User/thomas.becker/link/groups', [
+      id,
+    ]);
+    assert.equal(answer.status, 200, answer.text);
+    assert.ok(answer.body.groups.includes(id), answer.text);
+    const user = proxy.sandbox.data.userByAccount('thomas.becker');
+    assert.ok(user);
+    assert.ok(proxy.sandbox.data.groupsOf(user.id).some((group) => group.id === uuid));
+    assert.equal(proxy.apiCalls()['POST /users/{id}/groups'], 2, 'the stale IRI refused, then the fresh one');
+  });
+
+  it('a link body ID purged and not created again: the legacy 400 for an unknown ID, not the successor IRI it refused', async () => {
+    const created = await proxy.call<{ _id: string }>('POST', '/Entity/Group', { name: 'Gone For Good' });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body._id;
+    assert.ok(proxy.sandbox.data.purge('groups', proxy.sandbox.data.groupByAccount(id)?.id ?? ''));
+    const answer = await proxy.call<{ message: string; errors: unknown }>(
+      'POST',
+      '/Entity/User/thomas.becker/link/groups',
+      [id],
+    );
+    assert.equal(answer.status, 400, answer.text);
+    assert.equal(answer.body.message, `Unknown group ID: "${id}"; nothing was changed`);
+    assert.deepEqual(answer.body.errors, [{ path: 'body.0', message: `no group with ID "${id}"` }]);
+  });
+
+  it('an unlink of a cached body ID purged and created again (still linked) removes the entity of that name now', async () => {
+    const group = await proxy.call<{ _id: string }>('POST', '/Entity/Group', { name: 'Keeps Members' });
+    assert.equal(group.status, 201, group.text);
+    const groupId = group.body._id;
+    const created = await proxy.call('POST', '/Entity/User', {
+      username: 'member.again',
+      firstname: 'M',
+      lastname: 'A',
+    });
+    assert.equal(created.status, 201, created.text);
+    const linked = await proxy.call('POST', `/Entity/Group/${groupId}/link/users`, ['member.again']);
+    assert.equal(linked.status, 200, linked.text);
+    // Purged and created again at the successor, and linked there: the cache holds the old UUID.
+    assert.ok(proxy.sandbox.data.purge('users', proxy.sandbox.data.userByAccount('member.again')?.id ?? ''));
+    const again = await proxy.successor.request<{ '@id': string }>({
+      method: 'POST',
+      path: '/users',
+      body: { user: 'member.again', firstname: 'M', lastname: 'B' },
+    });
+    const groupUuid = proxy.sandbox.data.groupByAccount(groupId)?.id ?? '';
+    await proxy.successor.request({
+      method: 'POST',
+      path: `/groups/${groupUuid}/members`,
+      body: { addedMembers: [again.body['@id']] },
+    });
+    const membersNow = () => proxy.sandbox.data.membersOf(groupUuid).map((user) => user.user);
+    assert.ok(membersNow().includes('member.again'));
+
+    const answer = await proxy.call<{ users: string[] }>('DELETE', `/Entity/Group/${groupId}/link/users`, [
+      'member.again',
+    ]);
+    assert.equal(answer.status, 200, answer.text);
+    assert.ok(!answer.body.users.includes('member.again'), answer.text);
+    assert.ok(!membersNow().includes('member.again'), 'removed at the successor');
+    // A body ID that is simply not linked costs one query to tell, and no second run.
+    proxy.resetCounts();
+    const notLinked = await proxy.call('DELETE', `/Entity/Group/${groupId}/link/users`, ['member.again']);
+    assert.equal(notLinked.status, 200, notLinked.text);
+    assert.equal(proxy.apiCalls()['DELETE /groups/{id}/members/{userId}'], 1);
+  });
+
   it("an unlink by a cached ID (its DELETE's 404 tolerated) answers the group of that name now", async () => {
     const { id } = await madeAgain('Unlinked Again');
     const answer = await proxy.call<{ _id: string; name: string }>(

@@ -114,9 +114,10 @@ interface ResolvedItems {
 const NO_ITEMS: ResolvedItems = { refs: [], cached: new Set() };
 
 /**
- * A run's successor answered 404 for a UUID the ID cache gave unread, before anything was changed:
- * the entity was purged behind the proxy's back, and its name may have been created again since
- * (another UUID). Caught by `#runCounted`, which runs the operation once more, resolving afresh.
+ * A run's successor refused a UUID the ID cache gave unread (404, or 400/422 for an IRI in the body)
+ * before anything was changed, or an unlink's tolerated 404 turned out to be for a body ID created
+ * again under another UUID: the entity was purged behind the proxy's back, and its name may name
+ * another one now. Caught by `#runCounted`, which runs the operation once more, resolving afresh.
  */
 class StaleResolution extends Error {}
 
@@ -402,6 +403,8 @@ export class OperationExecutor {
     if (op.subject && !subject) throw subjectNotFound(op, legacyId);
     if (subject?.entity) refuseIfMarked(op, subject.entity);
     const { refs: items, cached: itemsCached } = itemsResolution ? await itemsResolution : NO_ITEMS;
+    /** Body IDs from the cache whose write got a tolerated 404 (see below the steps). */
+    const toleratedCached: Ref[] = [];
     const staleSubject = mayRetry && subject?.cached === true;
     const state: { subject: Ref | undefined } = {
       subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
@@ -461,7 +464,10 @@ export class OperationExecutor {
           }
           if (outcome.collection) collection = outcome.collection;
           if (outcome.pages) collectionPages = outcome.pages;
-          if (outcome.tolerated) continue;
+          if (outcome.tolerated) {
+            if (item && itemsCached.has(item.id)) toleratedCached.push(item);
+            continue;
+          }
           if (step.write) changed = true;
           last = outcome.body;
           if (step.returnsEntity) {
@@ -519,6 +525,21 @@ export class OperationExecutor {
           throw subjectNotFound(op, legacyId);
         }
       }
+      // A body ID whose cached UUID the successor no longer has, sent as an IRI in the request's
+      // body, is refused as invalid (400/422): with nothing changed yet, the
+      // operation runs once more with the body IDs resolved afresh (they may have been created
+      // again under another UUID); a genuine refusal is then answered as before.
+      if (
+        mayRetry &&
+        applied.length === 0 &&
+        op.items &&
+        itemsCached.size > 0 &&
+        error instanceof UpstreamError &&
+        error.code === 'validation'
+      ) {
+        for (const id of itemsCached) this.ids.forget(op.items, id);
+        throw new StaleResolution();
+      }
       if (goneItem && op.items && applied.length === 0) {
         if (mayRetry && itemsCached.has(goneItem.id)) throw new StaleResolution();
         throw new TranslationError(
@@ -553,6 +574,21 @@ export class OperationExecutor {
     } finally {
       // Own writes may rename, delete or purge the subject: its cached resolution is not trusted any more.
       if (writes && legacyId !== undefined) own = this.ids.forget(op.kind, legacyId, ticket);
+    }
+
+    // A body ID from the cache whose write the successor answered with a tolerated 404 (an unlink:
+    // "not linked") may have been purged and created again under another UUID, linked still: its
+    // ID is resolved afresh (one query), and if it names another entity now, the operation runs
+    // once more with the fresh IDs (an unlink repeats harmlessly: what it removed is a 404 again).
+    if (mayRetry && op.items && toleratedCached.length > 0) {
+      const kind = op.items;
+      for (const item of toleratedCached) this.ids.forget(kind, item.id);
+      const { found } = await this.ids.resolveMany(
+        kind,
+        toleratedCached.map((item) => item.id),
+      );
+      if (toleratedCached.some((item) => (found.get(item.id) ?? item.uuid) !== item.uuid))
+        throw new StaleResolution();
     }
 
     const produced: RunOutcome = {
