@@ -405,6 +405,11 @@ export class OperationExecutor {
     const { refs: items, cached: itemsCached } = itemsResolution ? await itemsResolution : NO_ITEMS;
     /** Body IDs from the cache whose write got a tolerated 404 (see below the steps). */
     const toleratedCached: Ref[] = [];
+    /** The run's cached body IDs forgotten, for the run once more that `StaleResolution` asks for. */
+    const stale = (): StaleResolution => {
+      if (op.items) for (const id of itemsCached) this.ids.forget(op.items, id);
+      return new StaleResolution();
+    };
     const staleSubject = mayRetry && subject?.cached === true;
     const state: { subject: Ref | undefined } = {
       subject: subject && legacyId !== undefined ? { uuid: subject.uuid, id: legacyId } : undefined,
@@ -517,31 +522,25 @@ export class OperationExecutor {
         // The path entity is gone (purged, or deleted for good, since its UUID was cached or
         // mapped): the caller's 404, worded like every other unknown path entity.
         if (op.subject && applied.length === 0) {
-          if (staleSubject) {
-            // The 404 may have been a cached body ID's, where the successor path names both.
-            if (op.items) for (const id of itemsCached) this.ids.forget(op.items, id);
-            throw new StaleResolution();
-          }
+          // The 404 may have been a cached body ID's, where the successor path names both.
+          if (staleSubject) throw stale();
           throw subjectNotFound(op, legacyId);
         }
       }
       // A body ID whose cached UUID the successor no longer has, sent as an IRI in the request's
-      // body, is refused as invalid (400/422): with nothing changed yet, the
-      // operation runs once more with the body IDs resolved afresh (they may have been created
-      // again under another UUID); a genuine refusal is then answered as before.
+      // body, is refused as invalid (400/422): with nothing changed yet, the operation runs once
+      // more with the body IDs resolved afresh (they may have been created again under another
+      // UUID); a genuine refusal is then answered as before.
       if (
         mayRetry &&
         applied.length === 0 &&
-        op.items &&
         itemsCached.size > 0 &&
         error instanceof UpstreamError &&
         error.code === 'validation'
-      ) {
-        for (const id of itemsCached) this.ids.forget(op.items, id);
-        throw new StaleResolution();
-      }
+      )
+        throw stale();
       if (goneItem && op.items && applied.length === 0) {
-        if (mayRetry && itemsCached.has(goneItem.id)) throw new StaleResolution();
+        if (mayRetry && itemsCached.has(goneItem.id)) throw stale();
         throw new TranslationError(
           'unknown_ids',
           `Unknown ${op.items.label} ID ${quoteInput(goneItem.id)}: the successor no longer has it; nothing was changed`,
