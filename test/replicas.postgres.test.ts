@@ -619,6 +619,53 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
     assert.equal((await run(['apiuser', 'add', 'drop.again', '--range', '127.0.0.1'])).code, 0);
     assert.equal((await query("SELECT 1 FROM pg_namespace WHERE nspname = 'dropped_later'")).length, 1);
   });
+
+  it('commands that only read refuse a schema restored in part (a table its migrations record as created is gone), and create a table a newer version adds', async () => {
+    const dir = tempDir('partial');
+    const config = writeConfig(dir, 'partial', { schema: 'restored_in_part' });
+    const run = async (args: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await runCli([...args, '--config', config], {
+        out: (text) => {
+          out += text;
+        },
+        err: (text) => {
+          err += text;
+        },
+        env: env(),
+      });
+      return { code, out, err };
+    };
+    assert.equal((await run(['apiuser', 'add', 'part.user', '--range', '127.0.0.1'])).code, 0);
+    await query(
+      "INSERT INTO restored_in_part.usage_inventory VALUES ('part.user', 'getUser', 'success', 7, 1, 2)",
+    );
+    assert.match((await run(['usage'])).out, /part\.user/);
+
+    // The backup restored all but the usage inventory: before, `usage` created it again empty and
+    // said "No recorded usage".
+    await query('DROP TABLE restored_in_part.usage_inventory');
+    for (const args of [['usage'], ['apiuser', 'list']]) {
+      const { code, out, err } = await run(args);
+      assert.equal(code, 2, `${args.join(' ')}: ${out}${err}`);
+      assert.match(
+        err,
+        /the store is incomplete: PostgreSQL has no table usage_inventory in schema restored_in_part, though its schema_migrations records it as created \(a schema restored in part\?\)/,
+      );
+    }
+    assert.deepEqual(await query("SELECT to_regclass('restored_in_part.usage_inventory') AS t"), [{ t: null }]);
+
+    // A table whose migration is not recorded is one a newer version adds: created, as before.
+    await query("DELETE FROM restored_in_part.schema_migrations WHERE id = 'usage-001-inventory'");
+    const upgraded = await run(['usage']);
+    assert.equal(upgraded.code, 0, upgraded.err);
+    assert.match(upgraded.out, /No recorded usage/);
+    assert.notEqual(
+      (await query<{ t: string | null }>("SELECT to_regclass('restored_in_part.usage_inventory') AS t"))[0]?.t,
+      null,
+    );
+  });
 });
 
 describe('PostgreSQL restarted under load', () => {

@@ -140,7 +140,7 @@ export async function withStoreServices<T>(
     // dropped by mistake must come back from a backup, not be created again empty.
     const schema = config.store.type === 'postgres' ? config.store.schema : undefined;
     throw new CommandError(
-      `${options.existing.what} does not exist: ${error.message}${schema === undefined ? '' : ` (store.schema of ${configFile})`}: check store.url and store.schema; a schema dropped by mistake is restored from a backup, not created again`,
+      `${options.existing.what} ${error.verb}: ${error.message}${schema === undefined ? '' : ` (store.schema of ${configFile})`}: check store.url and store.schema; a schema dropped by mistake is restored from a backup, not created again`,
     );
   }
   try {

@@ -50,7 +50,7 @@ async function openSide(store: ResolvedStoreConfig, side: 'source' | 'target'): 
   } catch (error) {
     if (error instanceof StoreUnavailableError) throw error;
     if (error instanceof MissingStoreError)
-      throw new CommandError(`the ${side} store ${describeStore(store)} does not exist: ${error.message}`);
+      throw new CommandError(`the ${side} store ${describeStore(store)} ${error.verb}: ${error.message}`);
     throw new CommandError(
       `cannot open the ${side} store ${describeStore(store)}: ${error instanceof Error ? error.message : String(error)}`,
       1,

@@ -25,9 +25,25 @@ export function isStoreUnavailable(error: unknown): error is StoreUnavailableErr
   return error instanceof StoreUnavailableError;
 }
 
-/** A store a command may only read is not there (see `OpenStoreOptions.requireExisting`). */
+/**
+ * A store a command may only read is not there, or only in part: tables that its recorded
+ * migrations created are gone (see `OpenStoreOptions.requireExisting`).
+ */
 export class MissingStoreError extends Error {
   override readonly name = 'MissingStoreError';
+
+  constructor(
+    message: string,
+    /** `missing`: no store at all; `incomplete`: some of its tables are gone. */
+    readonly state: 'missing' | 'incomplete' = 'missing',
+  ) {
+    super(message);
+  }
+
+  /** What is wrong with the store, for a sentence that names it ("the store does not exist"). */
+  get verb(): string {
+    return this.state === 'missing' ? 'does not exist' : 'is incomplete';
+  }
 }
 
 /**

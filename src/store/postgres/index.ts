@@ -31,15 +31,20 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   PG_SHADOW_MIGRATION,
 ];
 
-/** The tables the migrations create (in the schema the connections' search_path names). */
-const POSTGRES_TABLES = [
-  'schema_migrations',
-  ...new Set(
-    POSTGRES_MIGRATIONS.flatMap(({ sql }) =>
-      [...sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)].map((match) => match[1] ?? ''),
-    ),
-  ),
-];
+/** The tables each migration creates (in the schema the connections' search_path names), by its id. */
+const TABLES_BY_MIGRATION = new Map(
+  POSTGRES_MIGRATIONS.map(({ id, sql }) => [
+    id,
+    [...sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)].map((match) => match[1] ?? ''),
+  ]),
+);
+
+/** Every table of the schema. */
+const POSTGRES_TABLES = ['schema_migrations', ...new Set([...TABLES_BY_MIGRATION.values()].flat())];
+
+/** The tables of `$1` (names) that are not there. */
+const MISSING_TABLES_SQL =
+  'ARRAY(SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(quote_ident(name)) IS NULL)';
 
 /** Options of the PostgreSQL store. */
 export interface PostgresStoreOptions extends PostgresConnectionOptions {
@@ -84,7 +89,7 @@ export class PostgresStore implements Store {
    */
   async ping(): Promise<void> {
     const { rows } = await this.db.query<{ read_only: string; missing: string[] }>(
-      "SELECT current_setting('transaction_read_only') AS read_only, ARRAY(SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(quote_ident(name)) IS NULL) AS missing",
+      `SELECT current_setting('transaction_read_only') AS read_only, ${MISSING_TABLES_SQL} AS missing`,
       [POSTGRES_TABLES],
     );
     const missing = rows[0]?.missing ?? [];
@@ -109,19 +114,37 @@ export class PostgresStore implements Store {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const db = new PostgresDatabase(options);
   try {
-    if (options.requireExisting) {
-      const { rows } = await db.query<{ present: boolean }>(
-        "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
-      );
-      if (rows[0]?.present !== true)
-        throw new MissingStoreError(
-          `PostgreSQL has no idm-compat tables ${options.schema === undefined ? "on the role's search_path" : `in schema ${options.schema}`}`,
-        );
-    }
+    if (options.requireExisting) await requireTables(db, options.schema);
     await migrate(db, POSTGRES_MIGRATIONS);
   } catch (error) {
     await db.close().catch(() => {});
     throw error;
   }
   return new PostgresStore(db, { credentialsPollMs: options.credentialsPollMs });
+}
+
+/**
+ * Refuses (`MissingStoreError`) a database without idm-compat's tables, and one restored in part:
+ * without tables that migrations it records as applied created. Migrating would create those
+ * again empty, and a command that only reads would report, say, an empty usage inventory. A
+ * table whose migration is not recorded is one a newer version adds; migrating creates it.
+ */
+async function requireTables(db: PostgresDatabase, schema: string | undefined): Promise<void> {
+  const where = schema === undefined ? "on the role's search_path" : `in schema ${schema}`;
+  const { rows } = await db.query<{ missing: string[] }>(`SELECT ${MISSING_TABLES_SQL} AS missing`, [
+    POSTGRES_TABLES,
+  ]);
+  const missing = new Set(rows[0]?.missing ?? []);
+  if (missing.has('schema_migrations'))
+    throw new MissingStoreError(`PostgreSQL has no idm-compat tables ${where}`);
+  if (missing.size === 0) return;
+  const applied = await db.query<{ id: string }>('SELECT id FROM schema_migrations');
+  const lost = applied.rows
+    .flatMap(({ id }) => TABLES_BY_MIGRATION.get(id) ?? [])
+    .filter((table) => missing.has(table));
+  if (lost.length > 0)
+    throw new MissingStoreError(
+      `PostgreSQL has no table ${lost.join(', ')} ${where}, though its schema_migrations records ${lost.length === 1 ? 'it' : 'them'} as created (a schema restored in part?)`,
+      'incomplete',
+    );
 }
