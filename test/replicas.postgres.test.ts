@@ -637,6 +637,10 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
       });
       return { code, out, err };
     };
+    const inventoryTable = async () =>
+      (
+        await query<{ t: string | null }>("SELECT to_regclass('restored_in_part.usage_inventory')::text AS t")
+      )[0]?.t;
     assert.equal((await run(['apiuser', 'add', 'part.user', '--range', '127.0.0.1'])).code, 0);
     await query(
       "INSERT INTO restored_in_part.usage_inventory VALUES ('part.user', 'getUser', 'success', 7, 1, 2)",
@@ -654,17 +658,14 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
         /the store is incomplete: PostgreSQL has no table usage_inventory in schema restored_in_part, though its schema_migrations records it as created \(a schema restored in part\?\)/,
       );
     }
-    assert.deepEqual(await query("SELECT to_regclass('restored_in_part.usage_inventory') AS t"), [{ t: null }]);
+    assert.equal(await inventoryTable(), null, 'not created again');
 
     // A table whose migration is not recorded is one a newer version adds: created, as before.
     await query("DELETE FROM restored_in_part.schema_migrations WHERE id = 'usage-001-inventory'");
     const upgraded = await run(['usage']);
     assert.equal(upgraded.code, 0, upgraded.err);
     assert.match(upgraded.out, /No recorded usage/);
-    assert.notEqual(
-      (await query<{ t: string | null }>("SELECT to_regclass('restored_in_part.usage_inventory') AS t"))[0]?.t,
-      null,
-    );
+    assert.equal(await inventoryTable(), 'restored_in_part.usage_inventory');
   });
 });
 
