@@ -48,12 +48,14 @@ describe('parseAddress', () => {
       ['::127.0.0.9', '::7f00:9'],
       ['[::127.0.0.9]:443', '::7f00:9'],
       ['::0.0.0.1', '::1'],
+      ['::127.0.0.9%eth0', '::7f00:9%eth0'],
     ]) {
       const address = parseAddress(entry);
       assert.equal(address?.kind(), 'ipv6', entry);
       assert.equal(text(address), expected, entry);
     }
     assert.equal(compileRanges(['127.0.0.9/32']).contains(parseAddress('::127.0.0.9')), false);
+    assert.equal(compileRanges(['127.0.0.9/32']).contains(parseAddress('::127.0.0.9%eth0')), false);
     assert.notEqual(throttleSubject(parseAddress('::127.0.0.9')), throttleSubject(parseAddress('127.0.0.9')));
     assert.equal(normalizeRange('::10.0.0.0/104'), '::a00:0/104', 'an IPv6 range, not 10.0.0.0/8');
     assert.equal(normalizeRange('::ffff:10.0.0.0/104'), '10.0.0.0/8');

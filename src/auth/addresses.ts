@@ -160,14 +160,14 @@ export function clientAddressResolver(trustedProxies: readonly string[]): Client
 /**
  * An IPv6 address as ipaddr.js parses it, but for the deprecated IPv4-compatible form `::a.b.c.d`
  * (RFC 4291 2.5.5.1), which it reads as the IPv4-mapped `::ffff:a.b.c.d`: it is `::a.b.c.d`, an
- * IPv6 address that is not the IPv4 one (Node writes such a peer so). Read as mapped, it matched
- * IPv4 ranges and counted as that IPv4 address.
+ * IPv6 address that is not the IPv4 one (Node writes such a peer so), with or without a zone
+ * (`::a.b.c.d%eth0`). Read as mapped, it matched IPv4 ranges and counted as that IPv4 address.
  */
 function parseIPv6(text: string): ipaddr.IPv6 {
-  const compatible = /^::(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text)?.[1];
+  const [, compatible, zone] = /^::(\d{1,3}(?:\.\d{1,3}){3})(?:%(.+))?$/.exec(text) ?? [];
   if (compatible === undefined || !ipaddr.IPv4.isValidFourPartDecimal(compatible))
     return ipaddr.IPv6.parse(text);
-  return new ipaddr.IPv6([
+  const address = new ipaddr.IPv6([
     0,
     0,
     0,
@@ -176,6 +176,8 @@ function parseIPv6(text: string): ipaddr.IPv6 {
     0,
     ...ipaddr.IPv4.parse(compatible).toIPv4MappedAddress().parts.slice(6),
   ]);
+  if (zone !== undefined) address.zoneId = zone;
+  return address;
 }
 
 function unmap(address: ipaddr.IPv6): IpAddress {
