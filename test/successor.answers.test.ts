@@ -333,6 +333,51 @@ describe('answers a real successor may give', () => {
     assert.equal(write.status, 403, write.text);
   });
 
+  it('with an API key: a read refused with 403 is a 502 that names the key, after one call (no token to renew); a write refused so is the legacy 403', async () => {
+    const keyed = await startUserProxy({
+      successor: {
+        baseUrl: `${relay.url}/iserv/idm/api/v1`,
+        auth: { type: 'apiKey', key: proxy.sandbox.apiKey },
+      },
+    });
+    try {
+      instead = (request, res) => {
+        if (
+          request.method !== 'GET' ||
+          !/^\/iserv\/idm\/api\/v1\/users(\/[^/]+)?$/.test(request.url.pathname)
+        )
+          return false;
+        res.writeHead(403, { 'content-type': 'application/problem+json' });
+        res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Access Denied.' }));
+        return true;
+      };
+      const from = relay.requests.length;
+      const answer = await keyed.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
+      assert.equal(answer.status, 502, answer.text);
+      assert.match(answer.body.message, /^The successor refused the proxy's access/);
+      assert.doesNotMatch(answer.text, /may not be deleted or updated/);
+      // The operator's log names the key (no scope to grant, no token to renew).
+      const [line] = keyed.logSink
+        .lines()
+        .filter((entry) => entry.reqId === answer.headers.get('x-request-id'));
+      assert.match(String(line?.successor), /\(403\) for the API key: Access Denied\.$/);
+      assert.deepEqual(
+        callsSince(from).filter((call) => call.startsWith('GET /iserv/idm/api/v1/users')),
+        ['GET /iserv/idm/api/v1/users'],
+      );
+      instead = (request, res) => {
+        if (request.method !== 'PATCH') return false;
+        res.writeHead(403, { 'content-type': 'application/problem+json' });
+        res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Protected.' }));
+        return true;
+      };
+      const write = await keyed.call<ErrorBody>('PUT', '/Entity/User/mia.fischer', { firstname: 'M' });
+      assert.equal(write.status, 403, write.text);
+    } finally {
+      await keyed.close();
+    }
+  });
+
   it('asks for uncompressed answers: a server free to compress (no Accept-Encoding) gzipped them into a 502', async () => {
     // RFC 9110 12.5.3: without Accept-Encoding any content coding is acceptable; the proxy decodes
     // none. This server compresses whatever it may, as the RFC lets it.
