@@ -211,6 +211,17 @@ describe('group writes', () => {
       assert.ok(!list.body.some((g) => g._id === 'theater.ag'));
     });
 
+    it('accepts a PUT of the deleted group, as the successor does (no group restore, so no refusal: docs/mappings.md)', async () => {
+      proxy.resetCounts();
+      const answer = await proxy.call<Group>('PUT', '/Entity/Group/theater.ag', { name: 'Theater AG (alt)' });
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.body, { name: 'Theater AG (alt)', account: 'theater.ag' });
+      assert.deepEqual(proxy.apiCalls(), { 'PATCH /groups/{id}': 1 }, 'no read before it');
+      const read = await proxy.call<Group>('GET', '/Entity/Group/theater.ag');
+      assert.equal(read.body.name, 'Theater AG (alt)');
+      assert.equal(read.body.deleted, new Date().toISOString().slice(0, 10), 'still deleted');
+    });
+
     it('answers 403 for the protected group and 404 for an unknown one, deleting nothing', async () => {
       const before = snapshot(proxy);
       const protectedGroup = await proxy.call<ErrorBody>('DELETE', '/Entity/Group/admins');
