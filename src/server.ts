@@ -1,4 +1,9 @@
-import { createServer as createHttpServer, type Server, ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -116,6 +121,7 @@ async function listen(config: AppConfig, tls: TlsFiles | undefined, drain: Drain
     ? createHttpsServer({ ...options, cert: tls.cert, key: tls.key })
     : createHttpServer(options);
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnmetExpectation);
   // Node's default (5 s) is shorter than what many clients and load balancers keep an idle
   // connection for, so the server would close connections they are about to reuse ("socket hang
   // up"). The headers and request timeouts count from a request's first byte, not from the
@@ -154,6 +160,25 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const body = JSON.stringify({ code: status, message });
   const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   socket.end(head + body, () => socket.destroy());
+}
+
+/**
+ * Answers a request whose `Expect` is not `100-continue` (RFC 9110 10.1.1: 417), which Node does
+ * not hand to the app, with the legacy JSON body instead of Node's empty one; the connection is
+ * closed, as the client may send the body it announced all the same.
+ */
+function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({
+    code: 417,
+    message: 'Expectation failed: the only Expect this server meets is 100-continue',
+  });
+  response.writeHead(417, {
+    'Content-Type': 'application/json',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  response.end(body);
 }
 
 /** Whether the server drains: set once its shutdown starts. */

@@ -106,6 +106,20 @@ describe('requests the Node adapter cannot read', () => {
     assert.deepEqual(failures, [], 'no error-level line');
   });
 
+  it('answers an Expect other than 100-continue with 417 and the legacy JSON body (Node sent an empty one)', async () => {
+    const answer = await exchange(
+      h.url,
+      'PUT /iserv/api/Service/Core/Entity/User/admin HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    assert.equal(answer.statusLine, 'HTTP/1.1 417 Expectation Failed', answer.body);
+    assert.equal(answer.headers.get('content-type'), 'application/json');
+    assert.equal(answer.headers.get('connection'), 'close');
+    assert.deepEqual(JSON.parse(answer.body), {
+      code: 417,
+      message: 'Expectation failed: the only Expect this server meets is 100-continue',
+    });
+  });
+
   it('keeps serving afterwards', async () => {
     assert.equal((await fetch(`${h.url}/healthz`)).status, 200);
   });
