@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/lib/logger.js';
-import { MappingError } from '../src/mapping/errors.js';
+import { MappingError, TranslationError } from '../src/mapping/errors.js';
 import { loadProfile } from '../src/mapping/load.js';
 import { compileTemplate, renderTemplate, renderText, TemplateError } from '../src/mapping/template.js';
 import { startServer } from '../src/server.js';
@@ -311,6 +311,33 @@ describe('successor values a field format cannot render', () => {
       assert.equal(withDefault.body.created, '1970-01-01');
     } finally {
       odd = {};
+      await proxy.close();
+    }
+  });
+});
+
+describe('a field list the field table cannot read', () => {
+  it('fails before any successor call, so a write never goes through before its answer fails', async () => {
+    // A profile is checked at load against the fields each legacy operation declares; a handler
+    // that renders another field must not have written by the time that fails.
+    const proxy = await startUserProxy();
+    try {
+      proxy.resetCounts();
+      await assert.rejects(
+        proxy.mappings.current().run('user.create', {
+          body: { username: 'no.write', firstname: 'No', lastname: 'Write' },
+          fields: ['username', 'noSuchField'],
+        }),
+        (error: unknown) => {
+          assert.ok(error instanceof TranslationError, String(error));
+          assert.equal(error.code, 'profile_error');
+          assert.match(error.message, /no readable field "noSuchField" for user/);
+          return true;
+        },
+      );
+      assert.deepEqual(proxy.apiCalls(), {}, 'no successor call');
+      assert.equal(proxy.sandbox.data.userByAccount('no.write'), undefined);
+    } finally {
       await proxy.close();
     }
   });

@@ -406,6 +406,51 @@ describe('a broken profile', () => {
     );
   });
 
+  it('checks what each served operation answers with: the result type its handler takes, and a subject parameter its route has', () => {
+    // A create or link mapped to "none" ran its writes and then answered 500, and a retry was
+    // refused (the account was taken); a misspelt subject parameter answered every call 500.
+    const error = brokenProfile(
+      'operations/user.json',
+      (json) => {
+        const ops = json.operations as Record<string, Json>;
+        (ops['user.create'] as Json).result = { type: 'none' };
+        (ops['user.link.groups.add'] as Json).result = { type: 'none' };
+        (ops['user.delete'] as Json).result = { type: 'entity' };
+        ((ops['user.get'] as Json).subject as Json).param = 'idd';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        'operations/user.json $.operations["user.create"].result.type: POST /Core/Entity/User needs a result of type "entity", not "none"',
+        'operations/user.json $.operations["user.get"].subject.param: GET /Core/Entity/User/{id} has no path parameter idd (known: id)',
+        'operations/user.json $.operations["user.delete"].result.type: DELETE /Core/Entity/User/{id} needs a result of type "none", not "entity"',
+        'operations/user.json $.operations["user.link.groups.add"].result.type: POST /Core/Entity/User/{id}/link/groups needs a result of type "entity", not "none"',
+      ],
+    );
+  });
+
+  it('refuses a field table without a field the served operations answer with, once per field, naming them', () => {
+    // Every call of those operations answered 500 "no readable field"; SSO without `locked` too.
+    const error = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        delete fields.locked;
+        (fields.auxInfo as Json).direction = 'write';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    const messages = error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`);
+    assert.deepEqual(messages, [
+      'fields/user.json $.fields: no readable field locked, which POST /Sso/authenticate answers with',
+      'fields/user.json $.fields: no readable field auxInfo, which POST /Core/Entity/User, GET /Core/Entity/User/{id}, PUT /Core/Entity/User/{id}, POST /Core/Entity/User/{id}/link/groups, DELETE /Core/Entity/User/{id}/link/groups, POST /Core/Entity/User/{id}/link/roles, DELETE /Core/Entity/User/{id}/link/roles, POST /Core/Entity/User/{id}/link/privileges, DELETE /Core/Entity/User/{id}/link/privileges answer with',
+    ]);
+  });
+
   it('refuses a sequence prefix whose IDs no legacy path could name', () => {
     // "G/1" was assigned (201) and stored for good, and every address of it answered 404.
     for (const [prefix, reason] of [

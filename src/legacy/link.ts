@@ -38,6 +38,7 @@ export function linkOperation(spec: {
     tag: spec.tag,
     params: spec.params,
     body: { kind: 'json', schema: linkBodySchema, required: true, description: `Legacy ${spec.what} IDs` },
+    answer: { result: 'entity', fields: spec.fields },
     responses: {
       200: { description: `The updated ${entity}`, schema: spec.schema },
       ...errorResponses(400, 404),

@@ -10,6 +10,11 @@ import type { AppEnv } from '../services.js';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'delete';
 
+/** What a handler takes from its mapping operation (see `LegacyOperation.answer`). */
+export type MappedAnswer =
+  | { result: 'entity' | 'collection'; fields: readonly string[] }
+  | { result: 'object' | 'none' };
+
 /** A response the operation documents: status → description and (for JSON bodies) schema. */
 export type OperationResponses = Record<number, { description: string; schema?: z.ZodType }>;
 
@@ -53,6 +58,13 @@ export interface LegacyOperation<
    * hands the form's `username` as a parameter, and no body).
    */
   mappingInput?: { params: readonly string[]; bodyFields: readonly string[] };
+  /**
+   * What the handler takes from its mapping operation (of the same id): the result type its table
+   * must answer, and for an entity or list every legacy field the handler may render (all its
+   * variants, `?extended` too). A profile that answers otherwise is refused when it loads
+   * (`mappings check`, start-up, reload), not at the first call.
+   */
+  answer: MappedAnswer;
   responses: OperationResponses;
   handler: (
     c: Context<AppEnv>,

@@ -18,7 +18,8 @@ export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
 
 /**
  * What every mapping profile must map: each operation's id, named by its method and path, with
- * its path parameters and body fields (what `{params.…}` and `{body.…}` of its steps may name).
+ * its path parameters and body fields (what `{params.…}` and `{body.…}` of its steps may name),
+ * and what its handler takes from the answer.
  */
 export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIONS.map((operation) => ({
   id: operation.id,
@@ -30,4 +31,5 @@ export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIO
   bodyFields:
     operation.mappingInput?.bodyFields ??
     (operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : []),
+  answer: operation.answer,
 }));

@@ -1,4 +1,5 @@
 import { hasDotSegment } from '../lib/dot-segments.js';
+import { LEGACY_ID_FIELD } from './attributes.js';
 import type { MappingProblem } from './errors.js';
 import type {
   AssignRule,
@@ -39,6 +40,14 @@ export interface RequiredOperation {
   params: readonly string[];
   /** The fields of its legacy JSON or form body, the names `{body.<name>}` may use; none when the body is no object. */
   bodyFields: readonly string[];
+  /**
+   * What the legacy handler takes from the operation: the result type its table must answer, and
+   * for an entity or collection every legacy field it may render (all variants, `?extended` too),
+   * each of which must be a readable field of the kind's field table. Checked when the profile
+   * loads, so that such a profile is refused instead of answering 500 on every call — for a
+   * write, after the write went through.
+   */
+  answer?: { result: OperationTable['result']['type']; fields?: readonly string[] };
 }
 
 /** A parsed file of the profile, with the path it came from (relative to the profile folder). */
@@ -429,6 +438,15 @@ export function compileProfile(
       if (compiled) operations.set(id, compiled);
     }
   }
+  for (const [resource, byField] of unreadableFields(operations, shapes)) {
+    for (const [name, labels] of byField) {
+      problem(
+        resource.file,
+        '$.fields',
+        `no readable field ${name}, which ${labels.join(', ')} answer${labels.length === 1 ? 's' : ''} with`,
+      );
+    }
+  }
 
   if (problems.length > 0) return { problems };
   const profile = sources.profile.data;
@@ -668,6 +686,7 @@ function compileOperation(
   if (table.result.type === 'entity' && !table.subject && !table.steps.some((s) => s.returns === 'entity')) {
     report(`${at}.result`, 'an entity result needs a subject or a step that "returns": "entity"');
   }
+  for (const [path, message] of servedProblems(table, ctx.shape)) report(`${at}${path}`, message);
   if (before.count > 0 || (table.items && !items)) return undefined;
   return {
     id,
@@ -689,6 +708,57 @@ function compileOperation(
       ? { attribute: splitPath(table.relation.attribute), change: table.relation.change }
       : undefined,
   };
+}
+
+/**
+ * What the legacy operation the table maps cannot work with, as [path below the operation, message]:
+ * a subject parameter its route lacks, and another result type than its handler takes.
+ */
+function servedProblems(
+  table: OperationTable,
+  shape: RequiredOperation | undefined,
+): [path: string, message: string][] {
+  if (!shape) return [];
+  const problems: [string, string][] = [];
+  if (table.subject && !shape.params.includes(table.subject.param)) {
+    problems.push([
+      '.subject.param',
+      `${shape.label} has no path parameter ${table.subject.param} (${shape.params.length > 0 ? `known: ${shape.params.join(', ')}` : 'it has none'})`,
+    ]);
+  }
+  const answer = shape.answer;
+  if (!answer) return problems;
+  if (table.result.type !== answer.result) {
+    problems.push([
+      '.result.type',
+      `${shape.label} needs a result of type "${answer.result}", not "${table.result.type}"`,
+    ]);
+    return problems;
+  }
+  return problems;
+}
+
+/**
+ * The legacy fields served operations answer with that their kind's field table does not read:
+ * per field table, each such field with the operations that need it (one problem per field, not
+ * one per operation: a field dropped from the user table concerns a dozen operations).
+ */
+function unreadableFields(
+  operations: ReadonlyMap<string, CompiledOperation>,
+  shapes: ReadonlyMap<string, RequiredOperation>,
+): Map<CompiledResource, Map<string, string[]>> {
+  const found = new Map<CompiledResource, Map<string, string[]>>();
+  for (const [id, op] of operations) {
+    const answer = shapes.get(id)?.answer;
+    if (!op.resource || !answer || op.result.type !== answer.result) continue;
+    for (const name of answer.fields ?? []) {
+      if (name === LEGACY_ID_FIELD || op.resource.fields.get(name)?.readable === true) continue;
+      const byField = found.get(op.resource) ?? new Map<string, string[]>();
+      found.set(op.resource, byField);
+      byField.set(name, [...(byField.get(name) ?? []), shapes.get(id)?.label ?? id]);
+    }
+  }
+  return found;
 }
 
 /**

@@ -241,6 +241,10 @@ export class OperationExecutor {
    */
   #attributesOf(resource: CompiledResource, fields: readonly string[]): RenderAttributes {
     return this.memo.attributes.get(resource, fields, () => {
+      // A field the table cannot read fails here, before any call: never after a write went
+      // through (a profile is checked against the fields each operation answers with when it
+      // loads; this holds for any field list a handler passes).
+      renderPlan(resource, fields);
       const list = attributesFor(resource, fields);
       return { list, value: attributesValue(this.profile, list) };
     });

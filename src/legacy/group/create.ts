@@ -18,6 +18,7 @@ export const groupCreateOperation = defineOperation({
     'The account is derived from the name by the successor. The answer has account set, users, privileges and flags empty, and the other fields null, as the legacy API answered.',
   tag: GROUP_TAG,
   body: { kind: 'json', schema: groupCreateSchema, required: true },
+  answer: { result: 'entity', fields: GROUP_CREATE_FIELDS },
   responses: {
     201: { description: 'The created group (Location names it)', schema: groupSchema },
     ...errorResponses(400),

@@ -13,6 +13,7 @@ export const groupDeleteOperation = defineOperation({
     'The successor soft-deletes the group: it leaves the list at once, GET still shows it with deleted/deletedBy until it is purged.',
   tag: GROUP_TAG,
   params: groupParams,
+  answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted' },
     ...errorResponses(403, 404),

@@ -11,6 +11,7 @@ export const groupGetOperation = defineOperation({
   summary: 'Reads a group',
   tag: GROUP_TAG,
   params: groupParams,
+  answer: { result: 'entity', fields: GROUP_FIELDS },
   responses: {
     200: { description: 'The group; absent values are null', schema: groupSchema },
     ...errorResponses(404),

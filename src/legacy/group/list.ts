@@ -23,6 +23,7 @@ export const groupListOperation = defineOperation({
     'One successor collection read per page, however many groups: related IDs come embedded through the attribute selection, never one call per group. Deleted groups are left out.',
   tag: GROUP_TAG,
   query: groupListQuery,
+  answer: { result: 'collection', fields: EXTENDED_FIELDS },
   responses: {
     200: { description: 'The groups', schema: z.array(groupListItemSchema) },
     ...errorResponses(400),

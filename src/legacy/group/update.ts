@@ -19,6 +19,7 @@ export const groupUpdateOperation = defineOperation({
   tag: GROUP_TAG,
   params: groupParams,
   body: { kind: 'json', schema: groupUpdateSchema, required: true },
+  answer: { result: 'entity', fields: GROUP_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The name and account of the updated group', schema: groupWritableSchema },
     ...errorResponses(400, 403, 404),

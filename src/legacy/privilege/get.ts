@@ -11,6 +11,7 @@ export const privilegeGetOperation = defineOperation({
   summary: 'Reads a privilege',
   tag: PRIVILEGE_TAG,
   params: privilegeParams,
+  answer: { result: 'entity', fields: PRIVILEGE_FIELDS },
   responses: {
     200: { description: 'The privilege; absent values are null', schema: privilegeSchema },
     ...errorResponses(404),

@@ -19,6 +19,7 @@ export const privilegeListOperation = defineOperation({
     'Groups and roles are always included. One successor collection read per page, related IDs embedded: never one call per privilege.',
   tag: PRIVILEGE_TAG,
   query: privilegeListQuery,
+  answer: { result: 'collection', fields: PRIVILEGE_LIST_FIELDS },
   responses: {
     200: { description: 'The privileges', schema: z.array(privilegeListItemSchema) },
     ...errorResponses(400),

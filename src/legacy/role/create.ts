@@ -17,6 +17,7 @@ export const roleCreateOperation = defineOperation({
     'Body: name, module and optionally privileges (privilege IDs, all checked before anything is written). The legacy ID is the technical key derived from the name (by default ROLE_ + the name in upper case ASCII, other characters as _). If granting the privileges fails, the role is removed again and the error says so.',
   tag: ROLE_TAG,
   body: { kind: 'json', schema: roleCreateSchema, required: true },
+  answer: { result: 'entity', fields: ROLE_FIELDS },
   responses: {
     201: { description: 'The created role (Location names it)', schema: roleSchema },
     ...errorResponses(400),

@@ -12,6 +12,7 @@ export const roleDeleteOperation = defineOperation({
   description: 'The role is deleted for good, with its links to users and privileges.',
   tag: ROLE_TAG,
   params: roleParams,
+  answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted' },
     ...errorResponses(403, 404),

@@ -11,6 +11,7 @@ export const roleGetOperation = defineOperation({
   summary: 'Reads a role',
   tag: ROLE_TAG,
   params: roleParams,
+  answer: { result: 'entity', fields: ROLE_FIELDS },
   responses: {
     200: { description: 'The role; absent values are null', schema: roleSchema },
     ...errorResponses(404),

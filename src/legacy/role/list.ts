@@ -22,6 +22,7 @@ export const roleListOperation = defineOperation({
   description: 'One successor collection read per page, privilege IDs embedded: never one call per role.',
   tag: ROLE_TAG,
   query: roleListQuery,
+  answer: { result: 'collection', fields: EXTENDED_FIELDS },
   responses: {
     200: { description: 'The roles', schema: z.array(roleListItemSchema) },
     ...errorResponses(400),

@@ -32,6 +32,7 @@ export const ssoAuthenticateOperation = defineOperation({
   },
   // The handler resolves the form's username as the path entity would be: `{params.username}`.
   mappingInput: { params: ['username'], bodyFields: [] },
+  answer: { result: 'entity', fields: SSO_USER_FIELDS },
   responses: {
     200: { description: 'The token and where to send the browser', schema: ssoAuthenticationSchema },
     ...errorResponses(400),

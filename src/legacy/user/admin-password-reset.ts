@@ -11,6 +11,7 @@ export const userAdminPasswordResetOperation = defineOperation({
   summary: 'Resets the administrator password of a user to a temporary one',
   tag: USER_TAG,
   params: userParams,
+  answer: { result: 'object' },
   responses: {
     200: { description: 'The temporary administrator password', schema: passwordAnswerSchema },
     ...errorResponses(403, 404),

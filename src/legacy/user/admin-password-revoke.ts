@@ -12,6 +12,7 @@ export const userAdminPasswordRevokeOperation = defineOperation({
   description: 'Removes only that password; the admin role is kept (removing it is a separate step).',
   tag: USER_TAG,
   params: userParams,
+  answer: { result: 'none' },
   responses: {
     204: { description: 'Revoked' },
     ...errorResponses(403, 404),

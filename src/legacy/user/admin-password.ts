@@ -13,6 +13,7 @@ export const userAdminPasswordSetOperation = defineOperation({
   tag: USER_TAG,
   params: userParams,
   body: { kind: 'json', schema: passwordBodySchema, required: true, secret: true },
+  answer: { result: 'none' },
   responses: {
     204: { description: 'Set' },
     ...errorResponses(400, 403, 404),

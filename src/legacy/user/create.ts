@@ -11,6 +11,7 @@ export const userCreateOperation = defineOperation({
   summary: 'Creates a user',
   tag: USER_TAG,
   body: { kind: 'json', schema: userCreateSchema, required: true },
+  answer: { result: 'entity', fields: USER_FIELDS },
   responses: {
     201: { description: 'The created user (Location names it)', schema: userSchema },
     ...errorResponses(400),

@@ -11,6 +11,7 @@ export const userDeleteOperation = defineOperation({
   summary: 'Deletes a user (soft delete)',
   tag: USER_TAG,
   params: userParams,
+  answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted; GET still shows the user with deleted/deletedBy until it is purged' },
     ...errorResponses(403, 404),

@@ -11,6 +11,7 @@ export const userGetOperation = defineOperation({
   summary: 'Reads a user',
   tag: USER_TAG,
   params: userParams,
+  answer: { result: 'entity', fields: USER_FIELDS },
   responses: {
     200: { description: 'The user; absent values are null', schema: userSchema },
     ...errorResponses(404),

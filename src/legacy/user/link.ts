@@ -26,6 +26,7 @@ export function userLinkOperation(spec: {
     tag: USER_TAG,
     params: userParams,
     body: { kind: 'json', schema: linkBodySchema, required: true, description: `Legacy ${spec.what} IDs` },
+    answer: { result: 'entity', fields: USER_FIELDS },
     responses: {
       200: { description: 'The updated user', schema: userSchema },
       ...errorResponses(400, 403, 404),

@@ -23,6 +23,7 @@ export const userListOperation = defineOperation({
     'One successor collection read, however many users: related IDs come embedded through the attribute selection, never one call per user.',
   tag: USER_TAG,
   query: userListQuery,
+  answer: { result: 'collection', fields: EXTENDED_FIELDS },
   responses: {
     200: { description: 'The users', schema: z.array(userListItemSchema) },
     ...errorResponses(400),

@@ -11,6 +11,7 @@ export const userPasswordResetOperation = defineOperation({
   summary: 'Resets the password of a user to a temporary one',
   tag: USER_TAG,
   params: userParams,
+  answer: { result: 'object' },
   responses: {
     200: { description: 'The temporary password', schema: passwordAnswerSchema },
     ...errorResponses(403, 404),

@@ -11,6 +11,7 @@ export const userRestoreOperation = defineOperation({
   summary: 'Restores a deleted user',
   tag: USER_TAG,
   params: userParams,
+  answer: { result: 'none' },
   responses: {
     204: { description: 'Restored' },
     ...errorResponses(404),

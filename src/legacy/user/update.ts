@@ -18,6 +18,7 @@ export const userUpdateOperation = defineOperation({
   tag: USER_TAG,
   params: userParams,
   body: { kind: 'json', schema: userUpdateSchema, required: true },
+  answer: { result: 'entity', fields: USER_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The writable fields of the updated user', schema: userWritableSchema },
     ...errorResponses(400, 403, 404),
