@@ -15,6 +15,14 @@ if (!modules.every((module) => existsSync(fileURLToPath(module)))) {
   process.exit(1);
 }
 const argv = process.argv.slice(2);
+// A SIGHUP from the first moment of `serve` is remembered (the tables are reloaded once the proxy
+// runs), where Node's default would end the process while it loads its modules; the command takes
+// over from this handler (src/cli/serve.ts).
+let hangupCaught = false;
+const rememberHangup = () => {
+  hangupCaught = true;
+};
+if (argv[0] === 'serve') process.on('SIGHUP', rememberHangup);
 let io;
 if (argv[0] === 'serve') {
   // The stop signals from the first moment (src/cli/stop-signal.ts); then, on Node 24 and later and
@@ -27,7 +35,13 @@ if (argv[0] === 'serve') {
   // this check, or during the replacement's own start-up, meets Node's default.
   await new Promise((resolve) => setImmediate(resolve));
   if (stopSignal.caught === undefined) boundYoungGeneration();
-  io = { ...(await import(dist('cli/command.js').href)).processIo, stopSignal };
+  const hangup = {
+    get caught() {
+      return hangupCaught;
+    },
+    cancel: () => process.off('SIGHUP', rememberHangup),
+  };
+  io = { ...(await import(dist('cli/command.js').href)).processIo, stopSignal, hangup };
 }
 const { runCli } = await import(entry.href);
 process.exitCode = await runCli(argv, io);

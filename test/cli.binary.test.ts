@@ -3,10 +3,11 @@
 // moment (src/cli/stop-signal.ts). The rule, and real processes started as the binary starts
 // `serve`, on whichever Node runs the suite (CI runs it on Node 20 and on Node 24).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { YOUNG_GENERATION_FLAG, youngGenerationFlag } from '../src/cli/young-generation.js';
@@ -152,6 +153,73 @@ describe('the binary', () => {
     assert.equal((await starts(['serve', '--help'], '--max-semi-space-size=32')).length, 1);
   });
 
+  /** A sandbox-mode configuration of `serve` on a free port, its store in the build folder. */
+  function serveConfig(): string {
+    const config = path.join(build, 'serve.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        sandbox: { enabled: true },
+        server: { host: '127.0.0.1', port: 0 },
+        store: { type: 'sqlite', path: path.join(build, 'data', 'store.db') },
+        mappings: { dir: path.resolve('mappings') },
+      }),
+    );
+    return config;
+  }
+
+  it('keeps a SIGHUP that arrives while it loads the CLI: starts, and reloads the mapping tables once it runs', async () => {
+    // Node's default for SIGHUP ended the process (exit 129) in its first half second, before the
+    // command's own handler: a reload (systemd ExecReload) right after a restart killed it.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      IDM_COMPAT_SIGNAL_ON_LOAD: '/dist/cli.js',
+      IDM_COMPAT_SIGNAL_ON_LOAD_NAME: 'SIGHUP',
+    };
+    delete env.NODE_OPTIONS;
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        SIGNAL_ON_LOAD,
+        path.join(build, 'bin', 'idm-compat.js'),
+        'serve',
+        '--config',
+        serveConfig(),
+      ],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      const deadline = Date.now() + 60_000;
+      while (
+        !stdout.includes('"msg":"mapping profile reloaded"') &&
+        child.exitCode === null &&
+        child.signalCode === null
+      ) {
+        assert.ok(Date.now() < deadline, `no reload within a minute: ${stderr}`);
+        await sleep(50);
+      }
+      assert.equal(child.signalCode, null, `killed: ${stderr}`);
+      assert.match(stdout, /"msg":"SIGHUP during start-up: reloading now"/);
+      assert.match(stderr, /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
+      child.kill('SIGTERM');
+      assert.deepEqual(await exited, { code: 0, signal: null }, stderr);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   // While it loads the module that would replace the process: then it is not replaced. While it
   // loads the CLI: on Node 24 that is after the replacement.
   for (const [moment, suffix, starts] of [
@@ -159,16 +227,7 @@ describe('the binary', () => {
     ['the CLI', '/dist/cli.js', NODE_MAJOR >= 24 ? 2 : 1],
   ] as const) {
     it(`keeps a SIGTERM that arrives while it loads ${moment}: starts, then shuts down gracefully (exit 0)`, async () => {
-      const config = path.join(build, 'serve.json');
-      writeFileSync(
-        config,
-        JSON.stringify({
-          sandbox: { enabled: true },
-          server: { host: '127.0.0.1', port: 0 },
-          store: { type: 'sqlite', path: path.join(build, 'data', 'store.db') },
-          mappings: { dir: path.resolve('mappings') },
-        }),
-      );
+      const config = serveConfig();
       const env: NodeJS.ProcessEnv = { ...process.env, IDM_COMPAT_SIGNAL_ON_LOAD: suffix };
       delete env.NODE_OPTIONS;
       // Resolves once the process has ended: execFile rejects on a signal death, another exit

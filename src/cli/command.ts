@@ -15,6 +15,8 @@ export interface CommandIo {
   env: NodeJS.ProcessEnv;
   /** `serve`'s stop signals, listened for since the binary started (else from the command's start). */
   stopSignal?: StopSignal;
+  /** `serve`'s SIGHUP listened for since the binary started: whether one came; `cancel` stops listening. */
+  hangup?: { readonly caught: boolean; cancel(): void };
 }
 
 /** The real terminal. */

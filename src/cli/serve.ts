@@ -18,12 +18,17 @@ Environment: HOST and PORT override server.host and server.port.`,
   async run(args, io) {
     // Node's default for SIGHUP ends the process: one while the proxy starts (waiting minutes for
     // its PostgreSQL store, say) or drains its requests at shutdown must not. One during start-up
-    // is remembered and reloads once the proxy runs (the profile was read before the wait).
+    // is remembered and reloads once the proxy runs (the profile was read before the wait). The
+    // binary listens from its first moment; this handler takes over from its handler.
     let hangupDuringStartUp = false;
     const remember = () => {
       hangupDuringStartUp = true;
     };
     process.on('SIGHUP', remember);
+    if (io.hangup) {
+      io.hangup.cancel();
+      if (io.hangup.caught) hangupDuringStartUp = true;
+    }
     try {
       return await serve(args, io, () => hangupDuringStartUp);
     } finally {
