@@ -48,7 +48,13 @@ function writeConfig(dir: string, profileFolder: string, sandbox?: RunningSandbo
 function copyProfile(dir: string, name: string, change: (file: string, json: Json) => void): string {
   const folder = path.join(dir, 'profiles', name);
   cpSync(DEFAULT_PROFILE, folder, { recursive: true });
-  for (const file of ['entities.json', 'ids.json', 'fields/user.json', 'operations/user.json']) {
+  for (const file of [
+    'profile.json',
+    'entities.json',
+    'ids.json',
+    'fields/user.json',
+    'operations/user.json',
+  ]) {
     const full = path.join(folder, file);
     const json = JSON.parse(readFileSync(full, 'utf8')) as Json;
     change(file, json);
@@ -182,6 +188,67 @@ describe('idm-compat mappings check', () => {
         `${at('user.restore', '.query["_atributes"]')}: the successor documents no query parameter _atributes on POST /users/{id}/restore; it takes none`,
         `${at('user.update', '.contentType')}: the successor's PATCH /users/{id} takes application/merge-patch+json, not application/json`,
       ],
+    );
+  });
+
+  it('--live checks the paging parameters of the collections read page by page, and the readiness path', async () => {
+    // Each passed --live: then every list longer than one page was a 502 ("the page repeats"), or
+    // every /readyz a 503.
+    const successor = (name: string, change: (successor: Json) => void) =>
+      copyProfile(dir, name, (file, json) => {
+        if (file === 'profile.json') change(json.successor as Json);
+      });
+    const problemsOf = async (folder: string) => {
+      const config = writeConfig(dir, folder, sandbox);
+      assert.equal((await cli(['mappings', 'check', '--config', config])).code, 0, 'well-formed offline');
+      const live = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+      assert.equal(live.code, 1, live.out);
+      const { problems } = JSON.parse(live.out) as {
+        problems: { file: string; path: string; message: string }[];
+      };
+      return problems.map((p) => `${p.file} ${p.path}: ${p.message}`);
+    };
+    const collections = 'GET /users, GET /groups, GET /roles, GET /privileges, GET /group_flags';
+
+    const page = await problemsOf(
+      successor('live-paging-page', (s) => {
+        (s.paging as Json).page = 'pg';
+        s.readinessPath = '/userz';
+      }),
+    );
+    assert.equal(page.length, 2, page.join('\n'));
+    assert.match(
+      page.find((p) => p.startsWith('profile.json $.successor.paging.page:')) ?? page.join('\n'),
+      new RegExp(`the successor documents no query parameter pg on ${collections}; closest: page,`),
+    );
+    assert.match(
+      page.find((p) => p.startsWith('profile.json $.successor.readinessPath:')) ?? page.join('\n'),
+      /the successor has no path like GET \/userz; closest it offers: \/users,/,
+    );
+
+    const size = await problemsOf(
+      successor('live-paging-size', (s) => {
+        (s.paging as Json).itemsPerPage = 'perPage';
+      }),
+    );
+    assert.equal(size.length, 1, size.join('\n'));
+    assert.match(
+      size[0] ?? '',
+      new RegExp(
+        `^profile\\.json \\$\\.successor\\.paging\\.itemsPerPage: the successor documents no query parameter perPage on ${collections}; closest: itemsPerPage,`,
+      ),
+    );
+
+    // The readiness read asks for one item: its route must take the page size too.
+    const readiness = await problemsOf(
+      successor('live-readiness', (s) => {
+        s.readinessPath = '/lookup/users';
+      }),
+    );
+    assert.equal(readiness.length, 1, readiness.join('\n'));
+    assert.match(
+      readiness[0] ?? '',
+      /^profile\.json \$\.successor\.paging\.itemsPerPage: the successor documents no query parameter itemsPerPage on GET \/lookup\/users \(the readiness read\); closest: /,
     );
   });
 });

@@ -18,8 +18,9 @@ export const mappingsCheckCommand: Command = {
   help: `Checks every file of the configured profile (mappings.dir/mappings.profile) with its JSON
 Schema and cross-references, and that every legacy operation the proxy serves has an operation
 table entry. With --live it also reads the successor's OpenAPI document and checks that every
-mapped path, method, query parameter and attribute exists, and reads one entity of each kind with
-the mapped attributes. In sandbox mode (no config file) --live checks against a freshly started
+mapped path, method, query parameter and attribute exists (the paging parameters on every
+collection read page by page, and the readiness path, too), and reads one entity of each kind
+with the mapped attributes. In sandbox mode (no config file) --live checks against a freshly started
 embedded sandbox. Each problem names the mapping file, the JSON path and what is wrong (or what
 the successor offers instead). Exit code 1 when there are problems.
 

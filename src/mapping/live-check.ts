@@ -34,9 +34,9 @@ interface Api {
  * Checks a profile against a live successor (`mappings check --live`): its OpenAPI document
  * (profile.json `successor.openApi`) must offer every mapped path, method, query parameter,
  * attribute and request-body property (literal body keys, and the writable attributes a
- * `{fields}` body sends), and one sample read per kind must succeed with the attributes the
- * profile asks for. Each problem names the mapping file, the JSON path and what the successor
- * offers instead.
+ * `{fields}` body sends), the paging parameters on every collection read page by page, and the
+ * readiness read; and one sample read per kind must succeed with the attributes the profile asks
+ * for. Each problem names the mapping file, the JSON path and what the successor offers instead.
  */
 export async function checkProfileLive(
   profile: CompiledProfile,
@@ -49,6 +49,8 @@ export async function checkProfileLive(
 
   const sampleVars = (path: readonly string[]) => (path[0] === 'apiBase' ? apiBase : SAMPLE_UUID);
   const kindSchema = new Map<CompiledKind, Json | undefined>();
+  // The collections read page by page (kinds' resolution reads, collection steps), by route.
+  const paged = new Map<string, Found>();
   for (const kind of profile.kinds.values()) {
     const at = `$.kinds.${kind.name}`;
     const collection = findRoute(api, 'GET', kind.collection, problems, kind.file, `${at}.collection`);
@@ -57,6 +59,7 @@ export async function checkProfileLive(
     const schema = item ? responseSchema(api, item.operation) : undefined;
     kindSchema.set(kind, schema);
     if (collection) {
+      paged.set(collection.path, collection);
       const params = queryParams(api, collection.operation);
       const wanted: [string, string, string][] = [
         [profile.attributesParam, 'profile.json', '$.successor.attributesParam'],
@@ -114,7 +117,7 @@ export async function checkProfileLive(
   }
 
   for (const op of profile.operations.values()) {
-    const checkRequest = (request: CompiledRequest, at: string) => {
+    const checkRequest = (request: CompiledRequest, at: string): Found | undefined => {
       const path = renderText(request.path, sampleVars);
       const found = findRoute(
         api,
@@ -125,16 +128,19 @@ export async function checkProfileLive(
         `${at}.path`,
         request.path.source,
       );
-      if (!found) return;
+      if (!found) return undefined;
       const where = `${request.method} ${found.path}`;
       const params = queryParams(api, found.operation);
       for (const [name] of request.query)
         checkParam(api, params, name, where, problems, op.file, `${at}.query[${JSON.stringify(name)}]`);
       checkBody(api, op, request, found, problems, at);
+      return found;
     };
     op.steps.forEach((step, index) => {
       const at = `$.operations[${JSON.stringify(op.id)}].steps[${index}]`;
-      checkRequest(step, at);
+      const found = checkRequest(step, at);
+      // The schema lets only a GET read a collection.
+      if (found && step.collection) paged.set(found.path, found);
       if (step.undo) checkRequest(step.undo, `${at}.undo`);
     });
     const schema = kindSchema.get(op.kind);
@@ -160,6 +166,8 @@ export async function checkProfileLive(
       );
     }
   }
+
+  checkPaging(api, profile, [...paged.values()], problems);
 
   // One real read per kind (one page of one entity) with every attribute the profile asks for.
   for (const kind of profile.kinds.values()) {
@@ -284,6 +292,42 @@ function queryParams(api: Api | undefined, operation: Json): Set<string> {
   return out;
 }
 
+/**
+ * Checks profile.json `successor.paging` on every collection read page by page, and that
+ * `successor.readinessPath` is a GET route (`/readyz` reads it with the page size parameter). The
+ * sample reads cannot tell: they read the first page only, which a successor that ignores an
+ * unknown page parameter answers all the same (then every list of more than one page fails as a
+ * repeated page); and a readiness path it lacks fails every `/readyz` (503), nothing else.
+ */
+function checkPaging(
+  api: Api,
+  profile: CompiledProfile,
+  paged: readonly Found[],
+  problems: MappingProblem[],
+): void {
+  const { page, itemsPerPage } = profile.paging;
+  const readiness = findRoute(
+    api,
+    'GET',
+    profile.readinessPath,
+    problems,
+    'profile.json',
+    '$.successor.readinessPath',
+  );
+  const offers = (found: Found, what = '') => ({
+    where: `GET ${found.path}${what}`,
+    params: queryParams(api, found.operation),
+  });
+  const collections = paged.map((found) => offers(found));
+  const sized =
+    readiness && !paged.some((found) => found.path === readiness.path)
+      ? [...collections, offers(readiness, ' (the readiness read)')]
+      : collections;
+  // The other paging setting is no near name to suggest: it is in use already.
+  checkParamOn(api, page, collections, problems, 'profile.json', '$.successor.paging.page', itemsPerPage);
+  checkParamOn(api, itemsPerPage, sized, problems, 'profile.json', '$.successor.paging.itemsPerPage', page);
+}
+
 function checkParam(
   api: Api,
   params: Set<string>,
@@ -293,14 +337,36 @@ function checkParam(
   file: string,
   at: string,
 ): void {
+  checkParamOn(api, name, [{ where, params }], problems, file, at);
+}
+
+/**
+ * Checks that every route given documents the query parameter `name`. One problem names every
+ * route that lacks it: one setting misspelt is one mistake, however many routes it breaks.
+ */
+function checkParamOn(
+  api: Api,
+  name: string,
+  routes: readonly { where: string; params: Set<string> }[],
+  problems: MappingProblem[],
+  file: string,
+  at: string,
+  /** A parameter not to suggest as the near name. */
+  taken?: string,
+): void {
   // A document that lists no query parameter anywhere says nothing about them.
-  if (!api.documentsQuery || params.has(name.replace(/\[\]$/, ''))) return;
-  const offered = closest(name, [...params]);
+  if (!api.documentsQuery) return;
+  const lacking = routes.filter((route) => !route.params.has(name.replace(/\[\]$/, '')));
+  if (lacking.length === 0) return;
+  const candidates = new Set(lacking.flatMap((route) => [...route.params]));
+  if (taken !== undefined) candidates.delete(taken);
+  const offered = closest(name, [...candidates]);
+  const none = lacking.length === 1 ? '; it takes none' : '; they take none';
   problems.push({
     file,
     path: at,
-    message: `the successor documents no query parameter ${name} on ${where}${
-      offered.length > 0 ? `; closest: ${offered.join(', ')}` : '; it takes none'
+    message: `the successor documents no query parameter ${name} on ${lacking.map((route) => route.where).join(', ')}${
+      offered.length > 0 ? `; closest: ${offered.join(', ')}` : none
     }`,
   });
 }
