@@ -82,9 +82,10 @@ describe('idm-compat mappings check', () => {
     assert.match(offline.out, /mapping profile iserv-idm-v1 .* is valid/);
     const live = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
     assert.equal(live.code, 0, live.out + live.err);
-    const report = JSON.parse(live.out) as { ok: boolean; problems: unknown[] };
+    const report = JSON.parse(live.out) as { live: boolean; ok: boolean; problems: unknown[] };
     assert.deepEqual(report.problems, []);
     assert.equal(report.ok, true);
+    assert.equal(report.live, true);
   });
 
   it('reports an offline problem with file, JSON path and reason, exit 1', async () => {
@@ -94,6 +95,31 @@ describe('idm-compat mappings check', () => {
     const result = await cli(['mappings', 'check', '--config', writeConfig(dir, folder)]);
     assert.equal(result.code, 1);
     assert.match(result.err, /fields\/user\.json \$\.fields\.status\.values: no value table named statuses/);
+  });
+
+  it('--live on a profile that fails offline says that the live check did not run', async () => {
+    // --json said "live": true, as if the successor had been checked.
+    const folder = copyProfile(dir, 'offline-broken-live', (file, json) => {
+      if (file === 'fields/user.json') ((json.fields as Json).status as Json).values = 'statuses';
+    });
+    const config = writeConfig(dir, folder, sandbox);
+    const json = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+    assert.equal(json.code, 1);
+    const report = JSON.parse(json.out) as { live: boolean; ok: boolean; problems: { path: string }[] };
+    assert.equal(report.live, false);
+    assert.equal(report.ok, false);
+    assert.deepEqual(
+      report.problems.map((p) => p.path),
+      ['$.fields.status.values'],
+    );
+    const text = await cli(['mappings', 'check', '--live', '--config', config]);
+    assert.equal(text.code, 1);
+    assert.match(
+      text.err,
+      /statuses \(known: userStatus\)\nnot checked against the successor: fix these first\n$/,
+    );
+    const offline = await cli(['mappings', 'check', '--config', config, '--json']);
+    assert.equal((JSON.parse(offline.out) as { live: boolean }).live, false);
   });
 
   it('--live catches mapped paths, parameters and attributes the successor does not have', async () => {

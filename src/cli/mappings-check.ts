@@ -27,41 +27,39 @@ the successor offers instead). Exit code 1 when there are problems.
 Options:
   --live          also check against the successor
   --config FILE   configuration file (default: env IDM_COMPAT_CONFIG, else the sandbox defaults)
-  --json          print {"profile", "folder", "live", "ok", "problems": [{file, path, message}]}`,
+  --json          print {"profile", "folder", "live", "ok", "problems": [{file, path, message}]};
+                  "live" is true only when the live check ran (not when the profile failed offline)`,
   options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
     const folder = mappingsFolder(config);
     let problems: MappingProblem[] = [];
     let name = config.mappings.profile;
+    // Whether the live check ran: a profile that fails offline is not checked against the
+    // successor, and a report must not pass that off as checked.
+    let live = false;
     try {
       const profile = loadProfile(folder, REQUIRED_OPERATIONS);
       name = profile.name;
       problems = missingOperations(profile, REQUIRED_OPERATIONS);
-      if (flag(args, 'live') && problems.length === 0) problems = await liveProblems(config, profile);
+      if (flag(args, 'live') && problems.length === 0) {
+        problems = await liveProblems(config, profile);
+        live = true;
+      }
     } catch (error) {
       if (!(error instanceof MappingError)) throw error;
       problems = error.problems;
     }
     if (flag(args, 'json')) {
-      io.out(
-        JSON.stringify({
-          profile: name,
-          folder,
-          live: flag(args, 'live'),
-          ok: problems.length === 0,
-          problems,
-        }),
-      );
+      io.out(JSON.stringify({ profile: name, folder, live, ok: problems.length === 0, problems }));
     } else if (problems.length === 0) {
-      io.out(
-        `mapping profile ${name} (${folder}) is valid${flag(args, 'live') ? ' and matches the successor' : ''}`,
-      );
+      io.out(`mapping profile ${name} (${folder}) is valid${live ? ' and matches the successor' : ''}`);
     } else {
       io.err(
         `mapping profile ${name} (${folder}): ${problems.length} problem${problems.length === 1 ? '' : 's'}`,
       );
       for (const problem of problems) io.err(`  ${problem.file} ${problem.path}: ${problem.message}`);
+      if (flag(args, 'live') && !live) io.err('not checked against the successor: fix these first');
     }
     return problems.length === 0 ? 0 : 1;
   },
