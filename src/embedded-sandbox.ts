@@ -1,7 +1,7 @@
 // Imported lazily in sandbox mode only: production deployments never load the sandbox or its
 // OAuth2 server.
 import type { AppConfig, ResolvedSuccessorConfig } from './config/load.js';
-import { successorTuningDefaults } from './config/schema.js';
+import { type SuccessorTuning, successorTuningDefaults } from './config/schema.js';
 import type { Logger } from './lib/logger.js';
 import { type RunningSandbox, startSandbox } from './sandbox/index.js';
 import { READ_SCOPE, WRITE_SCOPE } from './sandbox/oauth.js';
@@ -9,12 +9,12 @@ import { sandboxSso } from './sso/sandbox.js';
 
 /**
  * The successor block that points a successor client at a running sandbox with its read-write
- * demo client; the configured timeouts, retries, pool, paging and answer cap are kept when given, else the
- * configuration's defaults.
+ * demo client; the configured timeouts, retries, pool, paging and answer cap are kept when given
+ * (a `successor` block without baseUrl and auth gives only them), else the configuration's defaults.
  */
 export function sandboxSuccessorConfig(
   sandbox: RunningSandbox,
-  configured?: ResolvedSuccessorConfig,
+  configured?: SuccessorTuning,
 ): ResolvedSuccessorConfig {
   const { timeouts, retries, pool, pageSize, pageConcurrency, maxResponseBytes } =
     configured ?? successorTuningDefaults();

@@ -182,8 +182,7 @@ export async function buildServices(
       cleanups.push(() => embedded.sandbox.close());
       runConfig = embedded.config;
     } else {
-      if (!config.successor) throw new Error('no successor configured');
-      runConfig = { ...config, successor: config.successor };
+      runConfig = { ...config, successor: productionSuccessor(config) };
     }
 
     // The profile's paging and readiness read are successor conventions; both are asked at every
@@ -294,6 +293,14 @@ export async function buildServices(
     await close();
     throw error;
   }
+}
+
+/** Production mode's successor: the schema refuses a file without its baseUrl and auth. */
+function productionSuccessor(config: AppConfig): ResolvedSuccessorConfig {
+  const successor = config.successor;
+  if (successor?.baseUrl === undefined || successor.auth === undefined)
+    throw new Error('no successor configured');
+  return { ...successor, baseUrl: successor.baseUrl, auth: successor.auth };
 }
 
 /** Hono environment of the app: per-request values set by middleware. */

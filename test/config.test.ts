@@ -152,8 +152,8 @@ describe('configuration', () => {
     const config = loadConfig({ env: { IDM_COMPAT_CONFIG: file } });
     assert.equal(config.mode, 'production');
     assert.equal(config.source, file);
-    assert.equal(config.successor?.auth.type, 'oauth2');
-    if (config.successor?.auth.type === 'oauth2') {
+    assert.equal(config.successor?.auth?.type, 'oauth2');
+    if (config.successor?.auth?.type === 'oauth2') {
       assert.equal(config.successor.auth.clientSecret, 's3cret-from-file');
       assert.deepEqual(config.successor.auth.scopes.read, ['iserv:idm:api-read']);
     }
@@ -165,7 +165,7 @@ describe('configuration', () => {
       }),
     );
     const fromEnv = loadConfig({ file: envFile, env: { IDM_KEY: 'key-from-env' } });
-    assert.equal(fromEnv.successor?.auth.type === 'apiKey' && fromEnv.successor.auth.key, 'key-from-env');
+    assert.equal(fromEnv.successor?.auth?.type === 'apiKey' && fromEnv.successor.auth.key, 'key-from-env');
   });
 
   it('names the file, the JSON path and the reason for every problem', () => {
@@ -698,6 +698,68 @@ describe('configuration', () => {
   it('requires a successor unless the sandbox is enabled', () => {
     const file = tempFile('config.json', JSON.stringify({ server: { port: 8081 } }));
     assert.throws(() => loadConfig({ file, env: {} }), /successor: required unless sandbox.enabled/);
+  });
+
+  it('takes a successor block of tuning alone in sandbox mode; production mode still requires baseUrl and auth', async () => {
+    // Sandbox mode uses the successor's tuning (docs/configuration.md), but a block without
+    // baseUrl and auth was refused: the tuning could not be given at all.
+    const tuning = { pageSize: 5, pageConcurrency: 1 };
+    const sandboxFile = tempFile(
+      'config.json',
+      JSON.stringify({ sandbox: { enabled: true }, successor: tuning }),
+    );
+    const io = capture();
+    assert.equal(await runCli(['config', 'check', '--config', sandboxFile], io), 0, io.stderr);
+    const sandbox = loadConfig({ file: sandboxFile, env: {} });
+    assert.equal(sandbox.mode, 'sandbox');
+    assert.equal(sandbox.successor?.pageSize, 5);
+    assert.equal(sandbox.successor?.pageConcurrency, 1);
+    assert.equal(sandbox.successor?.retries.max, 2, 'defaults for the rest');
+    assert.equal(sandbox.successor?.baseUrl, undefined);
+
+    const productionFile = tempFile('config.json', JSON.stringify({ successor: tuning }));
+    const refused = capture();
+    assert.equal(await runCli(['config', 'check', '--config', productionFile], refused), 2);
+    assert.match(
+      refused.stderr,
+      /successor\.baseUrl: required unless sandbox\.enabled is true: the base URL of the IDM API to translate to$/m,
+    );
+    assert.match(
+      refused.stderr,
+      /successor\.auth: required unless sandbox\.enabled is true: how the proxy signs in to the IDM API \(oauth2 or apiKey\)$/m,
+    );
+    // Named with the file's other problems at once, as when the schema of the block required them.
+    const alongside = tempFile(
+      'config.json',
+      JSON.stringify({ server: { port: 'eighty' }, successor: { baseUrl: 'https://s.example/x' } }),
+    );
+    assert.throws(
+      () => loadConfig({ file: alongside, env: {} }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        JSON.stringify(error.problems.map((p) => p.path)) === '["server.port","successor.auth"]',
+    );
+
+    // The JSON Schema says the same to editors.
+    const ajv = new Ajv2020({ strict: false });
+    addFormats.default(ajv);
+    const validate = ajv.compile(JSON.parse(readFileSync(path.join(root, 'config.schema.json'), 'utf8')));
+    assert.equal(
+      validate({ sandbox: { enabled: true }, successor: tuning }),
+      true,
+      JSON.stringify(validate.errors),
+    );
+    assert.equal(validate({ sandbox: { enabled: true } }), true);
+    assert.equal(validate({ successor: tuning }), false);
+    assert.equal(
+      validate({ sandbox: { enabled: false }, successor: { ...tuning, baseUrl: 'https://s.example/x' } }),
+      false,
+    );
+    assert.equal(validate({ server: { port: 8081 } }), false, 'production without a successor');
+    assert.equal(
+      validate({ successor: { baseUrl: 'https://s.example/x', auth: { type: 'apiKey', key: 'k' } } }),
+      true,
+    );
   });
 
   it('refuses metrics.path at or below legacy.basePath, where it would replace legacy operations', async () => {

@@ -1,5 +1,6 @@
 // The sandbox block of the configuration reaches the embedded sandbox IDM that startServer starts:
-// Hydra prefix, page sizes, retention and fault switches, observed on the running sandbox.
+// Hydra prefix, page sizes, retention and fault switches, observed on the running sandbox; and the
+// successor block's tuning reaches the proxy's connection to it.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,12 +14,13 @@ import { tempDir } from './temp-dir.js';
 
 const LATENCY_MS = 150;
 
-function config(dir: string, sandbox: Record<string, unknown>) {
+function config(dir: string, sandbox: Record<string, unknown>, more: Record<string, unknown> = {}) {
   return parseConfig(
     {
       sandbox: { enabled: true, ...sandbox },
       server: { port: 0, shutdownTimeoutMs: 2000 },
       store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+      ...more,
     },
     { label: 'test', env: {}, baseDir: dir },
   );
@@ -106,6 +108,41 @@ describe('startServer passes the sandbox settings on', () => {
     // With the default retention of 30 days the user would still be readable, marked deleted.
     assert.equal((await api(sb, 'GET', `/users/${user.id}`)).status, 404);
     assert.equal(sb.data.userByAccount('lena.mueller'), undefined);
+  });
+});
+
+describe('startServer in sandbox mode applies a successor block of tuning alone', () => {
+  let dir: string;
+  let server: RunningServer;
+  before(async () => {
+    dir = tempDir('sandbox-tuning');
+    // No baseUrl or auth: the sandbox is the successor. Such a block was refused, so the tuning
+    // docs/configuration.md promises sandbox mode could not be given.
+    server = await startServer({
+      config: config(dir, {}, { successor: { pageSize: 5, pageConcurrency: 1 } }),
+      logger: silentLogger(),
+    });
+  });
+  after(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads collections from the sandbox with the configured page size', async () => {
+    const sb = server.sandbox;
+    assert.ok(sb && server.demoUser?.password);
+    assert.equal(server.services.config.successor.pageSize, 5);
+    assert.equal(server.services.config.successor.pageConcurrency, 1);
+    const before = sb.counters.get('GET /users');
+    const credentials = Buffer.from(`${server.demoUser.name}:${server.demoUser.password}`).toString('base64');
+    const response = await fetch(`${server.url}/iserv/api/Service/Core/Entity/User`, {
+      headers: { authorization: `Basic ${credentials}` },
+    });
+    assert.equal(response.status, 200);
+    const users = (await response.json()) as unknown[];
+    assert.ok(users.length > 10, `${users.length} users`);
+    // Pages of 5 (the default, 100, reads them in one).
+    assert.equal(sb.counters.get('GET /users') - before, Math.ceil(users.length / 5));
   });
 });
 

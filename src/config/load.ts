@@ -4,7 +4,13 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
-import { type ConfigFile, configSchema, type SecretRef, type SuccessorConfig } from './schema.js';
+import {
+  type ConfigFile,
+  configSchema,
+  type SecretRef,
+  type SuccessorConfig,
+  type SuccessorTuning,
+} from './schema.js';
 
 /** A configuration that cannot be used: names the file, the JSON path and the reason. */
 export class ConfigError extends Error {
@@ -19,12 +25,21 @@ export class ConfigError extends Error {
   }
 }
 
+type AuthConfig = NonNullable<SuccessorConfig['auth']>;
 type ResolvedAuth =
-  | (Omit<Extract<SuccessorConfig['auth'], { type: 'oauth2' }>, 'clientSecret'> & { clientSecret: string })
-  | (Omit<Extract<SuccessorConfig['auth'], { type: 'apiKey' }>, 'key'> & { key: string });
+  | (Omit<Extract<AuthConfig, { type: 'oauth2' }>, 'clientSecret'> & { clientSecret: string })
+  | (Omit<Extract<AuthConfig, { type: 'apiKey' }>, 'key'> & { key: string });
 
-/** The successor block with its secrets resolved. */
-export type ResolvedSuccessorConfig = Omit<SuccessorConfig, 'auth'> & { auth: ResolvedAuth };
+/** A successor to call: where, how to sign in (secrets resolved), and the connection's tuning. */
+export type ResolvedSuccessorConfig = SuccessorTuning & { baseUrl: string; auth: ResolvedAuth };
+
+/**
+ * The successor block as the file gives it, secrets resolved. Production mode has `baseUrl` and
+ * `auth` (the schema refuses a file without them); sandbox mode may leave them out, as the
+ * embedded sandbox is the successor, and still takes the tuning.
+ */
+export type ConfiguredSuccessor = SuccessorTuning &
+  Partial<Pick<ResolvedSuccessorConfig, 'baseUrl' | 'auth'>>;
 
 /** The SSO block with the OIDC client secret resolved. */
 export type ResolvedSsoConfig = Omit<ConfigFile['sso'], 'oidc'> & {
@@ -53,7 +68,7 @@ export type ResolvedMigrationConfig = Omit<MigrationFile, 'legacy' | 'dashboard'
 /** The configuration the process runs with: defaults applied, secrets resolved, env overrides applied. */
 export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store' | 'metrics' | 'migration'> {
   migration: ResolvedMigrationConfig;
-  successor: ResolvedSuccessorConfig | undefined;
+  successor: ConfiguredSuccessor | undefined;
   sso: ResolvedSsoConfig;
   store: ResolvedStoreConfig;
   metrics: ResolvedMetricsConfig;
@@ -115,16 +130,15 @@ export function parseConfig(
       return '';
     }
   };
-  let successor: ResolvedSuccessorConfig | undefined;
+  let successor: ConfiguredSuccessor | undefined;
   if (parsed.successor) {
-    const auth = parsed.successor.auth;
-    successor = {
-      ...parsed.successor,
-      auth:
+    const { auth, ...rest } = parsed.successor;
+    successor = rest;
+    if (auth)
+      successor.auth =
         auth.type === 'oauth2'
           ? { ...auth, clientSecret: secret(auth.clientSecret, 'successor.auth.clientSecret') }
-          : { ...auth, key: secret(auth.key, 'successor.auth.key') },
-    };
+          : { ...auth, key: secret(auth.key, 'successor.auth.key') };
   }
   const ssoOidc = parsed.sso.oidc;
   const sso: ResolvedSsoConfig = {

@@ -160,11 +160,18 @@ const apiKeyAuthSchema = z.strictObject({
   header: z.string().min(1).default('X-IServ-Authentication'),
 });
 
+// baseUrl and auth are optional here only because sandbox mode needs neither (the embedded sandbox
+// is the successor) yet takes the tuning below; configSchema requires both otherwise.
 const successorSchema = z.strictObject({
-  baseUrl: baseUrlSchema(
-    'calls are made by appending paths to it; credentials go in successor.auth',
-  ).describe('Base URL of the IDM API, e.g. https://school.example/iserv/idm/api/v1'),
-  auth: z.discriminatedUnion('type', [oauth2AuthSchema, apiKeyAuthSchema]),
+  baseUrl: baseUrlSchema('calls are made by appending paths to it; credentials go in successor.auth')
+    .optional()
+    .describe(
+      'Base URL of the IDM API, e.g. https://school.example/iserv/idm/api/v1; required unless sandbox.enabled',
+    ),
+  auth: z
+    .discriminatedUnion('type', [oauth2AuthSchema, apiKeyAuthSchema])
+    .optional()
+    .describe('How the proxy signs in to the IDM API; required unless sandbox.enabled'),
   timeouts: z
     .strictObject({
       connectMs: z.int().min(1).default(5_000),
@@ -699,7 +706,9 @@ export const configSchema = z
     legacy: legacySchema,
     successor: successorSchema
       .optional()
-      .describe('The IDM API to translate to; required unless sandbox.enabled'),
+      .describe(
+        'The IDM API to translate to; required unless sandbox.enabled (sandbox mode takes only its timeouts, retries, pool, paging and answer cap)',
+      ),
     sandbox: sandboxSchema,
     store: storeSchema,
     auth: authSchema,
@@ -711,14 +720,10 @@ export const configSchema = z
     deprecation: deprecationSchema,
     migration: migrationSchema,
   })
+  // Also when other keys have problems (`when`): a missing baseUrl or auth is named with them at
+  // once, as when the successor schema itself required both.
+  .superRefine(requireSuccessor, { when: (payload) => isRecord(payload.value) })
   .superRefine((config, ctx) => {
-    if (!config.sandbox.enabled && !config.successor) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['successor'],
-        message: 'required unless sandbox.enabled is true: say which IDM API to translate to',
-      });
-    }
     // The metrics are routed before the legacy surface and the proxy's other own paths: at or
     // below the base path they would take the place of legacy operations (or of the docs), without
     // API-user authentication; on a health, SSO or dashboard path, the place of that page.
@@ -740,16 +745,51 @@ export const configSchema = z
     }
   });
 
+/**
+ * Production mode needs the successor block, with where the IDM API is and how to sign in. Read
+ * as unknown: it also runs on a file with other problems, whose blocks may be anything.
+ */
+function requireSuccessor(config: { sandbox?: unknown; successor?: unknown }, ctx: z.RefinementCtx): void {
+  if (isRecord(config.sandbox) && config.sandbox.enabled === true) return;
+  const required = (path: string[], what: string) =>
+    ctx.addIssue({ code: 'custom', path, message: `required unless sandbox.enabled is true: ${what}` });
+  const { successor } = config;
+  if (successor === undefined) required(['successor'], 'say which IDM API to translate to');
+  if (!isRecord(successor)) return; // not an object: a problem of its own
+  if (successor.baseUrl === undefined)
+    required(['successor', 'baseUrl'], 'the base URL of the IDM API to translate to');
+  if (successor.auth === undefined)
+    required(['successor', 'auth'], 'how the proxy signs in to the IDM API (oauth2 or apiKey)');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** The configuration as parsed (defaults applied, secrets still references). */
 export type ConfigFile = z.output<typeof configSchema>;
 export type SuccessorConfig = NonNullable<ConfigFile['successor']>;
+/** The successor block's tuning: timeouts, retries, pool, paging, answer cap. */
+export type SuccessorTuning = Omit<SuccessorConfig, 'baseUrl' | 'auth'>;
 
 /** The successor block's tuning (timeouts, retries, pool, paging) when none is configured: its defaults. */
-export function successorTuningDefaults(): Omit<SuccessorConfig, 'baseUrl' | 'auth'> {
+export function successorTuningDefaults(): SuccessorTuning {
   return successorSchema.omit({ baseUrl: true, auth: true }).parse({});
 }
 
 /** The JSON Schema of the config file, for editors (`config.schema.json`). */
 export function configJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' });
+  // The refinement that requires the successor outside sandbox mode has no JSON Schema of its own:
+  // spelt out here, so that editors flag a production file without it as the loader does.
+  return { ...schema, if: SANDBOX_ENABLED, else: SUCCESSOR_REQUIRED };
 }
+
+const SANDBOX_ENABLED = {
+  properties: { sandbox: { properties: { enabled: { const: true } }, required: ['enabled'] } },
+  required: ['sandbox'],
+};
+const SUCCESSOR_REQUIRED = {
+  properties: { successor: { required: ['baseUrl', 'auth'] } },
+  required: ['successor'],
+};
