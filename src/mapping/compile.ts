@@ -347,6 +347,8 @@ export function compileProfile(
   }
 
   const resources = new Map<string, CompiledResource>();
+  /** Per kind, the fields of its table that have a problem of their own (not named again as missing). */
+  const brokenFields = new Map<string, Set<string>>();
   for (const source of sources.fields) {
     const table = source.data;
     const kind = kinds.get(table.kind);
@@ -360,7 +362,10 @@ export function compileProfile(
       continue;
     }
     const fields = new Map<string, CompiledField>();
+    const broken = new Set<string>();
+    brokenFields.set(table.kind, broken);
     for (const [name, field] of Object.entries(table.fields)) {
+      broken.add(name);
       const at = `$.fields.${name}`;
       if (name === '_id') {
         problem(source.file, at, "_id is the entity's legacy ID (from ids.json), not a mapped field");
@@ -400,6 +405,7 @@ export function compileProfile(
           value: renderText(template, (path) => (path[0] === 'settings' ? settings[path[1] ?? ''] : '')),
         };
       }
+      broken.delete(name);
       fields.set(name, {
         name,
         attribute: splitPath(field.attribute),
@@ -438,7 +444,7 @@ export function compileProfile(
       if (compiled) operations.set(id, compiled);
     }
   }
-  for (const [resource, byField] of unreadableFields(operations, shapes)) {
+  for (const [resource, byField] of unreadableFields(operations, shapes, brokenFields)) {
     for (const [name, labels] of byField) {
       problem(
         resource.file,
@@ -741,11 +747,13 @@ function servedProblems(
 /**
  * The legacy fields served operations answer with that their kind's field table does not read:
  * per field table, each such field with the operations that need it (one problem per field, not
- * one per operation: a field dropped from the user table concerns a dozen operations).
+ * one per operation: a field dropped from the user table concerns a dozen operations). A field
+ * with a problem of its own (an unknown value table, say) is not named again.
  */
 function unreadableFields(
   operations: ReadonlyMap<string, CompiledOperation>,
   shapes: ReadonlyMap<string, RequiredOperation>,
+  brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
 ): Map<CompiledResource, Map<string, string[]>> {
   const found = new Map<CompiledResource, Map<string, string[]>>();
   for (const [id, op] of operations) {
@@ -753,6 +761,7 @@ function unreadableFields(
     if (!op.resource || !answer || op.result.type !== answer.result) continue;
     for (const name of answer.fields ?? []) {
       if (name === LEGACY_ID_FIELD || op.resource.fields.get(name)?.readable === true) continue;
+      if (brokenFields.get(op.kind.name)?.has(name)) continue;
       const byField = found.get(op.resource) ?? new Map<string, string[]>();
       found.set(op.resource, byField);
       byField.set(name, [...(byField.get(name) ?? []), shapes.get(id)?.label ?? id]);
