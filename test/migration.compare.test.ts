@@ -20,7 +20,7 @@ import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/m
 import { MAX_BODY_DEPTH, type RecordedExchange } from '../src/migration/recording.js';
 import { REDACTED } from '../src/migration/redact.js';
 import { compareReportSchema } from '../src/migration/report.js';
-import { reportTable } from '../src/migration/report-text.js';
+import { formatRate, reportTable } from '../src/migration/report-text.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { tempDir } from './temp-dir.js';
 
@@ -713,6 +713,29 @@ describe('report as text', () => {
     );
     assert.doesNotMatch(reportTable(new ReportBuilder().report()), /ERRORS/);
   });
+
+  it('rounds a match rate down: 100.0 % only when every pair matched', () => {
+    // Rounded to nearest, 9,999 of 10,000 read "100.0 %" while one request still differed.
+    assert.equal(formatRate(9999 / 10_000), '99.9 %');
+    assert.equal(formatRate(0.99999999), '99.9 %');
+    assert.equal(formatRate(2 / 3), '66.6 %');
+    assert.equal(formatRate(7 / 11), '63.6 %');
+    assert.equal(formatRate(0.29), '29.0 %');
+    assert.equal(formatRate(1), '100.0 %');
+    assert.equal(formatRate(0), '0.0 %');
+    assert.equal(formatRate(null), '–');
+    // The text table of compare and of shadow report alike.
+    for (const shadow of [false, true]) {
+      const builder = new ReportBuilder({}, { shadow });
+      const mismatch = { match: false as const, differences: [], paths: ['$.firstname'] };
+      builder.add(exchange(), 200, mismatch);
+      for (let i = 0; i < 9999; i += 1) builder.add(exchange(), 200, { match: true });
+      const table = reportTable(builder.report());
+      assert.match(table, /^user\.get +10000 +9999 +1 +99\.9 %/m);
+      assert.match(table, /^TOTAL +10000 +9999 +1 +99\.9 %/m);
+      assert.doesNotMatch(table, /100\.0/);
+    }
+  });
 });
 
 describe('report as HTML', () => {
@@ -725,5 +748,21 @@ describe('report as HTML', () => {
     assert.match(page, /<td class="num">1<\/td><td class="num">0<\/td>/);
     assert.match(page, /<title>Shadow &lt;report&gt;<\/title>/);
     assert.doesNotMatch(await renderHtmlReport(new ReportBuilder().report(), meta), /Errors/);
+  });
+
+  it('rounds a match rate down in the figures and the bar: full only when every pair matched', async () => {
+    const builder = new ReportBuilder();
+    builder.add(exchange(), 200, { match: false, differences: [], paths: ['$.firstname'] });
+    for (let i = 0; i < 9999; i += 1) builder.add(exchange(), 200, { match: true });
+    const page = await renderHtmlReport(builder.report(), {
+      a: 'A',
+      b: 'B',
+      rules: 'exact',
+      generatedAt: new Date(0),
+    });
+    assert.match(page, /<td class="num">99\.9 %<\/td>/);
+    assert.match(page, /<strong>99\.9 %<\/strong> of 10000 paired requests match/);
+    assert.match(page, /aria-label="99\.9 % matched"><div class="ok" style="width: 99\.9%">/);
+    assert.doesNotMatch(page, /100\.0/);
   });
 });

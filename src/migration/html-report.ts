@@ -1,6 +1,6 @@
 import { html, raw } from 'hono/html';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
-import { formatRate } from './report-text.js';
+import { formatRate, ratePercent } from './report-text.js';
 
 /** What the page says about where the report came from. */
 export interface HtmlReportMeta {
@@ -37,7 +37,8 @@ const json = (value: unknown) => (value === undefined ? '(absent)' : JSON.string
 
 function bar(operation: OperationReport) {
   if (operation.rate === null) return html`<div class="bar none" role="img" aria-label="no pairs"></div>`;
-  const width = (operation.rate * 100).toFixed(1);
+  // Rounded down as the figure is: a bar is full only when every pair matched.
+  const width = ratePercent(operation.rate);
   return html`<div class="bar" role="img" aria-label="${percent(operation.rate)} matched"><div class="ok" style="width: ${width}%"></div></div>`;
 }
 

@@ -1,8 +1,18 @@
 import type { CompareReport } from './report.js';
 
-/** A match rate as shown to people: `99.6 %`, `–` without pairs. */
+/**
+ * A match rate in per cent with one decimal, rounded down: 9,999 of 10,000 is `99.9`, never
+ * `100.0`, which only a rate of 1 (every pair matched) gives. Rounded to nearest, a rate would
+ * read as complete while something still differs, and a cut-over would be decided on it.
+ */
+export function ratePercent(rate: number): string {
+  if (rate >= 1) return '100.0';
+  return (Math.min(999, Math.floor(rate * 1000)) / 10).toFixed(1);
+}
+
+/** A match rate as shown to people: `99.6 %` (rounded down, {@link ratePercent}), `–` without pairs. */
 export function formatRate(rate: number | null): string {
-  return rate === null ? '–' : `${(rate * 100).toFixed(1)} %`;
+  return rate === null ? '–' : `${ratePercent(rate)} %`;
 }
 
 /**
