@@ -3,11 +3,17 @@
 // recordings, the per-operation report — with properties (an exchange always matches itself;
 // ignore rules never add mismatches; normalisation never adds mismatches).
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { compareAnswers, compareRecordings, pairExchanges, ReportBuilder } from '../src/migration/compare.js';
+import {
+  compareAnswers,
+  compareExchanges,
+  compareRecordings,
+  pairExchanges,
+  ReportBuilder,
+} from '../src/migration/compare.js';
 import {
   CompareRulesError,
   EXACT_RULES,
@@ -548,6 +554,7 @@ describe('pairing and the report', () => {
       rate: 7 / 11,
       onlyA: 0,
       onlyB: 1,
+      skipped: 0,
     });
   });
 
@@ -576,6 +583,69 @@ describe('pairing and the report', () => {
       assert.ok(!JSON.stringify(report).includes(secret), secret);
       assert.ok(!page.includes(secret), secret);
     }
+  });
+
+  it('does not compare answers recorded without their body (too large, too deep): skipped, in no rate', () => {
+    // Both sides `null` because the answer was over 8 MiB: compare counted it as matched.
+    const large = { responseBody: null, responseBodyOmitted: 'too-large' as const };
+    const as = [
+      exchange({ requestId: 'big', operation: 'user.list', ...large }),
+      exchange({
+        requestId: 'deep',
+        operation: 'user.list',
+        responseBody: null,
+        responseBodyOmitted: 'too-deep',
+      }),
+      exchange({ requestId: 'one-side', operation: 'user.list', ...large }),
+      exchange({ requestId: 'status', operation: 'user.list', ...large }),
+      // A 204: no body on either side, legitimately; it matches.
+      exchange({ requestId: 'empty', operation: 'user.delete', method: 'DELETE', status: 204 }),
+    ];
+    const bs = [
+      exchange({ requestId: 'big', operation: 'user.list', ...large }),
+      exchange({ requestId: 'deep', operation: 'user.list', ...large }),
+      exchange({ requestId: 'one-side', operation: 'user.list', responseBody: [] }),
+      exchange({ requestId: 'status', operation: 'user.list', status: 502, responseBody: { code: 502 } }),
+      exchange({ requestId: 'empty', operation: 'user.delete', method: 'DELETE', status: 204 }),
+    ];
+    assert.equal(
+      compareExchanges(as[0] as RecordedExchange, bs[0] as RecordedExchange, EXACT_RULES),
+      undefined,
+    );
+    const report = compareReportSchema.parse(compareRecordings(as, bs, EXACT_RULES));
+    assert.deepEqual(
+      report.operations.map((o) => [o.operation, o.pairs, o.matched, o.mismatched, o.rate, o.skipped]),
+      [
+        ['user.delete', 1, 1, 0, 1, 0],
+        // A different status is a difference whatever the bodies.
+        ['user.list', 1, 0, 1, 0, 3],
+      ],
+    );
+    assert.deepEqual(report.operations[1]?.paths, [{ path: 'status', count: 1 }]);
+    assert.deepEqual(report.totals, {
+      pairs: 2,
+      matched: 1,
+      mismatched: 1,
+      rate: 0.5,
+      onlyA: 0,
+      onlyB: 0,
+      skipped: 3,
+    });
+    // Only skipped pairs: no rate at all, not 100 %.
+    const onlyLarge = compareRecordings(
+      [as[0] as RecordedExchange],
+      [bs[0] as RecordedExchange],
+      EXACT_RULES,
+    );
+    assert.deepEqual([onlyLarge.totals.pairs, onlyLarge.totals.rate, onlyLarge.totals.skipped], [0, null, 1]);
+    assert.equal(
+      reportTable(onlyLarge),
+      [
+        'OPERATION  PAIRS  MATCHED  MISMATCHED  RATE  ONLY A  ONLY B  SKIPPED',
+        'user.list      0        0           0     –       0       0        1',
+        'TOTAL          0        0           0     –       0       0        1',
+      ].join('\n'),
+    );
   });
 
   it('a shadow report also counts errors and skipped requests', () => {
@@ -684,6 +754,45 @@ describe('compare on the command line', () => {
       { pairs: 2, matched: 2, onlyA: 0 },
     );
     assert.equal(run.code, 0);
+  });
+});
+
+describe('compare on the command line: answers recorded without their body', () => {
+  it('counts them as skipped in the text, JSON and HTML reports, and exits 1, not 0', async () => {
+    const dir = tempDir('compare-omitted');
+    const a = path.join(dir, 'a.ndjson');
+    const b = path.join(dir, 'b.ndjson');
+    const html = path.join(dir, 'report.html');
+    const lines = [
+      exchange({
+        requestId: 'big',
+        operation: 'user.list',
+        responseBody: null,
+        responseBodyOmitted: 'too-large',
+      }),
+      exchange({ requestId: 'ok', responseBody: { _id: 'ada.l' } }),
+    ];
+    writeFileSync(a, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    writeFileSync(b, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const text = await runCliCaptured(['compare', a, b, '--exact', '--html', html]);
+    assert.equal(text.code, 1, 'a pair not compared is no pass');
+    assert.match(text.stdout, /^OPERATION +PAIRS +MATCHED +MISMATCHED +RATE +ONLY A +ONLY B +SKIPPED$/m);
+    assert.match(text.stdout, /^user\.list +0 +0 +0 +– +0 +0 +1$/m);
+    assert.match(text.stdout, /^TOTAL +1 +1 +0 +100\.0 % +0 +0 +1$/m);
+    const page = readFileSync(html, 'utf8');
+    assert.match(page, /<th class="num">Skipped<\/th><\/tr>/);
+    assert.match(page, /<tr data-operation="user\.list">[\s\S]*?<td class="num">1<\/td>\s*<\/tr>/);
+    assert.match(
+      page,
+      /<strong>100\.0 %<\/strong> of 1 paired requests match: .*; 0 only in A, 0 only in B; 1 not compared\./,
+    );
+    const json = await runCliCaptured(['compare', a, b, '--exact', '--json']);
+    assert.equal(json.code, 1);
+    const report = compareReportSchema.parse(JSON.parse(json.stdout));
+    assert.deepEqual(
+      { pairs: report.totals.pairs, matched: report.totals.matched, skipped: report.totals.skipped },
+      { pairs: 1, matched: 1, skipped: 1 },
+    );
   });
 });
 

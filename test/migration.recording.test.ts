@@ -133,8 +133,12 @@ describe('redaction', () => {
     const deepest = redactExchange(exchange({ requestBody: nested(65), responseBody: nested(100_000) }));
     assert.equal(deepest.requestBody, null);
     assert.equal(deepest.responseBody, null);
+    // Marked, so that compare does not take it for an answer without a body.
+    assert.equal(deepest.responseBodyOmitted, 'too-deep');
+    assert.equal(recordedExchangeSchema.safeParse(deepest).success, true);
     // At the limit the body is kept, redacted.
     const kept = redactExchange(exchange({ responseBody: nested(64) }));
+    assert.equal(kept.responseBodyOmitted, undefined);
     assert.doesNotMatch(JSON.stringify(kept.responseBody), /abc123xyz|"pw"/);
     assert.match(JSON.stringify(kept.responseBody), /\[redacted\]/);
     assert.equal(recordedExchangeSchema.safeParse(kept).success, true);
@@ -492,9 +496,11 @@ describe('request parts of a recorded exchange', () => {
 });
 
 describe('the recorded answer of a request', () => {
-  it('is the parsed JSON, or null past the size cap, cancelling the copy instead of holding it', async () => {
-    assert.deepEqual(await cappedAnswer(new Response('{"a":[1,2]}').body), { a: [1, 2] });
-    assert.equal(await cappedAnswer(new Response('not json').body), null);
+  it('is the parsed JSON, or null marked too-large past the size cap, cancelling the copy instead of holding it', async () => {
+    assert.deepEqual(await cappedAnswer(new Response('{"a":[1,2]}').body), { responseBody: { a: [1, 2] } });
+    // No body, or not JSON: null, and nothing was left out.
+    assert.deepEqual(await cappedAnswer(new Response('not json').body), { responseBody: null });
+    assert.deepEqual(await cappedAnswer(new Response(null, { status: 204 }).body), { responseBody: null });
     let pulled = 0;
     let cancelled = false;
     const endless = new ReadableStream<Uint8Array>({
@@ -506,7 +512,10 @@ describe('the recorded answer of a request', () => {
         cancelled = true;
       },
     });
-    assert.equal(await cappedAnswer(endless, 10 * 1024), null);
+    assert.deepEqual(await cappedAnswer(endless, 10 * 1024), {
+      responseBody: null,
+      responseBodyOmitted: 'too-large',
+    });
     assert.ok(cancelled, 'the copy was cancelled');
     assert.ok(pulled <= 12, `read only up to the cap (${pulled} chunks)`);
   });

@@ -154,7 +154,15 @@ describe('replay and compare against the real proxy', () => {
     assert.equal((await replay(reads, second, '--concurrency', '2', '--rate', '50')).code, 0);
     const { run, report } = await compare(first, second);
     assert.equal(run.code, 0, run.stdout);
-    assert.deepEqual(report.totals, { pairs: 4, matched: 4, mismatched: 0, rate: 1, onlyA: 0, onlyB: 0 });
+    assert.deepEqual(report.totals, {
+      pairs: 4,
+      matched: 4,
+      mismatched: 0,
+      rate: 1,
+      onlyA: 0,
+      onlyB: 0,
+      skipped: 0,
+    });
     assert.deepEqual(
       report.operations.map((o) => [o.operation, o.pairs, o.rate]),
       [
@@ -193,7 +201,15 @@ describe('replay and compare against the real proxy', () => {
     assert.equal((await replay(reads, changed)).code, 0);
     const { run, report } = await compare(path.join(dir, 'first.ndjson'), changed);
     assert.equal(run.code, 1);
-    assert.deepEqual(report.totals, { pairs: 4, matched: 2, mismatched: 2, rate: 0.5, onlyA: 0, onlyB: 0 });
+    assert.deepEqual(report.totals, {
+      pairs: 4,
+      matched: 2,
+      mismatched: 2,
+      rate: 0.5,
+      onlyA: 0,
+      onlyB: 0,
+      skipped: 0,
+    });
     const get = report.operations.find((o) => o.operation === 'user.get');
     assert.deepEqual(get?.paths, [{ path: '$.firstname', count: 1 }]);
     assert.deepEqual(get?.samples[0]?.differences, [{ path: '$.firstname', a: 'Thomas', b: 'Tomas' }]);
@@ -645,11 +661,15 @@ describe('replay timeouts', () => {
 });
 
 describe('replay of a large answer', () => {
-  it('records an answer over 8 MiB without its body, like the proxy, and stops reading it at the cap', async () => {
+  it('records an answer over 8 MiB without its body, marked too-large like the proxy does, and stops reading it at the cap', async () => {
     // An endless answer, sent as fast as it is read: without the cap replay would hold it in
     // memory until --timeout.
     const chunk = Buffer.alloc(64 * 1024, 0x20);
-    const server = await startLoopback((_request, res) => {
+    const server = await startLoopback((request, res) => {
+      if (request.url.pathname.endsWith('/small')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"_id":"small"}');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       const more = () => {
         while (!res.destroyed && res.write(chunk));
@@ -662,7 +682,14 @@ describe('replay of a large answer', () => {
     const out = path.join(dir, 'out.ndjson');
     writeFileSync(
       file,
-      ndjson([recorded('user.list', 'GET', '/Service/Core/Entity/User', { requestId: 'endless' })]),
+      ndjson([
+        recorded('user.list', 'GET', '/Service/Core/Entity/User', { requestId: 'endless' }),
+        // Too large when it was recorded, small now: the line says what happened to this answer.
+        recorded('user.get', 'GET', '/Service/Core/Entity/User/small', {
+          requestId: 'small',
+          responseBodyOmitted: 'too-large',
+        }),
+      ]),
     );
     try {
       const args = ['replay', file, '--target', `${server.url}/iserv/api`, '--user', 'u'];
@@ -672,9 +699,17 @@ describe('replay of a large answer', () => {
       assert.equal(run.code, 0, `${run.stdout}${run.stderr}`);
       const { exchanges } = await readRecording(out);
       assert.deepEqual(
-        exchanges.map((e) => [e.requestId, e.status, e.responseBody]),
-        [['endless', 200, null]],
+        exchanges.map((e) => [e.requestId, e.status, e.responseBody, e.responseBodyOmitted]),
+        [
+          ['endless', 200, null, 'too-large'],
+          ['small', 200, { _id: 'small' }, undefined],
+        ],
       );
+      // The answer left out is not compared: not a match of two nulls.
+      const compared = await cli(['compare', out, out, '--json']);
+      assert.equal(compared.code, 1);
+      const report = compareReportSchema.parse(JSON.parse(compared.stdout));
+      assert.deepEqual([report.totals.pairs, report.totals.matched, report.totals.skipped], [1, 1, 1]);
     } finally {
       await server.close();
     }

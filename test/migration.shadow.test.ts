@@ -570,6 +570,62 @@ describe('shadow mode with an answer too large to compare', () => {
   });
 });
 
+describe('a recorded answer too large to keep', () => {
+  it('is recorded as null marked too-large, and compare counts it as not compared, not as a match', async () => {
+    // Over the 8 MiB a recording keeps; an answer without a body (204) is null unmarked.
+    const big = Buffer.from(JSON.stringify([{ _id: 'x', firstname: 'y'.repeat(9 * 1024 * 1024) }]));
+    const old = await startLoopback((request, res) => {
+      if (request.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': big.length }).end(big);
+      } else res.writeHead(204).end();
+    });
+    const file = path.join(tempDir('rec-large'), 'traffic.ndjson');
+    const front = await startFront(
+      { baseUrl: `${old.url}/iserv/api`, username: 'proxy-account', password: 'old-secret' },
+      { modes: { '*': 'passthrough' }, recording: { path: file } },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const list = await fetch(`${front.url}${CORE}/Entity/User`, {
+        headers: { authorization: basic('integration', password), 'x-request-id': 'large-list' },
+      });
+      assert.equal(Buffer.from(await list.arrayBuffer()).length, big.length);
+      const deleted = await fetch(`${front.url}${CORE}/Entity/User/ada.l`, {
+        method: 'DELETE',
+        headers: { authorization: basic('integration', password), 'x-request-id': 'no-body' },
+      });
+      assert.equal(deleted.status, 204);
+      const recording = front.services.migration.recording;
+      assert.ok(recording);
+      let lines: { requestId: string; responseBody: unknown; responseBodyOmitted?: string }[] = [];
+      for (let i = 0; i < 100 && lines.length < 2; i++) {
+        await sleep(20);
+        await recording.flush();
+        lines = readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+      }
+      assert.deepEqual(
+        lines
+          .map((line) => [line.requestId, line.responseBody, line.responseBodyOmitted])
+          .sort(([x], [y]) => String(x).localeCompare(String(y))),
+        [
+          ['large-list', null, 'too-large'],
+          ['no-body', null, undefined],
+        ],
+      );
+      const compared = await cli(['compare', file, file, '--json']);
+      assert.equal(compared.code, 1, 'an answer not compared is no pass');
+      const totals = (JSON.parse(compared.stdout) as { totals: Record<string, unknown> }).totals;
+      assert.deepEqual([totals.pairs, totals.matched, totals.skipped], [1, 1, 1]);
+    } finally {
+      await front.close();
+      await old.close();
+    }
+  });
+});
+
 describe('shadow outcomes at shutdown', () => {
   it('says which counts it could not write, instead of keeping them for a flush that never comes', async () => {
     // A real store closed before the runner: the runner's last batch fails.

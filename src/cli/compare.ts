@@ -27,16 +27,18 @@ export const compareCommand: Command = {
 else in order within operation, method and path), compares status and body under the compare rules, and prints per operation the pairs,
 matches, mismatches, match rate and the most frequent differing JSON paths. Without --rules the
 shipped rules (mappings/compare-rules.default.json) ignore known harmless differences.
-Unusable lines of A or B are listed on stderr and left out.
-Exit code 0 when every pair matches, 1 when some differ or a side has unpaired requests,
-2 for unusable input (also two recordings without any exchange: nothing to compare).
+Unusable lines of A or B are listed on stderr and left out. A pair with the same status whose
+answer was recorded without its body on either side (over 8 MiB or nested deeper than 64 levels:
+"responseBodyOmitted") is not compared: counted as SKIPPED, in no match rate.
+Exit code 0 when every pair matches, 1 when some differ or are skipped or a side has unpaired
+requests, 2 for unusable input (also two recordings without any exchange: nothing to compare).
 
 Options:
   --rules FILE        compare rules (JSON, see docs/migration.md) instead of the shipped ones
   --exact             no rules: every difference counts
   --html FILE         also write a self-contained HTML report with sample differences
   --samples N         sample differences kept per operation (default 5)
-  --json              print {operations:[{operation,pairs,matched,mismatched,rate,onlyA,onlyB,paths,samples}],totals}
+  --json              print {operations:[{operation,pairs,matched,mismatched,rate,onlyA,onlyB,skipped,paths,samples}],totals}
 
 Example:
   idm-compat compare old.ndjson proxy.ndjson --html report.html`,
@@ -104,6 +106,7 @@ Example:
     }
     io.out(flag(args, 'json') ? JSON.stringify(report) : reportTable(report));
     const t = report.totals;
-    return t.mismatched > 0 || t.onlyA > 0 || t.onlyB > 0 ? 1 : 0;
+    // A pair not compared is no pass: its answers may differ.
+    return t.mismatched > 0 || t.onlyA > 0 || t.onlyB > 0 || (t.skipped ?? 0) > 0 ? 1 : 0;
   },
 };

@@ -88,8 +88,8 @@ its answers, in the same format and with the same request ids, to --out (replace
 so that \`idm-compat compare FILE OUT\` pairs them. Reads (GET) only unless --writes; a write
 waits for the requests before it and runs alone, so writes arrive in recorded order. Requests
 whose body held a redacted secret (password operations) are skipped: replaying would send the
-placeholder. An answer over 8 MiB is written without its body ("responseBody": null), as the
-proxy records it. Exit code 1 when a request got no answer, a line of FILE was unusable, or the
+placeholder. An answer over 8 MiB is written without its body ("responseBody": null,
+"responseBodyOmitted": "too-large"), as the proxy records it; compare does not compare it. Exit code 1 when a request got no answer, a line of FILE was unusable, or the
 answers could not all be written to --out.
 
 Options:

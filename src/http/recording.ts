@@ -42,7 +42,7 @@ export function recordExchange(
         ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
         ...request,
         status: response.status,
-        responseBody: await cappedAnswer(response.body),
+        ...(await cappedAnswer(response.body)),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {

@@ -150,8 +150,19 @@ export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Compar
   return differences.length === 0 ? { match: true } : { match: false, differences, paths: [...paths] };
 }
 
-/** Compares two recorded exchanges of the same request under `rules`. */
-export function compareExchanges(a: RecordedExchange, b: RecordedExchange, rules: CompareRules): Comparison {
+/**
+ * Compares two recorded exchanges of the same request under `rules`; undefined when they cannot
+ * be compared: the same status, and a side's body was recorded as null only because it was too
+ * large or too deep to keep (`responseBodyOmitted`), so two such nulls say nothing of the answers.
+ * A different status is a difference whatever the bodies.
+ */
+export function compareExchanges(
+  a: RecordedExchange,
+  b: RecordedExchange,
+  rules: CompareRules,
+): Comparison | undefined {
+  const omitted = a.responseBodyOmitted !== undefined || b.responseBodyOmitted !== undefined;
+  if (omitted && a.status === b.status) return undefined;
   return compareAnswers(
     { status: a.status, body: a.responseBody },
     { status: b.status, body: b.responseBody },
@@ -314,7 +325,10 @@ export class ReportBuilder {
     this.tally(operation).errors += 1;
   }
 
-  /** Counts a request left uncompared on purpose (shadow: not sampled, a write). */
+  /**
+   * Counts a request left uncompared: in compare a pair whose answer was recorded without its
+   * body (too large or too deep); in shadow mode one not sampled, a write, or over the bounds.
+   */
   addSkipped(operation: string): void {
     this.tally(operation).skipped += 1;
   }
@@ -354,7 +368,8 @@ export class ReportBuilder {
       rate: t.pairs === 0 ? null : t.matched / t.pairs,
       onlyA: t.onlyA,
       onlyB: t.onlyB,
-      ...(this.withShadowCounts ? { errors: t.errors, skipped: t.skipped } : {}),
+      ...(this.withShadowCounts ? { errors: t.errors } : {}),
+      skipped: t.skipped,
     };
   }
 }
@@ -368,7 +383,12 @@ export function compareRecordings(
 ): CompareReport {
   const builder = new ReportBuilder(limits);
   const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
-  for (const { a, b } of pairs) builder.add(a, b.status, compareExchanges(a, b, rules));
+  for (const { a, b } of pairs) {
+    const comparison = compareExchanges(a, b, rules);
+    // Not a match, not a mismatch: neither counts in the rate.
+    if (comparison === undefined) builder.addSkipped(a.operation);
+    else builder.add(a, b.status, comparison);
+  }
   for (const a of onlyA) builder.addUnpaired(a.operation, 'a');
   for (const b of onlyB) builder.addUnpaired(b.operation, 'b');
   return builder.report();

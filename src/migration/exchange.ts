@@ -79,28 +79,29 @@ export function recordedAnswer(text: string): unknown {
   }
 }
 
-/** Answers larger than this are recorded without their body (`responseBody: null`). */
+/** Answers larger than this are recorded without their body (`responseBody: null`, `responseBodyOmitted: "too-large"`). */
 export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
- * An answer's body parsed for a recording: its JSON, or null when it is empty, not JSON or larger
- * than `cap` bytes — reading then stops and the body is cancelled (a web stream) or destroyed (a
- * Node stream) instead of held.
+ * An answer's body parsed for a recording: its JSON, or null when it is empty or not JSON. Past
+ * `cap` bytes reading stops and the body is cancelled (a web stream) or destroyed (a Node stream)
+ * instead of held; the body is then null with `responseBodyOmitted: "too-large"`, so that
+ * `compare` does not take two answers too large to keep for two equal empty ones.
  */
 export async function cappedAnswer(
   body: AsyncIterable<Uint8Array> | null,
   cap = RECORDED_ANSWER_MAX_BYTES,
-): Promise<unknown> {
-  if (!body) return null;
+): Promise<Pick<RecordedExchange, 'responseBody' | 'responseBodyOmitted'>> {
+  if (!body) return { responseBody: null };
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
     // Leaving the loop cancels or destroys the body.
-    if (size > cap) return null;
+    if (size > cap) return { responseBody: null, responseBodyOmitted: 'too-large' };
     chunks.push(chunk);
   }
-  return recordedAnswer(Buffer.concat(chunks).toString('utf8'));
+  return { responseBody: recordedAnswer(Buffer.concat(chunks).toString('utf8')) };
 }
 
 /** What {@link recordedRequestBody} needs of a legacy operation: how it reads its body, and whether the body is a secret. */

@@ -42,7 +42,13 @@ function bar(operation: OperationReport) {
   return html`<div class="bar" role="img" aria-label="${percent(operation.rate)} matched"><div class="ok" style="width: ${width}%"></div></div>`;
 }
 
-function row(operation: OperationReport, shadow: boolean) {
+/** Which optional columns a report has: ERRORS (shadow), SKIPPED (compare and shadow). */
+interface Columns {
+  errors: boolean;
+  skipped: boolean;
+}
+
+function row(operation: OperationReport, columns: Columns) {
   const name =
     operation.mismatched > 0
       ? html`<a href="#op-${operation.operation}">${operation.operation}</a>`
@@ -56,7 +62,7 @@ function row(operation: OperationReport, shadow: boolean) {
   <td>${bar(operation)}</td>
   <td class="num">${operation.onlyA}</td>
   <td class="num">${operation.onlyB}</td>
-  ${shadow ? html`<td class="num">${operation.errors ?? 0}</td><td class="num">${operation.skipped ?? 0}</td>` : ''}
+  ${columns.errors ? html`<td class="num">${operation.errors ?? 0}</td>` : ''}${columns.skipped ? html`<td class="num">${operation.skipped ?? 0}</td>` : ''}
 </tr>`;
 }
 
@@ -94,8 +100,8 @@ function details(operation: OperationReport) {
 export async function renderHtmlReport(report: CompareReport, meta: HtmlReportMeta): Promise<string> {
   const title = meta.title ?? 'idm-compat compare report';
   const t = report.totals;
-  // Shadow reports also count comparisons that failed and requests left out.
-  const shadow = t.errors !== undefined || t.skipped !== undefined;
+  // Shadow reports also count comparisons that failed; both kinds count requests not compared.
+  const columns = { errors: t.errors !== undefined, skipped: t.skipped !== undefined };
   const page = await html`<!doctype html>
 <html lang="en">
 <head>
@@ -107,10 +113,10 @@ export async function renderHtmlReport(report: CompareReport, meta: HtmlReportMe
 <body>
 <h1>${title}</h1>
 <p class="meta">A: <code>${meta.a}</code> · B: <code>${meta.b}</code> · rules: <code>${meta.rules}</code> · ${meta.generatedAt.toISOString()}</p>
-<p id="totals"><strong>${percent(t.rate)}</strong> of ${t.pairs} paired requests match: <span class="matched">${t.matched} matched</span>, <span class="mismatched">${t.mismatched} differ</span>; ${t.onlyA} only in A, ${t.onlyB} only in B.</p>
+<p id="totals"><strong>${percent(t.rate)}</strong> of ${t.pairs} paired requests match: <span class="matched">${t.matched} matched</span>, <span class="mismatched">${t.mismatched} differ</span>; ${t.onlyA} only in A, ${t.onlyB} only in B${t.skipped === undefined ? '' : html`; ${t.skipped} not compared`}.</p>
 <table id="operations">
-  <thead><tr><th>Operation</th><th class="num">Pairs</th><th class="num">Matched</th><th class="num">Differ</th><th class="num">Rate</th><th>Match rate</th><th class="num">Only A</th><th class="num">Only B</th>${shadow ? html`<th class="num">Errors</th><th class="num">Skipped</th>` : ''}</tr></thead>
-  <tbody>${report.operations.map((operation) => row(operation, shadow))}</tbody>
+  <thead><tr><th>Operation</th><th class="num">Pairs</th><th class="num">Matched</th><th class="num">Differ</th><th class="num">Rate</th><th>Match rate</th><th class="num">Only A</th><th class="num">Only B</th>${columns.errors ? html`<th class="num">Errors</th>` : ''}${columns.skipped ? html`<th class="num">Skipped</th>` : ''}</tr></thead>
+  <tbody>${report.operations.map((operation) => row(operation, columns))}</tbody>
 </table>
 ${report.operations.filter((o) => o.mismatched > 0).map(details)}
 </body>

@@ -14,6 +14,13 @@ import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
 
 /**
+ * Why an answer's body was recorded as null although it had one: larger than
+ * RECORDED_ANSWER_MAX_BYTES (`too-large`), or nested deeper than MAX_BODY_DEPTH (`too-deep`).
+ * `compare` counts such a pair as not compared: its bodies are unknown, not equal.
+ */
+export const RESPONSE_BODY_OMITTED = ['too-large', 'too-deep'] as const;
+
+/**
  * One recorded request with its answer: one line of a recording (NDJSON). `path` is below the
  * legacy base path (`/Service/Core/Entity/User/ada.l`); `query` is the raw query string without
  * `?` (`''` when none), kept raw so repeated and bracketed keys (`extended[]`) replay as sent.
@@ -44,6 +51,12 @@ export const recordedExchangeSchema = z.object({
   requestBody: z.unknown().describe('Parsed JSON, the form fields as an object, or null'),
   status: z.int().min(0).max(999),
   responseBody: z.unknown().describe('Parsed JSON answer, or null (empty or not JSON)'),
+  // Optional, so that recordings written before it still read; absent, a null body is one the
+  // answer did not have (a 204) or that was not JSON, and two of them are equal answers.
+  responseBodyOmitted: z
+    .enum(RESPONSE_BODY_OMITTED)
+    .optional()
+    .describe('Why responseBody is null though the answer had one: too-large (over 8 MiB), too-deep'),
   durationMs: z.number().min(0),
 });
 
@@ -63,14 +76,17 @@ export const MAX_BODY_DEPTH = 64;
  * The exchange with every secret replaced: no credentials, passwords or SSO tokens. A body
  * nested deeper than MAX_BODY_DEPTH is kept as `null`, as an answer over the size cap is: the
  * redaction's walk would overflow the stack on it, and `compare` and `replay` refuse such a line.
+ * Such an answer is marked `responseBodyOmitted: "too-deep"`.
  */
 export function redactExchange(exchange: RecordedExchange): RecordedExchange {
+  const tooDeep = nestedDeeperThan(exchange.responseBody, MAX_BODY_DEPTH);
   return {
     ...exchange,
     path: redactString(exchange.path),
     query: redactQuery(exchange.query),
     requestBody: redactedBody(exchange.requestBody),
     responseBody: redactedBody(exchange.responseBody),
+    ...(tooDeep ? { responseBodyOmitted: 'too-deep' as const } : {}),
   };
 }
 

@@ -167,15 +167,17 @@ export async function replayExchanges(
         bodyTimeout: timeoutMs,
       });
       // Capped like the proxy's own recording: a larger answer is recorded without its body.
-      const responseBody = await cappedAnswer(answer.body);
+      const response = await cappedAnswer(answer.body);
       statuses[answer.statusCode] = (statuses[answer.statusCode] ?? 0) + 1;
+      // The recorded answer's own fields go: its body left out is no reason to leave out this one's.
+      const { responseBodyOmitted: _recorded, ...sent } = exchange;
       results[index] = {
-        ...exchange,
+        ...sent,
         time,
         apiUser: options.user,
         mode: 'replay',
         status: answer.statusCode,
-        responseBody,
+        ...response,
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       };
     } catch (error) {

@@ -17,15 +17,19 @@ export function formatRate(rate: number | null): string {
 
 /**
  * A report as a plain-text table (one row per operation, then TOTAL) followed by each
- * operation's most frequent differing paths. Shadow reports get ERRORS and SKIPPED columns.
+ * operation's most frequent differing paths. Shadow reports get an ERRORS column; reports that
+ * count requests not compared (compare's and shadow's) a SKIPPED column.
  */
 export function reportTable(report: CompareReport): string {
-  const shadow = report.totals.errors !== undefined || report.totals.skipped !== undefined;
+  const errors = report.totals.errors !== undefined;
+  const skipped = report.totals.skipped !== undefined;
   const header = ['OPERATION', 'PAIRS', 'MATCHED', 'MISMATCHED', 'RATE', 'ONLY A', 'ONLY B'];
-  if (shadow) header.push('ERRORS', 'SKIPPED');
+  if (errors) header.push('ERRORS');
+  if (skipped) header.push('SKIPPED');
   const cells = (name: string, c: CompareReport['totals']) => {
     const row = [name, c.pairs, c.matched, c.mismatched, formatRate(c.rate), c.onlyA, c.onlyB].map(String);
-    if (shadow) row.push(String(c.errors ?? 0), String(c.skipped ?? 0));
+    if (errors) row.push(String(c.errors ?? 0));
+    if (skipped) row.push(String(c.skipped ?? 0));
     return row;
   };
   const rows = [...report.operations.map((o) => cells(o.operation, o)), cells('TOTAL', report.totals)];

@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 /**
  * The report of a comparison, shared by `idm-compat compare` (two recordings) and the shadow
- * mode (`idm-compat shadow report`, the migration dashboard), which also count `errors` (the
- * translation failed or timed out) and `skipped` (not sampled, or a write).
+ * mode (`idm-compat shadow report`, the migration dashboard). Both count `skipped`: requests not
+ * compared (compare: an answer recorded without its body; shadow: not sampled, a write, over the
+ * bounds); the shadow mode also counts `errors` (the translation failed or timed out).
  */
 
 /** One difference: where, and the (redacted) value on each side; a side without the value omits it. */
@@ -33,14 +34,20 @@ export const sampleSchema = z.object({
 export type Sample = z.infer<typeof sampleSchema>;
 
 const counts = {
-  pairs: z.int().min(0).describe('Requests answered by both sides'),
+  pairs: z.int().min(0).describe('Requests answered by both sides and compared (matched + mismatched)'),
   matched: z.int().min(0),
   mismatched: z.int().min(0),
   rate: z.number().min(0).max(1).nullable().describe('matched / pairs; null without pairs'),
   onlyA: z.int().min(0).describe('Requests only in A (compare) — unpaired'),
   onlyB: z.int().min(0).describe('Requests only in B (compare) — unpaired'),
   errors: z.int().min(0).optional().describe('Shadow: comparisons that could not be made'),
-  skipped: z.int().min(0).optional().describe('Shadow: requests not compared (sampling, writes)'),
+  skipped: z
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'Requests not compared, in no rate. Compare: pairs with an answer recorded without its body (too large, too deep); shadow: not sampled, writes, over the bounds',
+    ),
 };
 
 /** The figures of one operation. */
