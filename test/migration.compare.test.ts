@@ -333,7 +333,8 @@ describe('compare', () => {
         ],
         r,
       ),
-      ['$[1].name'],
+      ['$[0].name'],
+      "at b's index in A, not in the sorted ids",
     );
     // One extra entity is one difference, not a shift of every entity after it.
     assert.deepEqual(
@@ -345,6 +346,37 @@ describe('compare', () => {
       ['$[1]'],
     );
     assert.deepEqual(paths([1, 1, 2], [1, 2, 2], rule({ default: { unorderedArrays: true } })).length, 1);
+  });
+
+  it("reports a difference in a list paired by _id at the item's index in A's answer", () => {
+    // The index was the item's place among the sorted ids: the first user, zoe, was `$[2]`.
+    const r = rule({ default: { unorderedArrays: ['$', '$[*].members'] } });
+    const a = [
+      { _id: 'zoe', firstname: 'Zoe' },
+      { _id: 'ada', firstname: 'Ada' },
+      { _id: 'max', firstname: 'Max', members: [{ _id: 'y', n: 1 }, { _id: 'x' }] },
+    ];
+    const b = [
+      { _id: 'ada', firstname: 'Ada' },
+      { _id: 'max', firstname: 'Max', members: [{ _id: 'x' }, { _id: 'y', n: 2 }] },
+      { _id: 'zoe', firstname: 'Zoë' },
+    ];
+    const result = compareAnswers({ status: 200, body: a }, { status: 200, body: b }, r);
+    assert.deepEqual(result.match ? [] : result.differences, [
+      { path: '$[0].firstname', a: 'Zoe', b: 'Zoë' },
+      { path: '$[2].members[0].n', a: 1, b: 2 },
+    ]);
+    // An item only A has stays at its index; one only B has comes after A's items, in B's order.
+    assert.deepEqual(
+      paths([{ _id: 'zoe' }, { _id: 'ada' }], [{ _id: 'new2' }, { _id: 'ada' }, { _id: 'new1' }], r),
+      ['$[0]', '$[2]', '$[3]'],
+    );
+    const extra = compareAnswers(
+      { status: 200, body: [{ _id: 'zoe' }] },
+      { status: 200, body: [{ _id: 'new' }, { _id: 'zoe' }] },
+      r,
+    );
+    assert.deepEqual(extra.match ? [] : extra.differences, [{ path: '$[1]', b: { _id: 'new' } }]);
   });
 
   it('normalises IDs, date-times and trailing whitespace only when asked', () => {

@@ -114,14 +114,15 @@ export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Compar
     if (Array.isArray(x) && Array.isArray(y)) {
       const unordered = rule.unorderedArrays === true || matchesAnyPath(rule.unorderedArrays, keys);
       // Entities with legacy IDs are paired by `_id`: one extra or missing entity is one
-      // difference, not a shift of every entity after it.
+      // difference, not a shift of every entity after it. A difference is reported at the
+      // entity's index in A's answer, where a reader finds it; an entity only B has comes after
+      // A's, in B's order, as an extra item of an ordered array does.
       const xIds = unordered ? entityIds(x) : undefined;
       const yIds = xIds ? entityIds(y) : undefined;
       if (xIds && yIds) {
-        const ids = [...new Set([...xIds.keys(), ...yIds.keys()])].sort();
-        ids.forEach((id, i) => {
-          walk([...keys, i], xIds.has(id) ? xIds.get(id) : MISSING, yIds.has(id) ? yIds.get(id) : MISSING);
-        });
+        let index = 0;
+        for (const [id, item] of xIds) walk([...keys, index++], item, yIds.has(id) ? yIds.get(id) : MISSING);
+        for (const [id, item] of yIds) if (!xIds.has(id)) walk([...keys, index++], MISSING, item);
         return;
       }
       const xs = unordered ? sortForCompare(x) : x;
