@@ -789,6 +789,41 @@ describe('compare on the command line', () => {
   });
 });
 
+describe('compare on the command line: forged lines', () => {
+  it('refuses a line whose operation or method holds control characters: no forged row, no ANSI escape', async () => {
+    const dir = tempDir('compare-forged');
+    const a = path.join(dir, 'a.ndjson');
+    const b = path.join(dir, 'b.ndjson');
+    const forged = [
+      exchange({ requestId: 'row', operation: 'user.get  1  1  0  100.0 %\nTOTAL' }),
+      exchange({ requestId: 'ansi', operation: '\u001b[2J\u001b[Huser.get' }),
+      exchange({ requestId: 'method', method: 'GET\u001b[31m' }),
+    ];
+    const good = exchange({ requestId: 'good' });
+    writeFileSync(a, `${[good, ...forged].map((line) => JSON.stringify(line)).join('\n')}\n`);
+    writeFileSync(b, `${[good, ...forged].map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const run = await runCliCaptured(['compare', a, b, '--exact']);
+    assert.equal(
+      run.stderr,
+      [a, b]
+        .flatMap((file) => [
+          `${file}:2: operation: must not contain control characters\n`,
+          `${file}:3: operation: must not contain control characters\n`,
+          `${file}:4: method: must not contain control characters\n`,
+        ])
+        .join(''),
+    );
+    assert.ok(!run.stdout.includes('\u001b'), 'no escape reaches the terminal');
+    assert.deepEqual(
+      run.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split(' ')[0]),
+      ['OPERATION', 'user.get', 'TOTAL'],
+    );
+  });
+});
+
 describe('compare on the command line: answers recorded without their body', () => {
   it('counts them as skipped in the text, JSON and HTML reports, and exits 1, not 0', async () => {
     const dir = tempDir('compare-omitted');

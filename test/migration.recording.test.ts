@@ -144,7 +144,7 @@ describe('redaction', () => {
     assert.equal(recordedExchangeSchema.safeParse(kept).success, true);
   });
 
-  it('refuses a line whose path has dot segments or whose request id has control characters', () => {
+  it('refuses a line whose path has dot segments or whose request id, operation or method has control characters', () => {
     for (const path of [
       '/../../metrics',
       '/Service/./Core',
@@ -168,6 +168,22 @@ describe('redaction', () => {
       forged.error?.issues.map((issue) => issue.message),
       ['must not contain control characters'],
     );
+    // The operation heads a row of compare's table, the method a sample: a forged row or an ANSI
+    // escape (ESC, or the one-byte CSI U+009B) in either makes the line invalid too.
+    for (const over of [
+      { operation: 'user.get\nTOTAL 1 1 0 100.0 %' },
+      { operation: 'user.get\u001b[2K\u001b[1A' },
+      { operation: 'user.get\u009b2K' },
+      { method: 'GET\r\n' },
+      { method: 'G\u0000ET' },
+    ]) {
+      const checked = recordedExchangeSchema.safeParse(exchange(over));
+      assert.equal(checked.success, false, JSON.stringify(over));
+      assert.deepEqual(
+        checked.error?.issues.map((issue) => [issue.path.join('.'), issue.message]),
+        [[Object.keys(over)[0], 'must not contain control characters']],
+      );
+    }
   });
 
   it("replay's URL stays below --target's base path", () => {

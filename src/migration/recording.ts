@@ -14,6 +14,19 @@ import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
 
 /**
+ * A field of a recording line that replay's and compare's reports print (the request id, the
+ * operation in every table row, the method in samples): a line break in it would forge report
+ * lines, an ANSI escape would rewrite the terminal's table, so a control character makes the
+ * line invalid.
+ */
+function printedText() {
+  return z
+    .string()
+    .min(1)
+    .refine((text) => !hasControlCharacter(text), 'must not contain control characters');
+}
+
+/**
  * Why an answer's body was recorded as null although it had one: larger than
  * RECORDED_ANSWER_MAX_BYTES (`too-large`), or nested deeper than MAX_BODY_DEPTH (`too-deep`).
  * `compare` counts such a pair as not compared: its bodies are unknown, not equal.
@@ -27,16 +40,11 @@ export const RESPONSE_BODY_OMITTED = ['too-large', 'too-deep'] as const;
  */
 export const recordedExchangeSchema = z.object({
   time: z.iso.datetime({ offset: true }).describe('When the request arrived (ISO 8601)'),
-  requestId: z
-    .string()
-    .min(1)
-    // Printed in replay's and compare's reports: a line break in it would forge report lines.
-    .refine((id) => !hasControlCharacter(id), 'must not contain control characters')
-    .describe('Request id; a replay keeps it, so compare can pair the two'),
+  requestId: printedText().describe('Request id; a replay keeps it, so compare can pair the two'),
   apiUser: z.string().nullable().describe('The authenticated API user (null when none)'),
-  operation: z.string().min(1).describe('Legacy operation id, e.g. user.get'),
+  operation: printedText().describe('Legacy operation id, e.g. user.get'),
   mode: z.enum(RECORDING_MODES),
-  method: z.string().min(1).describe('HTTP method, upper case'),
+  method: printedText().describe('HTTP method, upper case'),
   path: z
     .string()
     .startsWith('/')
