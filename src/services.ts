@@ -139,13 +139,11 @@ export async function buildServices(
       cleanups.push(() => store.close());
       return { config, logger, clock, store, close };
     }
-    checkOperationReferences(
-      config,
-      REQUIRED_OPERATIONS.map((operation) => operation.id),
-    );
+    const requiredIds = REQUIRED_OPERATIONS.map((operation) => operation.id);
+    checkOperationReferences(config, requiredIds);
     // The migration's own files too, before anything is opened: like a bad key of the file, a
     // compare rules file or recording folder that cannot be used is a configuration error (exit 2).
-    const compareRules = shadowCompareRules(config);
+    const compareRules = shadowCompareRules(config, requiredIds);
     checkRecordingPath(config);
     const profileFolder = mappingsFolder(config);
     // The mapping profile next: a broken table stops start-up before anything is opened or started.

@@ -426,8 +426,14 @@ describe('configuration', () => {
         }),
       );
     const invalid = rulesFile('invalid.json', { default: { ignore: ['lastlogin'] } });
+    // A rule for an operation that does not exist applied to nothing, and the file passed.
+    const unknown = rulesFile('unknown.json', { operations: { 'user.lsit': { ignore: ['$.x'] } } });
     for (const [rules, reason] of [
       [invalid, /migration\.compare\.rules: .*invalid\.json \$\.default\.ignore\[0\]: must start with \$/],
+      [
+        unknown,
+        /migration\.compare\.rules: .*unknown\.json \$\.operations\.user\.lsit: no legacy operation is named "user\.lsit"; closest: user\.list/,
+      ],
       [path.join(dir, 'missing.json'), /migration\.compare\.rules: cannot read .*missing\.json: ENOENT/],
     ] as const) {
       for (const command of [['config', 'check'], ['serve']]) {

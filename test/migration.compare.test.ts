@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
 import {
   compareAnswers,
   compareExchanges,
@@ -219,6 +220,41 @@ describe('compare rules', () => {
     assert.match(error.message, /rules\.json \$\.operations\.user\.get\.unorderedArrays/);
     assert.match(error.message, /extra/);
     assert.match(error.message, /rules\.json \$\.operations\.\*\.list: an operation id such as user\.list/);
+  });
+
+  it('refuses an operation entry that names or matches no legacy operation, naming the closest ones', () => {
+    const ids = LEGACY_OPERATIONS.map((operation) => operation.id);
+    const file = {
+      operations: { 'user.lsit': { ignore: ['$.x'] }, 'grup.*': {}, 'user.list': {}, 'group.*': {}, '*': {} },
+    };
+    assert.throws(
+      () => parseCompareRules(file, 'rules.json', ids),
+      (error: unknown) =>
+        error instanceof CompareRulesError &&
+        error.message ===
+          [
+            'rules.json $.operations.user.lsit: no legacy operation is named "user.lsit"; closest: user.list, user.get, user.create',
+            'rules.json $.operations.grup.*: no legacy operation is matched by "grup.*"; closest: group.*, user.*, role.*',
+          ].join('\n'),
+    );
+    // Without the ids (this folder cannot import the routes) the names are not checked.
+    assert.ok(parseCompareRules(file, 'rules.json'));
+    assert.ok(loadCompareRules(undefined, ids), 'the shipped rules name only real operations');
+  });
+
+  it('compare --rules refuses a rules file naming an unknown operation (exit 2)', async () => {
+    const dir = tempDir('rules');
+    const rules = path.join(dir, 'typo.json');
+    writeFileSync(rules, JSON.stringify({ operations: { 'user.lsit': { unorderedArrays: ['$'] } } }));
+    const a = path.join(dir, 'a.ndjson');
+    writeFileSync(a, `${JSON.stringify(exchange())}\n`);
+    const run = await runCliCaptured(['compare', a, a, '--rules', rules]);
+    assert.equal(run.code, 2);
+    assert.equal(
+      run.stderr,
+      `error: ${rules} $.operations.user.lsit: no legacy operation is named "user.lsit"; closest: user.list, user.get, user.create\n`,
+    );
+    assert.equal(run.stdout, '');
   });
 
   it('a missing or broken file is a CompareRulesError', () => {

@@ -1,4 +1,5 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
+import { LEGACY_OPERATIONS } from '../legacy/operations.js';
 import { compareRecordings } from '../migration/compare.js';
 import {
   type CompareRules,
@@ -64,7 +65,12 @@ Example:
     }
     let rules: CompareRules;
     try {
-      rules = flag(args, 'exact') ? EXACT_RULES : loadCompareRules(rulesFile);
+      rules = flag(args, 'exact')
+        ? EXACT_RULES
+        : loadCompareRules(
+            rulesFile,
+            LEGACY_OPERATIONS.map((operation) => operation.id),
+          );
     } catch (error) {
       if (error instanceof CompareRulesError) throw new CommandError(error.message);
       throw error;

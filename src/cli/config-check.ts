@@ -40,12 +40,10 @@ function problemsOf(error: ConfigError | MappingError): { file?: string; path: s
 /** Loads and checks everything `serve` would at start; the summary on stdout. */
 function check(args: CommandArgs, io: CommandIo): number {
   const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
-  checkOperationReferences(
-    config,
-    LEGACY_OPERATIONS.map((operation) => operation.id),
-  );
+  const operationIds = LEGACY_OPERATIONS.map((operation) => operation.id);
+  checkOperationReferences(config, operationIds);
   // The files `serve` reads at start besides this one (buildServices): exit 2 naming the key.
-  shadowCompareRules(config);
+  shadowCompareRules(config, operationIds);
   checkRecordingPath(config);
   loadTlsFiles(config);
   // And the mapping profile, as serve loads it: every table valid, every served operation mapped

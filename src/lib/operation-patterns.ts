@@ -1,3 +1,5 @@
+import { closest } from './closest.js';
+
 /**
  * Operation patterns of the configuration (`migration.modes`, `deprecation.operations`,
  * `migration.recording.operations`): an exact operation id (`user.list`), a glob that ends in
@@ -31,7 +33,11 @@ export function mostSpecific(patterns: Iterable<string>, id: string): string | u
   return best;
 }
 
-/** Problems of patterns that cover no operation (a typo would otherwise silently do nothing), by JSON path. */
+/**
+ * Problems of patterns that cover no operation (a typo would otherwise silently do nothing), by
+ * JSON path, each naming the operation ids (or, for a glob, the globs) closest to what was written:
+ * `no legacy operation is named "user.lsit"; closest: user.list, …`.
+ */
 export function unknownPatterns(
   patterns: Iterable<string>,
   ids: readonly string[],
@@ -40,11 +46,22 @@ export function unknownPatterns(
   const problems: { path: string; message: string }[] = [];
   for (const pattern of patterns) {
     if (!ids.some((id) => patternMatches(pattern, id))) {
+      const near = pattern === '*' ? [] : closest(pattern, pattern.endsWith('.*') ? globsOf(ids) : ids);
       problems.push({
         path: at(pattern),
-        message: `no legacy operation is ${pattern.includes('*') ? 'matched by' : 'named'} "${pattern}"`,
+        message: `no legacy operation is ${pattern.includes('*') ? 'matched by' : 'named'} "${pattern}"${near.length > 0 ? `; closest: ${near.join(', ')}` : ''}`,
       });
     }
   }
   return problems;
+}
+
+/** Every glob that covers some of `ids` (`user.*`, `user.link.*`, …), for suggestions. */
+function globsOf(ids: readonly string[]): string[] {
+  const globs = new Set<string>();
+  for (const id of ids) {
+    const parts = id.split('.');
+    for (let n = 1; n < parts.length; n += 1) globs.add(`${parts.slice(0, n).join('.')}.*`);
+  }
+  return [...globs];
 }

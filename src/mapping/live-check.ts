@@ -1,3 +1,4 @@
+import { closest } from '../lib/closest.js';
 import type { SuccessorClient } from '../successor/client.js';
 import { UpstreamError } from '../successor/errors.js';
 import { attributesFor, attributesValue, identityAttributes } from './attributes.js';
@@ -510,30 +511,4 @@ function checkAttribute(
     message: `the successor's ${label} has no attribute ${name}${offered.length > 0 ? `; closest: ${offered.join(', ')}` : ''}`,
   });
   return false;
-}
-
-/** Up to three candidates most like `wanted` (edit distance), for "what it offers instead". */
-function closest(wanted: string, candidates: readonly string[]): string[] {
-  return [...candidates]
-    .map((candidate) => ({
-      candidate,
-      distance: editDistance(wanted.toLowerCase(), candidate.toLowerCase()),
-    }))
-    .sort((a, b) => a.distance - b.distance)
-    .slice(0, 3)
-    .map((c) => c.candidate);
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] ?? 0;
-      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length] ?? 0;
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
-import { mostSpecific, OPERATION_PATTERN } from '../lib/operation-patterns.js';
+import { mostSpecific, OPERATION_PATTERN, unknownPatterns } from '../lib/operation-patterns.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
 /** The compare rules shipped with the package (known harmless differences). */
@@ -121,15 +121,30 @@ function mergeRules(base: Rule, own: Rule): ResolvedRule {
   };
 }
 
-/** Validates parsed JSON as a rules file; throws {@link CompareRulesError} naming every problem. */
-export function parseCompareRules(value: unknown, label: string): CompareRules {
+/**
+ * Validates parsed JSON as a rules file; throws {@link CompareRulesError} naming every problem.
+ * With `operationIds` (the legacy operations; this folder may not import their table), an entry
+ * of `operations` that covers none of them is a problem too, worded as the configuration's
+ * (`migration.recording.operations`): a typo such as `user.lsit` would apply to nothing, unseen.
+ */
+export function parseCompareRules(
+  value: unknown,
+  label: string,
+  operationIds?: readonly string[],
+): CompareRules {
   const parsed = compareRulesSchema.safeParse(value);
+  if (parsed.success && operationIds !== undefined) {
+    const unknown = unknownPatterns(Object.keys(parsed.data.operations ?? {}), operationIds, (p) =>
+      jsonPathOf(['operations', p]),
+    );
+    if (unknown.length > 0)
+      throw new CompareRulesError(
+        unknown.map(({ path, message }) => `${label} ${path}: ${message}`).join('\n'),
+      );
+  }
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
-      const where = [
-        '$',
-        ...issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)),
-      ].join('');
+      const where = jsonPathOf(issue.path);
       // A bad record key (an operation pattern) carries the reason in its nested issue.
       const message =
         issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
@@ -140,8 +155,19 @@ export function parseCompareRules(value: unknown, label: string): CompareRules {
   return compileCompareRules(parsed.data);
 }
 
-/** Reads and validates a rules file (default: the shipped rules). */
-export function loadCompareRules(file: string = DEFAULT_COMPARE_RULES_FILE): CompareRules {
+/** Where a problem is in a rules file, as its messages name it: `$.operations.user.get.ignore[0]`. */
+function jsonPathOf(keys: readonly PropertyKey[]): string {
+  return ['$', ...keys.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))].join('');
+}
+
+/**
+ * Reads and validates a rules file (default: the shipped rules); with `operationIds`, an
+ * operation entry that covers none of them is refused ({@link parseCompareRules}).
+ */
+export function loadCompareRules(
+  file: string = DEFAULT_COMPARE_RULES_FILE,
+  operationIds?: readonly string[],
+): CompareRules {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -155,21 +181,23 @@ export function loadCompareRules(file: string = DEFAULT_COMPARE_RULES_FILE): Com
     if (!(error instanceof JsonFileError)) throw error;
     throw new CompareRulesError(`${file}: ${error.message}`);
   }
-  return parseCompareRules(value, file);
+  return parseCompareRules(value, file, operationIds);
 }
 
 /**
  * The compare rules shadow mode runs with, read as `serve` reads them (at start, and only with a
  * legacy upstream, `migration.legacy`, since only shadow mode uses them): `migration.compare.rules`
- * or the shipped file. A file that cannot be read or does not validate is a {@link ConfigError}
- * at `migration.compare.rules`, so `config check` refuses what `serve` would.
+ * or the shipped file. A file that cannot be read, does not validate or names an operation none of
+ * `operationIds` is, is a {@link ConfigError} at `migration.compare.rules`, so `config check`
+ * refuses what `serve` would.
  */
 export function shadowCompareRules(
   config: Pick<AppConfig, 'migration' | 'source'>,
+  operationIds: readonly string[],
 ): CompareRules | undefined {
   if (!config.migration.legacy) return undefined;
   try {
-    return loadCompareRules(config.migration.compare.rules);
+    return loadCompareRules(config.migration.compare.rules, operationIds);
   } catch (error) {
     if (!(error instanceof CompareRulesError)) throw error;
     throw new ConfigError(
