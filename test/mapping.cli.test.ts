@@ -364,6 +364,34 @@ describe('idm-compat ids import / export', () => {
     assert.ok(rows.every((row) => row.kind === 'group'));
   });
 
+  it('refuses an unknown --kind (exit 2) as ids import does, instead of exporting an empty table', async () => {
+    // It printed the CSV header alone with exit 0: "no rows of that kind" for a typo or `User`.
+    const output = path.join(dir, 'unknown-kind.csv');
+    for (const kind of ['bogus', 'User']) {
+      for (const extra of [[], ['--json'], ['--output', output]]) {
+        const run = await cli(['ids', 'export', '--kind', kind, ...extra, '--config', config]);
+        assert.equal(run.code, 2, `${kind} ${extra.join(' ')}: ${run.out}`);
+        assert.equal(run.out, '');
+        assert.equal(
+          run.err,
+          `error: unknown kind ${kind}; the profile has user, group, role, privilege, flag\n`,
+        );
+      }
+      const imported = await cli([
+        'ids',
+        'import',
+        path.join(dir, 'groups.csv'),
+        '--kind',
+        kind,
+        '--config',
+        config,
+      ]);
+      assert.equal(imported.code, 2);
+      assert.match(imported.err, new RegExp(`error: unknown kind ${kind}; the profile has user, group`));
+    }
+    assert.equal(existsSync(output), false, 'nothing written');
+  });
+
   it('refuses an --output that is the store itself, its log or its shared memory (exit 2), and leaves it a store', async () => {
     // It wrote "wrote 15 rows" over the SQLite file: every API user and ID gone.
     const store = path.join(dir, 'store.db');

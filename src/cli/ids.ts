@@ -4,7 +4,13 @@ import { loadConfig } from '../config/load.js';
 import { mappingsFolder } from '../config/mappings-folder.js';
 import { systemClock } from '../lib/clock.js';
 import { silentLogger } from '../lib/logger.js';
-import { IdImportStopped, type IdImportSummary, idRowsToCsv, importIdCsv } from '../mapping/id-import.js';
+import {
+  IdImportStopped,
+  type IdImportSummary,
+  idRowsToCsv,
+  importIdCsv,
+  unknownKind,
+} from '../mapping/id-import.js';
 import { loadProfile } from '../mapping/load.js';
 import { buildServices } from '../services.js';
 import {
@@ -157,8 +163,11 @@ export const idsExportCommand: Command = {
   path: ['ids', 'export'],
   summary: 'Write the ID mapping table as CSV (kind,legacy_id,uuid,source,updated_at) or JSON.',
   usage: '[--kind KIND] [--output FILE] [--config FILE] [--json]',
-  help: `Options:
-  --kind KIND     only rows of this kind
+  help: `A --kind the mapping profile does not have (a typo, or User for user) is refused with exit
+code 2, as ids import refuses it, rather than exported as an empty table.
+
+Options:
+  --kind KIND     only rows of this kind (user, group, role, privilege, flag, …)
   --output FILE   write to FILE instead of standard output
 ${CONFIG_HELP}
   --json          JSON array instead of CSV`,
@@ -185,7 +194,12 @@ ${CONFIG_HELP}
             ["the store's shared memory", `${file}-shm`],
           ]);
         }
-        const rows = await store.idMap.list(stringOption(args, 'kind'));
+        const kind = stringOption(args, 'kind');
+        // An unknown kind has no rows: its empty table, exit 0, read as "nothing imported yet".
+        const kindProblem =
+          kind === undefined ? undefined : unknownKind(loadProfile(mappingsFolder(config)), kind);
+        if (kindProblem !== undefined) throw new CommandError(kindProblem);
+        const rows = await store.idMap.list(kind);
         const text = flag(args, 'json')
           ? `${JSON.stringify(rows.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() })))}\n`
           : idRowsToCsv(rows);

@@ -28,6 +28,16 @@ const LEGACY_COLUMNS = ['legacy_id', 'legacyid', 'legacy', '_id', 'id'];
 const UUID_COLUMNS = ['uuid', 'hexuuid', 'successor_uuid'];
 
 /**
+ * Why `kind` (a `--kind` of `ids import` or `ids export`) cannot be used: not a kind of the
+ * profile (kinds are exact, lower-case names: `User` is none), with the kinds it has; undefined
+ * when it is one.
+ */
+export function unknownKind(profile: Pick<CompiledProfile, 'kinds'>, kind: string): string | undefined {
+  if (profile.kinds.has(kind)) return undefined;
+  return `unknown kind ${kind}; the profile has ${[...profile.kinds.keys()].join(', ')}`;
+}
+
+/**
  * Parses and checks an ID-table CSV (header `kind,legacy_id,uuid`; `kind` may come from
  * `defaultKind` instead), then writes the good rows in one transaction per chunk. Rows with an
  * unknown kind, an empty legacy ID or one no legacy call can address (over 255 bytes URL-encoded,
@@ -46,9 +56,8 @@ export async function importIdCsv(options: {
   onProgress?: (done: number) => void;
 }): Promise<IdImportSummary> {
   const { profile, defaultKind } = options;
-  if (defaultKind !== undefined && !profile.kinds.has(defaultKind)) {
-    throw new Error(`unknown kind ${defaultKind}; the profile has ${[...profile.kinds.keys()].join(', ')}`);
-  }
+  const kindProblem = defaultKind === undefined ? undefined : unknownKind(profile, defaultKind);
+  if (kindProblem !== undefined) throw new Error(kindProblem);
   // Loaded here, for the one command that imports a CSV, not with everything that imports this module.
   const { parse } = await import('csv-parse/sync');
   const records = parse(options.text, {
