@@ -12,6 +12,7 @@ import {
   compareAnswers,
   compareExchanges,
   compareRecordings,
+  normaliseBody,
   pairExchanges,
   ReportBuilder,
 } from '../src/migration/compare.js';
@@ -292,6 +293,23 @@ describe('compare', () => {
       ],
       paths: ['$.a', '$.list[*]', '$.gone', '$.extra'],
     });
+  });
+
+  it('compares a member named __proto__ as any other member, also after normalisation', () => {
+    // Dropped by the copies (redaction, normalisation): two different values compared equal.
+    const a = JSON.parse('{"__proto__":{"admin":true},"x":1}');
+    const b = JSON.parse('{"__proto__":{"admin":false},"x":1}');
+    assert.deepEqual(paths(a, b), ['$.__proto__.admin']);
+    assert.deepEqual(paths(JSON.parse('{"__proto__":1}'), {}), ['$.__proto__']);
+    const all = {
+      idsCaseInsensitive: true,
+      datesToDay: true,
+      dateTimesToUtc: true,
+      trimTrailingWhitespace: true,
+    };
+    const normalised = normaliseBody(a, all);
+    assert.equal(JSON.stringify(normalised), '{"__proto__":{"admin":true},"x":1}');
+    assert.equal(Object.getPrototypeOf(normalised), Object.prototype);
   });
 
   it('never shows a secret in a difference', () => {

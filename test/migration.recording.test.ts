@@ -204,6 +204,27 @@ describe('redaction', () => {
     );
   });
 
+  it('keeps a member named __proto__ as a member, in the copy and in the written line', async () => {
+    // JSON.parse keeps it as an own member; copied with `out[key] = …` it set the copy's
+    // prototype instead and vanished from the recording.
+    const body = JSON.parse('{"__proto__":{"role":"admin","password":"pw"},"a":[{"__proto__":1}]}');
+    const copy = redactValue(body) as Record<string, unknown>;
+    assert.equal(
+      JSON.stringify(copy),
+      '{"__proto__":{"role":"admin","password":"[redacted]"},"a":[{"__proto__":1}]}',
+    );
+    assert.ok(Object.hasOwn(copy, '__proto__'));
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype, 'the prototype is not set from the body');
+    assert.equal((copy as { role?: unknown }).role, undefined);
+    const file = tempFile('proto.ndjson');
+    const writer = new RecordingWriter({ path: file });
+    writer.record(exchange({ requestBody: body, responseBody: body }));
+    await writer.close();
+    const [line] = (await readRecording(file)).exchanges;
+    for (const recorded of [line?.requestBody, line?.responseBody])
+      assert.equal(JSON.stringify(recorded), JSON.stringify(copy));
+  });
+
   it('redacts credentials, private keys, cookies and session IDs under their keys', () => {
     assert.deepEqual(
       redactValue({ credentials: 'a', private_key: 'b', Cookie: 'c', sessionId: 'd', session: 'kept' }),
@@ -478,6 +499,19 @@ describe('request parts of a recorded exchange', () => {
     assert.deepEqual(recordedAnswer(''), null);
     assert.deepEqual(recordedAnswer('<html>'), null);
     assert.deepEqual(recordedAnswer('{"a":1}'), { a: 1 });
+  });
+
+  it('keeps form fields named like members of every object (__proto__, toString, constructor)', async () => {
+    // `name in fields` was true for them on a plain object, and assigning __proto__ set the prototype.
+    const recorded = await recordedBody(
+      'application/x-www-form-urlencoded',
+      '__proto__=a&toString=b&constructor=c&username=ada.l&toString=second',
+      'form',
+    );
+    assert.equal(
+      JSON.stringify(recorded.requestBody),
+      '{"__proto__":"a","toString":"b","constructor":"c","username":"ada.l"}',
+    );
   });
 
   it("keeps a password operation's request body only as a whole [redacted], whatever its shape", async () => {

@@ -41,9 +41,8 @@ export function normaliseBody(value: unknown, normalise: Normalise): unknown {
     }
     if (Array.isArray(node)) return node.map((item, index) => walk(item, index, key));
     if (node !== null && typeof node === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [name, inner] of Object.entries(node)) out[name] = walk(inner, name, key);
-      return out;
+      // Data properties, as redactValue copies them: a member named `__proto__` stays a member.
+      return Object.fromEntries(Object.entries(node).map(([name, inner]) => [name, walk(inner, name, key)]));
     }
     return node;
   };

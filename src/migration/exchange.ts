@@ -36,11 +36,13 @@ async function parseForm(
 ): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
   try {
     const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
-    const fields: Record<string, string> = {};
+    // A Map, then data properties: on a plain object `name in fields` is true for `toString` or
+    // `__proto__` (inherited), and assigning `__proto__` sets the prototype; both lost the field.
+    const fields = new Map<string, string>();
     for (const [name, value] of form.entries()) {
-      if (typeof value === 'string' && !(name in fields)) fields[name] = value;
+      if (typeof value === 'string' && !fields.has(name)) fields.set(name, value);
     }
-    return { requestFormat: 'form', requestBody: fields };
+    return { requestFormat: 'form', requestBody: Object.fromEntries(fields) };
   } catch {
     return { requestFormat: 'form', requestBody: null };
   }

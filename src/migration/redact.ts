@@ -75,16 +75,21 @@ function formDecoded(text: string): string {
   }
 }
 
-/** A copy of a JSON-like value with every secret replaced by {@link REDACTED}. */
+/**
+ * A copy of a JSON-like value with every secret replaced by {@link REDACTED}. Members are copied
+ * as data properties (Object.fromEntries): assigned, a member named `__proto__` (JSON.parse keeps
+ * it as an own member) would set the copy's prototype instead and be lost from the recording.
+ */
 export function redactValue(value: unknown): unknown {
   if (typeof value === 'string') return redactString(value);
   if (Array.isArray(value)) return value.map(redactValue);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) {
-      out[key] = isSecretKey(key) && inner !== null && inner !== undefined ? REDACTED : redactValue(inner);
-    }
-    return out;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [
+        key,
+        isSecretKey(key) && inner !== null && inner !== undefined ? REDACTED : redactValue(inner),
+      ]),
+    );
   }
   return value;
 }
