@@ -124,6 +124,18 @@ describe('redaction', () => {
     assert.equal(redactQuery('bad=%E0%A4%A'), 'bad=%E0%A4%A');
   });
 
+  it("redacts the successor's API-key header name as a query parameter, in any case or encoding", () => {
+    // Recorded verbatim while api_key= and apikey= were redacted.
+    assert.equal(
+      redactQuery('x-iserv-authentication=K1&X-IServ-Authentication=K2&x%2Diserv%2Dauthentication=K3&a=1'),
+      `x-iserv-authentication=${REDACTED}&X-IServ-Authentication=${REDACTED}&x%2Diserv%2Dauthentication=${REDACTED}&a=1`,
+    );
+    assert.deepEqual(redactValue({ 'X-IServ-Authentication': 'K4', authenticated: true }), {
+      'X-IServ-Authentication': REDACTED,
+      authenticated: true,
+    });
+  });
+
   it('keeps a body nested deeper than 64 levels as null, however deep (the walk would overflow the stack)', () => {
     const nested = (levels: number): unknown => {
       let value: unknown = 'Bearer abc123xyz';
@@ -267,6 +279,7 @@ describe('redaction', () => {
       ssoToken: 'SsoToken-4d2e',
       basic: Buffer.from('untis:ApiUserSecret-55').toString('base64'),
       queryToken: 'QueryToken-aa11',
+      apiKey: 'IServApiKey-77c1',
     };
     const writer = new RecordingWriter({ path: file });
     writer.record(
@@ -306,7 +319,7 @@ describe('redaction', () => {
     writer.record(
       exchange({
         requestId: 'req-4',
-        query: `token=${secrets.queryToken}`,
+        query: `token=${secrets.queryToken}&x-iserv-authentication=${secrets.apiKey}`,
         requestBody: { authorization: `Basic ${secrets.basic}` },
         responseBody: { errors: [{ message: `Basic ${secrets.basic}` }] },
       }),
@@ -324,7 +337,7 @@ describe('redaction', () => {
       token: REDACTED,
       return_to: `https://proxy.example/sso/continue?token=${REDACTED}`,
     });
-    assert.equal(exchanges[3]?.query, `token=${REDACTED}`);
+    assert.equal(exchanges[3]?.query, `token=${REDACTED}&x-iserv-authentication=${REDACTED}`);
     // The file is readable only by its owner.
     assert.equal(statSync(file).mode & 0o077, 0);
   });

@@ -9,8 +9,10 @@ export const REDACTED = '[redacted]';
 // Keys whose values are secrets wherever they occur: passwords (request bodies and the temporary
 // passwords in answers), SSO and OAuth tokens, Authorization headers, client secrets, API keys,
 // credentials, private keys, cookies and session IDs.
+// `iserv-authentication` is the successor's API-key header (`X-IServ-Authentication`), which a
+// caller may also send as a query parameter.
 const SECRET_KEY =
-  /pass(word|wd)|secret|token|authori[sz]ation|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
+  /pass(word|wd)|secret|token|authori[sz]ation|iserv[-_]?authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
 // Credentials that show up inside string values: `Basic …`/`Bearer …` header values, and tokens
 // in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). The word after the scheme is a
 // credential unless it reads as prose (credentialToken): a group named `Basic English` or a
