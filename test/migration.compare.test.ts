@@ -669,6 +669,14 @@ describe('pairing and the report', () => {
       assert.ok(!JSON.stringify(report).includes(secret), secret);
       assert.ok(!page.includes(secret), secret);
     }
+    // A credential pasted into the path, percent-encoded: the segment goes whole.
+    const pasted = { path: '/Service/Core/Entity/User/Bearer%20eyJhbGciOiJIUzI1NiJ9.e30.PathSig-9' };
+    const pastedReport = compareRecordings(
+      [exchange({ ...pasted, responseBody: { a: 1 } })],
+      [exchange({ ...pasted, responseBody: { a: 2 } })],
+      EXACT_RULES,
+    );
+    assert.equal(pastedReport.operations[0]?.samples[0]?.path, `/Service/Core/Entity/User/${REDACTED}`);
   });
 
   it('does not compare answers recorded without their body (too large, too deep): skipped, in no rate', () => {

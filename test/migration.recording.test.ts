@@ -22,7 +22,7 @@ import {
   recordedExchangeSchema,
   redactExchange,
 } from '../src/migration/recording.js';
-import { REDACTED, redactQuery, redactValue } from '../src/migration/redact.js';
+import { REDACTED, redactPath, redactQuery, redactValue } from '../src/migration/redact.js';
 import { replayUrl } from '../src/migration/replay.js';
 import { tempDir } from './temp-dir.js';
 
@@ -134,6 +134,43 @@ describe('redaction', () => {
       'X-IServ-Authentication': REDACTED,
       authenticated: true,
     });
+  });
+
+  it('redacts a credential pasted into a path segment, percent-encoded too, and leaves ordinary paths as written', () => {
+    // The same value in a body was redacted; in the path it was recorded verbatim.
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    const basic = encodeURIComponent(Buffer.from('untis:S3cret-pw').toString('base64'));
+    assert.equal(
+      redactPath(`/Service/Core/Entity/User/Bearer%20${jwt}`),
+      `/Service/Core/Entity/User/${REDACTED}`,
+    );
+    assert.equal(
+      redactPath(`/Service/Core/Entity/User/bearer%09${jwt}/link/groups`),
+      `/Service/Core/Entity/User/${REDACTED}/link/groups`,
+    );
+    assert.equal(
+      redactPath(`/Service/Core/Entity/Group/Basic%20${basic}`),
+      `/Service/Core/Entity/Group/${REDACTED}`,
+    );
+    // A token parameter in a segment is redacted in place, as before.
+    assert.equal(redactPath('/x/ada.l;token=SsoToken-1'), `/x/ada.l;token=${REDACTED}`);
+    for (const ordinary of [
+      '/Service/Core/Entity/User/ada.l',
+      '/Service/Core/Entity/Group/Basic%20English',
+      '/Service/Core/Entity/Group/Bearer%20Bonds',
+      '/Service/Core/Entity/Group/Bearer+abc123',
+      '/Service/Core/Entity/Group/m%C3%BCller-gruppe',
+      '/Service/Core/Entity/Group/bad%E0%A4%A',
+      '/Service/Core/Entity/User/ada.l/link/groups',
+      '/',
+    ])
+      assert.equal(redactPath(ordinary), ordinary, ordinary);
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/), { maxLength: 6 }), (segments) => {
+        const path = `/${segments.map(encodeURIComponent).join('/')}`;
+        assert.equal(redactPath(path), path);
+      }),
+    );
   });
 
   it('keeps a body nested deeper than 64 levels as null, however deep (the walk would overflow the stack)', () => {
@@ -280,6 +317,7 @@ describe('redaction', () => {
       basic: Buffer.from('untis:ApiUserSecret-55').toString('base64'),
       queryToken: 'QueryToken-aa11',
       apiKey: 'IServApiKey-77c1',
+      pathToken: 'eyJhbGciOiJIUzI1NiJ9.eyJwYXRoIjoxfQ.PathJwt-3b9',
     };
     const writer = new RecordingWriter({ path: file });
     writer.record(
@@ -319,6 +357,7 @@ describe('redaction', () => {
     writer.record(
       exchange({
         requestId: 'req-4',
+        path: `/Service/Core/Entity/User/Bearer%20${secrets.pathToken}`,
         query: `token=${secrets.queryToken}&x-iserv-authentication=${secrets.apiKey}`,
         requestBody: { authorization: `Basic ${secrets.basic}` },
         responseBody: { errors: [{ message: `Basic ${secrets.basic}` }] },
@@ -338,6 +377,7 @@ describe('redaction', () => {
       return_to: `https://proxy.example/sso/continue?token=${REDACTED}`,
     });
     assert.equal(exchanges[3]?.query, `token=${REDACTED}&x-iserv-authentication=${REDACTED}`);
+    assert.equal(exchanges[3]?.path, `/Service/Core/Entity/User/${REDACTED}`);
     // The file is readable only by its owner.
     assert.equal(statSync(file).mode & 0o077, 0);
   });

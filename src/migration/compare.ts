@@ -1,7 +1,7 @@
 import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
 import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
 import type { RecordedExchange } from './recording.js';
-import { redactQuery, redactString, redactValue } from './redact.js';
+import { redactPath, redactQuery, redactValue } from './redact.js';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
 
 /** The outcome of comparing two answers to the same request. */
@@ -235,7 +235,7 @@ export function sampleOf(
   return {
     requestId: request.requestId,
     method: request.method,
-    path: redactString(request.path),
+    path: redactPath(request.path),
     query: redactQuery(request.query),
     requestBody: redactValue(request.requestBody ?? null),
     status,

@@ -8,7 +8,7 @@ import { hasDotSegment } from '../lib/dot-segments.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
-import { REDACTED, redactQuery, redactString, redactValue } from './redact.js';
+import { REDACTED, redactPath, redactQuery, redactValue } from './redact.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
@@ -90,7 +90,7 @@ export function redactExchange(exchange: RecordedExchange): RecordedExchange {
   const tooDeep = nestedDeeperThan(exchange.responseBody, MAX_BODY_DEPTH);
   return {
     ...exchange,
-    path: redactString(exchange.path),
+    path: redactPath(exchange.path),
     query: redactQuery(exchange.query),
     requestBody: redactedBody(exchange.requestBody),
     responseBody: redactedBody(exchange.responseBody),

@@ -68,6 +68,34 @@ export function redactQuery(query: string): string {
     .join('&');
 }
 
+/**
+ * Redacts a raw request path: each segment as {@link redactString} does (`;token=…`), and a
+ * segment that holds a credential only once percent-decoded (`Bearer%20eyJ…`, a token pasted into
+ * an ID) is replaced whole, as such a query value is. Ordinary segments stay as written, also
+ * those that only look like a scheme (`Basic%20English`, a group's name). A credential is
+ * recognised within one segment: one split by a `/` counts by the part before it.
+ */
+export function redactPath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      const redacted = redactString(segment);
+      if (redacted !== segment) return redacted;
+      const decoded = pathDecoded(segment);
+      return decoded !== segment && redactString(decoded) !== decoded ? REDACTED : segment;
+    })
+    .join('/');
+}
+
+/** A path segment as a server reads it (`%XX` a byte; `+` stays a plus); a malformed escape as written. */
+function pathDecoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** A query name or value as a server reads it (`+` a space, `%XX` a byte); a malformed escape as written. */
 function formDecoded(text: string): string {
   try {

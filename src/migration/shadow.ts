@@ -9,7 +9,7 @@ import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } fro
 import { type Answer, type Comparison, compareAnswers, sampleOf } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
 import { MAX_BODY_DEPTH } from './recording.js';
-import { redactQuery, redactString } from './redact.js';
+import { redactPath, redactQuery } from './redact.js';
 import type { Sample } from './report.js';
 
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */
@@ -234,7 +234,7 @@ export class ShadowRunner {
     this.#sample(request, 'error', {
       requestId: request.requestId,
       method: request.method,
-      path: redactString(request.path),
+      path: redactPath(request.path),
       query: redactQuery(request.query),
       error,
     });
