@@ -39,14 +39,19 @@ export interface SpawnCliOptions {
   env?: NodeJS.ProcessEnv;
   /** Record the URL of every module the process loads into this file (one per line). */
   moduleLog?: string;
+  /** Node's arguments before `args` instead of the source tree's entry (a built binary, with preloads). */
+  nodeArgs?: string[];
 }
 
-/** Starts `idm-compat <args…>` from the source tree, as an operator would run it. */
+/** Starts `idm-compat <args…>` from the source tree (or as `nodeArgs` say), as an operator would run it. */
 export function spawnCli(args: string[], options: SpawnCliOptions = {}): CliProcess {
   const preload = options.moduleLog === undefined ? [] : ['--import', RECORDER];
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', ...preload, '--input-type=module', '-e', ENTRY, '--', ...args],
+    [
+      ...(options.nodeArgs ?? ['--import', 'tsx', ...preload, '--input-type=module', '-e', ENTRY, '--']),
+      ...args,
+    ],
     {
       cwd: process.cwd(),
       env: {

@@ -3,14 +3,14 @@
 // moment (src/cli/stop-signal.ts). The rule, and real processes started as the binary starts
 // `serve`, on whichever Node runs the suite (CI runs it on Node 20 and on Node 24).
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { YOUNG_GENERATION_FLAG, youngGenerationFlag } from '../src/cli/young-generation.js';
+import { spawnCli } from './cli-helpers.js';
 import { tempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
@@ -177,46 +177,17 @@ describe('the binary', () => {
       IDM_COMPAT_SIGNAL_ON_LOAD_NAME: 'SIGHUP',
     };
     delete env.NODE_OPTIONS;
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        SIGNAL_ON_LOAD,
-        path.join(build, 'bin', 'idm-compat.js'),
-        'serve',
-        '--config',
-        serveConfig(),
-      ],
-      { env, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
+    const cli = spawnCli(['serve', '--config', serveConfig()], {
+      env,
+      nodeArgs: ['--import', SIGNAL_ON_LOAD, path.join(build, 'bin', 'idm-compat.js')],
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
     try {
-      const deadline = Date.now() + 60_000;
-      while (
-        !stdout.includes('"msg":"mapping profile reloaded"') &&
-        child.exitCode === null &&
-        child.signalCode === null
-      ) {
-        assert.ok(Date.now() < deadline, `no reload within a minute: ${stderr}`);
-        await sleep(50);
-      }
-      assert.equal(child.signalCode, null, `killed: ${stderr}`);
-      assert.match(stdout, /"msg":"SIGHUP during start-up: reloading now"/);
-      assert.match(stderr, /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
-      child.kill('SIGTERM');
-      assert.deepEqual(await exited, { code: 0, signal: null }, stderr);
+      await cli.waitFor('stderr', /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
+      await cli.waitFor('stdout', /"msg":"mapping profile reloaded"/);
+      assert.match(cli.stdout(), /"msg":"SIGHUP during start-up: reloading now"/);
+      assert.deepEqual(await cli.stop('SIGTERM'), { code: 0, signal: null }, cli.stderr());
     } finally {
-      child.kill('SIGKILL');
+      await cli.stop('SIGKILL');
     }
   });
 
