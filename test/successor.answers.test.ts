@@ -19,6 +19,20 @@ import { startUserProxy, type UserProxy } from './user-helpers.js';
 /** Reshapes one answer; returns false to pass it on as the sandbox gave it. */
 type Shape = (request: SeenRequest, answer: ForwardedAnswer, res: ServerResponse) => boolean;
 
+/** A read of the users collection or of one user. */
+const readsOfUsers = (request: SeenRequest) =>
+  request.method === 'GET' && /^\/iserv\/idm\/api\/v1\/users(\/[^/]+)?$/.test(request.url.pathname);
+
+/** Answers the calls `matches` picks with API Platform's 403 problem document, in the sandbox's stead. */
+function refusing403(matches: (request: SeenRequest) => boolean, detail: string) {
+  return (request: SeenRequest, res: ServerResponse): boolean => {
+    if (!matches(request)) return false;
+    res.writeHead(403, { 'content-type': 'application/problem+json' });
+    res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail }));
+    return true;
+  };
+}
+
 describe('answers a real successor may give', () => {
   let proxy: UserProxy;
   let relay: LoopbackServer;
@@ -310,25 +324,14 @@ describe('answers a real successor may give', () => {
   it("a read refused with 403 and a problem document (API Platform's Access Denied): renewed once, then a 502 naming the scope, never the protected entity's 403", async () => {
     // It was the legacy 403 "may not be deleted or updated", for a read, after one call.
     const from = relay.requests.length;
-    instead = (request, res) => {
-      if (request.method !== 'GET' || !/^\/iserv\/idm\/api\/v1\/users(\/[^/]+)?$/.test(request.url.pathname))
-        return false;
-      res.writeHead(403, { 'content-type': 'application/problem+json' });
-      res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Access Denied.' }));
-      return true;
-    };
+    instead = refusing403(readsOfUsers, 'Access Denied.');
     const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
     assert.equal(answer.status, 502, answer.text);
     assert.doesNotMatch(answer.text, /may not be deleted or updated/);
     const calls = callsSince(from).filter((call) => call.startsWith('GET /iserv/idm/api/v1/users'));
     assert.equal(calls.length, 2, `one renewal, one retry: ${calls.join(', ')}`);
     // A write refused the same way is still the entity's protection: the legacy 403.
-    instead = (request, res) => {
-      if (request.method !== 'PATCH') return false;
-      res.writeHead(403, { 'content-type': 'application/problem+json' });
-      res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Protected.' }));
-      return true;
-    };
+    instead = refusing403((request) => request.method === 'PATCH', 'Protected.');
     const write = await proxy.call<ErrorBody>('PUT', '/Entity/User/mia.fischer', { firstname: 'M' });
     assert.equal(write.status, 403, write.text);
   });
@@ -341,16 +344,7 @@ describe('answers a real successor may give', () => {
       },
     });
     try {
-      instead = (request, res) => {
-        if (
-          request.method !== 'GET' ||
-          !/^\/iserv\/idm\/api\/v1\/users(\/[^/]+)?$/.test(request.url.pathname)
-        )
-          return false;
-        res.writeHead(403, { 'content-type': 'application/problem+json' });
-        res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Access Denied.' }));
-        return true;
-      };
+      instead = refusing403(readsOfUsers, 'Access Denied.');
       const from = relay.requests.length;
       const answer = await keyed.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
       assert.equal(answer.status, 502, answer.text);
@@ -365,12 +359,7 @@ describe('answers a real successor may give', () => {
         callsSince(from).filter((call) => call.startsWith('GET /iserv/idm/api/v1/users')),
         ['GET /iserv/idm/api/v1/users'],
       );
-      instead = (request, res) => {
-        if (request.method !== 'PATCH') return false;
-        res.writeHead(403, { 'content-type': 'application/problem+json' });
-        res.end(JSON.stringify({ title: 'An error occurred', status: 403, detail: 'Protected.' }));
-        return true;
-      };
+      instead = refusing403((request) => request.method === 'PATCH', 'Protected.');
       const write = await keyed.call<ErrorBody>('PUT', '/Entity/User/mia.fischer', { firstname: 'M' });
       assert.equal(write.status, 403, write.text);
     } finally {
