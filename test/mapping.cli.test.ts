@@ -392,6 +392,22 @@ describe('idm-compat ids import / export', () => {
     assert.equal(existsSync(output), false, 'nothing written');
   });
 
+  it('exports rows by kind without the mapping tables: a profile that cannot be read only leaves a kind without rows unchecked', async () => {
+    // --kind loaded the profile first: a missing or broken profile refused every export by kind.
+    const noProfile = writeConfig(dir, path.join(dir, 'no-such-profiles', 'gone'));
+    const groups = await cli(['ids', 'export', '--kind', 'group', '--json', '--config', noProfile]);
+    assert.equal(groups.code, 0, groups.err);
+    assert.equal((JSON.parse(groups.out) as unknown[]).length, 2001);
+    assert.equal(groups.err, '');
+    const bogus = await cli(['ids', 'export', '--kind', 'bogus', '--json', '--config', noProfile]);
+    assert.equal(bogus.code, 0, bogus.err);
+    assert.deepEqual(JSON.parse(bogus.out), []);
+    assert.match(
+      bogus.err,
+      /^note: no rows of kind bogus, and the kind could not be checked against the mapping profile: /,
+    );
+  });
+
   it('refuses an --output that is the store itself, its log or its shared memory (exit 2), and leaves it a store', async () => {
     // It wrote "wrote 15 rows" over the SQLite file: every API user and ID gone.
     const store = path.join(dir, 'store.db');

@@ -163,8 +163,9 @@ export const idsExportCommand: Command = {
   path: ['ids', 'export'],
   summary: 'Write the ID mapping table as CSV (kind,legacy_id,uuid,source,updated_at) or JSON.',
   usage: '[--kind KIND] [--output FILE] [--config FILE] [--json]',
-  help: `A --kind the mapping profile does not have (a typo, or User for user) is refused with exit
-code 2, as ids import refuses it, rather than exported as an empty table.
+  help: `A --kind without rows that the mapping profile does not have either (a typo, or User for
+user) is refused with exit code 2, as ids import refuses it, rather than exported as an empty
+table. Rows of a kind the profile no longer has are exported; the profile is read only then.
 
 Options:
   --kind KIND     only rows of this kind (user, group, role, privilege, flag, …)
@@ -195,11 +196,23 @@ ${CONFIG_HELP}
           ]);
         }
         const kind = stringOption(args, 'kind');
-        // An unknown kind has no rows: its empty table, exit 0, read as "nothing imported yet".
-        const kindProblem =
-          kind === undefined ? undefined : unknownKind(loadProfile(mappingsFolder(config)), kind);
-        if (kindProblem !== undefined) throw new CommandError(kindProblem);
         const rows = await store.idMap.list(kind);
+        // An unknown kind has no rows: its empty table, exit 0, read as "nothing imported yet". So a
+        // kind without rows is looked up in the mapping profile; rows of a kind the profile no longer
+        // has are exported all the same, and so is everything when the profile cannot be read
+        // (exporting needs no mapping tables: it is a backup).
+        if (kind !== undefined && rows.length === 0) {
+          let profile: ReturnType<typeof loadProfile> | undefined;
+          try {
+            profile = loadProfile(mappingsFolder(config));
+          } catch (error) {
+            io.err(
+              `note: no rows of kind ${kind}, and the kind could not be checked against the mapping profile: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+            );
+          }
+          const kindProblem = profile ? unknownKind(profile, kind) : undefined;
+          if (kindProblem !== undefined) throw new CommandError(kindProblem);
+        }
         const text = flag(args, 'json')
           ? `${JSON.stringify(rows.map((row) => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() })))}\n`
           : idRowsToCsv(rows);
