@@ -647,8 +647,8 @@ describe('a PostgreSQL schema dropped under a running replica', () => {
     );
     assert.match((await run(['usage'])).out, /part\.user/);
 
-    // The backup restored all but the usage inventory: before, `usage` created it again empty and
-    // said "No recorded usage".
+    // The backup restored all but the usage inventory: before, `usage` failed at its query with
+    // "the store (PostgreSQL) is unavailable … (42P01)", exit 1, as if the server were down.
     await query('DROP TABLE restored_in_part.usage_inventory');
     for (const args of [['usage'], ['apiuser', 'list']]) {
       const { code, out, err } = await run(args);

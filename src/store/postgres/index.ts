@@ -125,9 +125,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 /**
  * Refuses (`MissingStoreError`) a database without idm-compat's tables, and one restored in part:
- * without tables that migrations it records as applied created. Migrating would create those
- * again empty, and a command that only reads would report, say, an empty usage inventory. A
- * table whose migration is not recorded is one a newer version adds; migrating creates it.
+ * without tables that migrations it records as applied created. Migrating does not create those
+ * again (their steps are recorded), so such a command failed at its first query with "store
+ * unavailable (42P01)", exit 1, which sends an operator after the server, not the backup. A table
+ * whose migration is not recorded is one a newer version adds; migrating creates it.
  */
 async function requireTables(db: PostgresDatabase, schema: string | undefined): Promise<void> {
   const where = schema === undefined ? "on the role's search_path" : `in schema ${schema}`;
