@@ -6,14 +6,10 @@ import { requestText } from '../http/request-body.js';
 import { announcesBody, requestHeader } from '../http/request-headers.js';
 import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
+import type { ServedAnswer } from '../mapping/engine.js';
 import type { AppEnv } from '../services.js';
 
 type HttpMethod = 'get' | 'post' | 'put' | 'delete';
-
-/** What a handler takes from its mapping operation (see `LegacyOperation.answer`). */
-export type MappedAnswer =
-  | { result: 'entity' | 'collection'; fields: readonly string[] }
-  | { result: 'object' | 'none' };
 
 /** A response the operation documents: status → description and (for JSON bodies) schema. */
 export type OperationResponses = Record<number, { description: string; schema?: z.ZodType }>;
@@ -64,7 +60,7 @@ export interface LegacyOperation<
    * variants, `?extended` too). A profile that answers otherwise is refused when it loads
    * (`mappings check`, start-up, reload), not at the first call.
    */
-  answer: MappedAnswer;
+  answer: ServedAnswer;
   responses: OperationResponses;
   handler: (
     c: Context<AppEnv>,

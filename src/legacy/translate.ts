@@ -13,6 +13,10 @@ export function runMapped(c: Context<AppEnv>, operationId: string, input: RunInp
   return c.get('services').mappings.current().run(operationId, input, c.get('calls'));
 }
 
+/**
+ * A result of another type than the handler takes. A served profile cannot answer one: it is
+ * checked against each operation's `answer` when it loads; this holds for one loaded without them.
+ */
 function mismatch(operationId: string, result: RunResult, wanted: RunResult['type']): LegacyError {
   return new LegacyError(
     500,

@@ -1,5 +1,4 @@
 import { hasDotSegment } from '../lib/dot-segments.js';
-import { LEGACY_ID_FIELD } from './attributes.js';
 import type { MappingProblem } from './errors.js';
 import type {
   AssignRule,
@@ -15,6 +14,7 @@ import type {
   UpstreamTolerance,
   ValuesFile,
 } from './schema.js';
+import { type RequiredOperation, servedProblems, unreadableFields } from './served-check.js';
 import {
   compileJsonTemplate,
   compileTemplate,
@@ -27,28 +27,7 @@ import {
   type VariableCheck,
 } from './template.js';
 
-/**
- * An operation the proxy serves, which every profile must map: its id, how problems name it, and
- * what its templates may read of the legacy request. The legacy routes describe themselves this
- * way (src/legacy/operations.ts), so the mapping code never imports them.
- */
-export interface RequiredOperation {
-  id: string;
-  /** E.g. `GET /Core/Entity/User`. */
-  label: string;
-  /** Its path parameters, the names `{params.<name>}` may use (e.g. `id`). */
-  params: readonly string[];
-  /** The fields of its legacy JSON or form body, the names `{body.<name>}` may use; none when the body is no object. */
-  bodyFields: readonly string[];
-  /**
-   * What the legacy handler takes from the operation: the result type its table must answer, and
-   * for an entity or collection every legacy field it may render (all variants, `?extended` too),
-   * each of which must be a readable field of the kind's field table. Checked when the profile
-   * loads, so that such a profile is refused instead of answering 500 on every call — for a
-   * write, after the write went through.
-   */
-  answer?: { result: OperationTable['result']['type']; fields?: readonly string[] };
-}
+export type { RequiredOperation } from './served-check.js';
 
 /** A parsed file of the profile, with the path it came from (relative to the profile folder). */
 export interface SourceFile<T> {
@@ -714,60 +693,6 @@ function compileOperation(
       ? { attribute: splitPath(table.relation.attribute), change: table.relation.change }
       : undefined,
   };
-}
-
-/**
- * What the legacy operation the table maps cannot work with, as [path below the operation, message]:
- * a subject parameter its route lacks, and another result type than its handler takes.
- */
-function servedProblems(
-  table: OperationTable,
-  shape: RequiredOperation | undefined,
-): [path: string, message: string][] {
-  if (!shape) return [];
-  const problems: [string, string][] = [];
-  if (table.subject && !shape.params.includes(table.subject.param)) {
-    problems.push([
-      '.subject.param',
-      `${shape.label} has no path parameter ${table.subject.param} (${shape.params.length > 0 ? `known: ${shape.params.join(', ')}` : 'it has none'})`,
-    ]);
-  }
-  const answer = shape.answer;
-  if (!answer) return problems;
-  if (table.result.type !== answer.result) {
-    problems.push([
-      '.result.type',
-      `${shape.label} needs a result of type "${answer.result}", not "${table.result.type}"`,
-    ]);
-    return problems;
-  }
-  return problems;
-}
-
-/**
- * The legacy fields served operations answer with that their kind's field table does not read:
- * per field table, each such field with the operations that need it (one problem per field, not
- * one per operation: a field dropped from the user table concerns a dozen operations). A field
- * with a problem of its own (an unknown value table, say) is not named again.
- */
-function unreadableFields(
-  operations: ReadonlyMap<string, CompiledOperation>,
-  shapes: ReadonlyMap<string, RequiredOperation>,
-  brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
-): Map<CompiledResource, Map<string, string[]>> {
-  const found = new Map<CompiledResource, Map<string, string[]>>();
-  for (const [id, op] of operations) {
-    const answer = shapes.get(id)?.answer;
-    if (!op.resource || !answer || op.result.type !== answer.result) continue;
-    for (const name of answer.fields ?? []) {
-      if (name === LEGACY_ID_FIELD || op.resource.fields.get(name)?.readable === true) continue;
-      if (brokenFields.get(op.kind.name)?.has(name)) continue;
-      const byField = found.get(op.resource) ?? new Map<string, string[]>();
-      found.set(op.resource, byField);
-      byField.set(name, [...(byField.get(name) ?? []), shapes.get(id)?.label ?? id]);
-    }
-  }
-  return found;
 }
 
 /**

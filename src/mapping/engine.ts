@@ -116,6 +116,7 @@ export interface MappingHolder {
 }
 
 export type { RequiredOperation } from './compile.js';
+export type { ServedAnswer } from './served-check.js';
 
 /** The problems of a profile that lacks operations the proxy serves (empty when it has them all). */
 export function missingOperations(

@@ -241,10 +241,10 @@ export class OperationExecutor {
    */
   #attributesOf(resource: CompiledResource, fields: readonly string[]): RenderAttributes {
     return this.memo.attributes.get(resource, fields, () => {
-      // A field the table cannot read fails here, before any call: never after a write went
-      // through (a profile is checked against the fields each operation answers with when it
-      // loads; this holds for any field list a handler passes).
-      renderPlan(resource, fields);
+      // The render plan first (kept for the answer): a field the table cannot read fails here,
+      // before any call, never after a write went through (a profile is checked against the
+      // fields each operation answers with when it loads; this holds for any list a handler passes).
+      this.#planOf(resource, fields);
       const list = attributesFor(resource, fields);
       return { list, value: attributesValue(this.profile, list) };
     });
@@ -690,7 +690,10 @@ export class OperationExecutor {
 
   /** How the operation's resource renders `fields`, worked out once per field list. */
   #plan(op: CompiledOperation, fields: readonly string[]): RenderPlan {
-    const resource = this.#resource(op);
+    return this.#planOf(this.#resource(op), fields);
+  }
+
+  #planOf(resource: CompiledResource, fields: readonly string[]): RenderPlan {
     return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields, this.unusable));
   }
 
