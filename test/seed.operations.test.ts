@@ -254,7 +254,18 @@ describe('the 41 operations of seed section 4', () => {
       assert.deepEqual(sorted(documented), sorted(SEED));
     });
 
-    it('answers every one of them (neither 404 nor 405) with an API user', async () => {
+    it('answers every one of them (neither 404 nor 405) with an API user, rendering only the fields each declares', async () => {
+      // What each handler asks its mapping operation to render, as it runs: the profile is checked
+      // at load against the fields an operation declares (`answer`), so a handler must ask no other.
+      const engine = proxy.mappings.current();
+      const run = engine.run.bind(engine);
+      const rendered = new Map<string, Set<string>>();
+      engine.run = (operationId, input, calls) => {
+        const seen = rendered.get(operationId) ?? new Set<string>();
+        rendered.set(operationId, seen);
+        for (const field of input.fields ?? []) seen.add(field);
+        return run(operationId, input, calls);
+      };
       // The probe can fail: a path the seed does not have is a 404, a method it does not have a 405.
       assert.equal((await send('GET', '/Service/Core/Entity/Widget', {})).status, 404);
       assert.equal((await send('PATCH', '/Service/Core/Entity/User/lena.mueller', { body: {} })).status, 405);
@@ -272,6 +283,30 @@ describe('the 41 operations of seed section 4', () => {
         assert.ok(answer.status < 500, `${operation} answered ${answer.status}: ${answer.text}`);
       }
       assert.equal(answers.length, 41);
+      // The lists' other variant, and the writes whose probes above are refused before they run.
+      for (const list of ['User', 'Group', 'Role', 'Privilege'])
+        assert.equal((await send('GET', `/Service/Core/Entity/${list}?extended=1`, {})).status, 200);
+      for (const [method, path, body, status] of [
+        ['POST', 'User', { username: 'probe.two', firstname: 'Probe', lastname: 'Two' }, 201],
+        ['PUT', 'User/probe.two', { firstname: 'Probe 2' }, 200],
+        ['POST', 'Group', { name: 'Probe Zwei' }, 201],
+        ['PUT', 'Group/probe.zwei', { name: 'Probe 2' }, 200],
+        ['POST', 'Role', { name: 'Probe Zwei', module: 'Core' }, 201],
+      ] as const) {
+        const answer = await send(method, `/Service/Core/Entity/${path}`, { body });
+        assert.equal(answer.status, status, `${method} ${path}: ${answer.text}`);
+      }
+      engine.run = run;
+      for (const operation of LEGACY_OPERATIONS) {
+        const declared = 'fields' in operation.answer ? operation.answer.fields : [];
+        const asked = [...(rendered.get(operation.id) ?? [])];
+        assert.deepEqual(
+          asked.filter((field) => !declared.includes(field)),
+          [],
+          `${operation.id} renders fields it does not declare`,
+        );
+        if (declared.length > 0) assert.ok(asked.length > 0, `${operation.id} ran`);
+      }
     });
   });
 });
