@@ -1,7 +1,7 @@
 import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
 import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
 import type { RecordedExchange } from './recording.js';
-import { redactPath, redactQuery, redactValue } from './redact.js';
+import { redactPath, redactQuery, redactValue, setMember } from './redact.js';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
 
 /** The outcome of comparing two answers to the same request. */
@@ -41,8 +41,9 @@ export function normaliseBody(value: unknown, normalise: Normalise): unknown {
     }
     if (Array.isArray(node)) return node.map((item, index) => walk(item, index, key));
     if (node !== null && typeof node === 'object') {
-      // Data properties, as redactValue copies them: a member named `__proto__` stays a member.
-      return Object.fromEntries(Object.entries(node).map(([name, inner]) => [name, walk(inner, name, key)]));
+      const out: Record<string, unknown> = {};
+      for (const [name, inner] of Object.entries(node)) setMember(out, name, walk(inner, name, key));
+      return out;
     }
     return node;
   };
