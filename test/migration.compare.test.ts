@@ -677,6 +677,16 @@ describe('pairing and the report', () => {
       EXACT_RULES,
     );
     assert.equal(pastedReport.operations[0]?.samples[0]?.path, `/Service/Core/Entity/User/${REDACTED}`);
+    // A recording made before such paths were redacted pairs with its replay, written redacted.
+    const replayed = compareRecordings(
+      [exchange({ ...pasted, responseBody: { a: 1 } })],
+      [exchange({ path: `/Service/Core/Entity/User/${REDACTED}`, responseBody: { a: 1 } })],
+      EXACT_RULES,
+    );
+    assert.deepEqual(
+      replayed.operations.map(({ pairs, matched, onlyA, onlyB }) => ({ pairs, matched, onlyA, onlyB })),
+      [{ pairs: 1, matched: 1, onlyA: 0, onlyB: 0 }],
+    );
   });
 
   it('does not compare answers recorded without their body (too large, too deep): skipped, in no rate', () => {

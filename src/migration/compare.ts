@@ -187,8 +187,11 @@ export function pairExchanges(
   as: readonly RecordedExchange[],
   bs: readonly RecordedExchange[],
 ): { pairs: ExchangePair[]; onlyA: RecordedExchange[]; onlyB: RecordedExchange[] } {
-  const keyOf = (e: RecordedExchange) => JSON.stringify([e.operation, e.method, e.path]);
-  const idKeyOf = (e: RecordedExchange) => JSON.stringify([e.requestId, e.operation, e.method, e.path]);
+  // Paths as a recording writes them now (redactPath): one recorded before a credential in a path
+  // was redacted still pairs with its replay, which is written redacted.
+  const keyOf = (e: RecordedExchange) => JSON.stringify([e.operation, e.method, redactPath(e.path)]);
+  const idKeyOf = (e: RecordedExchange) =>
+    JSON.stringify([e.requestId, e.operation, e.method, redactPath(e.path)]);
   const byId = new Map<string, number[]>();
   bs.forEach((b, index) => {
     const list = byId.get(idKeyOf(b));
