@@ -17,8 +17,11 @@ if (!modules.every((module) => existsSync(fileURLToPath(module)))) {
 const argv = process.argv.slice(2);
 // A SIGHUP from the first moment of `serve` is remembered (the tables are reloaded once the proxy
 // runs), where Node's default would end the process while it loads its modules; the command takes
-// over from this handler (src/cli/serve.ts).
-let hangupCaught = false;
+// over from this handler (src/cli/serve.ts). One caught before the process replaces itself (Node 24)
+// is handed on to the new start in this environment variable, which it reads and removes.
+const HANGUP_ENV = 'IDM_COMPAT_HANGUP_BEFORE_RESTART';
+let hangupCaught = process.env[HANGUP_ENV] === '1';
+delete process.env[HANGUP_ENV];
 const rememberHangup = () => {
   hangupCaught = true;
 };
@@ -34,7 +37,11 @@ if (argv[0] === 'serve') {
   // a process asked to stop is not replaced (execve would drop the signal). One that arrives after
   // this check, or during the replacement's own start-up, meets Node's default.
   await new Promise((resolve) => setImmediate(resolve));
-  if (stopSignal.caught === undefined) boundYoungGeneration();
+  if (stopSignal.caught === undefined) {
+    if (hangupCaught) process.env[HANGUP_ENV] = '1';
+    boundYoungGeneration();
+    delete process.env[HANGUP_ENV]; // not replaced: this process reloads itself
+  }
   const hangup = {
     get caught() {
       return hangupCaught;

@@ -168,28 +168,37 @@ describe('the binary', () => {
     return config;
   }
 
-  it('keeps a SIGHUP that arrives while it loads the CLI: starts, and reloads the mapping tables once it runs', async () => {
-    // Node's default for SIGHUP ended the process (exit 129) in its first half second, before the
-    // command's own handler: a reload (systemd ExecReload) right after a restart killed it.
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      IDM_COMPAT_SIGNAL_ON_LOAD: '/dist/cli.js',
-      IDM_COMPAT_SIGNAL_ON_LOAD_NAME: 'SIGHUP',
-    };
-    delete env.NODE_OPTIONS;
-    const cli = spawnCli(['serve', '--config', serveConfig()], {
-      env,
-      nodeArgs: ['--import', SIGNAL_ON_LOAD, path.join(build, 'bin', 'idm-compat.js')],
+  // While it loads the CLI (on Node 24 after the replacement), and while it loads the module that
+  // replaces the process (on Node 24 before it: the new start is told).
+  for (const [moment, suffix] of [
+    ['the CLI', '/dist/cli.js'],
+    ['the young generation', '/dist/cli/young-generation.js'],
+  ] as const) {
+    it(`keeps a SIGHUP that arrives while it loads ${moment}: starts, and reloads the mapping tables once it runs`, async () => {
+      // Node's default for SIGHUP ended the process (exit 129) in its first half second, before the
+      // command's own handler: a reload (systemd ExecReload) right after a restart killed it.
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        IDM_COMPAT_SIGNAL_ON_LOAD: suffix,
+        IDM_COMPAT_SIGNAL_ON_LOAD_NAME: 'SIGHUP',
+        // Once: the process replaced on Node 24 must reload for the signal its first start caught.
+        IDM_COMPAT_SIGNAL_ON_LOAD_ONCE: path.join(tempDir('hangup'), 'sent'),
+      };
+      delete env.NODE_OPTIONS;
+      const cli = spawnCli(['serve', '--config', serveConfig()], {
+        env,
+        nodeArgs: ['--import', SIGNAL_ON_LOAD, path.join(build, 'bin', 'idm-compat.js')],
+      });
+      try {
+        await cli.waitFor('stderr', /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
+        await cli.waitFor('stdout', /"msg":"mapping profile reloaded"/);
+        assert.match(cli.stdout(), /"msg":"SIGHUP during start-up: reloading now"/);
+        assert.deepEqual(await cli.stop('SIGTERM'), { code: 0, signal: null }, cli.stderr());
+      } finally {
+        await cli.stop('SIGKILL');
+      }
     });
-    try {
-      await cli.waitFor('stderr', /idm-compat listening on http:\/\/127\.0\.0\.1:\d+ \(sandbox mode\)/);
-      await cli.waitFor('stdout', /"msg":"mapping profile reloaded"/);
-      assert.match(cli.stdout(), /"msg":"SIGHUP during start-up: reloading now"/);
-      assert.deepEqual(await cli.stop('SIGTERM'), { code: 0, signal: null }, cli.stderr());
-    } finally {
-      await cli.stop('SIGKILL');
-    }
-  });
+  }
 
   // While it loads the module that would replace the process: then it is not replaced. While it
   // loads the CLI: on Node 24 that is after the replacement.
