@@ -327,6 +327,19 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a "__proto__" key (an operation under it was dropped unseen), naming where', () => {
+    const proto = tempFile(
+      'proto.json',
+      '{"sandbox": {"enabled": true}, "deprecation": {"operations": {"__proto__": {"deprecation": "2026-01-01"}}}}',
+    );
+    assert.throws(
+      () => loadConfig({ file: proto, env: {} }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /the key "__proto__" in \$\.deprecation\.operations names nothing/.test(error.message),
+    );
+  });
+
   it("refuses credentials, a query or a fragment in the successor's and the old server's base URLs, which were ignored", () => {
     // https://u:p@old.example/iserv/api passed config check; the user-info and query were dropped
     // without a word, and the password sat in the JSON instead of the environment.

@@ -263,6 +263,16 @@ describe('compare rules', () => {
     assert.throws(() => loadCompareRules(path.join(dir, 'none.json')), /cannot read .*ENOENT/);
     writeFileSync(path.join(dir, 'bad.json'), '{');
     assert.throws(() => loadCompareRules(path.join(dir, 'bad.json')), /bad\.json: not valid JSON/);
+    // Parsed into an object, a "__proto__" entry was dropped: accepted, and applied to nothing.
+    writeFileSync(path.join(dir, 'proto.json'), '{"operations": {"__proto__": {"ignore": ["$.username"]}}}');
+    assert.throws(
+      () =>
+        loadCompareRules(
+          path.join(dir, 'proto.json'),
+          LEGACY_OPERATIONS.map((operation) => operation.id),
+        ),
+      /proto\.json: the key "__proto__" in \$\.operations names nothing/,
+    );
   });
 });
 

@@ -77,7 +77,8 @@ export class JsonFileError extends Error {
  * Parses the text of a JSON file an operator writes. A leading byte order mark is skipped (editors
  * on Windows write one). Refused, with JsonFileError: text that is not JSON (where, in words:
  * jsonFileSyntaxMessage); a key given twice in one object, which JSON.parse takes the last of
- * without a word, so that an edit of the first went unseen; nesting deeper than MAX_FILE_DEPTH,
+ * without a word, so that an edit of the first went unseen; a key `__proto__` (firstKeyProblem);
+ * nesting deeper than MAX_FILE_DEPTH,
  * which the checks after parsing would overflow the stack on.
  */
 export function parseJsonFile(text: string): unknown {
@@ -90,13 +91,18 @@ export function parseJsonFile(text: string): unknown {
   }
   if (nestedDeeperThan(value, MAX_FILE_DEPTH))
     throw new JsonFileError(`nested deeper than ${MAX_FILE_DEPTH} levels`);
-  const duplicate = firstDuplicateKey(json);
-  if (duplicate) throw new JsonFileError(duplicate);
+  const problem = firstKeyProblem(json);
+  if (problem) throw new JsonFileError(problem);
   return value;
 }
 
-/** The first object in `json` (valid JSON, nested within MAX_FILE_DEPTH) that has a key twice, in words. */
-function firstDuplicateKey(json: string): string | undefined {
+/**
+ * The first object in `json` (valid JSON, nested within MAX_FILE_DEPTH) that has a key twice, or
+ * a key `__proto__`, in words. No setting, operation or field has that name, and the checks after
+ * parsing could not see it: copied into an object (zod does), it sets the copy's prototype instead
+ * of a key, so an entry under it was dropped without a word.
+ */
+function firstKeyProblem(json: string): string | undefined {
   const root = parseTree(json);
   const pending: Node[] = root ? [root] : [];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
@@ -105,11 +111,13 @@ function firstDuplicateKey(json: string): string | undefined {
       for (const property of node.children ?? []) {
         const key = property.children?.[0]?.value;
         if (typeof key !== 'string') continue;
-        if (seen.has(key)) {
+        if (seen.has(key) || key === '__proto__') {
           const at = getNodePath(node)
             .map((part) => (typeof part === 'number' ? `[${part}]` : `.${part}`))
             .join('');
-          return `the key ${JSON.stringify(key)} appears twice in $${at} (JSON keeps only the last)`;
+          return key === '__proto__'
+            ? `the key "__proto__" in $${at} names nothing (no setting, operation or field has that name)`
+            : `the key ${JSON.stringify(key)} appears twice in $${at} (JSON keeps only the last)`;
         }
         seen.add(key);
       }
