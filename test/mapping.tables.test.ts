@@ -446,8 +446,8 @@ describe('a broken profile', () => {
     );
     const messages = error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`);
     assert.deepEqual(messages, [
-      'fields/user.json $.fields: no readable field locked, which POST /Sso/authenticate answers with',
-      'fields/user.json $.fields: no readable field auxInfo, which POST /Core/Entity/User, GET /Core/Entity/User/{id}, PUT /Core/Entity/User/{id}, POST /Core/Entity/User/{id}/link/groups, DELETE /Core/Entity/User/{id}/link/groups, POST /Core/Entity/User/{id}/link/roles, DELETE /Core/Entity/User/{id}/link/roles, POST /Core/Entity/User/{id}/link/privileges, DELETE /Core/Entity/User/{id}/link/privileges answer with',
+      'fields/user.json $.fields: no readable field locked, which POST /Sso/authenticate needs (mapped as kind user in operations/sso.json)',
+      'fields/user.json $.fields: no readable field auxInfo, which POST /Core/Entity/User, GET /Core/Entity/User/{id}, PUT /Core/Entity/User/{id}, POST /Core/Entity/User/{id}/link/groups, DELETE /Core/Entity/User/{id}/link/groups, POST /Core/Entity/User/{id}/link/roles, DELETE /Core/Entity/User/{id}/link/roles, POST /Core/Entity/User/{id}/link/privileges, DELETE /Core/Entity/User/{id}/link/privileges need (mapped as kind user in operations/user.json)',
     ]);
   });
 

@@ -424,11 +424,11 @@ export function compileProfile(
     }
   }
   for (const [resource, byField] of unreadableFields(operations, shapes, brokenFields)) {
-    for (const [name, labels] of byField) {
+    for (const [name, { labels, mappedAs }] of byField) {
       problem(
         resource.file,
         '$.fields',
-        `no readable field ${name}, which ${labels.join(', ')} answer${labels.length === 1 ? 's' : ''} with`,
+        `no readable field ${name}, which ${labels.join(', ')} need${labels.length === 1 ? 's' : ''} (mapped as ${[...mappedAs].join('; ')})`,
       );
     }
   }

@@ -42,6 +42,7 @@ interface AnsweringResource {
 
 /** The parts of a compiled operation the field check reads. */
 interface AnsweringOperation<R extends AnsweringResource> {
+  file: string;
   kind: { name: string };
   resource: R | undefined;
   result: { type: string };
@@ -74,27 +75,39 @@ export function servedProblems(
   return problems;
 }
 
+/** The operations that need a field their kind's table does not read: how problems name them, and where they are mapped. */
+export interface FieldNeed {
+  labels: string[];
+  /** `kind user in operations/user.json`: a wrong kind on an operation shows here. */
+  mappedAs: Set<string>;
+}
+
 /**
- * The legacy fields served operations answer with that their kind's field table does not read:
- * per field table, each such field with the operations that need it (one problem per field, not
- * one per operation: a field dropped from the user table concerns a dozen operations). A field
- * with a problem of its own (an unknown value table, say) is not named again.
+ * The legacy fields served operations answer with (or read, as SSO does) that their kind's field
+ * table does not read: per field table, each such field with the operations that need it (one
+ * problem per field, not one per operation: a field dropped from the user table concerns a dozen
+ * operations), and the kind and file they are mapped with, so that an operation mapped to the
+ * wrong kind is named too. A field with a problem of its own (an unknown value table, say) is not
+ * named again.
  */
 export function unreadableFields<R extends AnsweringResource>(
   operations: ReadonlyMap<string, AnsweringOperation<R>>,
   shapes: ReadonlyMap<string, RequiredOperation>,
   brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
-): Map<R, Map<string, string[]>> {
-  const found = new Map<R, Map<string, string[]>>();
+): Map<R, Map<string, FieldNeed>> {
+  const found = new Map<R, Map<string, FieldNeed>>();
   for (const [id, op] of operations) {
     const answer = shapes.get(id)?.answer;
     if (!op.resource || !answer || op.result.type !== answer.result) continue;
     for (const name of 'fields' in answer ? answer.fields : []) {
       if (name === LEGACY_ID_FIELD || op.resource.fields.get(name)?.readable === true) continue;
       if (brokenFields.get(op.kind.name)?.has(name)) continue;
-      const byField = found.get(op.resource) ?? new Map<string, string[]>();
+      const byField = found.get(op.resource) ?? new Map<string, FieldNeed>();
       found.set(op.resource, byField);
-      byField.set(name, [...(byField.get(name) ?? []), shapes.get(id)?.label ?? id]);
+      const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
+      byField.set(name, need);
+      need.labels.push(shapes.get(id)?.label ?? id);
+      need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
     }
   }
   return found;
