@@ -276,6 +276,17 @@ describe('idm-compat mappings check', () => {
       readiness[0] ?? '',
       /^profile\.json \$\.successor\.paging\.itemsPerPage: the successor documents no query parameter itemsPerPage on GET \/lookup\/users \(the readiness read\); closest: /,
     );
+    // An item's route is named as the readiness path's problem, not the page size's.
+    for (const readinessPath of ['/users/admin', '/users/{id}']) {
+      const item = await problemsOf(
+        successor(`live-readiness-item-${readinessPath.length}`, (s) => {
+          s.readinessPath = readinessPath;
+        }),
+      );
+      assert.deepEqual(item, [
+        'profile.json $.successor.readinessPath: GET /users/{id} reads one entity, not a collection; the readiness read lists one item of a collection, such as /users',
+      ]);
+    }
   });
 });
 

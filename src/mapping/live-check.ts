@@ -307,7 +307,7 @@ function checkPaging(
   problems: MappingProblem[],
 ): void {
   const { page, itemsPerPage } = profile.paging;
-  const readiness = findRoute(
+  let readiness = findRoute(
     api,
     'GET',
     profile.readinessPath,
@@ -315,6 +315,16 @@ function checkPaging(
     'profile.json',
     '$.successor.readinessPath',
   );
+  // An item's route (`/users/admin`, `/users/{id}` as written) is no collection to list one item
+  // of: /readyz would read an entity that may not exist, or the placeholder as an ID (404, 503).
+  if (readiness && /\{[^}]*\}/.test(readiness.path)) {
+    problems.push({
+      file: 'profile.json',
+      path: '$.successor.readinessPath',
+      message: `GET ${readiness.path} reads one entity, not a collection; the readiness read lists one item of a collection${paged[0] ? `, such as ${paged[0].path}` : ''}`,
+    });
+    readiness = undefined;
+  }
   const offers = (found: Found, what = '') => ({
     where: `GET ${found.path}${what}`,
     params: queryParams(api, found.operation),
