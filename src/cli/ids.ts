@@ -207,7 +207,7 @@ ${CONFIG_HELP}
             profile = loadProfile(mappingsFolder(config));
           } catch (error) {
             io.err(
-              `note: no rows of kind ${kind}, and the kind could not be checked against the mapping profile: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+              `note: no rows of kind ${kind}, and the kind could not be checked against the mapping profile: ${oneLine(error instanceof Error ? error.message : String(error))}`,
             );
           }
           const kindProblem = profile ? unknownKind(profile, kind) : undefined;
@@ -227,3 +227,12 @@ ${CONFIG_HELP}
     );
   },
 };
+
+/** A message of several lines (a heading, then its problems) on one line. */
+function oneLine(message: string): string {
+  return message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(' ');
+}
