@@ -225,6 +225,9 @@ describe('redaction', () => {
       { operation: 'user.get\u009b2K' },
       { method: 'GET\r\n' },
       { method: 'G\u0000ET' },
+      // Unicode's line separator and a direction override move printed text as well.
+      { operation: 'user.get\u2028TOTAL' },
+      { operation: 'user.get\u202e' },
     ]) {
       const checked = recordedExchangeSchema.safeParse(exchange(over));
       assert.equal(checked.success, false, JSON.stringify(over));
@@ -233,6 +236,23 @@ describe('redaction', () => {
         [[Object.keys(over)[0], 'must not contain control characters']],
       );
     }
+  });
+
+  it('refuses a line that says its body was omitted but has one, or is an answer without a body', () => {
+    // Such a pair was skipped by compare (exit 1) though its bodies could be compared, or were none.
+    for (const over of [
+      { responseBody: { username: 'u1' }, responseBodyOmitted: 'too-large' as const },
+      { status: 204, responseBody: null, responseBodyOmitted: 'too-large' as const },
+    ]) {
+      const checked = recordedExchangeSchema.safeParse(exchange(over));
+      assert.equal(checked.success, false, JSON.stringify(over));
+      assert.deepEqual(
+        checked.error?.issues.map((issue) => issue.path.join('.')),
+        ['responseBodyOmitted'],
+      );
+    }
+    const omitted = exchange({ responseBody: null, responseBodyOmitted: 'too-deep' });
+    assert.equal(recordedExchangeSchema.safeParse(omitted).success, true);
   });
 
   it("replay's URL stays below --target's base path", () => {

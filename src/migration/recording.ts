@@ -23,8 +23,17 @@ function printedText() {
   return z
     .string()
     .min(1)
-    .refine((text) => !hasControlCharacter(text), 'must not contain control characters');
+    .refine(
+      (text) => !hasControlCharacter(text) && !LAYOUT_CONTROL.test(text),
+      'must not contain control characters',
+    );
 }
+
+/** Unicode's line and paragraph separators and its direction controls: they move printed text too. */
+const LAYOUT_CONTROL = /[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** The statuses whose answers have no body: one of them cannot have had a body too large to keep. */
+const NO_BODY_STATUSES = new Set([204, 205, 304]);
 
 /**
  * Why an answer's body was recorded as null although it had one: larger than
@@ -38,35 +47,45 @@ export const RESPONSE_BODY_OMITTED = ['too-large', 'too-deep'] as const;
  * legacy base path (`/Service/Core/Entity/User/ada.l`); `query` is the raw query string without
  * `?` (`''` when none), kept raw so repeated and bracketed keys (`extended[]`) replay as sent.
  */
-export const recordedExchangeSchema = z.object({
-  time: z.iso.datetime({ offset: true }).describe('When the request arrived (ISO 8601)'),
-  requestId: printedText().describe('Request id; a replay keeps it, so compare can pair the two'),
-  apiUser: z.string().nullable().describe('The authenticated API user (null when none)'),
-  operation: printedText().describe('Legacy operation id, e.g. user.get'),
-  mode: z.enum(RECORDING_MODES),
-  method: printedText().describe('HTTP method, upper case'),
-  path: z
-    .string()
-    .startsWith('/')
-    // A URL parser resolves them: replayed, `/../../metrics` would leave --target's base path.
-    .refine((path) => !hasDotSegment(path), 'must not contain "." or ".." segments')
-    .describe('Path below the legacy base path'),
-  query: z.string().describe('Raw query string without ?, empty when none'),
-  requestFormat: z
-    .enum(['json', 'form'])
-    .optional()
-    .describe('How the body was sent: JSON (default) or form fields'),
-  requestBody: z.unknown().describe('Parsed JSON, the form fields as an object, or null'),
-  status: z.int().min(0).max(999),
-  responseBody: z.unknown().describe('Parsed JSON answer, or null (empty or not JSON)'),
-  // Optional, so that recordings written before it still read; absent, a null body is one the
-  // answer did not have (a 204) or that was not JSON, and two of them are equal answers.
-  responseBodyOmitted: z
-    .enum(RESPONSE_BODY_OMITTED)
-    .optional()
-    .describe('Why responseBody is null though the answer had one: too-large (over 8 MiB), too-deep'),
-  durationMs: z.number().min(0),
-});
+export const recordedExchangeSchema = z
+  .object({
+    time: z.iso.datetime({ offset: true }).describe('When the request arrived (ISO 8601)'),
+    requestId: printedText().describe('Request id; a replay keeps it, so compare can pair the two'),
+    apiUser: z.string().nullable().describe('The authenticated API user (null when none)'),
+    operation: printedText().describe('Legacy operation id, e.g. user.get'),
+    mode: z.enum(RECORDING_MODES),
+    method: printedText().describe('HTTP method, upper case'),
+    path: z
+      .string()
+      .startsWith('/')
+      // A URL parser resolves them: replayed, `/../../metrics` would leave --target's base path.
+      .refine((path) => !hasDotSegment(path), 'must not contain "." or ".." segments')
+      .describe('Path below the legacy base path'),
+    query: z.string().describe('Raw query string without ?, empty when none'),
+    requestFormat: z
+      .enum(['json', 'form'])
+      .optional()
+      .describe('How the body was sent: JSON (default) or form fields'),
+    requestBody: z.unknown().describe('Parsed JSON, the form fields as an object, or null'),
+    status: z.int().min(0).max(999),
+    responseBody: z.unknown().describe('Parsed JSON answer, or null (empty or not JSON)'),
+    // Optional, so that recordings written before it still read; absent, a null body is one the
+    // answer did not have (a 204) or that was not JSON, and two of them are equal answers.
+    responseBodyOmitted: z
+      .enum(RESPONSE_BODY_OMITTED)
+      .optional()
+      .describe('Why responseBody is null though the answer had one: too-large (over 8 MiB), too-deep'),
+    durationMs: z.number().min(0),
+  })
+  .refine(
+    (line) =>
+      line.responseBodyOmitted === undefined ||
+      (line.responseBody === null && !NO_BODY_STATUSES.has(line.status)),
+    {
+      path: ['responseBodyOmitted'],
+      message: 'only with a null responseBody of an answer that has a body (not 204, 205 or 304)',
+    },
+  );
 
 /** One line of a recording. */
 export type RecordedExchange = z.infer<typeof recordedExchangeSchema>;
