@@ -867,7 +867,7 @@ describe('compare on the command line', () => {
       { pairs: report.totals.pairs, matched: report.totals.matched, onlyA: report.totals.onlyA },
       { pairs: 2, matched: 2, onlyA: 0 },
     );
-    assert.equal(run.code, 0);
+    assert.equal(run.code, 1, 'a line left out is no pass');
   });
 });
 
@@ -896,6 +896,8 @@ describe('compare on the command line: forged lines', () => {
         .join(''),
     );
     assert.ok(!run.stdout.includes('\u001b'), 'no escape reaches the terminal');
+    // The one good pair matches, but lines were left out: no pass (it exited 0).
+    assert.equal(run.code, 1);
     assert.deepEqual(
       run.stdout
         .trimEnd()

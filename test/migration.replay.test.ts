@@ -343,11 +343,11 @@ describe('replay and compare against the real proxy', () => {
     }
     assert.equal(readFileSync(reads, 'utf8'), recorded);
     assert.equal(readFileSync(pwFile, 'utf8'), password);
-    // Unusable lines are named and left out; the rest is compared.
+    // Unusable lines are named and left out; the rest is compared, and the run is no pass.
     const broken = path.join(dir, 'broken.ndjson');
     writeFileSync(broken, `${readFileSync(path.join(dir, 'first.ndjson'), 'utf8')}{"half":\n`);
     const partly = await cli(['compare', path.join(dir, 'first.ndjson'), broken, '--json']);
-    assert.equal(partly.code, 0, partly.stderr);
+    assert.equal(partly.code, 1, partly.stderr);
     assert.match(partly.stderr, /broken\.ndjson:5: not JSON/);
     assert.equal(JSON.parse(partly.stdout).totals.matched, 4);
     const rules = path.join(dir, 'rules.json');

@@ -31,8 +31,8 @@ shipped rules (mappings/compare-rules.default.json) ignore known harmless differ
 Unusable lines of A or B are listed on stderr and left out. A pair with the same status whose
 answer was recorded without its body on either side (over 8 MiB or nested deeper than 64 levels:
 "responseBodyOmitted") is not compared: counted as SKIPPED, in no match rate.
-Exit code 0 when every pair matches, 1 when some differ or are skipped or a side has unpaired
-requests, 2 for unusable input (also two recordings without any exchange: nothing to compare).
+Exit code 0 when every pair matches, 1 when some differ or are skipped, a side has unpaired
+requests or unusable lines, 2 for unusable input (also two recordings without any exchange: nothing to compare).
 
 Options:
   --rules FILE        compare rules (JSON, see docs/migration.md) instead of the shipped ones
@@ -112,7 +112,8 @@ Example:
     }
     io.out(flag(args, 'json') ? JSON.stringify(report) : reportTable(report));
     const t = report.totals;
-    // A pair not compared is no pass: its answers may differ.
-    return t.mismatched > 0 || t.onlyA > 0 || t.onlyB > 0 || (t.skipped ?? 0) > 0 ? 1 : 0;
+    // A pair not compared is no pass: its answers may differ; nor is a line left out as unusable.
+    const left = a.invalid + b.invalid;
+    return t.mismatched > 0 || t.onlyA > 0 || t.onlyB > 0 || (t.skipped ?? 0) > 0 || left > 0 ? 1 : 0;
   },
 };
