@@ -86,6 +86,9 @@ describe('idm-compat mappings check', () => {
     assert.deepEqual(report.problems, []);
     assert.equal(report.ok, true);
     assert.equal(report.live, true);
+    // The check touches no store: it created the configured one, empty, which `usage` and
+    // `apiuser list` then took for the real one instead of refusing a store that is not there.
+    assert.equal(existsSync(path.join(dir, 'store.db')), false, 'no store created');
   });
 
   it('reports an offline problem with file, JSON path and reason, exit 1', async () => {

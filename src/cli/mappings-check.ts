@@ -69,8 +69,14 @@ async function liveProblems(
   config: ReturnType<typeof loadConfig>,
   profile: ReturnType<typeof loadProfile>,
 ): Promise<MappingProblem[]> {
-  // In sandbox mode this starts a fresh embedded sandbox, as `serve` would.
-  const services = await buildServices(config, { logger: silentLogger() });
+  // In sandbox mode this starts a fresh embedded sandbox, as `serve` would. On a store of its own,
+  // in memory: the check reads the successor only. Opening the configured one created it when it
+  // was not there (an empty store that the commands refusing a missing one then took as the real
+  // one), and its sample reads would give table kinds' entities IDs in it.
+  const services = await buildServices(
+    { ...config, store: { type: 'sqlite', path: ':memory:' } },
+    { logger: silentLogger() },
+  );
   try {
     return await checkProfileLive(
       profile,
