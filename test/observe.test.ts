@@ -277,6 +277,16 @@ describe('usage inventory', () => {
     assert.match(before.stdout, /^user\.create +POST /m);
     const future = await cli(['usage', '--json', '--since', '2999-01-01', '--config', h.configFile]);
     assert.deepEqual(JSON.parse(future.stdout), []);
+    // A misspelt operation is no "nobody calls it"; a real one nobody called still answers so.
+    const typo = await cli(['usage', '--operation', 'user.lsit', '--config', h.configFile]);
+    assert.equal(typo.code, 2, typo.stdout);
+    assert.match(
+      typo.stderr,
+      /no legacy operation is named "user\.lsit", and no calls were counted under it; closest: user\.list/,
+    );
+    const uncalled = await cli(['usage', '--operation', 'user.create', '--config', h.configFile]);
+    assert.equal(uncalled.code, 0, uncalled.stderr);
+    assert.match(uncalled.stdout, /No recorded usage/);
     const mixed = await cli(['usage', '--unused', '--operation', 'user.list', '--config', h.configFile]);
     assert.equal(mixed.code, 2);
     assert.match(mixed.stderr, /does not go with --operation/);

@@ -1,6 +1,9 @@
 import { LEGACY_OPERATIONS } from '../legacy/operations.js';
+import { closest } from '../lib/closest.js';
 import type { UsageCount } from '../store/usage.js';
 import { type Command, CommandError, flag, formatTable, stringOption, withStoreServices } from './command.js';
+
+const LEGACY_OPERATION_IDS = LEGACY_OPERATIONS.map((operation) => operation.id);
 
 const RELATIVE = /^(\d{1,6})([dhm])$/;
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
@@ -105,6 +108,14 @@ Examples:
         },
       },
     );
+    // A misspelt operation has no rows: "no recorded usage" would read as "nobody calls it". A
+    // name that is no legacy operation and has no rows is refused (other names the inventory
+    // counts under, such as unknown, have rows when they were counted).
+    if (operation !== undefined && rows.length === 0 && !LEGACY_OPERATION_IDS.includes(operation)) {
+      throw new CommandError(
+        `no legacy operation is named "${operation}", and no calls were counted under it; closest: ${closest(operation, LEGACY_OPERATION_IDS).join(', ')}`,
+      );
+    }
     if (flag(args, 'unused')) {
       io.err(countedNote(countedSince, since));
       return printUnused(rows, flag(args, 'json'), io.out);
