@@ -57,7 +57,8 @@ running proxy writes its counts every usage.flushIntervalSeconds (default 5) and
 
 Options:
   --user NAME       only this API user
-  --operation ID    only this operation (e.g. user.list, group.link.users.add)
+  --operation ID    only this operation (e.g. user.list, group.link.users.add); a name that is no
+                    operation and has no rows is refused (exit 2)
   --since WHEN      only rows last seen since WHEN: 2026-09-01 (midnight UTC), 2026-09-01T08:00:00Z
                     (a date-time needs its offset: Z or +02:00), or 30d/12h/90m ago
   --unused          list the legacy operations no API user called (in the window): what can be retired;
