@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CommandError, type CommandIo, parseCommandArgs } from '../src/cli/command.js';
@@ -352,6 +353,22 @@ describe('idm-compat sandbox command', () => {
     stop();
     assert.equal(await running, 0);
     await assert.rejects(fetch(String(printed.discovery)));
+  });
+
+  it('a port in use is exit 1 (as serve gives), not the usage error of a bad option', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const args = parseCommandArgs(sandboxCommand, ['--port', String(port), '--no-seed']);
+      await assert.rejects(
+        runSandbox(args, io(), Promise.resolve()),
+        (error: unknown) =>
+          error instanceof CommandError && error.exitCode === 1 && /EADDRINUSE/.test(error.message),
+      );
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 
   it('prints a text summary by default', async () => {

@@ -118,7 +118,9 @@ export async function runSandbox(args: CommandArgs, io: CommandIo, stop: Promise
   try {
     sandbox = await startSandbox(options);
   } catch (error) {
-    throw new CommandError(error instanceof Error ? error.message : String(error));
+    // A port in use or not allowed is no usage error: exit 1, as `serve` gives; a bad fixture is.
+    const systemError = typeof (error as NodeJS.ErrnoException).syscall === 'string';
+    throw new CommandError(error instanceof Error ? error.message : String(error), systemError ? 1 : 2);
   }
   io.out(flag(args, 'json') ? JSON.stringify(sandboxSummary(sandbox)) : textSummary(sandbox));
   await stop;
