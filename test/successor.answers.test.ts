@@ -367,6 +367,37 @@ describe('answers a real successor may give', () => {
     }
   });
 
+  it('a read refused with 400 (a mapping that does not fit the successor): a 502 the log explains, not a 400 that blames the caller', async () => {
+    // A field table naming an attribute the successor lacks answered every GET 400 "The successor
+    // rejected the request", counted as a client error, with no "request failed" line.
+    instead = (request, res) => {
+      if (!readsOfUsers(request)) return false;
+      res.writeHead(400, { 'content-type': 'application/problem+json' });
+      res.end(
+        JSON.stringify({ title: 'An error occurred', status: 400, detail: 'Unknown attribute "firstName".' }),
+      );
+      return true;
+    };
+    const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(answer.body.message, /^The successor refused a read the proxy sent .*request id /);
+    const [line] = proxy.logSink
+      .lines()
+      .filter(
+        (entry) => entry.reqId === answer.headers.get('x-request-id') && entry.msg === 'request failed',
+      );
+    assert.match(JSON.stringify(line), /Unknown attribute \\"firstName\\"/);
+    // A write refused so is still the caller's 400 with the successor's reason.
+    instead = (request, res) => {
+      if (request.method !== 'PATCH') return false;
+      res.writeHead(422, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'An error occurred', status: 422, detail: 'Not acceptable.' }));
+      return true;
+    };
+    const write = await proxy.call<ErrorBody>('PUT', '/Entity/User/mia.fischer', { firstname: 'M' });
+    assert.equal(write.status, 400, write.text);
+  });
+
   it('asks for uncompressed answers: a server free to compress (no Accept-Encoding) gzipped them into a 502', async () => {
     // RFC 9110 12.5.3: without Accept-Encoding any content coding is acceptable; the proxy decodes
     // none. This server compresses whatever it may, as the RFC lets it.

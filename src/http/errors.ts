@@ -8,6 +8,7 @@ import {
   describeUpstreamError,
   isProtectedEntity,
   isRateLimited,
+  isReadMethod,
   mayHaveBeenApplied,
   publicUpstreamMessage,
   UpstreamError,
@@ -32,6 +33,10 @@ function upstreamStatus(error: UpstreamError): LegacyStatus {
     case 'not_found':
       return 404;
     case 'validation':
+      // A read carries nothing of the legacy caller's for the successor to refuse (its path ID is
+      // resolved by a query the mapping tables build): its refusal is the proxy's, a 502 the log
+      // explains, not a 400 that blames the caller.
+      return isReadMethod(error.details.method) ? 502 : 400;
     case 'conflict':
       return 400;
     case 'timeout':

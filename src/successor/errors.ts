@@ -114,7 +114,9 @@ export function publicUpstreamMessage(error: UpstreamError): string {
     case 'not_found':
       return 'Not found';
     case 'validation':
-      return 'The successor rejected the request';
+      return isReadMethod(error.details.method)
+        ? 'The successor refused a read the proxy sent (its mapping tables may not fit the successor)'
+        : 'The successor rejected the request';
     case 'conflict':
       return 'The successor reported a conflict';
     case 'timeout':
