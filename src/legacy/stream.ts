@@ -1,9 +1,8 @@
 import type { Context } from 'hono';
 import { answerOut, cutAnswer } from '../http/answer-out.js';
-import { LegacyError } from '../http/legacy-error.js';
 import { requestLog } from '../http/request-log.js';
 import type { AppEnv } from '../services.js';
-import { runMapped } from './translate.js';
+import { mismatch, runMapped } from './translate.js';
 
 const OPEN_BRACKET = 0x5b;
 const COMMA = 0x2c;
@@ -25,12 +24,7 @@ export async function streamedList(
 ): Promise<Response> {
   const result = await runMapped(c, operationId, { fields, stream: true });
   if (result.type === 'collection') return c.json(result.value, 200);
-  if (result.type !== 'collection-pages') {
-    throw new LegacyError(
-      500,
-      `The operation table of ${operationId} answers "${result.type}", but the legacy operation needs "collection"; fix its "result" in the mapping profile`,
-    );
-  }
+  if (result.type !== 'collection-pages') throw mismatch(operationId, result, 'collection');
   const pages = result.pages;
   if (c.req.method === 'HEAD') {
     // Nothing reads the body of a HEAD answer: the pages are closed here, not left to a stream.

@@ -17,7 +17,7 @@ export function runMapped(c: Context<AppEnv>, operationId: string, input: RunInp
  * A result of another type than the handler takes. A served profile cannot answer one: it is
  * checked against each operation's `answer` when it loads; this holds for one loaded without them.
  */
-function mismatch(operationId: string, result: RunResult, wanted: RunResult['type']): LegacyError {
+export function mismatch(operationId: string, result: RunResult, wanted: RunResult['type']): LegacyError {
   return new LegacyError(
     500,
     `The operation table of ${operationId} answers "${result.type}", but the legacy operation needs "${wanted}"; fix its "result" in the mapping profile`,

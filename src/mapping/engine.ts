@@ -5,12 +5,13 @@ import type { CallStats, Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
 import type { SuccessorClient } from '../successor/client.js';
 import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
-import type { CompiledField, CompiledProfile, RequiredOperation } from './compile.js';
+import type { CompiledField, CompiledProfile } from './compile.js';
 import { MappingError, type MappingProblem, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
 import { legacyViolations, type UnusableFieldValue } from './fields.js';
 import { IdResolver } from './ids.js';
 import { loadProfile } from './load.js';
+import type { RequiredOperation } from './served-check.js';
 
 /** What the engine talks to. */
 export interface MappingDeps {
@@ -115,8 +116,7 @@ export interface MappingHolder {
   reload(): ReloadResult;
 }
 
-export type { RequiredOperation } from './compile.js';
-export type { ServedAnswer } from './served-check.js';
+export type { RequiredOperation, ServedAnswer } from './served-check.js';
 
 /** The problems of a profile that lacks operations the proxy serves (empty when it has them all). */
 export function missingOperations(
