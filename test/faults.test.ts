@@ -77,7 +77,16 @@ describe('faults: the sandbox fault switches', () => {
     await assertRecovered(target());
     proxy.sandbox.faults.set({ latencyMs: TOTAL_MS * 3 });
     try {
+      proxy.logSink.text = '';
       await assertFault(target(), 504, /^The successor did not answer in time; request id /);
+      // The log says what timed out once: each cause's sentence appears once in the message.
+      const failed = proxy.logSink.lines().find((entry) => entry.msg === 'request failed');
+      const message = String((failed?.err as { message?: unknown } | undefined)?.message);
+      assert.match(
+        message,
+        /^The successor did not answer in time: the successor did not answer GET \S*\/users\//,
+      );
+      assert.equal(message.split('successor.timeouts.totalMs').length, 2, message);
     } finally {
       proxy.sandbox.faults.reset();
     }

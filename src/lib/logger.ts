@@ -48,9 +48,42 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     level: options.level ?? 'info',
     base: { service: 'idm-compat' },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeError },
     timestamp: isoTimestamp(),
   };
   return pino(config, options.destination ?? stdoutDestination(options.bufferBytes ?? 0));
+}
+
+/**
+ * pino's error serializer (type, message, stack with its causes, own fields), with a message that
+ * names each cause once. pino appends every cause's message to the error's own (`A: B: C`), and
+ * the proxy's errors already end with what their cause said (a request's TranslationError repeats
+ * its UpstreamError's sentence), so a log line said the same sentence twice.
+ */
+function serializeError(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error);
+  if (serialized !== error && isErrorLike(error)) serialized.message = messageWithCauses(error);
+  return serialized;
+}
+
+/** An error's message followed by those of its causes (`: `-separated), leaving out a cause's message the text already holds. */
+function messageWithCauses(error: { message: string; cause?: unknown }): string {
+  let message = error.message;
+  const seen = new Set<unknown>([error]);
+  for (let cause = error.cause; isErrorLike(cause) && !seen.has(cause); cause = cause.cause) {
+    seen.add(cause);
+    if (cause.message !== '' && !message.includes(cause.message)) message += `: ${cause.message}`;
+  }
+  return message;
+}
+
+/** What pino takes for an error: an object with a string `message`. */
+function isErrorLike(value: unknown): value is { message: string; cause?: unknown } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { message?: unknown }).message === 'string'
+  );
 }
 
 /**
