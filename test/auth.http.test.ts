@@ -145,6 +145,27 @@ describe('API-user authentication over IPv4, IPv6 and IPv4-mapped peers', () => 
     assert.equal(line?.apiUser, 'local');
     assert.equal(line?.status, 200);
   });
+
+  it('redacts a credential pasted into the path on the request log line, and keeps a name that only looks like one', async () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.PastedSig-42';
+    const paths = {
+      'log-path-bearer': `/iserv/api/Service/Core/Entity/User/Bearer%20${jwt}`,
+      'log-path-token': `/iserv/api/Service/Core/Entity/User/ada;token=${jwt}`,
+      'log-path-group': '/iserv/api/Service/Core/Entity/Group/Basic%20English',
+    };
+    for (const [requestId, path] of Object.entries(paths))
+      await call(`${v4()}${path}`, {
+        user: 'local',
+        password: passwords.local,
+        headers: { 'x-request-id': requestId },
+      });
+    const logged = (requestId: string) =>
+      h.logSink.lines().find((l) => l.reqId === requestId && l.msg === 'request completed')?.path;
+    assert.ok(!h.logSink.text.includes('PastedSig-42'), 'the pasted token is nowhere in the log');
+    assert.equal(logged('log-path-bearer'), '/iserv/api/Service/Core/Entity/User/[redacted]');
+    assert.equal(logged('log-path-token'), '/iserv/api/Service/Core/Entity/User/ada;token=[redacted]');
+    assert.equal(logged('log-path-group'), '/iserv/api/Service/Core/Entity/Group/Basic English');
+  });
 });
 
 describe('trusted proxies', () => {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
+import { REDACTED } from '../src/lib/redact.js';
 import {
   compareAnswers,
   compareExchanges,
@@ -26,7 +27,6 @@ import {
 import { renderHtmlReport } from '../src/migration/html-report.js';
 import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/migration/json-path.js';
 import { MAX_BODY_DEPTH, type RecordedExchange } from '../src/migration/recording.js';
-import { REDACTED } from '../src/migration/redact.js';
 import { compareReportSchema } from '../src/migration/report.js';
 import { formatRate, reportTable } from '../src/migration/report-text.js';
 import { runCliCaptured } from './cli-helpers.js';

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { userPasswordSetOperation } from '../src/legacy/user/password.js';
 import { userUpdateOperation } from '../src/legacy/user/update.js';
+import { REDACTED, redactPath, redactQuery, redactValue } from '../src/lib/redact.js';
 import {
   cappedAnswer,
   recordedAnswer,
@@ -22,7 +23,6 @@ import {
   recordedExchangeSchema,
   redactExchange,
 } from '../src/migration/recording.js';
-import { REDACTED, redactPath, redactQuery, redactValue } from '../src/migration/redact.js';
 import { replayUrl } from '../src/migration/replay.js';
 import { tempDir } from './temp-dir.js';
 

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { OperationTable } from '../legacy/operation-table.js';
+import { redactPath } from '../lib/redact.js';
 import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
 import { setAnswerHeader } from './answer-out.js';
@@ -24,7 +25,7 @@ export interface FixedRoutes {
  * sets the operation's deprecation headers, and at the end (of a streamed answer: once it is out)
  * writes one log line and tells the observers (metrics, usage inventory). The log line (bounded
  * for floods of 401/404/405/429 by `logging.unauthenticatedPerSecond`) has id, method, path
- * (never the query, which may carry an SSO token), status, duration, API user, operation and the
+ * (never the query, which may carry an SSO token; a credential pasted into the path redacted), status, duration, API user, operation and the
  * successor calls the request made. The flood bound covers every line the request writes that asks
  * `logLines` (the authentication's refusal line too): a flood of throttled logins (429, cheap: no
  * KDF) would otherwise write one refusal line per request past the bound.
@@ -136,7 +137,7 @@ export function requestPipeline(
         {
           reqId: requestId,
           method: c.req.method,
-          path: c.req.path,
+          path: redactPath(c.req.path),
           status,
           durationMs: Math.round(durationMs * 10) / 10,
           apiUser: apiUser === '' ? undefined : apiUser,

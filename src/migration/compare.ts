@@ -1,7 +1,7 @@
+import { redactPath, redactQuery, redactValue, setMember } from '../lib/redact.js';
 import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
 import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
 import type { RecordedExchange } from './recording.js';
-import { redactPath, redactQuery, redactValue, setMember } from './redact.js';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
 
 /** The outcome of comparing two answers to the same request. */

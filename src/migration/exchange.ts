@@ -1,5 +1,5 @@
+import { REDACTED } from '../lib/redact.js';
 import type { RecordedExchange } from './recording.js';
-import { REDACTED } from './redact.js';
 
 /** The request half of a recorded exchange, as derived from what arrived on the wire. */
 export type RecordedRequest = Pick<RecordedExchange, 'path' | 'query' | 'requestFormat' | 'requestBody'>;

@@ -8,7 +8,7 @@ import { hasDotSegment } from '../lib/dot-segments.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
-import { REDACTED, redactPath, redactQuery, redactValue } from './redact.js';
+import { REDACTED, redactPath, redactQuery, redactValue } from '../lib/redact.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;

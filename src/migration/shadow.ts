@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ResolvedMigrationConfig } from '../config/load.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import type { Logger } from '../lib/logger.js';
+import { redactPath, redactQuery } from '../lib/redact.js';
 import type { Observer, ShadowOutcomeKind } from '../observe/observer.js';
 import { PeriodicFlush } from '../observe/periodic-flush.js';
 import { isDataRefusal } from '../store/errors.js';
@@ -9,7 +10,6 @@ import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } fro
 import { type Answer, type Comparison, compareAnswers, sampleOf } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
 import { MAX_BODY_DEPTH } from './recording.js';
-import { redactPath, redactQuery } from './redact.js';
 import type { Sample } from './report.js';
 
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { causeChain } from '../lib/cause-chain.js';
 import type { Logger } from '../lib/logger.js';
+import { redactPath, redactQuery } from '../lib/redact.js';
 import { type CallStats, type Observer, successorRoute } from '../observe/observer.js';
 import { Agent } from './agent.js';
 import { UpstreamError, type UpstreamSource } from './errors.js';
@@ -284,7 +285,9 @@ export class HttpTransport {
         agent.dispatch(
           {
             origin: call.url.origin,
-            path: `${call.url.pathname}${call.url.search}`,
+            // A legacy ID the caller sent goes into the query (`user=…`): a credential pasted
+            // there is redacted, as on the request's own line.
+            path: `${redactPath(call.url.pathname)}${call.url.search === '' ? '' : `?${redactQuery(call.url.search.slice(1))}`}`,
             method: call.method as Dispatcher.HttpMethod,
             headers: call.headers,
             body: call.body ?? null,
@@ -338,7 +341,9 @@ export class HttpTransport {
         {
           successor: {
             method: call.method,
-            path: `${call.url.pathname}${call.url.search}`,
+            // A legacy ID the caller sent goes into the query (`user=…`): a credential pasted
+            // there is redacted, as on the request's own line.
+            path: `${redactPath(call.url.pathname)}${call.url.search === '' ? '' : `?${redactQuery(call.url.search.slice(1))}`}`,
             status,
             durationMs: Math.round(durationMs),
             attempt,

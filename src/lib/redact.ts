@@ -1,6 +1,6 @@
 /**
- * Redaction of recorded exchanges and compare reports: no credentials, passwords or SSO tokens
- * ever reach a file. Applied to whole values, at any nesting depth.
+ * Redaction of recorded exchanges, compare reports and the paths in log lines: no credentials,
+ * passwords or SSO tokens ever reach a file. Applied to whole values, at any nesting depth.
  */
 
 /** What every secret is replaced with. */
@@ -76,6 +76,8 @@ export function redactQuery(query: string): string {
  * recognised within one segment: one split by a `/` counts by the part before it.
  */
 export function redactPath(path: string): string {
+  // Nearly every path: nothing encoded, and none of the words a credential comes with.
+  if (!path.includes('%') && !CREDENTIAL_WORD.test(path)) return path;
   return path
     .split('/')
     .map((segment) => {
@@ -86,6 +88,9 @@ export function redactPath(path: string): string {
     })
     .join('/');
 }
+
+/** The words without which {@link redactString} finds nothing: a scheme, or a secret's parameter. */
+const CREDENTIAL_WORD = /basic|bearer|token|passw|secret/i;
 
 /** A path segment as a server reads it (`%XX` a byte; `+` stays a plus); a malformed escape as written. */
 function pathDecoded(segment: string): string {
