@@ -122,3 +122,29 @@ describe('a SQLite store that is not there', () => {
     );
   });
 });
+
+describe('a SQLite store.path that cannot be opened', () => {
+  it('is refused with exit 1 by the command that would create it, naming the file and store.path', async () => {
+    const dir = tempDir('unopenable-store');
+    // /proc takes no new files, whoever asks, and an existing file there is not a database.
+    for (const store of ['/proc/idm-compat-test.db', '/proc/uptime']) {
+      const run = await cli([
+        'apiuser',
+        'add',
+        'untis',
+        '--range',
+        '10.0.0.0/8',
+        '--config',
+        configWithStore(dir, store),
+      ]);
+      assert.equal(run.code, 1, run.stderr);
+      assert.equal(run.stdout, '');
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `^error: cannot open the SQLite store ${store} \\(store\\.path\\): .+; check that its folder exists`,
+        ),
+      );
+    }
+  });
+});

@@ -28,7 +28,17 @@ export interface OpenStoreOptions {
 export async function openStore(config: ResolvedStoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
   if (config.type === 'sqlite') {
     const { openSqliteStore } = await import('./sqlite/index.js');
-    return openSqliteStore(config.path);
+    try {
+      return openSqliteStore(config.path);
+    } catch (error) {
+      // The driver's and the file system's words name no file ("unable to open database file").
+      if (isStoreUnavailable(error)) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `cannot open the SQLite store ${config.path} (store.path): ${reason}; check that its folder exists or can be created, and that the file and folder are writable`,
+        { cause: error },
+      );
+    }
   }
   const { openPostgresStore } = await import('./postgres/index.js');
   const { attempts, initialDelayMs, maxDelayMs } = config.startup;
