@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CommandIo } from '../src/cli/command.js';
@@ -123,6 +125,48 @@ describe('idm-compat mappings check', () => {
     );
     const offline = await cli(['mappings', 'check', '--config', config, '--json']);
     assert.equal((JSON.parse(offline.out) as { live: boolean }).live, false);
+  });
+
+  it('--live with a successor it cannot reach: the configuration file is named, not the profile, and nothing counts as checked', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const successor = successorConfigFor(sandbox);
+    for (const [change, at, why] of [
+      // The API's address: the token comes, the OpenAPI document does not.
+      [
+        { baseUrl: `http://127.0.0.1:${port}/iserv/idm/api/v1` },
+        '$.successor.baseUrl',
+        /could not reach the successor at http:\/\/127\.0\.0\.1:\d+ .*ECONNREFUSED/,
+      ],
+      // The client's credentials: no token.
+      [{ auth: { ...successor.auth, clientSecret: 'not-the-secret' } }, '$.successor.auth', /token/],
+    ] as const) {
+      const config = writeConfig(dir, DEFAULT_PROFILE, sandbox);
+      const written = JSON.parse(readFileSync(config, 'utf8')) as Json;
+      writeFileSync(config, JSON.stringify({ ...written, successor: { ...successor, ...change } }));
+      const json = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+      assert.equal(json.code, 1, json.out + json.err);
+      const report = JSON.parse(json.out) as {
+        live: boolean;
+        ok: boolean;
+        problems: { file: string; path: string; message: string }[];
+      };
+      assert.equal(report.live, false, at);
+      assert.equal(report.problems.length, 1, json.out);
+      const [problem] = report.problems;
+      assert.equal(problem?.file, config);
+      assert.equal(problem?.path, at);
+      assert.match(
+        problem?.message ?? '',
+        /^cannot reach the successor, so nothing was checked against it: /,
+      );
+      assert.match(problem?.message ?? '', why);
+      const text = await cli(['mappings', 'check', '--live', '--config', config]);
+      assert.equal(text.code, 1);
+      assert.match(text.err, /not checked against the successor: fix these first\n$/);
+    }
   });
 
   it('--live catches mapped paths, parameters and attributes the successor does not have', async () => {

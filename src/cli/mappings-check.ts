@@ -4,7 +4,7 @@ import { REQUIRED_OPERATIONS } from '../legacy/operations.js';
 import { silentLogger } from '../lib/logger.js';
 import { apiBasePath, missingOperations } from '../mapping/engine.js';
 import { MappingError, type MappingProblem } from '../mapping/errors.js';
-import { checkProfileLive } from '../mapping/live-check.js';
+import { CONFIGURATION, checkProfileLive } from '../mapping/live-check.js';
 import { loadProfile } from '../mapping/load.js';
 import { buildServices } from '../services.js';
 import { type Command, flag, stringOption } from './command.js';
@@ -28,7 +28,9 @@ Options:
   --live          also check against the successor
   --config FILE   configuration file (default: env IDM_COMPAT_CONFIG, else the sandbox defaults)
   --json          print {"profile", "folder", "live", "ok", "problems": [{file, path, message}]};
-                  "live" is true only when the live check ran (not when the profile failed offline)`,
+                  "live" is true only when the live check ran (not when the profile failed offline
+                  or the successor could not be reached: that problem names the configuration
+                  file and $.successor.baseUrl or $.successor.auth)`,
   options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
@@ -43,8 +45,13 @@ Options:
       name = profile.name;
       problems = missingOperations(profile, REQUIRED_OPERATIONS);
       if (flag(args, 'live') && problems.length === 0) {
-        problems = await liveProblems(config, profile);
-        live = true;
+        const found = await liveProblems(config, profile);
+        // An unreachable successor is the configuration file's problem, and nothing was checked.
+        live = !found.some((problem) => problem.file === CONFIGURATION);
+        const configFile = config.source ?? '(embedded defaults)';
+        problems = found.map((problem) =>
+          problem.file === CONFIGURATION ? { ...problem, file: configFile } : problem,
+        );
       }
     } catch (error) {
       if (!(error instanceof MappingError)) throw error;

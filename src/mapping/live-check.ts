@@ -32,6 +32,16 @@ interface Api {
 }
 
 /**
+ * The `file` of a problem with the configuration's successor connection (`successor.baseUrl`,
+ * `successor.auth`) rather than with a mapping file: the successor could not be reached, so the
+ * live check did not run. The CLI puts the configuration file's name in its place.
+ */
+export const CONFIGURATION = '(configuration)';
+
+/** Failures of reaching the successor (by code; `token`: any failure of the token endpoint). */
+const REACHING = new Set<string>(['token', 'timeout', 'unavailable', 'unauthorized']);
+
+/**
  * Checks a profile against a live successor (`mappings check --live`): its OpenAPI document
  * (profile.json `successor.openApi`) must offer every mapped path, method, query parameter,
  * attribute and request-body property (literal body keys, and the writable attributes a
@@ -46,7 +56,7 @@ export async function checkProfileLive(
 ): Promise<MappingProblem[]> {
   const problems: MappingProblem[] = [];
   const api = await readApi(successor, apiBase, profile.openApi);
-  if (typeof api === 'string') return [{ file: 'profile.json', path: '$.successor.openApi', message: api }];
+  if (!('routes' in api)) return [api];
 
   const sampleVars = (path: readonly string[]) => (path[0] === 'apiBase' ? apiBase : SAMPLE_UUID);
   const kindSchema = new Map<CompiledKind, Json | undefined>();
@@ -203,19 +213,37 @@ async function readApi(
   successor: SuccessorClient,
   apiBase: string,
   locations: readonly string[],
-): Promise<Api | string> {
+): Promise<Api | MappingProblem> {
   let document: unknown;
   const tried: string[] = [];
-  for (const path of locations) {
+  // Set while every failure was one of reaching the successor at all, not of the locations.
+  let unreached: UpstreamError | undefined;
+  for (const [index, path] of locations.entries()) {
     try {
       document = (await successor.request({ method: 'GET', path })).body;
       break;
     } catch (error) {
       tried.push(`${path}: ${error instanceof UpstreamError ? error.message : String(error)}`);
+      const reaching =
+        error instanceof UpstreamError && REACHING.has(error.source === 'token' ? 'token' : error.code);
+      unreached = reaching && (index === 0 || unreached) ? error : undefined;
     }
   }
+  if (document === undefined && unreached !== undefined) {
+    // The connection's settings, not the profile's OpenAPI locations: nothing was checked.
+    const credentials = unreached.source === 'token' || unreached.code === 'unauthorized';
+    return {
+      file: CONFIGURATION,
+      path: credentials ? '$.successor.auth' : '$.successor.baseUrl',
+      message: `cannot reach the successor, so nothing was checked against it: ${unreached.message}`,
+    };
+  }
   if (!document || typeof document !== 'object') {
-    return `cannot read the successor's OpenAPI document (${tried.join('; ') || 'not JSON'})`;
+    return {
+      file: 'profile.json',
+      path: '$.successor.openApi',
+      message: `cannot read the successor's OpenAPI document (${tried.join('; ') || 'not JSON'})`,
+    };
   }
   const doc = document as Json;
   const paths = (doc.paths ?? {}) as Record<string, Json>;
