@@ -443,6 +443,33 @@ describe('compare', () => {
     assert.deepEqual(extra.match ? [] : extra.differences, [{ path: '$[1]', b: { _id: 'new' } }]);
   });
 
+  it("reports a difference in an unordered list without _ids (or with repeated ones) at the item's index in A's answer", () => {
+    const r = rule({ default: { unorderedArrays: ['$.flags', '$.members'] } });
+    // Items without _id were reported at their place in the sorted order: 'zeta' at $.flags[2].
+    const flags = compareAnswers(
+      { status: 200, body: { flags: ['zeta', 'alpha', 'beta'] } },
+      { status: 200, body: { flags: ['beta', 'alpha', 'zet'] } },
+      r,
+    );
+    assert.deepEqual(
+      flags.match ? [] : flags.differences.map((difference) => difference.path),
+      ['$.flags[0]'],
+      JSON.stringify(flags),
+    );
+    // The same entities twice (a successor that repeats one), in another order: the same answer.
+    // Sorted by _id alone, equal ids kept their order and were compared crosswise.
+    const twice = [
+      { _id: 'ada', seen: 1 },
+      { _id: 'ada', seen: 2 },
+    ];
+    const repeated = compareAnswers(
+      { status: 200, body: { members: twice } },
+      { status: 200, body: { members: [...twice].reverse() } },
+      r,
+    );
+    assert.equal(repeated.match, true, JSON.stringify(repeated));
+  });
+
   it('normalises IDs, date-times and trailing whitespace only when asked', () => {
     const a = {
       _id: 'Ada.L',

@@ -75,18 +75,21 @@ function entityIds(items: unknown[]): Map<string, unknown> | undefined {
   return byId;
 }
 
-function sortForCompare(items: unknown[]): unknown[] {
-  const keyOf = (item: unknown) =>
-    item !== null &&
-    typeof item === 'object' &&
-    !Array.isArray(item) &&
-    typeof (item as { _id?: unknown })._id === 'string'
-      ? `0${(item as { _id: string })._id}`
-      : `1${canonicalJson(item)}`;
+/**
+ * The items in the order both sides are compared in, each with its index in the answer: by `_id`,
+ * then (items with one `_id`, and those without any) by canonical JSON, so that equal multisets
+ * line up whatever their order.
+ */
+function sortForCompare(items: unknown[]): { item: unknown; index: number }[] {
+  const keyOf = (item: unknown): [string, string] => {
+    const id = isPlainObject(item) ? item._id : undefined;
+    return typeof id === 'string' ? [`0${id}`, canonicalJson(item)] : ['1', canonicalJson(item)];
+  };
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
   return items
-    .map((item) => ({ item, key: keyOf(item) }))
-    .sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0))
-    .map(({ item }) => item);
+    .map((item, index) => ({ item, index, key: keyOf(item) }))
+    .sort((x, y) => order(x.key[0], y.key[0]) || order(x.key[1], y.key[1]))
+    .map(({ item, index }) => ({ item, index }));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -125,10 +128,25 @@ export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Compar
         for (const [id, item] of yIds) if (!xIds.has(id)) walk([...keys, index++], MISSING, item);
         return;
       }
-      const xs = unordered ? sortForCompare(x) : x;
-      const ys = unordered ? sortForCompare(y) : y;
-      for (let i = 0; i < Math.max(xs.length, ys.length); i += 1) {
-        walk([...keys, i], i < xs.length ? xs[i] : MISSING, i < ys.length ? ys[i] : MISSING);
+      if (unordered) {
+        // Compared in sorted order, reported at the item's index in A's answer (B's extra items
+        // after A's), as entities paired by `_id` are.
+        const xs = sortForCompare(x);
+        const ys = sortForCompare(y);
+        let extra = x.length;
+        for (let i = 0; i < Math.max(xs.length, ys.length); i += 1) {
+          const left = xs[i];
+          const right = ys[i];
+          walk(
+            [...keys, left ? left.index : extra++],
+            left ? left.item : MISSING,
+            right ? right.item : MISSING,
+          );
+        }
+        return;
+      }
+      for (let i = 0; i < Math.max(x.length, y.length); i += 1) {
+        walk([...keys, i], i < x.length ? x[i] : MISSING, i < y.length ? y[i] : MISSING);
       }
       return;
     }
