@@ -185,6 +185,20 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
     assertPage(last, 400);
   });
 
+  it("two users' sign-ins open at once in one browser: the later one passes, the earlier one gets the provider's refusal page", async () => {
+    const browser = new Browser();
+    const earlier = await toCallback(browser, (await proxy.token('lena.mueller')).return_to);
+    const later = await toCallback(browser, (await proxy.token('mia.fischer')).return_to);
+    const done = await browser.get(later);
+    assert.equal(done.status, 302, done.text);
+    assert.equal(done.location?.searchParams.get('login_hint'), 'mia.fischer');
+    // The provider signed mia in in this browser and dropped lena's session with its code.
+    const refused = await browser.get(earlier);
+    assertPage(refused, 400);
+    assert.match(refused.text, /The identity provider refused the sign-in/);
+    assert.match(refused.text, /a later sign-in of another user in this browser/);
+  });
+
   it('finishes a login only in the browser that started it', async () => {
     const { return_to } = await proxy.token('luca.richter');
     const browser = new Browser();
@@ -287,6 +301,9 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
       assert.notEqual(fresh.searchParams.get('code'), usedCode);
       const replay = await attacker.get(tampered(fresh, (q) => q.set('code', usedCode)));
       assertPage(replay, 400);
+      // The provider's refusal, not a failed check (which is the 403's page).
+      assert.match(replay.text, /The identity provider refused the sign-in/);
+      assert.doesNotMatch(replay.text, /did not pass the checks/);
       assert.equal(replay.location, undefined);
       assertNeverSentOn(attacker);
     });

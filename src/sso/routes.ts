@@ -261,12 +261,22 @@ function oidcFailurePage(c: Context<AppEnv>, error: unknown, username?: string):
     { sso: { username, failure: failure.kind, reason: failure.message } },
     'SSO login failed at the identity provider',
   );
-  const status = FAILURE_STATUS[failure.kind];
-  return ssoPage(c, status, {
-    title: status === 502 ? 'The identity provider is not reachable' : 'The sign-in could not be verified',
-    message:
-      status === 502
-        ? 'Please try again in a moment; if it keeps failing, tell the administrator.'
-        : 'The answer of the identity provider did not pass the checks. Start the sign-in again.',
-  });
+  return ssoPage(c, FAILURE_STATUS[failure.kind], FAILURE_PAGE[failure.kind]);
 }
+
+/** What each failure's page says: a refusal (a used or replaced code) is not a failed check. */
+const FAILURE_PAGE: Record<SsoOidcFailure, { title: string; message: string }> = {
+  unavailable: {
+    title: 'The identity provider is not reachable',
+    message: 'Please try again in a moment; if it keeps failing, tell the administrator.',
+  },
+  refused: {
+    title: 'The identity provider refused the sign-in',
+    message:
+      'It did not accept this sign-in: it may have been finished already, or a later sign-in of another user in this browser took its place. Start the sign-in again.',
+  },
+  invalid: {
+    title: 'The sign-in could not be verified',
+    message: 'The answer of the identity provider did not pass the checks. Start the sign-in again.',
+  },
+};
