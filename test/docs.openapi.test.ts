@@ -117,6 +117,36 @@ describe('interactive docs: OpenAPI document and assets', () => {
     }
   });
 
+  it("describes each 400 as the operation answers it: SSO's form and user refusals, a list's no body", async () => {
+    // The SSO operation said "malformed JSON, wrong types, unknown fields, unknown IDs in the
+    // body" (it takes no JSON) and named none of its refusals; the lists, a body they never read.
+    const description = (path: string, method: string) =>
+      String(
+        (document.paths[path]?.[method]?.responses['400'] as { description?: unknown } | undefined)
+          ?.description,
+      );
+    const sso = description('/Sso/authenticate', 'post');
+    const refused = await call(`${h.url}/iserv/api/Service/Sso/authenticate`, {
+      ...auth(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=nobody.here',
+    });
+    assert.equal(refused.status, 400);
+    assert.match(String((refused.body as { message?: unknown }).message), /^Unknown user "nobody\.here"/);
+    for (const words of [
+      'Unknown user "x"',
+      'User "x" is deleted',
+      'User "x" is locked',
+      'form data',
+      'username',
+    ])
+      assert.ok(sso.includes(words), `${words}: ${sso}`);
+    assert.doesNotMatch(sso, /malformed JSON/);
+    for (const operation of LEGACY_OPERATIONS.filter((op) => op.answer.result === 'collection'))
+      assert.doesNotMatch(description(operation.path, operation.method), /in the body|JSON/, operation.id);
+  });
+
   /** The documented JSON schema of a request body. */
   function bodySchema(path: string, method: string): JsonSchema {
     const operation = document.paths[path]?.[method] as unknown as {

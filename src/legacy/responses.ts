@@ -24,11 +24,29 @@ const ERRORS = {
   504: 'The successor IDM did not answer in time',
 } as const;
 
-/** The documented error responses of an operation, e.g. `errorResponses(400, 404)`; 502–504 always. */
-export function errorResponses(...statuses: (keyof typeof ERRORS)[]): OperationResponses {
+/** A documented error status, with the common description or with one of the operation's own. */
+type DocumentedError = keyof typeof ERRORS | readonly [status: keyof typeof ERRORS, description: string];
+
+/**
+ * The documented error responses of an operation, e.g. `errorResponses(400, 404)`, or with a
+ * description of its own where the common one does not fit, `errorResponses([400, 'Unknown user …'])`;
+ * 502–504 always.
+ */
+export function errorResponses(...statuses: DocumentedError[]): OperationResponses {
   const out: OperationResponses = {};
-  for (const status of [...statuses, 502, 503, 504] as const) {
-    out[status] = { description: ERRORS[status], schema: legacyErrorSchema };
+  for (const documented of [...statuses, 502, 503, 504] as const) {
+    const [status, description] =
+      typeof documented === 'number' ? [documented, ERRORS[documented]] : documented;
+    out[status] = { description, schema: legacyErrorSchema };
   }
   return out;
 }
+
+/**
+ * The 400 of a list: the seed gives every operation one, but a list takes no body and any value
+ * of its one parameter, so the proxy answers it only for what every request may get wrong.
+ */
+export const LIST_INVALID: DocumentedError = [
+  400,
+  'Invalid request (the seed documents a 400 for every operation; a list reads no body and takes any value of its parameters)',
+];

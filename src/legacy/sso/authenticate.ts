@@ -35,7 +35,10 @@ export const ssoAuthenticateOperation = defineOperation({
   answer: { result: 'entity', fields: SSO_USER_FIELDS },
   responses: {
     200: { description: 'The token and where to send the browser', schema: ssoAuthenticationSchema },
-    ...errorResponses(400),
+    ...errorResponses([
+      400,
+      'Refused: the body is not form data with exactly the text field `username`, given once (JSON, a missing, empty or repeated `username`, `username[]`, another field or a file part), or the user is unknown, deleted or locked (`Unknown user "x"`, `User "x" is deleted`, `User "x" is locked`; `errors[0].path` is `body.username`)',
+    ]),
   },
   async handler(c, { body }) {
     const requested = body.username;
