@@ -16,10 +16,7 @@ export async function requestText(c: Context): Promise<string> {
   try {
     bytes = await c.req.arrayBuffer();
   } catch (error) {
-    if (!clientHungUp(error)) throw error;
-    throw new LegacyError(400, 'The request body ended before its announced length: the client hung up', [
-      { path: 'body', message: 'incomplete' },
-    ]);
+    throw asBodyCutOff(error);
   }
   try {
     return UTF8.decode(bytes);
@@ -28,6 +25,18 @@ export async function requestText(c: Context): Promise<string> {
       { path: 'body', message: 'must be UTF-8 text' },
     ]);
   }
+}
+
+/**
+ * A failure to read the request body, as the caller's 400 when its connection closed (or its
+ * framing broke) before the body was complete; any other error as it is. The client is not there
+ * to read the 400, but the log, the metrics and the usage inventory say 400, not 500.
+ */
+export function asBodyCutOff(error: unknown): unknown {
+  if (!clientHungUp(error)) return error;
+  return new LegacyError(400, 'The request body ended before its announced length: the client hung up', [
+    { path: 'body', message: 'incomplete' },
+  ]);
 }
 
 /** Node's error for a request whose connection closed before its body was complete. */
