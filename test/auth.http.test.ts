@@ -152,6 +152,9 @@ describe('API-user authentication over IPv4, IPv6 and IPv4-mapped peers', () => 
       'log-path-bearer': `/iserv/api/Service/Core/Entity/User/Bearer%20${jwt}`,
       'log-path-token': `/iserv/api/Service/Core/Entity/User/ada;token=${jwt}`,
       'log-path-group': '/iserv/api/Service/Core/Entity/Group/Basic%20English',
+      // A secret's parameter as the whole segment, as the query's redaction reads it.
+      'log-path-param': '/iserv/api/Service/Core/Entity/User/secretpass%3DPastedSig-43',
+      'log-path-sso': `/iserv/api/Service/Core/Entity/User/token=${jwt}`,
     };
     for (const [requestId, path] of Object.entries(paths))
       await call(`${v4()}${path}`, {
@@ -161,7 +164,9 @@ describe('API-user authentication over IPv4, IPv6 and IPv4-mapped peers', () => 
       });
     const logged = (requestId: string) =>
       h.logSink.lines().find((l) => l.reqId === requestId && l.msg === 'request completed')?.path;
-    assert.ok(!h.logSink.text.includes('PastedSig-42'), 'the pasted token is nowhere in the log');
+    assert.ok(!h.logSink.text.includes('PastedSig-4'), 'the pasted tokens are nowhere in the log');
+    assert.equal(logged('log-path-param'), '/iserv/api/Service/Core/Entity/User/[redacted]');
+    assert.equal(logged('log-path-sso'), '/iserv/api/Service/Core/Entity/User/[redacted]');
     assert.equal(logged('log-path-bearer'), '/iserv/api/Service/Core/Entity/User/[redacted]');
     assert.equal(logged('log-path-token'), '/iserv/api/Service/Core/Entity/User/ada;token=[redacted]');
     assert.equal(logged('log-path-group'), '/iserv/api/Service/Core/Entity/Group/Basic English');

@@ -71,7 +71,8 @@ export function redactQuery(query: string): string {
 /**
  * Redacts a raw request path: each segment as {@link redactString} does (`;token=…`), and a
  * segment that holds a credential only once percent-decoded (`Bearer%20eyJ…`, a token pasted into
- * an ID) is replaced whole, as such a query value is. Ordinary segments stay as written, also
+ * an ID) or that is a secret's parameter itself (`token=…`, `secretpass%3D…`) is replaced whole,
+ * as such a query value is. Ordinary segments stay as written, also
  * those that only look like a scheme (`Basic%20English`, a group's name). A credential is
  * recognised within one segment: one split by a `/` counts by the part before it.
  */
@@ -83,8 +84,10 @@ export function redactPath(path: string): string {
     .map((segment) => {
       const redacted = redactString(segment);
       if (redacted !== segment) return redacted;
-      const decoded = pathDecoded(segment);
-      return decoded !== segment && redactString(decoded) !== decoded ? REDACTED : segment;
+      // Read as a query value is (after a separator), so that a segment that is a secret's
+      // parameter (`token=…`, `secretpass%3D…`) counts, as it does in the query.
+      const decoded = `&${pathDecoded(segment)}`;
+      return redactString(decoded) !== decoded ? REDACTED : segment;
     })
     .join('/');
 }
