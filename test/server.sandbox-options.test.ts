@@ -7,9 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../src/config/load.js';
-import { silentLogger } from '../src/lib/logger.js';
+import { createLogger, silentLogger } from '../src/lib/logger.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { type RunningServer, startServer } from '../src/server.js';
+import { LogSink } from './log-sink.js';
 import { tempDir } from './temp-dir.js';
 
 const LATENCY_MS = 150;
@@ -180,5 +181,29 @@ describe('sandbox settings in the configuration file', () => {
         JSON.stringify(sandbox),
       );
     }
+  });
+});
+
+describe("the embedded sandbox's log lines", () => {
+  it('name their component once: sandbox, and the part of it that wrote them', async () => {
+    // Every debug line of the sandbox's API had "component" twice ("sandbox", then "sandbox-api").
+    const dir = tempDir('sandbox-log');
+    const sink = new LogSink();
+    const server = await startServer({
+      config: config(dir, {}, { logging: { level: 'debug' } }),
+      logger: createLogger({ level: 'debug', destination: sink }),
+    });
+    try {
+      assert.ok(server.sandbox);
+      assert.equal((await api(server.sandbox, 'GET', '/users?user=admin')).status, 200);
+    } finally {
+      await server.close();
+    }
+    const lines = sink.text.split('\n').filter((line) => /"(component|sandbox)":"/.test(line));
+    assert.ok(
+      lines.some((line) => line.includes('"sandbox":"api"')),
+      'an API line',
+    );
+    for (const line of lines) assert.equal(line.split('"component":').length, 2, line);
   });
 });

@@ -63,7 +63,9 @@ export function sandboxOptionsFromArgs(args: CommandArgs, io: CommandIo): Sandbo
       ...(flag(args, 'token-down') ? { tokenEndpointDown: true } : {}),
     },
     // Logs go to stderr so that stdout carries only what the command prints (JSON with --json).
-    logger: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: pino.destination(2) }),
+    logger: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: pino.destination(2) }).child({
+      component: 'sandbox',
+    }),
   };
   if (port !== undefined) options.port = port;
   if (host !== undefined) options.host = host;

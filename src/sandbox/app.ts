@@ -92,7 +92,7 @@ async function readBody<T>(c: RouteContext<unknown>['c'], spec: BodySpec<T>): Pr
  */
 export function createSandboxApp(services: SandboxAppServices): Hono<SandboxEnv> {
   const { data, settings, guard, faults, counters } = services;
-  const log = services.logger.child({ component: 'sandbox-api' });
+  const log = services.logger.child({ sandbox: 'api' });
   const app = new Hono<SandboxEnv>();
 
   if (services.control) {

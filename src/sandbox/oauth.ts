@@ -339,7 +339,7 @@ export async function createOAuthServer(options: OAuthServerOptions): Promise<OA
   const basicAllowed = authMethods(options).includes('client_secret_basic');
   const { privateJwk, publicJwk } = await signingKeys();
   const provider = new Provider(options.issuer, providerConfiguration(options, privateJwk));
-  const log = options.logger.child({ component: 'sandbox-oauth' });
+  const log = options.logger.child({ sandbox: 'oauth' });
   provider.on('server_error', (_ctx, err) => log.error({ err }, 'authorization server error'));
   provider.on('grant.error', (_ctx, err) => log.debug({ error: err.message }, 'token request refused'));
   const callback = provider.callback();
