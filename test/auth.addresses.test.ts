@@ -132,6 +132,20 @@ describe('compileRanges', () => {
     assert.equal(ranges.contains(parseAddress('2001:db9::7')), false);
     assert.equal(ranges.contains(undefined), false);
   });
+
+  it('keeps an IPv4-compatible range (::a.b.c.d/n, as in the configuration) IPv6: it matches no IPv4 peer', () => {
+    // Read by ipaddr.js alone as the mapped ::ffff:127.0.0.1, so as IPv4: trustedProxies
+    // ["::127.0.0.1/128"] believed X-Forwarded-For from 127.0.0.1, and metrics.ranges
+    // ["::127.0.0.0/104"] let IPv4 loopback read the metrics.
+    for (const range of ['::127.0.0.1/128', '::127.0.0.0/104', '::127.0.0.1']) {
+      const ranges = compileRanges([range]);
+      assert.equal(ranges.contains(parseAddress('127.0.0.1')), false, range);
+      assert.equal(ranges.contains(parseAddress('::ffff:127.0.0.1')), false, range);
+      assert.equal(ranges.contains(parseAddress('::127.0.0.1')), true, range);
+    }
+    const resolve = clientAddressResolver(['::127.0.0.1/128']);
+    assert.equal(text(resolve('127.0.0.1', '198.51.100.7')), '127.0.0.1', 'an IPv4 peer is no trusted proxy');
+  });
 });
 
 describe('clientAddressResolver', () => {

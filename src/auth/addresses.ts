@@ -90,14 +90,15 @@ export interface CompiledRanges {
   contains(address: IpAddress | undefined): boolean;
 }
 
-/** Compiles ranges (API-user ranges or `server.trustedProxies`) once, for matching per request. */
+/**
+ * Compiles ranges (API-user ranges, `server.trustedProxies`, `metrics.ranges`) once, for matching
+ * per request. Each is read as {@link normalizeRange} reads it (the configuration checks them with
+ * it): an IPv4-compatible range (`::127.0.0.1/128`) stays IPv6, as an address of that form does.
+ * ipaddr.js alone read it as the mapped `::ffff:127.0.0.1` and so as IPv4, which made an IPv6
+ * range in the configuration trust IPv4 peers.
+ */
 export function compileRanges(ranges: readonly string[]): CompiledRanges {
-  const cidrs: Cidr[] = ranges.map((range) => {
-    const [address, prefix] = ipaddr.parseCIDR(range.includes('/') ? range : normalizeRange(range));
-    return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefix >= 96
-      ? [(address as ipaddr.IPv6).toIPv4Address(), prefix - 96]
-      : [address, prefix];
-  });
+  const cidrs: Cidr[] = ranges.map((range) => ipaddr.parseCIDR(normalizeRange(range)));
   return {
     ranges: [...ranges],
     contains(address) {
