@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { setImmediate as turn } from 'node:timers/promises';
+import { setTimeout as sleep, setImmediate as turn } from 'node:timers/promises';
 import { parseAddress } from '../src/auth/addresses.js';
-import { removeApiUser } from '../src/auth/admin.js';
-import { Authenticator, type AuthOutcome } from '../src/auth/authenticator.js';
+import { removeApiUser, resetApiUserPassword, setApiUserRanges } from '../src/auth/admin.js';
+import { Authenticator, type AuthOutcome, CREDENTIALS_VERSION_POLL_MS } from '../src/auth/authenticator.js';
 import { silentLogger } from '../src/lib/logger.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 
@@ -48,11 +48,12 @@ describe('checks past the credential cache at the same time', () => {
     credentialCacheTtlSeconds: number,
     onKdf: () => void = () => {},
     kdfConcurrency = 2,
+    clock = { now: () => Date.now() },
   ) {
     const counted = { runs: 0, waiting: [] as number[] };
     const auth = new Authenticator({
       store: h.services.store,
-      clock: { now: () => Date.now() },
+      clock,
       logger: silentLogger(),
       credentialCacheTtlSeconds,
       credentialCacheMaxEntries: 100,
@@ -224,5 +225,42 @@ describe('checks past the credential cache at the same time', () => {
     await removeApiUser(h.services.store, 'leaving');
     assert.equal((await guess).kind, 'unauthorized');
     assert.deepEqual(await waiting, { kind: 'unauthorized', reason: 'unknown user' });
+  });
+
+  it('judge a right password that waited for the KDF behind a flood by the credentials when it ran', async () => {
+    // The user was read before the check queued for the KDF and never again: a reset, a removal
+    // or new ranges while a flood of guesses held the one KDF turn let the old credentials in.
+    const changes: [
+      what: string,
+      change: (name: string) => Promise<unknown>,
+      outcome: AuthOutcome['kind'],
+    ][] = [
+      ['reset', (name) => resetApiUserPassword(h.services.store, name), 'unauthorized'],
+      ['removed', (name) => removeApiUser(h.services.store, name), 'unauthorized'],
+      ['ranges', (name) => setApiUserRanges(h.services.store, name, ['10.0.0.0/8']), 'forbidden'],
+    ];
+    for (const [index, [what, change, outcome]] of changes.entries()) {
+      const name = `queued-${what}`;
+      const password = await h.addUser(name, ['127.0.0.0/8']);
+      // The authenticator's clock: moved on by the poll interval when the credentials change.
+      let skew = 0;
+      const { auth, counted } = authenticator(60, () => {}, 1, { now: () => Date.now() + skew });
+      // The hash that unknown names are checked against, made once first (as after a start).
+      await auth.authenticate('nobody', 'guess', parseAddress(`127.0.${70 + index}.1`));
+      // Twelve guesses at unknown names from twelve addresses fill the one turn's queue …
+      const guesses = Array.from({ length: 12 }, (_, i) =>
+        auth.authenticate(`flood-${what}-${i}`, 'guess', parseAddress(`127.0.${50 + index}.${i + 1}`)),
+      );
+      // … and the right password, from an address the user never used, waits behind them.
+      const waiting = auth.authenticate(name, password, parseAddress(`127.0.${60 + index}.1`));
+      for (let i = 0; i < 500 && Math.max(0, ...counted.waiting) < 12; i++) await sleep(10);
+      assert.equal(Math.max(...counted.waiting), 12, 'the check waits for its KDF turn');
+      await change(name);
+      // A change is applied within the poll interval (docs/cli.md: within a second), also to a
+      // check still queued then: the interval passes while it waits.
+      skew += CREDENTIALS_VERSION_POLL_MS;
+      assert.equal((await waiting).kind, outcome, what);
+      await Promise.all(guesses);
+    }
   });
 });

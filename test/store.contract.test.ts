@@ -247,6 +247,7 @@ function storeContract(backend: Backend): void {
 
       it('remembers known addresses, never backwards, forgetting old ones and all beyond the newest `keep`', async () => {
         const name = 'known';
+        await store.apiUsers.create(user(name));
         await store.loginThrottle.recordSuccess(name, '10.0.0.1', 1000, 0, 3);
         await store.loginThrottle.recordSuccess(name, '10.0.0.1', 500, 0, 3);
         assert.equal(await store.loginThrottle.lastSuccess(name, '10.0.0.1'), 1000);
@@ -259,6 +260,10 @@ function storeContract(backend: Backend): void {
         assert.equal(await store.loginThrottle.lastSuccess(name, '10.0.0.2'), undefined, 'too old');
         assert.equal(await store.loginThrottle.lastSuccess(name, '10.0.0.5'), 5000);
         assert.equal(await store.loginThrottle.lastSuccess('other', '10.0.0.5'), undefined);
+        // A name that is no API user (a success answered from the cache just after its removal)
+        // leaves nothing that a new user of that name would inherit.
+        await store.loginThrottle.recordSuccess('other', '10.0.0.6', 6000, 0, 3);
+        assert.equal(await store.loginThrottle.lastSuccess('other', '10.0.0.6'), undefined);
         assert.deepEqual(await store.loginThrottle.knownAddresses(name), [
           { address: '10.0.0.5', lastSuccessAt: 5000 },
           { address: '10.0.0.4', lastSuccessAt: 4000 },

@@ -369,6 +369,20 @@ export class Authenticator {
     const valid = user
       ? await this.verifyStored(password, user.passwordHash, check)
       : await this.verifyDummy(password, check);
+    if (user && valid) {
+      // The KDF's turn may have come long after the user was read (a flood of checks queues for
+      // it): a password reset, a removal or new ranges meanwhile decide, not the record the
+      // password was checked against, as they would for a cached credential (the version read
+      // within the poll interval, as the cache's). Not counted as a failure: the password was
+      // right when sent.
+      const latest = this.versionIsFresh() ? (this.cacheVersion ?? version) : await this.syncVersion();
+      if (latest !== version) {
+        const fresh = await store.apiUsers.get(user.name);
+        if (fresh?.passwordHash !== user.passwordHash)
+          return { kind: 'unauthorized', reason: fresh ? 'wrong password' : 'unknown user' };
+        return this.admitVerified(key, fresh, latest, exempt, keys, states, address);
+      }
+    }
     if (!user || !valid) {
       const failedAt = clock.now();
       const forgetBefore = failedAt - throttle.forgetAfterSeconds * 1000;
@@ -389,6 +403,19 @@ export class Authenticator {
       return { kind: 'unauthorized', reason: user ? 'wrong password' : 'unknown user' };
     }
 
+    return this.admitVerified(key, user, version, exempt, keys, states, address);
+  }
+
+  /** A verified password of `user` as of credentials `version`: counters reset, cached, admitted by its ranges. */
+  private async admitVerified(
+    key: string,
+    user: ApiUserRecord,
+    version: number,
+    exempt: boolean,
+    keys: readonly ThrottleKey[],
+    states: readonly ThrottleState[],
+    address: IpAddress | undefined,
+  ): Promise<AuthOutcome> {
     // A success resets its counters, but not a user counter it got past only as a known address:
     // those failures came from elsewhere, and wiping them would hand the attacker fresh free ones.
     if (states.length > 0)
@@ -397,7 +424,7 @@ export class Authenticator {
         exempt ? keys.filter((throttleKey) => throttleKey.scope !== 'user') : keys,
       );
     const verified: VerifiedCredential = { name: user.name, ranges: compileRanges(user.ranges) };
-    // A credential change while the KDF ran must not leave the old answer in the cache.
+    // A credential change since `version` must not leave the old answer in the cache.
     if (this.cache && version === this.cacheVersion) this.cache.set(key, verified);
     if (!this.lastLoginWritten.has(user.name)) this.lastLoginWritten.set(user.name, user.lastLoginAt ?? 0);
     return this.admit(verified, address);

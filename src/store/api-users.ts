@@ -87,6 +87,9 @@ export interface LoginThrottleRepository {
   /**
    * Remembers a successful login of `userName` from `address` (a throttle subject) at `at`, and
    * forgets this user's addresses last successful before `forgetBefore` or beyond the newest `keep`.
+   * Nothing is remembered for a name that is no API user (any more): a success answered from the
+   * credential cache just after `apiuser remove` would otherwise leave an address that a new user
+   * of the same name inherits.
    */
   recordSuccess(
     userName: string,

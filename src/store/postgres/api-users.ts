@@ -287,7 +287,8 @@ export class PostgresLoginThrottleRepository implements LoginThrottleRepository 
   ): Promise<void> {
     await this.db.transaction(async (client) => {
       await client.query(
-        `INSERT INTO auth_known_addresses AS k (user_name, address, last_success_at) VALUES ($1, $2, $3)
+        `INSERT INTO auth_known_addresses AS k (user_name, address, last_success_at)
+         SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM api_users WHERE name = $1)
          ON CONFLICT (user_name, address) DO UPDATE SET
            last_success_at = GREATEST(k.last_success_at, excluded.last_success_at)`,
         [userName, address, at],

@@ -220,7 +220,8 @@ export class SqliteLoginThrottleRepository implements LoginThrottleRepository {
       ),
       prune: db.prepare('DELETE FROM auth_throttle WHERE last_failure_at < ? AND blocked_until <= ?'),
       upsertKnown: db.prepare(
-        `INSERT INTO auth_known_addresses (user_name, address, last_success_at) VALUES (?, ?, ?)
+        `INSERT INTO auth_known_addresses (user_name, address, last_success_at)
+         SELECT @user, @address, @at WHERE EXISTS (SELECT 1 FROM api_users WHERE name = @user)
          ON CONFLICT (user_name, address) DO UPDATE SET
            last_success_at = max(last_success_at, excluded.last_success_at)`,
       ),
@@ -300,7 +301,7 @@ export class SqliteLoginThrottleRepository implements LoginThrottleRepository {
     keep: number,
   ): Promise<void> {
     this.db.transaction(() => {
-      this.statements.upsertKnown.run(userName, address, at);
+      this.statements.upsertKnown.run({ user: userName, address, at });
       this.statements.trimKnown.run({ user: userName, before: forgetBefore, keep });
     })();
   }
