@@ -4,7 +4,7 @@ import type { Store } from '../store/types.js';
 import { normalizeRange } from './addresses.js';
 import { API_USER_NAME, isValidApiUserName } from './names.js';
 import { generatePassword, hashPassword } from './password.js';
-import { KNOWN_ADDRESS_SECONDS } from './throttle.js';
+import { KNOWN_ADDRESS_SECONDS, type ThrottlePolicy } from './throttle.js';
 
 /** A request to manage API users that cannot be carried out; nothing was changed. */
 export class ApiUserAdminError extends Error {
@@ -143,9 +143,18 @@ export async function setApiUserRanges(
   return normalized;
 }
 
-/** Every API user with its login and throttle state at `clock.now()`. */
-export async function listApiUsers(store: Store, clock: Clock): Promise<ApiUserSummary[]> {
+/**
+ * Every API user with its login and throttle state at `clock.now()`. A counter whose last failure
+ * is older than `forgetAfterSeconds` counts no failures: the server starts it from zero at the next
+ * one (the row itself is pruned only now and then).
+ */
+export async function listApiUsers(
+  store: Store,
+  clock: Clock,
+  { forgetAfterSeconds }: Pick<ThrottlePolicy, 'forgetAfterSeconds'>,
+): Promise<ApiUserSummary[]> {
   const now = clock.now();
+  const forgetBefore = now - forgetAfterSeconds * 1000;
   const users = await store.apiUsers.list();
   const summaries: ApiUserSummary[] = [];
   for (const user of users) {
@@ -162,7 +171,10 @@ export async function listApiUsers(store: Store, clock: Clock): Promise<ApiUserS
       lastLogin: user.lastLoginAt === null ? null : new Date(user.lastLoginAt).toISOString(),
       throttled: until > now,
       throttledUntil: until > now ? new Date(until).toISOString() : null,
-      recentFailures: states.find((state) => state.scope === 'user')?.failures ?? 0,
+      recentFailures: recentFailures(
+        states.find((state) => state.scope === 'user'),
+        forgetBefore,
+      ),
       blocks: states
         .filter((state) => state.blockedUntil > now)
         .map((state) => ({
@@ -178,6 +190,11 @@ export async function listApiUsers(store: Store, clock: Clock): Promise<ApiUserS
     });
   }
   return summaries;
+}
+
+/** The failures a counter holds now: none once its last one is older than `forgetBefore`. */
+function recentFailures(state: ThrottleState | undefined, forgetBefore: number): number {
+  return state === undefined || state.lastFailureAt < forgetBefore ? 0 : state.failures;
 }
 
 /** The sandbox-mode demo user (SPEC 2). */

@@ -8,6 +8,7 @@ import {
   setApiUserRanges,
   unblockApiUser,
 } from '../auth/admin.js';
+import type { AppConfig } from '../config/load.js';
 import { systemClock } from '../lib/clock.js';
 import type { Store } from '../store/types.js';
 import {
@@ -37,14 +38,14 @@ const RANGE_HELP = `  --range CIDR    allowed source range, IPv4 or IPv6 (repeat
 async function withStore<T>(
   args: CommandArgs,
   io: CommandIo,
-  work: (store: Store) => Promise<T>,
+  work: (store: Store, config: AppConfig) => Promise<T>,
   { create = false }: { create?: boolean } = {},
 ): Promise<T> {
   try {
     return await withStoreServices(
       args,
       io,
-      ({ store }) => work(store),
+      ({ store, config }) => work(store, config),
       create ? {} : { existing: { what: 'the store', why: NO_STORE_HINT } },
     );
   } catch (error) {
@@ -143,7 +144,8 @@ export const apiUserListCommand: Command = {
   usage: '[--config FILE] [--json]',
   help: `BLOCKED says which failed-login counters refuse logins now and until when: "user" (every
 address but the known ones), an address (this user from there), or "N addresses". FAILED counts
-the user's failures since its last success; KNOWN the addresses it logged in from within 30 days.
+the user's failures since its last success (none once the last is older than
+auth.throttle.forgetAfterSeconds); KNOWN the addresses it logged in from within 30 days.
 'idm-compat apiuser unblock NAME' lifts the blocks.
 
 Options:
@@ -153,7 +155,9 @@ Options:
 ${CONFIG_HELP}`,
   options: { json: { type: 'boolean' }, config: { type: 'string', short: 'c' } },
   async run(args, io) {
-    const users = await withStore(args, io, (store) => listApiUsers(store, systemClock));
+    const users = await withStore(args, io, (store, config) =>
+      listApiUsers(store, systemClock, config.auth.throttle),
+    );
     if (flag(args, 'json')) {
       io.out(JSON.stringify(users));
       return 0;
