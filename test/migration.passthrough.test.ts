@@ -181,6 +181,82 @@ describe('passthrough of an answer the old server sends slowly', () => {
   });
 });
 
+describe('passthrough of an answer the old server breaks off', () => {
+  let breaking: Server;
+  let baseUrl: string;
+  const sockets = new Set<Socket>();
+  before(async () => {
+    // `/cut`: 15 of 1,000 announced bytes, then the connection is gone. `/stall`: `[` and then
+    // nothing, past the total timeout.
+    breaking = createServer((socket) => {
+      sockets.add(socket);
+      socket.once('data', (request) => {
+        const head = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n';
+        if (request.toString().includes('/cut')) {
+          socket.write(`${head}Content-Length: 1000\r\n\r\n[{"_id":"ada.l"`);
+          setTimeout(() => socket.destroy(), 50);
+        } else socket.write(`${head}Transfer-Encoding: chunked\r\n\r\n1\r\n[\r\n`);
+      });
+    });
+    await new Promise<void>((resolve) => breaking.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(breaking.address() as { port: number }).port}/iserv/api`;
+  });
+  after(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => breaking.close(() => resolve()));
+  });
+
+  it('cuts the caller off and logs it at error level, once: a broken connection, and an answer past the timeout', async () => {
+    // The caller got a body without its end, and the log had only the completion line, status 200.
+    const front = await startFront(
+      { baseUrl, username: 'proxy-account', password: 'x' },
+      {
+        modes: { 'user.get': 'passthrough' },
+        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 600 } },
+      },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      for (const [id, why] of [
+        ['cut', /^passthrough answer cut off: the old server's answer broke off$/],
+        [
+          'stall',
+          /^passthrough answer cut off: the old server's answer did not end within 600 ms \(migration\.legacy\.timeouts\.totalMs\)$/,
+        ],
+      ] as const) {
+        const requestId = `passthrough-${id}`;
+        const body = await fetch(`${front.url}${CORE}/Entity/User/${id}`, {
+          headers: {
+            authorization: `Basic ${Buffer.from(`integration:${password}`).toString('base64')}`,
+            'x-request-id': requestId,
+          },
+        }).then(
+          (response) =>
+            response.text().then(
+              () => 'whole',
+              () => 'cut off',
+            ),
+          () => 'cut off',
+        );
+        assert.equal(body, 'cut off', id);
+        const lines = () => front.logSink.lines().filter((l) => l.reqId === requestId);
+        for (
+          let waited = 0;
+          !lines().some((l) => l.msg === 'request completed') && waited < 5_000;
+          waited += 20
+        )
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        const failed = lines().filter((l) => Number(l.level) >= 50 && l.msg !== 'request completed');
+        assert.equal(failed.length, 1, JSON.stringify(lines()));
+        assert.match(String(failed[0]?.msg), why);
+        assert.equal(failed[0]?.operation, 'user.get');
+      }
+    } finally {
+      await front.close();
+    }
+  });
+});
+
 describe('passthrough to an old server that fails', () => {
   let silent: Server;
   let port: number;

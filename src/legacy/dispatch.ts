@@ -111,10 +111,31 @@ function streamedAnswer(c: Context<AppEnv>, services: Services, answer: Upstream
     // once the answer has left, not when it starts.
     const out = answerOut(c);
     if (out) c.set('streaming', out);
+    logCutOff(c, services, answer);
   }
   return new Response(empty ? null : (Readable.toWeb(answer.body) as ReadableStream<Uint8Array>), {
     status: answer.status,
     headers: answerHeaders(c, services, answer),
+  });
+}
+
+/**
+ * Logs an answer of the old server that breaks off while it streams through (its connection
+ * lost, or the total timeout reached), once, at error level, as a translated list cut off by a
+ * failed page is: the caller's connection is cut (the body arrives without its end), and the
+ * status, already sent, says nothing of it. A caller that went away first is no failure of the
+ * old server's.
+ */
+function logCutOff(c: Context<AppEnv>, services: Services, answer: UpstreamAnswer): void {
+  answer.body.once('error', (error: Error) => {
+    if (c.req.raw.signal.aborted && !answer.deadline.aborted) return;
+    const totalMs = services.config.migration.legacy?.timeouts.totalMs;
+    requestLog(c).error(
+      { err: error, operation: c.get('operation') },
+      answer.deadline.aborted
+        ? `passthrough answer cut off: the old server's answer did not end within ${totalMs} ms (migration.legacy.timeouts.totalMs)`
+        : "passthrough answer cut off: the old server's answer broke off",
+    );
   });
 }
 
