@@ -25,10 +25,11 @@ export interface FixedRoutes {
  * sets the operation's deprecation headers, and at the end (of a streamed answer: once it is out)
  * writes one log line and tells the observers (metrics, usage inventory). The log line (bounded
  * for floods of 401/404/405/429 by `logging.unauthenticatedPerSecond`) has id, method, path
- * (never the query, which may carry an SSO token; a credential pasted into the path redacted), status, duration, API user, operation and the
- * successor calls the request made. The flood bound covers every line the request writes that asks
- * `logLines` (the authentication's refusal line too): a flood of throttled logins (429, cheap: no
- * KDF) would otherwise write one refusal line per request past the bound.
+ * (never the query, which may carry an SSO token; a credential pasted into the path redacted),
+ * status, duration, API user, operation and the successor calls the request made. The flood bound
+ * covers every line the request writes that asks `logLines` (the authentication's refusal line
+ * too): a flood of throttled logins (429, cheap: no KDF) would otherwise write one refusal line per
+ * request past the bound.
  */
 export function requestPipeline(
   services: Services,
