@@ -199,6 +199,13 @@ describe('roles', () => {
       );
       const noKey = await proxy.call<ErrorBody>('POST', '/Entity/Role', { name: '!!!', module: 'Core' });
       assert.equal(noKey.status, 400, noKey.text);
+      // The successor's words are about the key derived from the name, which the caller never sent.
+      assert.equal(noKey.body.errors?.[0]?.path, 'body.name', noKey.text);
+      assert.match(
+        noKey.body.errors?.[0]?.message ?? '',
+        /\(said of the value derived from name\)$/,
+        noKey.text,
+      );
       assert.equal(snapshot(proxy), before);
     });
   });

@@ -439,9 +439,10 @@ export async function translateWrite(
  * field's attribute (also with an index, `[2]`) becomes `body.<legacy field>` (with the index for a
  * list field); one of an attribute that a step's body fills from a single legacy body field
  * (`"<attribute>": "{body.<field>}"`, or `"<attribute>": "X_{fields.<other>|upper}"` where
- * `<other>` is a writable field's attribute) becomes that field's path; anything else becomes
- * `body`, so the successor's attribute names never reach the legacy caller. Undefined when the
- * failure carries no violations.
+ * `<other>` is a writable field's attribute) becomes that field's path, its message saying it
+ * was said of the value derived from the field when filters or text came around it; anything else
+ * becomes `body`, so the successor's attribute names never reach the legacy caller. Undefined when
+ * the failure carries no violations.
  */
 export function legacyViolations(
   op: Pick<CompiledOperation, 'resource' | 'steps'> | undefined,
@@ -461,7 +462,18 @@ export function legacyViolations(
     const index = segments.find((segment) => /^\d+$/.test(segment));
     const attribute = segments.filter((segment) => !/^\d+$/.test(segment)).join('.');
     const found = byAttribute.get(attribute);
-    if (!found) return { path: filledFrom.get(attribute) ?? 'body', message };
+    if (!found) {
+      const source = filledFrom.get(attribute);
+      if (!source) return { path: 'body', message };
+      // The successor's words are about what the proxy made of the field (a key derived from a
+      // name: ROLE_ + its letters), not about the field as the caller sent it.
+      return {
+        path: source.path,
+        message: source.derived
+          ? `${message} (said of the value derived from ${source.path.slice(5)})`
+          : message,
+      };
+    }
     const [name, field] = found;
     return { path: field.many && index !== undefined ? `body.${name}.${index}` : `body.${name}`, message };
   });
@@ -470,13 +482,13 @@ export function legacyViolations(
 /**
  * The legacy path (`body.<field>`) each top-level attribute of the steps' bodies is filled from,
  * where that is exactly one legacy body field: `{body.<field>}` directly, or `{fields.<attribute>}`
- * of a writable field, with or without literal text and filters around it.
+ * of a writable field, with or without literal text and filters around it (`derived`).
  */
 function stepBodySources(
   steps: readonly CompiledStep[],
   byAttribute: ReadonlyMap<string, readonly [name: string, field: CompiledField]>,
-): Map<string, string> {
-  const sources = new Map<string, string>();
+): Map<string, { path: string; derived: boolean }> {
+  const sources = new Map<string, { path: string; derived: boolean }>();
   for (const step of steps) {
     if (step.body?.type !== 'object') continue;
     for (const [attribute, value] of step.body.entries) {
@@ -492,7 +504,11 @@ function stepBodySources(
         } else from.add('body');
       }
       const [only] = from;
-      if (from.size === 1 && only !== undefined && only !== 'body') sources.set(attribute, only);
+      // Derived: literal text or filters around the field's value (`ROLE_{fields.name|upper}`).
+      const whole = value.template.whole;
+      const derived = whole === undefined || whole.filters.length > 0;
+      if (from.size === 1 && only !== undefined && only !== 'body')
+        sources.set(attribute, { path: only, derived });
     }
   }
   return sources;
