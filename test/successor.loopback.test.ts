@@ -456,6 +456,23 @@ describe('requests against loopback servers', () => {
     await client.close();
   });
 
+  test('sends values that look like credentials as they are, and redacts them only on its debug line', async () => {
+    // The redaction of the debug line was applied to the call itself: a flag named "Basic 2FA"
+    // was looked up as "[redacted]", and a parameter named like a secret lost its value.
+    const server = await loopback((_req, res) => sendJson(res, 200, {}));
+    const sink = new LogSink();
+    const client = clientFor(server, { logger: createLogger({ level: 'debug', destination: sink }) });
+    const query = { name: 'Basic 2FA', user: 'ada;token=q', pageToken: 'abc' };
+    await client.request({ method: 'GET', path: `${API}/users/Bearer%20eyJ0.e30.Sig-7`, query });
+    const url = server.requests[0]?.url;
+    assert.equal(url?.pathname, `${API}/users/Bearer%20eyJ0.e30.Sig-7`);
+    assert.deepEqual(Object.fromEntries(url?.searchParams ?? []), query);
+    const logged = sink.lines().find((line) => line.msg === 'successor call');
+    const path = String((logged?.successor as { path?: unknown } | undefined)?.path);
+    assert.equal(path, `${API}/users/[redacted]?name=[redacted]&user=[redacted]&pageToken=[redacted]`);
+    await client.close();
+  });
+
   test('a body that arrives in pieces, a character split between two of them and a byte order mark first, reads as one', async () => {
     const member = (n: number) => ({
       '@id': `${API}/users/${n}`,

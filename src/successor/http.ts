@@ -285,9 +285,7 @@ export class HttpTransport {
         agent.dispatch(
           {
             origin: call.url.origin,
-            // A legacy ID the caller sent goes into the query (`user=…`): a credential pasted
-            // there is redacted, as on the request's own line.
-            path: `${redactPath(call.url.pathname)}${call.url.search === '' ? '' : `?${redactQuery(call.url.search.slice(1))}`}`,
+            path: `${call.url.pathname}${call.url.search}`,
             method: call.method as Dispatcher.HttpMethod,
             headers: call.headers,
             body: call.body ?? null,
@@ -341,9 +339,7 @@ export class HttpTransport {
         {
           successor: {
             method: call.method,
-            // A legacy ID the caller sent goes into the query (`user=…`): a credential pasted
-            // there is redacted, as on the request's own line.
-            path: `${redactPath(call.url.pathname)}${call.url.search === '' ? '' : `?${redactQuery(call.url.search.slice(1))}`}`,
+            path: loggedTarget(call.url),
             status,
             durationMs: Math.round(durationMs),
             attempt,
@@ -699,4 +695,14 @@ function closedError(call: HttpCall, cause?: unknown): UpstreamError {
     `the proxy is shutting down: its successor client is closed, ${call.method} ${call.url.pathname} was not sent`,
     { source: call.source, method: call.method, path: call.url.pathname, sent: false, cause },
   );
+}
+
+/**
+ * A call's path and query as its debug line shows them: a legacy ID the caller sent goes into the
+ * query (`user=…`), so a credential pasted into it is redacted, as on the request's own line. For
+ * the log only: the call itself goes out as it is.
+ */
+function loggedTarget(url: CallTarget): string {
+  const path = redactPath(url.pathname);
+  return url.search === '' ? path : `${path}?${redactQuery(url.search.slice(1))}`;
 }
