@@ -1,6 +1,5 @@
-import { Readable } from 'node:stream';
 import type { Context, Handler } from 'hono';
-import { answerOut } from '../http/answer-out.js';
+import { answerOut, cutAnswer } from '../http/answer-out.js';
 import { LegacyError, methodNotAllowed } from '../http/legacy-error.js';
 import { legacyLinkOrigin } from '../http/public-url.js';
 import { requestHeader } from '../http/request-headers.js';
@@ -111,32 +110,54 @@ function streamedAnswer(c: Context<AppEnv>, services: Services, answer: Upstream
     // once the answer has left, not when it starts.
     const out = answerOut(c);
     if (out) c.set('streaming', out);
-    logCutOff(c, services, answer);
   }
-  return new Response(empty ? null : (Readable.toWeb(answer.body) as ReadableStream<Uint8Array>), {
+  return new Response(empty ? null : streamedThrough(c, services, answer), {
     status: answer.status,
     headers: answerHeaders(c, services, answer),
   });
 }
 
 /**
- * Logs an answer of the old server that breaks off while it streams through (its connection
- * lost, or the total timeout reached), once, at error level, as a translated list cut off by a
- * failed page is: the caller's connection is cut (the body arrives without its end), and the
- * status, already sent, says nothing of it. A caller that went away first is no failure of the
- * old server's.
+ * The old server's body as the caller's, chunk by chunk as it comes. One that breaks off (its
+ * connection lost, or the total timeout reached while it streams) is logged once, at error level,
+ * and the caller's connection is cut (the body arrives without its end; the status, already sent,
+ * says nothing of it), as a translated list cut off by a failed page is: the connection first, so
+ * that the Node adapter, its reader cancelled, never sees the failure (it would print it on
+ * stderr). A caller that went away first is no failure of the old server's.
  */
-function logCutOff(c: Context<AppEnv>, services: Services, answer: UpstreamAnswer): void {
-  answer.body.once('error', (error: Error) => {
-    if (c.req.raw.signal.aborted && !answer.deadline.aborted) return;
-    const totalMs = services.config.migration.legacy?.timeouts.totalMs;
-    requestLog(c).error(
-      { err: error, operation: c.get('operation') },
-      answer.deadline.aborted
-        ? `passthrough answer cut off: the old server's answer did not end within ${totalMs} ms (migration.legacy.timeouts.totalMs)`
-        : "passthrough answer cut off: the old server's answer broke off",
-    );
-  });
+function streamedThrough(
+  c: Context<AppEnv>,
+  services: Services,
+  answer: UpstreamAnswer,
+): ReadableStream<Uint8Array> {
+  const chunks = answer.body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await chunks.next();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value as Uint8Array);
+        } catch (error) {
+          if (!c.req.raw.signal.aborted || answer.deadline.aborted) {
+            const totalMs = services.config.migration.legacy?.timeouts.totalMs;
+            requestLog(c).error(
+              { err: error, operation: c.get('operation') },
+              answer.deadline.aborted
+                ? `old server's answer cut off: it did not end within ${totalMs} ms (migration.legacy.timeouts.totalMs)`
+                : "old server's answer cut off: it broke off",
+            );
+          }
+          await cutAnswer(c);
+          controller.error(error);
+        }
+      },
+      async cancel() {
+        await chunks.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** Whether an answer has no body to send (HTTP forbids one, or the request was HEAD). */
