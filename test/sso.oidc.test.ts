@@ -439,6 +439,32 @@ describe('SSO with sso.oidc configured (production mode, external provider)', ()
     }
   });
 
+  it("answers 502 'not set up correctly' when the provider refuses the proxy's own client secret", async () => {
+    // invalid_client at the token endpoint fails every sign-in: it was the 400 of one refused
+    // sign-in, whose page told the visitor to start again.
+    const wrong = await startSsoProxy({
+      sandbox,
+      config: {
+        sso: {
+          target: 'https://portal.example/login',
+          oidc: { issuer: sandbox.issuer, clientId: 'legacy-sso', clientSecret: 'not-the-secret' },
+        },
+      },
+    });
+    try {
+      const { return_to } = await wrong.token('lena.mueller');
+      const { last } = await new Browser().follow(return_to);
+      assertPage(last, 502);
+      assert.match(last.text, /Single sign-on is not set up correctly/);
+      assert.doesNotMatch(last.text, /not-the-secret/);
+      const logged = wrong.logSink.lines().find((l) => l.msg === 'SSO login failed at the identity provider');
+      assert.match(JSON.stringify(logged), /invalid_client/);
+      assert.match(JSON.stringify(logged), /"failure":"misconfigured"/);
+    } finally {
+      await wrong.close();
+    }
+  });
+
   it('answers 502 when the provider is unreachable, without using the token up', async () => {
     const port = await closedPort();
     const down = await startSsoProxy({

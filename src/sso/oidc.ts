@@ -13,19 +13,31 @@ export type SsoOidcFailure =
   | 'unavailable'
   /** The provider refused (e.g. `invalid_grant` for a used or foreign code): 400. */
   | 'refused'
+  /**
+   * The provider refused the proxy itself (`invalid_client`: a wrong `sso.oidc.clientSecret`;
+   * `unauthorized_client`, `unsupported_grant_type`): every sign-in fails until the operator
+   * mends `sso.oidc` or the provider's client: 502.
+   */
+  | 'misconfigured'
   /** The provider's answer failed a check (signature, issuer, audience, nonce, state, PKCE): 403. */
   | 'invalid';
+
+/** The token endpoint's errors that refuse the proxy's client itself, not one sign-in (RFC 6749 5.2). */
+const PROXY_REFUSED = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type']);
 
 /** A failure of the relying party; `message` is for the log and names no secret. */
 export class SsoOidcError extends Error {
   override readonly name = 'SsoOidcError';
+  /** The provider's OAuth2 error code when it refused (`invalid_grant`, …). */
+  readonly providerError: string | undefined;
   constructor(
     readonly kind: SsoOidcFailure,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; providerError?: string },
   ) {
     // The cause without a parser's quote of the provider's answer (which may hold a token).
     super(message, options && { cause: withoutParsedText(options.cause) });
+    this.providerError = options?.providerError;
   }
 }
 
@@ -163,9 +175,19 @@ export class SsoRelyingParty {
     if (error instanceof oidc.ResponseBodyError) {
       const said = `${error.error}${error.error_description ? `: ${error.error_description}` : ''}`;
       return new SsoOidcError(
-        error.status >= 500 ? 'unavailable' : 'refused',
+        error.status >= 500 ? 'unavailable' : PROXY_REFUSED.has(error.error) ? 'misconfigured' : 'refused',
         `${what} failed with ${error.status} (${said})`,
-        { cause: error },
+        { cause: error, providerError: error.error },
+      );
+    }
+    // A 401 with a challenge: the provider refused the client's own authentication (a wrong
+    // sso.oidc.clientSecret), which fails every sign-in.
+    if (error instanceof oidc.WWWAuthenticateChallengeError) {
+      const said = error.cause[0]?.parameters.error;
+      return new SsoOidcError(
+        error.status >= 500 ? 'unavailable' : 'misconfigured',
+        `${what} failed with ${error.status}: the provider refused the client's authentication${said ? ` (${said})` : ''}; check sso.oidc.clientId and clientSecret`,
+        { cause: error, providerError: said ?? 'invalid_client' },
       );
     }
     if (error instanceof oidc.AuthorizationResponseError) {

@@ -15,6 +15,7 @@ const BINDING_COOKIE = 'idm_compat_sso_';
 const FAILURE_STATUS: Record<SsoOidcFailure, 400 | 403 | 502> = {
   unavailable: 502,
   refused: 400,
+  misconfigured: 502,
   invalid: 403,
 };
 
@@ -261,10 +262,21 @@ function oidcFailurePage(c: Context<AppEnv>, error: unknown, username?: string):
     { sso: { username, failure: failure.kind, reason: failure.message } },
     'SSO login failed at the identity provider',
   );
-  return ssoPage(c, FAILURE_STATUS[failure.kind], FAILURE_PAGE[failure.kind]);
+  const page =
+    failure.kind === 'refused' && failure.providerError === 'invalid_grant'
+      ? CODE_REFUSED
+      : FAILURE_PAGE[failure.kind];
+  return ssoPage(c, FAILURE_STATUS[failure.kind], page);
 }
 
-/** What each failure's page says: a refusal (a used or replaced code) is not a failed check. */
+/** The page of a code the provider refused (`invalid_grant`): used already, or its session replaced. */
+const CODE_REFUSED = {
+  title: 'The identity provider refused the sign-in',
+  message:
+    'It did not accept this sign-in: it may have been finished already, or a later sign-in of another user in this browser took its place. Start the sign-in again.',
+};
+
+/** What each failure's page says: a refusal is not a failed check, nor the proxy's own set-up. */
 const FAILURE_PAGE: Record<SsoOidcFailure, { title: string; message: string }> = {
   unavailable: {
     title: 'The identity provider is not reachable',
@@ -272,8 +284,12 @@ const FAILURE_PAGE: Record<SsoOidcFailure, { title: string; message: string }> =
   },
   refused: {
     title: 'The identity provider refused the sign-in',
+    message: 'Start the sign-in again; if it keeps failing, tell the administrator.',
+  },
+  misconfigured: {
+    title: 'Single sign-on is not set up correctly',
     message:
-      'It did not accept this sign-in: it may have been finished already, or a later sign-in of another user in this browser took its place. Start the sign-in again.',
+      "The identity provider refused this server's own access. Tell the administrator (the server's log says what it refused).",
   },
   invalid: {
     title: 'The sign-in could not be verified',
