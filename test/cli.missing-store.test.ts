@@ -146,5 +146,22 @@ describe('a SQLite store.path that cannot be opened', () => {
         ),
       );
     }
+    // A file that is there but no database: its place and rights are not the problem.
+    const garbage = path.join(dir, 'not-a-store.db');
+    writeFileSync(garbage, 'x'.repeat(4096));
+    const run = await cli([
+      'apiuser',
+      'add',
+      'untis',
+      '--range',
+      '10.0.0.0/8',
+      '--config',
+      configWithStore(dir, garbage),
+    ]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /^error: cannot open the SQLite store .*not-a-store\.db \(store\.path\): file is not a database\n?$/,
+    );
   });
 });

@@ -27,17 +27,19 @@ export interface OpenStoreOptions {
  */
 export async function openStore(config: ResolvedStoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
   if (config.type === 'sqlite') {
-    const { openSqliteStore } = await import('./sqlite/index.js');
+    const { openSqliteStore, isFileAccessError } = await import('./sqlite/index.js');
     try {
       return openSqliteStore(config.path);
     } catch (error) {
       // The driver's and the file system's words name no file ("unable to open database file").
-      if (isStoreUnavailable(error)) throw error;
+      if (isStoreUnavailable(error) && !isFileAccessError(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(
-        `cannot open the SQLite store ${config.path} (store.path): ${reason}; check that its folder exists or can be created, and that the file and folder are writable`,
-        { cause: error },
-      );
+      const hint = isFileAccessError(error)
+        ? '; check that its folder exists or can be created, and that the file and folder are writable'
+        : '';
+      throw new Error(`cannot open the SQLite store ${config.path} (store.path): ${reason}${hint}`, {
+        cause: error,
+      });
     }
   }
   const { openPostgresStore } = await import('./postgres/index.js');

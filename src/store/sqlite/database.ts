@@ -97,6 +97,20 @@ function primaryCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** File system errors of a file or folder that cannot be made, reached or written. */
+const FILE_ACCESS_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR']);
+
+/**
+ * Whether opening a store failed for its file's place or rights (the folder cannot be created or
+ * reached, the file cannot be opened or written), as opposed to what the file holds.
+ */
+export function isFileAccessError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && FILE_ACCESS_CODES.has(code)) return true;
+  const primary = primaryCode(error);
+  return primary === 'SQLITE_CANTOPEN' || primary === 'SQLITE_READONLY' || primary === 'SQLITE_PERM';
+}
+
 /** Whether a driver's error is SQLite's SQLITE_BUSY. */
 function isBusyError(error: unknown): boolean {
   return primaryCode(error) === 'SQLITE_BUSY';

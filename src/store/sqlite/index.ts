@@ -58,3 +58,5 @@ export class SqliteStore implements Store {
 export function openSqliteStore(file: string): SqliteStore {
   return new SqliteStore(openSqliteDatabase(file, SQLITE_MIGRATIONS));
 }
+
+export { isFileAccessError } from './database.js';
