@@ -125,6 +125,19 @@ describe('throttling per user and address (defaults: 5 free failures, then 1 s, 
     await failTimes(h, 5, 'gamma');
     assert.equal(await failed(), 5);
     assert.equal((await attempt(h, 'gamma', pw.gamma ?? '')).status, 200);
+    // A block that outlasts the forget time (a long auth.throttle.baseDelaySeconds) keeps its
+    // failures in the list while it blocks: it showed FAILED 0 beside a user still refused.
+    const at = clock.now();
+    await h.services.store.loginThrottle.recordFailure(
+      { scope: 'user', userName: 'gamma', address: '' },
+      at,
+      at - 3_600_000,
+      () => at + 3 * 3_600_000,
+    );
+    clock.advance(2 * 3_600_000);
+    assert.equal(await failed(), 1);
+    clock.advance(3_600_000);
+    assert.equal(await failed(), 0, 'neither recent nor blocking');
   });
 });
 

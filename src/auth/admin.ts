@@ -174,6 +174,7 @@ export async function listApiUsers(
       recentFailures: recentFailures(
         states.find((state) => state.scope === 'user'),
         forgetBefore,
+        now,
       ),
       blocks: states
         .filter((state) => state.blockedUntil > now)
@@ -192,9 +193,13 @@ export async function listApiUsers(
   return summaries;
 }
 
-/** The failures a counter holds now: none once its last one is older than `forgetBefore`. */
-function recentFailures(state: ThrottleState | undefined, forgetBefore: number): number {
-  return state === undefined || state.lastFailureAt < forgetBefore ? 0 : state.failures;
+/**
+ * The failures a counter holds now: none once its last one is older than `forgetBefore`, unless
+ * it still blocks (a block longer than the forget time outlasts it, and its failures with it).
+ */
+function recentFailures(state: ThrottleState | undefined, forgetBefore: number, now: number): number {
+  if (state === undefined) return 0;
+  return state.lastFailureAt >= forgetBefore || state.blockedUntil > now ? state.failures : 0;
 }
 
 /** The sandbox-mode demo user (SPEC 2). */

@@ -145,7 +145,7 @@ export const apiUserListCommand: Command = {
   help: `BLOCKED says which failed-login counters refuse logins now and until when: "user" (every
 address but the known ones), an address (this user from there), or "N addresses". FAILED counts
 the user's failures since its last success (none once the last is older than
-auth.throttle.forgetAfterSeconds); KNOWN the addresses it logged in from within 30 days.
+auth.throttle.forgetAfterSeconds and the user's block is over); KNOWN the addresses it logged in from within 30 days.
 'idm-compat apiuser unblock NAME' lifts the blocks.
 
 Options:
