@@ -155,6 +155,10 @@ describe('API-user authentication over IPv4, IPv6 and IPv4-mapped peers', () => 
       // A secret's parameter as the whole segment, as the query's redaction reads it.
       'log-path-param': '/iserv/api/Service/Core/Entity/User/secretpass%3DPastedSig-43',
       'log-path-sso': `/iserv/api/Service/Core/Entity/User/token=${jwt}`,
+      // Every name the query's redaction takes for a secret's, in a segment too.
+      'log-path-key': '/iserv/api/Service/Core/Entity/User/api_key=PastedSig-44',
+      'log-path-session': '/iserv/api/Service/Core/Entity/User/ada;session_id=PastedSig-45',
+      'log-path-credential': '/iserv/api/Service/Core/Entity/User/credential%3DPastedSig-46',
     };
     for (const [requestId, path] of Object.entries(paths))
       await call(`${v4()}${path}`, {
@@ -167,6 +171,8 @@ describe('API-user authentication over IPv4, IPv6 and IPv4-mapped peers', () => 
     assert.ok(!h.logSink.text.includes('PastedSig-4'), 'the pasted tokens are nowhere in the log');
     assert.equal(logged('log-path-param'), '/iserv/api/Service/Core/Entity/User/[redacted]');
     assert.equal(logged('log-path-sso'), '/iserv/api/Service/Core/Entity/User/[redacted]');
+    for (const requestId of ['log-path-key', 'log-path-session', 'log-path-credential'])
+      assert.equal(logged(requestId), '/iserv/api/Service/Core/Entity/User/[redacted]', requestId);
     assert.equal(logged('log-path-bearer'), '/iserv/api/Service/Core/Entity/User/[redacted]');
     assert.equal(logged('log-path-token'), '/iserv/api/Service/Core/Entity/User/ada;token=[redacted]');
     assert.equal(logged('log-path-group'), '/iserv/api/Service/Core/Entity/Group/Basic English');

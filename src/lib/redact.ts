@@ -51,7 +51,8 @@ export function redactString(value: string): string {
 /**
  * Redacts a raw query string (`a=1&token=…`): values of secret parameters, and any value that
  * holds a credential, also percent- or form-encoded (`x=Basic%20dXNlcjpwYXNz`,
- * `next=%2Fsso%2Fcontinue%3Ftoken%3D…`): such a value is replaced whole. The rest stays as written.
+ * `next=%2Fsso%2Fcontinue%3Ftoken%3D…`, `user=api_key%3D…`): such a value is replaced whole. The
+ * rest stays as written.
  */
 export function redactQuery(query: string): string {
   return query
@@ -61,8 +62,7 @@ export function redactQuery(query: string): string {
       if (eq < 0) return pair;
       const key = pair.slice(0, eq);
       if (isSecretKey(formDecoded(key))) return `${key}=${REDACTED}`;
-      const value = formDecoded(pair.slice(eq + 1));
-      if (redactString(`&${value}`) !== `&${value}`) return `${key}=${REDACTED}`;
+      if (holdsCredential(formDecoded(pair.slice(eq + 1)))) return `${key}=${REDACTED}`;
       return redactString(pair);
     })
     .join('&');
@@ -84,16 +84,30 @@ export function redactPath(path: string): string {
     .map((segment) => {
       const redacted = redactString(segment);
       if (redacted !== segment) return redacted;
-      // Read as a query value is (after a separator), so that a segment that is a secret's
-      // parameter (`token=…`, `secretpass%3D…`) counts, as it does in the query.
-      const decoded = `&${pathDecoded(segment)}`;
-      return redactString(decoded) !== decoded ? REDACTED : segment;
+      return holdsCredential(pathDecoded(segment)) ? REDACTED : segment;
     })
     .join('/');
 }
 
-/** The words without which {@link redactString} finds nothing: a scheme, or a secret's parameter. */
-const CREDENTIAL_WORD = /basic|bearer|token|passw|secret/i;
+/**
+ * The words without which {@link redactString} and {@link redactQuery} find nothing: a scheme, or
+ * a part of a secret's name (SECRET_KEY).
+ */
+const CREDENTIAL_WORD =
+  /basic|bearer|token|pass(word|wd)|secret|authori[sz]ation|authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
+
+/**
+ * Whether a decoded value (a path segment, a query value) holds a credential: one
+ * {@link redactString} finds, or a secret's parameter (`token=…`, `api_key=…`, `x;session_id=…`),
+ * named as {@link isSecretKey} names them.
+ */
+function holdsCredential(text: string): boolean {
+  if (redactString(`&${text}`) !== `&${text}`) return true;
+  return text.split(/[&;]/).some((pair) => {
+    const eq = pair.indexOf('=');
+    return eq > 0 && isSecretKey(formDecoded(pair.slice(0, eq)));
+  });
+}
 
 /** A path segment as a server reads it (`%XX` a byte; `+` stays a plus); a malformed escape as written. */
 function pathDecoded(segment: string): string {
