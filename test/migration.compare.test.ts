@@ -468,6 +468,32 @@ describe('compare', () => {
       r,
     );
     assert.equal(repeated.match, true, JSON.stringify(repeated));
+    // As multisets: the items both have are matched, and one odd item is one difference (paired
+    // by sorted position, ROLE_C was reported as differing, and every item after an odd one).
+    const roles = compareAnswers(
+      { status: 200, body: { flags: ['ROLE_C', 'ROLE_B', 'ROLE_A'] } },
+      { status: 200, body: { flags: ['ROLE_A', 'ROLE_C', 'ROLE_X'] } },
+      r,
+    );
+    assert.deepEqual(roles.match ? [] : roles.differences, [
+      { path: '$.flags[1]', a: 'ROLE_B', b: 'ROLE_X' },
+    ]);
+    // Repeated _ids told apart by an ignored field only: the same answer.
+    const ignoring = rule({ default: { unorderedArrays: ['$.members'], ignore: ['$..seen'] } });
+    const seenA = [
+      { _id: 'ada', seen: '2026', v: 1 },
+      { _id: 'ada', seen: '2025', v: 2 },
+    ];
+    const seenB = [
+      { _id: 'ada', seen: '2024', v: 1 },
+      { _id: 'ada', seen: '2027', v: 2 },
+    ];
+    const ignored = compareAnswers(
+      { status: 200, body: { members: seenA } },
+      { status: 200, body: { members: seenB } },
+      ignoring,
+    );
+    assert.equal(ignored.match, true, JSON.stringify(ignored));
   });
 
   it('normalises IDs, date-times and trailing whitespace only when asked', () => {

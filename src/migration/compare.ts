@@ -62,8 +62,8 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-// Unordered arrays are sorted the same way on both sides: objects with an `_id` by it (so one
-// changed field shows at the same element), everything else by its canonical JSON.
+// Unordered arrays: entities with distinct `_id`s are paired by it (so one changed field shows at
+// the same element); any other array as a multiset (see `unmatched`).
 /** The items by their `_id` when every one is an object with a distinct string `_id`; else undefined. */
 function entityIds(items: unknown[]): Map<string, unknown> | undefined {
   const byId = new Map<string, unknown>();
@@ -75,21 +75,38 @@ function entityIds(items: unknown[]): Map<string, unknown> | undefined {
   return byId;
 }
 
+/** An item of an unordered array: its index in its answer and its comparable form. */
+interface Keyed {
+  item: unknown;
+  index: number;
+  key: string;
+}
+
 /**
- * The items in the order both sides are compared in, each with its index in the answer: by `_id`,
- * then (items with one `_id`, and those without any) by canonical JSON, so that equal multisets
- * line up whatever their order.
+ * The items of each side that the other has no equal of (by `key`, each equal item matching one),
+ * in the order they are paired in: by `_id`, then by `key`.
  */
-function sortForCompare(items: unknown[]): { item: unknown; index: number }[] {
-  const keyOf = (item: unknown): [string, string] => {
-    const id = isPlainObject(item) ? item._id : undefined;
-    return typeof id === 'string' ? [`0${id}`, canonicalJson(item)] : ['1', canonicalJson(item)];
+function unmatched(xs: Keyed[], ys: Keyed[]): [Keyed[], Keyed[]] {
+  const waiting = new Map<string, Keyed[]>();
+  for (const y of ys) {
+    const same = waiting.get(y.key);
+    if (same) same.push(y);
+    else waiting.set(y.key, [y]);
+  }
+  const leftX: Keyed[] = [];
+  for (const x of xs) {
+    const equal = waiting.get(x.key);
+    if (equal?.length) equal.shift();
+    else leftX.push(x);
+  }
+  const leftY = [...waiting.values()].flat();
+  const idOf = ({ item }: Keyed) =>
+    isPlainObject(item) && typeof item._id === 'string' ? `0${item._id}` : '1';
+  const order = (a: Keyed, b: Keyed) => {
+    const [ia, ib] = [idOf(a), idOf(b)];
+    return ia < ib ? -1 : ia > ib ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
   };
-  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return items
-    .map((item, index) => ({ item, index, key: keyOf(item) }))
-    .sort((x, y) => order(x.key[0], y.key[0]) || order(x.key[1], y.key[1]))
-    .map(({ item, index }) => ({ item, index }));
+  return [leftX.sort(order), leftY.sort(order)];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -129,10 +146,14 @@ export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Compar
         return;
       }
       if (unordered) {
-        // Compared in sorted order, reported at the item's index in A's answer (B's extra items
-        // after A's), as entities paired by `_id` are.
-        const xs = sortForCompare(x);
-        const ys = sortForCompare(y);
+        // As multisets: an item of A that B has too (equal but for what is ignored) is matched
+        // and left; the rest are paired in sorted order (by `_id`, then by their JSON), so one odd
+        // item is one difference, not a shift of the items after it. Reported at the item's index
+        // in A's answer, B's unmatched items after A's, as entities paired by `_id` are.
+        const [xs, ys] = unmatched(
+          x.map((item, index) => ({ item, index, key: comparable([...keys, index], item) })),
+          y.map((item, index) => ({ item, index, key: comparable([...keys, index], item) })),
+        );
         let extra = x.length;
         for (let i = 0; i < Math.max(xs.length, ys.length); i += 1) {
           const left = xs[i];
@@ -164,6 +185,21 @@ export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Compar
     if (x === y) return;
     if (x !== MISSING && y !== MISSING && canonicalJson(x) === canonicalJson(y)) return;
     differ(keys, x, y);
+  };
+  /** A value as the comparison sees it: canonical JSON without what `ignore` names, unordered arrays sorted. */
+  const comparable = (keys: PathKey[], value: unknown): string => {
+    if (Array.isArray(value)) {
+      const items = value.map((item, index) => comparable([...keys, index], item));
+      const unordered = rule.unorderedArrays === true || matchesAnyPath(rule.unorderedArrays, keys);
+      return `[${(unordered ? items.sort() : items).join(',')}]`;
+    }
+    if (isPlainObject(value)) {
+      const names = Object.keys(value)
+        .sort()
+        .filter((name) => !matchesAnyPath(rule.ignore, [...keys, name]));
+      return `{${names.map((name) => `${JSON.stringify(name)}:${comparable([...keys, name], value[name])}`).join(',')}}`;
+    }
+    return canonicalJson(value);
   };
   walk([], left, right);
   return differences.length === 0 ? { match: true } : { match: false, differences, paths: [...paths] };
