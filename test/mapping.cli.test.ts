@@ -167,6 +167,34 @@ describe('idm-compat mappings check', () => {
       assert.equal(text.code, 1);
       assert.match(text.err, /not checked against the successor: fix these first\n$/);
     }
+    // A wrong API key: the OpenAPI document is public, the sample reads are refused. One problem
+    // on successor.auth, not one per kind under the field tables, and not counted as checked.
+    const config = writeConfig(dir, DEFAULT_PROFILE, sandbox);
+    const written = JSON.parse(readFileSync(config, 'utf8')) as Json;
+    writeFileSync(
+      config,
+      JSON.stringify({
+        ...written,
+        successor: { baseUrl: sandbox.apiBaseUrl, auth: { type: 'apiKey', key: 'not-the-key' } },
+      }),
+    );
+    const json = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+    assert.equal(json.code, 1, json.out + json.err);
+    const report = JSON.parse(json.out) as {
+      live: boolean;
+      problems: { file: string; path: string; message: string }[];
+    };
+    assert.equal(report.live, false);
+    assert.deepEqual(
+      report.problems.map((problem) => [problem.file, problem.path]),
+      [[config, '$.successor.auth']],
+      json.out,
+    );
+    assert.match(
+      report.problems[0]?.message ?? '',
+      /^cannot read from the successor, so the sample reads were not checked: /,
+    );
+    assert.doesNotMatch(json.out, /not-the-key/);
   });
 
   it('--live catches mapped paths, parameters and attributes the successor does not have', async () => {

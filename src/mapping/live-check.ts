@@ -197,6 +197,14 @@ export async function checkProfileLive(
         },
       });
     } catch (error) {
+      // Refused or unanswered whatever the attributes (a wrong API key, the successor gone
+      // meanwhile): the connection's problem, once, not each kind's field table's.
+      if (isReachingFailure(error)) {
+        problems.push(
+          connectionProblem(error, 'cannot read from the successor, so the sample reads were not checked'),
+        );
+        break;
+      }
       problems.push({
         file: resource?.file ?? kind.file,
         path: resource ? '$.fields' : `$.kinds.${kind.name}`,
@@ -207,6 +215,25 @@ export async function checkProfileLive(
     }
   }
   return problems;
+}
+
+/** A failure of reaching the successor at all (unanswered, or the proxy's own access refused), not of one read. */
+function isReachingFailure(error: unknown): error is UpstreamError {
+  return (
+    error instanceof UpstreamError &&
+    (REACHING.has(error.source === 'token' ? 'token' : error.code) ||
+      (error.code === 'forbidden' && error.details.scope !== undefined))
+  );
+}
+
+/** The problem of a successor that could not be reached, filed under the configuration's connection settings. */
+function connectionProblem(error: UpstreamError, what: string): MappingProblem {
+  const credentials = error.source === 'token' || error.code === 'unauthorized' || error.code === 'forbidden';
+  return {
+    file: CONFIGURATION,
+    path: credentials ? '$.successor.auth' : '$.successor.baseUrl',
+    message: `${what}: ${error.message}`,
+  };
 }
 
 async function readApi(
@@ -224,20 +251,13 @@ async function readApi(
       break;
     } catch (error) {
       tried.push(`${path}: ${error instanceof UpstreamError ? error.message : String(error)}`);
-      const reaching =
-        error instanceof UpstreamError && REACHING.has(error.source === 'token' ? 'token' : error.code);
-      unreached = reaching && (index === 0 || unreached) ? error : undefined;
+      const reaching = isReachingFailure(error) ? error : undefined;
+      unreached = index === 0 || unreached ? reaching : undefined;
     }
   }
-  if (document === undefined && unreached !== undefined) {
-    // The connection's settings, not the profile's OpenAPI locations: nothing was checked.
-    const credentials = unreached.source === 'token' || unreached.code === 'unauthorized';
-    return {
-      file: CONFIGURATION,
-      path: credentials ? '$.successor.auth' : '$.successor.baseUrl',
-      message: `cannot reach the successor, so nothing was checked against it: ${unreached.message}`,
-    };
-  }
+  // The connection's settings, not the profile's OpenAPI locations: nothing was checked.
+  if (document === undefined && unreached !== undefined)
+    return connectionProblem(unreached, 'cannot reach the successor, so nothing was checked against it');
   if (!document || typeof document !== 'object') {
     return {
       file: 'profile.json',
