@@ -488,6 +488,34 @@ describe('compare', () => {
       { _id: 'ada', seen: '2024', v: 1 },
       { _id: 'ada', seen: '2027', v: 2 },
     ];
+    // Left over after the equal items, items of one _id pair with each other first: b's odd item
+    // is b's difference, and a is missing (they were paired across ids by sorted position).
+    const grouped = compareAnswers(
+      {
+        status: 200,
+        body: {
+          members: [
+            { _id: 'a', v: 1 },
+            { _id: 'b', v: 1 },
+            { _id: 'b', v: 2 },
+          ],
+        },
+      },
+      {
+        status: 200,
+        body: {
+          members: [
+            { _id: 'b', v: 3 },
+            { _id: 'b', v: 2 },
+          ],
+        },
+      },
+      r,
+    );
+    assert.deepEqual(grouped.match ? [] : grouped.differences, [
+      { path: '$.members[1].v', a: 1, b: 3 },
+      { path: '$.members[0]', a: { _id: 'a', v: 1 } },
+    ]);
     const ignored = compareAnswers(
       { status: 200, body: { members: seenA } },
       { status: 200, body: { members: seenB } },

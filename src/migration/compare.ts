@@ -84,29 +84,59 @@ interface Keyed {
 
 /**
  * The items of each side that the other has no equal of (by `key`, each equal item matching one),
- * in the order they are paired in: by `_id`, then by `key`.
+ * aligned for pairing: the same index on both sides is a pair. Items with the same `_id` pair
+ * first (in sorted order), then what is left of every group, by `_id` and then `key`; the longer
+ * side's last items are unpaired.
  */
 function unmatched(xs: Keyed[], ys: Keyed[]): [Keyed[], Keyed[]] {
-  const waiting = new Map<string, Keyed[]>();
+  const waiting = new Map<string, { items: Keyed[]; taken: number }>();
   for (const y of ys) {
     const same = waiting.get(y.key);
-    if (same) same.push(y);
-    else waiting.set(y.key, [y]);
+    if (same) same.items.push(y);
+    else waiting.set(y.key, { items: [y], taken: 0 });
   }
   const leftX: Keyed[] = [];
   for (const x of xs) {
     const equal = waiting.get(x.key);
-    if (equal?.length) equal.shift();
+    if (equal && equal.taken < equal.items.length) equal.taken += 1;
     else leftX.push(x);
   }
-  const leftY = [...waiting.values()].flat();
-  const idOf = ({ item }: Keyed) =>
-    isPlainObject(item) && typeof item._id === 'string' ? `0${item._id}` : '1';
-  const order = (a: Keyed, b: Keyed) => {
-    const [ia, ib] = [idOf(a), idOf(b)];
-    return ia < ib ? -1 : ia > ib ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  const leftY = [...waiting.values()].flatMap(({ items, taken }) => items.slice(taken));
+  const byId = (items: Keyed[]) => {
+    const groups = new Map<string, Keyed[]>();
+    for (const item of items.sort(inPairingOrder)) {
+      const group = groups.get(idOf(item));
+      if (group) group.push(item);
+      else groups.set(idOf(item), [item]);
+    }
+    return groups;
   };
-  return [leftX.sort(order), leftY.sort(order)];
+  const [groupsX, groupsY] = [byId(leftX), byId(leftY)];
+  const [pairedX, pairedY, restX, restY]: Keyed[][] = [[], [], [], []];
+  for (const [id, group] of groupsX) {
+    const other = groupsY.get(id) ?? [];
+    const both = Math.min(group.length, other.length);
+    pairedX.push(...group.slice(0, both));
+    pairedY.push(...other.slice(0, both));
+    restX.push(...group.slice(both));
+    restY.push(...other.slice(both));
+  }
+  for (const [id, group] of groupsY) if (!groupsX.has(id)) restY.push(...group);
+  return [
+    [...pairedX, ...restX.sort(inPairingOrder)],
+    [...pairedY, ...restY.sort(inPairingOrder)],
+  ];
+}
+
+/** An unordered item's group for pairing: its `_id`, or none. */
+function idOf({ item }: Keyed): string {
+  return isPlainObject(item) && typeof item._id === 'string' ? `0${item._id}` : '1';
+}
+
+/** By `_id` (items without one last), then by comparable form. */
+function inPairingOrder(a: Keyed, b: Keyed): number {
+  const [ia, ib] = [idOf(a), idOf(b)];
+  return ia < ib ? -1 : ia > ib ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
