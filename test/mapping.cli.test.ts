@@ -195,6 +195,32 @@ describe('idm-compat mappings check', () => {
       /^cannot read from the successor, so the sample reads were not checked: /,
     );
     assert.doesNotMatch(json.out, /not-the-key/);
+    // A status the successor gave for one kind's read (a 500 for its attributes) is that kind's
+    // finding, and the other kinds are read still; it is not the connection's.
+    sandbox.faults.set({ rules: [{ match: 'GET /groups', status: 500 }] });
+    try {
+      const one = await cli([
+        'mappings',
+        'check',
+        '--live',
+        '--config',
+        writeConfig(dir, DEFAULT_PROFILE, sandbox),
+        '--json',
+      ]);
+      assert.equal(one.code, 1, one.out + one.err);
+      const found = JSON.parse(one.out) as {
+        live: boolean;
+        problems: { file: string; path: string; message: string }[];
+      };
+      assert.equal(found.live, true);
+      assert.deepEqual(
+        found.problems.map((problem) => [problem.file, problem.path]),
+        [['fields/group.json', '$.fields']],
+        one.out,
+      );
+    } finally {
+      sandbox.faults.reset();
+    }
   });
 
   it('--live catches mapped paths, parameters and attributes the successor does not have', async () => {

@@ -197,9 +197,11 @@ export async function checkProfileLive(
         },
       });
     } catch (error) {
-      // Refused or unanswered whatever the attributes (a wrong API key, the successor gone
-      // meanwhile): the connection's problem, once, not each kind's field table's.
-      if (isReachingFailure(error)) {
+      // Refused whatever the attributes (a wrong API key, a token without the scope), or no
+      // answer at all (the successor gone meanwhile): the connection's problem, once, not each
+      // kind's field table's. A status the successor gave (a 500 for one kind's attributes) is
+      // that kind's finding.
+      if (isAccessOrNetworkFailure(error)) {
         problems.push(
           connectionProblem(error, 'cannot read from the successor, so the sample reads were not checked'),
         );
@@ -215,6 +217,14 @@ export async function checkProfileLive(
     }
   }
   return problems;
+}
+
+/** A refusal of the proxy's own access, or a failure without any answer: not about what one read asked for. */
+function isAccessOrNetworkFailure(error: unknown): error is UpstreamError {
+  if (!(error instanceof UpstreamError)) return false;
+  if (error.source === 'token' || error.code === 'unauthorized') return true;
+  if (error.code === 'forbidden') return error.details.scope !== undefined;
+  return (error.code === 'unavailable' || error.code === 'timeout') && error.details.status === undefined;
 }
 
 /** A failure of reaching the successor at all (unanswered, or the proxy's own access refused), not of one read. */
