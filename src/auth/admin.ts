@@ -145,8 +145,8 @@ export async function setApiUserRanges(
 
 /**
  * Every API user with its login and throttle state at `clock.now()`. A counter whose last failure
- * is older than `forgetAfterSeconds` counts no failures: the server starts it from zero at the next
- * one (the row itself is pruned only now and then).
+ * is older than `forgetAfterSeconds` counts no failures, unless it still blocks: the server starts
+ * it from zero at the next one (the row itself is pruned only now and then).
  */
 export async function listApiUsers(
   store: Store,

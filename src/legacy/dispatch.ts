@@ -134,10 +134,9 @@ function streamedThrough(
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        let next: IteratorResult<unknown>;
         try {
-          const next = await chunks.next();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value as Uint8Array);
+          next = await chunks.next();
         } catch (error) {
           if (!c.req.raw.signal.aborted || answer.deadline.aborted) {
             const totalMs = services.config.migration.legacy?.timeouts.totalMs;
@@ -150,7 +149,10 @@ function streamedThrough(
           }
           await cutAnswer(c);
           controller.error(error);
+          return;
         }
+        if (next.done) controller.close();
+        else controller.enqueue(next.value as Uint8Array);
       },
       async cancel() {
         await chunks.return?.();

@@ -180,15 +180,22 @@ export class SsoRelyingParty {
         { cause: error, providerError: error.error },
       );
     }
-    // A 401 with a challenge: the provider refused the client's own authentication (a wrong
-    // sso.oidc.clientSecret), which fails every sign-in.
+    // An answer with a challenge. A 401, or a refusal of the client itself: the provider refused
+    // the client's own authentication (a wrong sso.oidc.clientSecret), which fails every sign-in.
     if (error instanceof oidc.WWWAuthenticateChallengeError) {
       const said = error.cause[0]?.parameters.error;
-      return new SsoOidcError(
-        error.status >= 500 ? 'unavailable' : 'misconfigured',
-        `${what} failed with ${error.status}: the provider refused the client's authentication${said ? ` (${said})` : ''}; check sso.oidc.clientId and clientSecret`,
-        { cause: error, providerError: said ?? 'invalid_client' },
-      );
+      if (error.status >= 500)
+        return new SsoOidcError('unavailable', `${what} failed with ${error.status}`, { cause: error });
+      if (error.status === 401 || (said !== undefined && PROXY_REFUSED.has(said)))
+        return new SsoOidcError(
+          'misconfigured',
+          `${what} failed with ${error.status}: the provider refused the client's authentication${said ? ` (${said})` : ''}; check sso.oidc.clientId and clientSecret`,
+          { cause: error, providerError: said ?? 'invalid_client' },
+        );
+      return new SsoOidcError('refused', `${what} failed with ${error.status}${said ? ` (${said})` : ''}`, {
+        cause: error,
+        ...(said === undefined ? {} : { providerError: said }),
+      });
     }
     if (error instanceof oidc.AuthorizationResponseError) {
       return new SsoOidcError('refused', `${what}: the provider answered ${error.error}`, { cause: error });

@@ -32,7 +32,7 @@ export async function openStore(config: ResolvedStoreConfig, options: OpenStoreO
       return openSqliteStore(config.path);
     } catch (error) {
       // The driver's and the file system's words name no file ("unable to open database file").
-      if (isStoreUnavailable(error) && !isFileAccessError(error)) throw error;
+      if (isStoreUnavailable(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
       const hint = isFileAccessError(error)
         ? '; check that its folder exists or can be created, and that the file and folder are writable'

@@ -107,8 +107,12 @@ const FILE_ACCESS_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDI
 export function isFileAccessError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && FILE_ACCESS_CODES.has(code)) return true;
+  // better-sqlite3's code names it, node:sqlite's errcode numbers it (CANTOPEN 14, READONLY 8, PERM 3).
   const primary = primaryCode(error);
-  return primary === 'SQLITE_CANTOPEN' || primary === 'SQLITE_READONLY' || primary === 'SQLITE_PERM';
+  if (primary === 'SQLITE_CANTOPEN' || primary === 'SQLITE_READONLY' || primary === 'SQLITE_PERM')
+    return true;
+  const errcode = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof errcode === 'number' && [3, 8, 14].includes(errcode & 0xff);
 }
 
 /** Whether a driver's error is SQLite's SQLITE_BUSY. */
