@@ -124,19 +124,15 @@ describe('a SQLite store that is not there', () => {
 });
 
 describe('a SQLite store.path that cannot be opened', () => {
+  const dir = tempDir('unopenable-store');
+  /** `apiuser add` (the one command that creates a store) on `store`. */
+  const addOn = (store: string) =>
+    cli(['apiuser', 'add', 'untis', '--range', '10.0.0.0/8', '--config', configWithStore(dir, store)]);
+
   it('is refused with exit 1 by the command that would create it, naming the file and store.path', async () => {
-    const dir = tempDir('unopenable-store');
     // /proc takes no new files, whoever asks, and an existing file there is not a database.
     for (const store of ['/proc/idm-compat-test.db', '/proc/uptime']) {
-      const run = await cli([
-        'apiuser',
-        'add',
-        'untis',
-        '--range',
-        '10.0.0.0/8',
-        '--config',
-        configWithStore(dir, store),
-      ]);
+      const run = await addOn(store);
       assert.equal(run.code, 1, run.stderr);
       assert.equal(run.stdout, '');
       assert.match(
@@ -149,15 +145,7 @@ describe('a SQLite store.path that cannot be opened', () => {
     // A file that is there but no database: its place and rights are not the problem.
     const garbage = path.join(dir, 'not-a-store.db');
     writeFileSync(garbage, 'x'.repeat(4096));
-    const run = await cli([
-      'apiuser',
-      'add',
-      'untis',
-      '--range',
-      '10.0.0.0/8',
-      '--config',
-      configWithStore(dir, garbage),
-    ]);
+    const run = await addOn(garbage);
     assert.equal(run.code, 1, run.stderr);
     assert.match(
       run.stderr,
