@@ -7,7 +7,7 @@ import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
 import { recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
-import type { ForwardedRequest, UpstreamAnswer } from '../migration/legacy-upstream.js';
+import { type ForwardedRequest, timedOut, type UpstreamAnswer } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
 import type { MatchedOperation } from './operation-table.js';
@@ -138,11 +138,12 @@ function streamedThrough(
         try {
           next = await chunks.next();
         } catch (error) {
-          if (!c.req.raw.signal.aborted || answer.deadline.aborted) {
+          const late = timedOut(error, answer.deadline);
+          if (!c.req.raw.signal.aborted || late) {
             const totalMs = services.config.migration.legacy?.timeouts.totalMs;
             requestLog(c).error(
               { err: error, operation: c.get('operation') },
-              answer.deadline.aborted
+              late
                 ? `old server's answer cut off: it did not end within ${totalMs} ms (migration.legacy.timeouts.totalMs)`
                 : "old server's answer cut off: it broke off",
             );

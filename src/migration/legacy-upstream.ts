@@ -41,6 +41,17 @@ export interface UpstreamAnswer {
 /** The codes of undici's connect, headers and body timeouts. */
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+/**
+ * Whether a call to the old server (or the reading of its answer's body) failed for the total
+ * timeout: its deadline fired, or undici's own timeout of the same length did first (which of the
+ * two fires first differs between Node versions).
+ */
+export function timedOut(error: unknown, deadline: AbortSignal): boolean {
+  return (
+    deadline.aborted || (error instanceof Error && 'code' in error && TIMEOUT_CODES.has(String(error.code)))
+  );
+}
+
 /** Why the old server gave no answer: `unavailable` (502) or `timeout` (504). */
 export class LegacyUpstreamError extends Error {
   override readonly name = 'LegacyUpstreamError';
@@ -204,10 +215,7 @@ export class LegacyUpstream {
   }
 
   #failure(error: unknown, deadline: AbortSignal): LegacyUpstreamError {
-    if (
-      deadline.aborted ||
-      (error instanceof Error && 'code' in error && TIMEOUT_CODES.has(String(error.code)))
-    ) {
+    if (timedOut(error, deadline)) {
       return new LegacyUpstreamError(
         'timeout',
         `the old server did not answer within ${this.#settings.timeouts.totalMs} ms`,
