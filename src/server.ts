@@ -11,6 +11,7 @@ import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import type { AppConfig } from './config/load.js';
 import { loadTlsFiles, type TlsFiles } from './config/tls.js';
+import { configWarnings } from './config/warnings.js';
 import { connectionDropReporter } from './http/connection-limit.js';
 import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
 import { serverOrigin } from './http/public-url.js';
@@ -79,6 +80,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       { url, mode: config.mode, successor: services.config.successor.baseUrl },
       'idm-compat listening',
     );
+    for (const warning of configWarnings(config))
+      logger.warn({ setting: warning.path }, `${warning.path}: ${warning.message}`);
 
     let closing: Promise<void> | undefined;
     const listening = server;

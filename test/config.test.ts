@@ -10,6 +10,9 @@ import { runCli } from '../src/cli.js';
 import { changedKeys } from '../src/config/changes.js';
 import { ConfigError, loadConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
+import { createLogger } from '../src/lib/logger.js';
+import { startServer } from '../src/server.js';
+import { LogSink } from './log-sink.js';
 import { tempDir } from './temp-dir.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -459,6 +462,50 @@ describe('configuration', () => {
     assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
     const valid = rulesFile('valid.json', { default: { ignore: ['$.lastlogin'] } });
     assert.equal(await runCli(['config', 'check', '--config', configFile(valid)], capture()), 0);
+  });
+
+  it('warns, in `config check` and at start, of a trusted proxy range that covers every address', async () => {
+    // Valid, and exit 0, but X-Forwarded-For is then the client's to write: nothing said so.
+    const file = tempFile(
+      'config.json',
+      JSON.stringify({
+        sandbox: { enabled: true },
+        server: { port: 0, trustedProxies: ['10.0.0.0/8', '0.0.0.0/0', '::/0'] },
+        store: { path: path.join(tempDir('config'), 'store.db') },
+      }),
+    );
+    const text = capture();
+    assert.equal(await runCli(['config', 'check', '--config', file], text), 0);
+    assert.match(
+      text.stderr,
+      /^warning: server\.trustedProxies: 0\.0\.0\.0\/0, ::\/0 trusts every peer as a proxy: any client can name its own address in X-Forwarded-For/,
+    );
+    const json = capture();
+    assert.equal(await runCli(['config', 'check', '--json', '--config', file], json), 0);
+    const summary = JSON.parse(json.stdout) as { valid: boolean; warnings: { path: string }[] };
+    assert.equal(summary.valid, true);
+    assert.deepEqual(
+      summary.warnings.map((warning) => warning.path),
+      ['server.trustedProxies'],
+    );
+    const sink = new LogSink();
+    const server = await startServer({
+      config: loadConfig({ file, env: {} }),
+      logger: createLogger({ destination: sink }),
+    });
+    await server.close();
+    assert.ok(
+      sink.lines().some((line) => line.level === 40 && line.setting === 'server.trustedProxies'),
+      sink.text,
+    );
+    // An ordinary list draws none.
+    const plain = capture();
+    const ordinary = tempFile(
+      'config.json',
+      JSON.stringify({ sandbox: { enabled: true }, server: { trustedProxies: ['10.0.0.0/8'] } }),
+    );
+    assert.equal(await runCli(['config', 'check', '--json', '--config', ordinary], plain), 0);
+    assert.deepEqual((JSON.parse(plain.stdout) as { warnings: unknown[] }).warnings, []);
   });
 
   it('refuses in `config check` and at start a recording path whose folder does not exist, instead of creating it', async () => {

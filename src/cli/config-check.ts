@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import { mappingsFolder } from '../config/mappings-folder.js';
 import { checkOperationReferences } from '../config/references.js';
 import { loadTlsFiles } from '../config/tls.js';
+import { configWarnings } from '../config/warnings.js';
 import { LEGACY_OPERATIONS, REQUIRED_OPERATIONS } from '../legacy/operations.js';
 import { loadServingProfile } from '../mapping/engine.js';
 import { MappingError } from '../mapping/errors.js';
@@ -49,11 +50,12 @@ function check(args: CommandArgs, io: CommandIo): number {
   // And the mapping profile, as serve loads it: every table valid, every served operation mapped
   // (a MappingError, exit 2 with file, JSON path and reason; `mappings check --live` goes further).
   loadServingProfile(mappingsFolder(config), REQUIRED_OPERATIONS);
-  const summary = { file: config.source ?? null, mode: config.mode, valid: true };
-  io.out(
-    flag(args, 'json')
-      ? JSON.stringify(summary)
-      : `${summary.file ?? '(embedded defaults)'}: valid (${config.mode} mode)`,
-  );
+  const warnings = configWarnings(config);
+  const summary = { file: config.source ?? null, mode: config.mode, valid: true, warnings };
+  if (flag(args, 'json')) io.out(JSON.stringify(summary));
+  else {
+    io.out(`${summary.file ?? '(embedded defaults)'}: valid (${config.mode} mode)`);
+    for (const warning of warnings) io.err(`warning: ${warning.path}: ${warning.message}`);
+  }
   return 0;
 }
