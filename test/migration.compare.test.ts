@@ -516,6 +516,14 @@ describe('compare', () => {
       { path: '$.members[1].v', a: 1, b: 3 },
       { path: '$.members[0]', a: { _id: 'a', v: 1 } },
     ]);
+    // A long list with nothing in common: it overflowed the stack (RangeError) while pairing.
+    const many = 200_000;
+    const disjoint = compareAnswers(
+      { status: 200, body: { flags: Array.from({ length: many }, (_, i) => `a${i}`) } },
+      { status: 200, body: { flags: Array.from({ length: many }, (_, i) => `b${i}`) } },
+      r,
+    );
+    assert.equal(disjoint.match ? 0 : disjoint.differences.length, many);
     const ignored = compareAnswers(
       { status: 200, body: { members: seenA } },
       { status: 200, body: { members: seenB } },
