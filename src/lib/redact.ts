@@ -91,10 +91,9 @@ export function redactPath(path: string): string {
 
 /**
  * The words without which {@link redactString} and {@link redactQuery} find nothing: a scheme, or
- * a part of a secret's name (SECRET_KEY).
+ * a secret's name (SECRET_KEY, whose words also cover URL_SECRET's).
  */
-const CREDENTIAL_WORD =
-  /basic|bearer|token|pass(word|wd)|secret|authori[sz]ation|authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
+const CREDENTIAL_WORD = new RegExp(`basic|bearer|${SECRET_KEY.source}`, 'i');
 
 /**
  * Whether a decoded value (a path segment, a query value) holds a credential: one
