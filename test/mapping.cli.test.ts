@@ -167,6 +167,60 @@ describe('idm-compat mappings check', () => {
       assert.equal(text.code, 1);
       assert.match(text.err, /not checked against the successor: fix these first\n$/);
     }
+    // A wrong path in successor.baseUrl: the server answers, but 404 for the OpenAPI document and
+    // the readiness read alike. The configuration's base URL, not the profile's OpenAPI locations
+    // (it was filed under profile.json $.successor.openApi, with "live": true).
+    const wrongBase = writeConfig(dir, DEFAULT_PROFILE, sandbox);
+    const base = JSON.parse(readFileSync(wrongBase, 'utf8')) as Json;
+    writeFileSync(
+      wrongBase,
+      JSON.stringify({
+        ...base,
+        successor: { ...successor, baseUrl: sandbox.apiBaseUrl.replace(/\/v1$/, '/v2') },
+      }),
+    );
+    const wrongBaseReport = await cli(['mappings', 'check', '--live', '--config', wrongBase, '--json']);
+    assert.equal(wrongBaseReport.code, 1, wrongBaseReport.out + wrongBaseReport.err);
+    const wrongBaseJson = JSON.parse(wrongBaseReport.out) as {
+      live: boolean;
+      problems: { file: string; path: string; message: string }[];
+    };
+    assert.equal(wrongBaseJson.live, false);
+    assert.deepEqual(
+      wrongBaseJson.problems.map((problem) => [problem.file, problem.path]),
+      [[wrongBase, '$.successor.baseUrl']],
+    );
+    assert.match(
+      wrongBaseJson.problems[0]?.message ?? '',
+      /^no IDM API under \/iserv\/idm\/api\/v2, so nothing was checked against it: the readiness read \(GET \/users\) and the OpenAPI document \(\/docs\.jsonopenapi, \/docs\.json\) are not found there/,
+    );
+    // The profile's OpenAPI locations wrong, the API there: that is the profile's problem, found
+    // by the live check.
+    const wrongDocs = copyProfile(dir, 'wrong-openapi', (file, json) => {
+      if (file === 'profile.json') (json.successor as Json).openApi = ['/openapi.json'];
+    });
+    const docsReport = await cli([
+      'mappings',
+      'check',
+      '--live',
+      '--config',
+      writeConfig(dir, wrongDocs, sandbox),
+      '--json',
+    ]);
+    assert.equal(docsReport.code, 1, docsReport.out + docsReport.err);
+    const docsJson = JSON.parse(docsReport.out) as {
+      live: boolean;
+      problems: { file: string; path: string; message: string }[];
+    };
+    assert.equal(docsJson.live, true);
+    assert.deepEqual(
+      docsJson.problems.map((problem) => [problem.file, problem.path]),
+      [['profile.json', '$.successor.openApi']],
+    );
+    assert.match(
+      docsJson.problems[0]?.message ?? '',
+      /^cannot read the successor's OpenAPI document \(\/openapi\.json: /,
+    );
     // A wrong API key: the OpenAPI document is public, the sample reads are refused. One problem
     // on successor.auth, not one per kind under the field tables, and not counted as checked.
     const config = writeConfig(dir, DEFAULT_PROFILE, sandbox);

@@ -55,7 +55,7 @@ export async function checkProfileLive(
   apiBase: string,
 ): Promise<MappingProblem[]> {
   const problems: MappingProblem[] = [];
-  const api = await readApi(successor, apiBase, profile.openApi);
+  const api = await readApi(successor, apiBase, profile.openApi, profile);
   if (!('routes' in api)) return [api];
 
   const sampleVars = (path: readonly string[]) => (path[0] === 'apiBase' ? apiBase : SAMPLE_UUID);
@@ -250,11 +250,14 @@ async function readApi(
   successor: SuccessorClient,
   apiBase: string,
   locations: readonly string[],
+  profile: CompiledProfile,
 ): Promise<Api | MappingProblem> {
   let document: unknown;
   const tried: string[] = [];
   // Set while every failure was one of reaching the successor at all, not of the locations.
   let unreached: UpstreamError | undefined;
+  // Whether every location answered 404.
+  let allMissing = locations.length > 0;
   for (const [index, path] of locations.entries()) {
     try {
       document = (await successor.request({ method: 'GET', path })).body;
@@ -263,11 +266,23 @@ async function readApi(
       tried.push(`${path}: ${error instanceof UpstreamError ? error.message : String(error)}`);
       const reaching = isReachingFailure(error) ? error : undefined;
       unreached = index === 0 || unreached ? reaching : undefined;
+      allMissing &&= error instanceof UpstreamError && error.code === 'not_found';
     }
   }
   // The connection's settings, not the profile's OpenAPI locations: nothing was checked.
   if (document === undefined && unreached !== undefined)
     return connectionProblem(unreached, 'cannot reach the successor, so nothing was checked against it');
+  // No document at any location: the locations may be wrong (the profile's), or the API's base
+  // (the configuration's). A readiness read that is not found either tells: no IDM API there.
+  if (document === undefined && allMissing) {
+    const missing = await notFoundAt(successor, profile);
+    if (missing)
+      return {
+        file: CONFIGURATION,
+        path: '$.successor.baseUrl',
+        message: `no IDM API under ${apiBase}, so nothing was checked against it: the readiness read (GET ${profile.readinessPath}) and the OpenAPI document (${locations.join(', ')}) are not found there (${missing.message})`,
+      };
+  }
   if (!document || typeof document !== 'object') {
     return {
       file: 'profile.json',
@@ -303,6 +318,23 @@ async function readApi(
     schemas: (components.schemas ?? {}) as Record<string, Json>,
     documentsQuery,
   };
+}
+
+/** The readiness read's 404, when the successor answers it with one. */
+async function notFoundAt(
+  successor: SuccessorClient,
+  profile: CompiledProfile,
+): Promise<UpstreamError | undefined> {
+  try {
+    await successor.request({
+      method: 'GET',
+      path: profile.readinessPath,
+      query: { [profile.paging.itemsPerPage]: '1' },
+    });
+    return undefined;
+  } catch (error) {
+    return error instanceof UpstreamError && error.code === 'not_found' ? error : undefined;
+  }
 }
 
 function findRoute(
