@@ -56,6 +56,30 @@ describe('wrong methods on the fixed paths', () => {
     }
   });
 
+  it("gives a HEAD the Content-Length of the GET's body, on the legacy surface and off it", async () => {
+    // hono drops a HEAD's body, and the Content-Length went with it.
+    const password = await h.addUser('head-length', ['127.0.0.0/8']);
+    const auth = { authorization: basic('head-length', password) };
+    for (const [path, status] of [
+      ['/iserv/api/Service/Core/Entity/User/admin', 200],
+      ['/iserv/api/Service/Core/Entity/Group/admins', 200],
+      ['/iserv/api/Service/Core/Entity/User/nobody.here', 404],
+      ['/iserv/api/no/such/path', 404],
+      ['/healthz', 200],
+      ['/sso/landing', 200],
+    ] as const) {
+      const head = await call(`${h.url}${path}`, { method: 'HEAD', headers: auth });
+      const get = await call(`${h.url}${path}`, { headers: auth });
+      assert.equal(head.status, status, `HEAD ${path}`);
+      assert.equal(get.status, status, `GET ${path}`);
+      assert.equal(head.text, '');
+      const length = get.headers.get('content-length');
+      assert.equal(length, String(Buffer.byteLength(get.text)), `GET ${path}`);
+      assert.equal(head.headers.get('content-length'), length, `HEAD ${path}`);
+      assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), `HEAD ${path}`);
+    }
+  });
+
   it('words the 405 of the legacy surface and of the docs the same way', async () => {
     const password = await h.addUser('methods', ['127.0.0.0/8']);
     const auth = { authorization: basic('methods', password) };

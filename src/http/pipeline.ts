@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { OperationTable } from '../legacy/operation-table.js';
 import { redactPath } from '../lib/redact.js';
 import type { CallStats } from '../observe/observer.js';
@@ -79,6 +79,7 @@ export function requestPipeline(
     services.inFlight.begin();
     try {
       await next();
+      if (c.req.method === 'HEAD') await announceLength(c);
       for (const [header, value] of deprecation.headersOf(name)) setAnswerHeader(c, header, value);
       // Answered without reading the request's body to its end (refused before it, e.g. 401 or a
       // 413 by its declared length, or in the middle of it: a 413 of a chunked body): the server
@@ -151,4 +152,16 @@ export function requestPipeline(
       );
     }
   };
+}
+
+/**
+ * A HEAD's answer says the length of the GET answer whose body it leaves out, as the GET's does
+ * (RFC 9110 9.3.2): hono answers HEAD with the GET route and drops the body, and with it the
+ * Content-Length the Node adapter would have written. A streamed answer (a large list, a
+ * passthrough) has none to say, as its GET has none.
+ */
+async function announceLength(c: Context<AppEnv>): Promise<void> {
+  const answer = c.res;
+  if (c.get('streaming') || !answer.body || answer.headers.has('content-length')) return;
+  setAnswerHeader(c, 'Content-Length', String((await answer.clone().arrayBuffer()).byteLength));
 }
