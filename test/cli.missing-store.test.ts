@@ -83,16 +83,25 @@ describe('a SQLite store that is not there', () => {
         },
       }),
     );
+    // ids import (the store and the mapping profile) and an offline mappings check (the profile
+    // alone) stopped the same way.
+    const csv = path.join(dir, 'ids.csv');
+    writeFileSync(csv, 'kind,legacy_id,uuid\n');
     for (const command of [
       ['usage', '--json'],
       ['shadow', 'report', '--json'],
       ['ids', 'export', '--json'],
+      ['ids', 'import', csv, '--json'],
       ['apiuser', 'list', '--json'],
+      ['mappings', 'check', '--json'],
     ]) {
       const run = await cli([...command, '--config', file]);
       assert.equal(run.code, 0, `${command.join(' ')}: ${run.stderr}`);
     }
     // The commands that need them still say so; with --json also on stdout (it printed nothing).
+    const live = await cli(['mappings', 'check', '--live', '--config', file]);
+    assert.equal(live.code, 2);
+    assert.match(live.stderr, /successor\.auth\.key: environment variable IDM_KEY is not set/);
     const check = await cli(['config', 'check', '--config', file]);
     assert.equal(check.code, 2);
     assert.match(check.stderr, /migration\.legacy\.password: environment variable OLD_PW is not set/);

@@ -59,7 +59,7 @@ Example:
       throw new CommandError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     const text = csvText(file, bytes);
-    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env, secrets: 'store' });
     const profile = loadProfile(mappingsFolder(config));
     const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
     const { store } = services;

@@ -33,7 +33,12 @@ Options:
                   file and $.successor.baseUrl or $.successor.auth)`,
   options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
-    const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
+    // Offline, the check connects to nothing: the file's secrets need not be in this shell.
+    const config = loadConfig({
+      file: stringOption(args, 'config'),
+      env: io.env,
+      secrets: flag(args, 'live') ? 'all' : 'none',
+    });
     const folder = mappingsFolder(config);
     let problems: MappingProblem[] = [];
     let name = config.mappings.profile;

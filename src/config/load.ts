@@ -78,6 +78,9 @@ export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store
   source: string | undefined;
 }
 
+/** Which secret references must resolve (see `LoadConfigOptions.secrets`). */
+export type SecretsNeeded = 'all' | 'store' | 'none';
+
 export interface LoadConfigOptions {
   /** Config file path; when absent, `IDM_COMPAT_CONFIG`, else the embedded sandbox defaults. */
   file?: string | undefined;
@@ -85,10 +88,11 @@ export interface LoadConfigOptions {
   /**
    * `store`: only the store's secret must resolve (a PostgreSQL URL); the others are left empty
    * when their variable or file is missing. For the commands that open the store alone (usage,
-   * shadow report, apiuser, ids export), run from an operator's shell that need not hold the
-   * service's secrets (the old server's or the successor's password).
+   * shadow report, apiuser, ids export and import), run from an operator's shell that need not
+   * hold the service's secrets (the old server's or the successor's password). `none`: no secret
+   * must resolve, for a command that connects to nothing (`mappings check` without `--live`).
    */
-  secrets?: 'all' | 'store';
+  secrets?: SecretsNeeded;
 }
 
 /** Reads, validates and resolves the configuration; throws ConfigError naming file, JSON path and reason. */
@@ -114,7 +118,7 @@ export function parseConfig(
     env: NodeJS.ProcessEnv;
     baseDir: string;
     file?: string | undefined;
-    secrets?: 'all' | 'store' | undefined;
+    secrets?: SecretsNeeded | undefined;
   },
 ): AppConfig {
   const result = configSchema.safeParse(raw);
@@ -125,7 +129,8 @@ export function parseConfig(
     try {
       return resolveSecret(ref, context.env, context.baseDir);
     } catch (error) {
-      if (context.secrets !== 'store' || at === 'store.url')
+      const needed = context.secrets ?? 'all';
+      if (needed === 'all' || (needed === 'store' && at === 'store.url'))
         problems.push({ path: at, message: (error as Error).message });
       return '';
     }
