@@ -246,6 +246,52 @@ describe('shadow mode against an old server whose data differs on purpose', () =
     assert.ok(lines.every((line) => line.apiUser === 'integration'));
   });
 
+  it('records a translated HEAD as the caller got it, without a body: its replay matches (100 %)', async () => {
+    // It was recorded with the GET's body, and its replay (no body) was a mismatch at `$`.
+    for (const p of ['/Entity/Role/ROLE_ADMIN', '/Entity/Role']) {
+      const head = await viaFront(p, { method: 'HEAD' });
+      assert.equal(head.status, 200, p);
+      assert.equal(head.text, '');
+    }
+    await front.services.migration.recording?.flush();
+    const heads = readFileSync(recording, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.method === 'HEAD');
+    assert.deepEqual(
+      heads.map((line) => [line.operation, line.mode, line.status, line.responseBody]),
+      [
+        ['role.get', 'translate', 200, null],
+        ['role.list', 'translate', 200, null],
+      ],
+    );
+    const dir = tempDir('head-replay');
+    const recorded = path.join(dir, 'heads.ndjson');
+    writeFileSync(recorded, `${heads.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const out = path.join(dir, 'replayed.ndjson');
+    const replayed = await cli(
+      [
+        'replay',
+        recorded,
+        '--target',
+        `${front.url}/iserv/api`,
+        '--user',
+        'integration',
+        '--password-env',
+        'P',
+        '--out',
+        out,
+      ],
+      { P: password },
+    );
+    assert.equal(replayed.code, 0, replayed.stderr);
+    const compared = await cli(['compare', recorded, out, '--json']);
+    assert.equal(compared.code, 0, compared.stdout);
+    const totals = (JSON.parse(compared.stdout) as { totals: { pairs: number; rate: number } }).totals;
+    assert.deepEqual(totals, { ...totals, pairs: 2, rate: 1 });
+  });
+
   it('replays the recorded reads against the old server (100 %) and the translation (the planted differences)', async () => {
     const dir = path.dirname(recording);
     const env = { REPLAY_PASSWORD: old.password };

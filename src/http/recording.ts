@@ -8,7 +8,7 @@ import { requestLog } from './request-log.js';
 /**
  * Hands one finished request and its answer to the recording (`migration.recording`): the answer
  * is read from a copy of the response (up to RECORDED_ANSWER_MAX_BYTES, so a copy never holds a
- * large streamed list in memory), the request body only when the request already read it (a body
+ * large streamed list in memory; a HEAD's has no body), the request body only when the request already read it (a body
  * nobody read is not read now), and the body of an operation that carries a password not at all;
  * the writer redacts and appends without blocking.
  */
@@ -22,7 +22,10 @@ export function recordExchange(
     durationMs: number;
   },
 ): void {
-  const response = c.res.clone();
+  // A HEAD's answer is the GET route's with its body left out: recorded as the caller got it,
+  // without one, as a passthrough or shadowed HEAD is (a replay of it gets none either).
+  const response = c.req.method === 'HEAD' ? undefined : c.res.clone();
+  const status = c.res.status;
   const bodyWasRead = Object.keys(c.req.bodyCache).length > 0;
   const requestBytes = bodyWasRead ? c.req.arrayBuffer() : undefined;
   const match = c.get('match');
@@ -41,8 +44,8 @@ export function recordExchange(
         method: c.req.method,
         ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
         ...request,
-        status: response.status,
-        ...(await cappedAnswer(response.body)),
+        status,
+        ...(await cappedAnswer(response?.body ?? null)),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {
