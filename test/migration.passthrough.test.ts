@@ -375,6 +375,16 @@ describe('passthrough to an old server that fails', () => {
       assert.equal(answer.status, 502, answer.text);
       assert.equal((answer.body as { code: number }).code, 502);
       assert.doesNotMatch(answer.text, /not-used|proxy-account:/);
+      // The caller is told "the operator finds the details in the log": the log has the network's
+      // words and the address (it had only the caller's sentence). The caller does not.
+      assert.doesNotMatch(answer.text, /ECONNREFUSED|127\.0\.0\.1:\d+/);
+      const failed = front.logSink.lines().find((line) => line.msg === 'request failed');
+      assert.match(
+        JSON.stringify(failed?.err),
+        new RegExp(
+          `the old server is unreachable or broke off the answer: .*ECONNREFUSED 127\\.0\\.0\\.1:${downPort}`,
+        ),
+      );
     } finally {
       await front.close();
     }

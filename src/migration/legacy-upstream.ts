@@ -58,8 +58,9 @@ export class LegacyUpstreamError extends Error {
   constructor(
     readonly code: 'unavailable' | 'timeout',
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -219,9 +220,14 @@ export class LegacyUpstream {
       return new LegacyUpstreamError(
         'timeout',
         `the old server did not answer within ${this.#settings.timeouts.totalMs} ms`,
+        { cause: error },
       );
     }
-    return new LegacyUpstreamError('unavailable', 'the old server is unreachable or broke off the answer');
+    // The cause (the network's own words: ECONNREFUSED and the address, a TLS failure) is for the
+    // log line; the caller's answer says only what failed.
+    return new LegacyUpstreamError('unavailable', 'the old server is unreachable or broke off the answer', {
+      cause: error,
+    });
   }
 }
 
