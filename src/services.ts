@@ -5,7 +5,7 @@ import { checkOperationReferences } from './config/references.js';
 import { InFlightRequests } from './http/in-flight.js';
 import { configuredPublicUrl, expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
-import { REQUIRED_OPERATIONS } from './legacy/operations.js';
+import { REQUIRED_OPERATIONS, SECRET_BODY_OPERATIONS } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import {
@@ -259,6 +259,7 @@ export async function buildServices(
     const recording = recordingSettings
       ? new RecordingWriter({
           path: recordingSettings.path,
+          secretBodies: SECRET_BODY_OPERATIONS,
           maxBytes: recordingSettings.maxBytes,
           operations: recordingSettings.operations,
           onError: (error) => recordingLog.warn({ err: error }, 'recording not written'),

@@ -449,6 +449,47 @@ describe('replay and compare against the real proxy', () => {
     ]);
   });
 
+  it("keeps a password operation's body of any shape out of replay's --out and compare's samples", async () => {
+    // A recording the proxy did not write (by hand, an older version, another tool) may hold a
+    // password under another key or bare. Redaction by key name let it into both files.
+    const secrets = ['Secret-Pass-Key7', 'Secret-Bare-String8', 'Secret-Array-Item9'];
+    const file = path.join(dir, 'foreign-passwords.ndjson');
+    writeFileSync(
+      file,
+      ndjson(
+        [{ pass: secrets[0] }, secrets[1], { pw: [secrets[2]] }].map((body) =>
+          recorded('user.password.set', 'POST', '/Service/Core/User/thomas.becker/password', {
+            requestBody: body,
+            status: 204,
+          }),
+        ),
+      ),
+    );
+    const out = path.join(dir, 'foreign-passwords.out.ndjson');
+    const run = await replay(file, out, '--writes', '--json');
+    assert.equal(run.code, 0, run.stderr);
+    // Sent as recorded (the proxy refuses these shapes), written out only as [redacted].
+    assert.deepEqual(JSON.parse(run.stdout).statuses, { 400: 3 });
+    const written = readFileSync(out, 'utf8');
+    const lines = written
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as RecordedExchange);
+    assert.deepEqual(
+      lines.map((line) => line.requestBody),
+      [REDACTED, REDACTED, REDACTED],
+    );
+    const html = path.join(dir, 'foreign-passwords.html');
+    const compared = await cli(['compare', file, out, '--json', '--html', html]);
+    assert.equal(compared.code, 1, compared.stderr);
+    const report = compareReportSchema.parse(JSON.parse(compared.stdout)) as CompareReport;
+    const samples = report.operations.find((o) => o.operation === 'user.password.set')?.samples ?? [];
+    assert.equal(samples.length, 3);
+    assert.ok(samples.every((sample) => sample.requestBody === REDACTED));
+    for (const text of [written, compared.stdout, readFileSync(html, 'utf8')])
+      for (const secret of secrets) assert.ok(!text.includes(secret), `${secret} was written`);
+  });
+
   it('has --help', async () => {
     for (const command of ['replay', 'compare']) {
       const run = await cli([command, '--help']);

@@ -1,4 +1,5 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
@@ -169,6 +170,9 @@ Example:
     let answers = 0;
     const writer = new RecordingWriter({
       path: out,
+      // A password operation's body from a recording the proxy did not write (`{"pass": …}`) is
+      // sent as recorded, and written out only as [redacted].
+      secretBodies: SECRET_BODY_OPERATIONS,
       maxPendingLines: Number.POSITIVE_INFINITY,
       onError: (error) => {
         writeError ??= error;

@@ -17,6 +17,15 @@ export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
 ];
 
 /**
+ * The operations whose request body is a secret whole (`body.secret`: the password operations).
+ * The migration tools write such a body only as `"[redacted]"`, whatever its shape, also when it
+ * comes from a recording the proxy did not write (compare's samples, replay's answers).
+ */
+export const SECRET_BODY_OPERATIONS: ReadonlySet<string> = new Set(
+  LEGACY_OPERATIONS.filter((operation) => operation.body?.secret).map((operation) => operation.id),
+);
+
+/**
  * What every mapping profile must map: each operation's id, named by its method and path, with
  * its path parameters and body fields (what `{params.…}` and `{body.…}` of its steps may name),
  * and what its handler takes from the answer.

@@ -1,7 +1,7 @@
 import { redactPath, redactQuery, redactValue, setMember } from '../lib/redact.js';
 import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
 import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
-import type { RecordedExchange } from './recording.js';
+import { type RecordedExchange, redactedRequestBody } from './recording.js';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
 
 /** The outcome of comparing two answers to the same request. */
@@ -310,17 +310,18 @@ export function pairExchanges(
  * {@link compareAnswers}); at most `differencesPerSample` differences, the rest counted.
  */
 export function sampleOf(
-  request: Pick<RecordedExchange, 'requestId' | 'method' | 'path' | 'query' | 'requestBody'>,
+  request: Pick<RecordedExchange, 'requestId' | 'operation' | 'method' | 'path' | 'query' | 'requestBody'>,
   status: Sample['status'],
   comparison: Extract<Comparison, { match: false }>,
   differencesPerSample: number,
+  secretBodies: ReadonlySet<string>,
 ): Sample {
   return {
     requestId: request.requestId,
     method: request.method,
     path: redactPath(request.path),
     query: redactQuery(request.query),
-    requestBody: redactValue(request.requestBody ?? null),
+    requestBody: redactedRequestBody({ ...request, requestBody: request.requestBody ?? null }, secretBodies),
     status,
     differences: comparison.differences.slice(0, differencesPerSample),
     moreDifferences: Math.max(0, comparison.differences.length - differencesPerSample),
@@ -356,10 +357,19 @@ export class ReportBuilder {
   private readonly tallies = new Map<string, Tally>();
   private readonly limits: Required<ReportLimits>;
   private readonly withShadowCounts: boolean;
+  private readonly secretBodies: ReadonlySet<string>;
 
-  constructor(limits: ReportLimits = {}, options: { shadow?: boolean } = {}) {
+  constructor(
+    limits: ReportLimits = {},
+    options: {
+      shadow?: boolean;
+      /** Operations whose request body a sample keeps only as `"[redacted]"` (`compare` passes the password operations). */
+      secretBodies?: ReadonlySet<string>;
+    } = {},
+  ) {
     this.limits = { paths: 10, samples: 5, differencesPerSample: 20, ...limits };
     this.withShadowCounts = options.shadow ?? false;
+    this.secretBodies = options.secretBodies ?? new Set();
   }
 
   private tally(operation: string): Tally {
@@ -391,7 +401,13 @@ export class ReportBuilder {
     for (const path of comparison.paths) tally.paths.set(path, (tally.paths.get(path) ?? 0) + 1);
     if (tally.samples.length < this.limits.samples) {
       tally.samples.push(
-        sampleOf(a, { a: a.status, b: bStatus }, comparison, this.limits.differencesPerSample),
+        sampleOf(
+          a,
+          { a: a.status, b: bStatus },
+          comparison,
+          this.limits.differencesPerSample,
+          this.secretBodies,
+        ),
       );
     }
   }
@@ -463,8 +479,10 @@ export function compareRecordings(
   bs: readonly RecordedExchange[],
   rules: CompareRules,
   limits: ReportLimits = {},
+  /** Operations whose request body a sample keeps only as `"[redacted]"`: the password operations. */
+  secretBodies?: ReadonlySet<string>,
 ): CompareReport {
-  const builder = new ReportBuilder(limits);
+  const builder = new ReportBuilder(limits, secretBodies ? { secretBodies } : {});
   const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
   for (const { a, b } of pairs) {
     const comparison = compareExchanges(a, b, rules);

@@ -105,16 +105,35 @@ export const MAX_BODY_DEPTH = 64;
  * redaction's walk would overflow the stack on it, and `compare` and `replay` refuse such a line.
  * Such an answer is marked `responseBodyOmitted: "too-deep"`.
  */
-export function redactExchange(exchange: RecordedExchange): RecordedExchange {
+export function redactExchange(
+  exchange: RecordedExchange,
+  secretBodies: ReadonlySet<string> = NO_SECRET_BODIES,
+): RecordedExchange {
   const tooDeep = nestedDeeperThan(exchange.responseBody, MAX_BODY_DEPTH);
   return {
     ...exchange,
     path: redactPath(exchange.path),
     query: redactQuery(exchange.query),
-    requestBody: redactedBody(exchange.requestBody),
+    requestBody: redactedRequestBody(exchange, secretBodies),
     responseBody: redactedBody(exchange.responseBody),
     ...(tooDeep ? { responseBodyOmitted: 'too-deep' as const } : {}),
   };
+}
+
+const NO_SECRET_BODIES: ReadonlySet<string> = new Set();
+
+/**
+ * A request body as the migration tools write it: of an operation in `secretBodies` (the
+ * password operations) a whole `"[redacted]"` whatever its shape (a misspelt key, a bare string
+ * would slip past redaction by key name), as the proxy records it; else redacted by key name.
+ */
+export function redactedRequestBody(
+  exchange: Pick<RecordedExchange, 'operation' | 'requestBody'>,
+  secretBodies: ReadonlySet<string>,
+): unknown {
+  const body = exchange.requestBody;
+  if (body !== null && body !== undefined && secretBodies.has(exchange.operation)) return REDACTED;
+  return redactedBody(body);
 }
 
 function redactedBody(body: unknown): unknown {
@@ -127,8 +146,8 @@ export function hasRedactedBody(exchange: RecordedExchange): boolean {
 }
 
 /** Serialises one exchange as a recording line (redacted, newline-terminated). */
-export function exchangeLine(exchange: RecordedExchange): string {
-  return `${JSON.stringify(redactExchange(exchange))}\n`;
+export function exchangeLine(exchange: RecordedExchange, secretBodies?: ReadonlySet<string>): string {
+  return `${JSON.stringify(redactExchange(exchange, secretBodies))}\n`;
 }
 
 /** A line of a recording that could not be read. */
@@ -225,6 +244,11 @@ export interface RecordingWriterOptions {
   maxPendingLines?: number;
   /** Called with write errors (the writer keeps going; the caller never sees them). */
   onError?: (error: unknown) => void;
+  /**
+   * Operations whose request body is written only as a whole `"[redacted]"` (see
+   * {@link redactedRequestBody}): the proxy and `replay` pass the password operations.
+   */
+  secretBodies?: ReadonlySet<string>;
 }
 
 /**
@@ -238,6 +262,7 @@ export class RecordingWriter {
   private readonly operations: readonly string[];
   private readonly maxPending: number;
   private readonly onError: (error: unknown) => void;
+  private readonly secretBodies: ReadonlySet<string>;
   private pending: string[] = [];
   private flushing: Promise<void> | undefined;
   private handle: FileHandle | undefined;
@@ -259,6 +284,7 @@ export class RecordingWriter {
     this.operations = options.operations ?? ['*'];
     this.maxPending = options.maxPendingLines ?? 10_000;
     this.onError = options.onError ?? (() => {});
+    this.secretBodies = options.secretBodies ?? NO_SECRET_BODIES;
   }
 
   /** Whether exchanges of `operation` are recorded. */
@@ -275,7 +301,7 @@ export class RecordingWriter {
     }
     let line: string;
     try {
-      line = exchangeLine(exchange);
+      line = exchangeLine(exchange, this.secretBodies);
     } catch (error) {
       this.onError(error);
       return;

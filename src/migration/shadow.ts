@@ -12,6 +12,9 @@ import type { CompareRules } from './compare-rules.js';
 import { MAX_BODY_DEPTH } from './recording.js';
 import type { Sample } from './report.js';
 
+// The request's body is recordedRequestBody's, a password operation's a whole [redacted] already.
+const SECRET_BODIES_REDACTED: ReadonlySet<string> = new Set();
+
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */
 export interface ShadowRequest {
   operation: string;
@@ -211,7 +214,9 @@ export class ShadowRunner {
     try {
       comparison = compareAnswers(request.legacy, translated, rules.forOperation(request.operation));
       const status = { a: request.legacy.status, b: translated.status };
-      sample = comparison.match ? undefined : sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE);
+      sample = comparison.match
+        ? undefined
+        : sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE, SECRET_BODIES_REDACTED);
     } catch (error) {
       this.#error(
         request,
