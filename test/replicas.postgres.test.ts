@@ -523,6 +523,66 @@ describe('a PostgreSQL that accepts no writes (a standby after a failover)', () 
   });
 });
 
+describe("a PostgreSQL that refuses the replica's login while it runs (a rotated password)", () => {
+  it('answers 503 JSON (not 500) naming store.url, serves cached credentials, reports it on /readyz, and recovers', async () => {
+    // Every request that needed the store got a 500, a cached credential's too (its version read
+    // failed with the driver's error), and /readyz said only "check failed".
+    await query("CREATE ROLE rotating LOGIN PASSWORD 'First-Secret-1'");
+    await query('CREATE DATABASE rotating_db OWNER rotating');
+    const target = new URL(url);
+    target.username = 'rotating';
+    target.password = 'First-Secret-1';
+    target.pathname = '/rotating_db';
+    const dir = tempDir('rotated');
+    const config = writeConfig(dir, 'rotated', { url: target.href });
+    const replica = await startReplica(config);
+    let out = '';
+    const added = await runCli(
+      ['apiuser', 'add', 'rot.user', '--range', '0.0.0.0/0', '--json', '--config', config],
+      {
+        out: (text) => {
+          out += text;
+        },
+        err: () => {},
+        env: env(),
+      },
+    );
+    assert.equal(added, 0);
+    const { password } = JSON.parse(out) as { password: string };
+    assert.equal(
+      (await request(replica.url, DOCS, { user: ['rot.user', password] })).status,
+      200,
+      'cached now',
+    );
+
+    await query("ALTER ROLE rotating PASSWORD 'Second-Secret-2'");
+    await query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'rotating'");
+    // Past a version read, which fails now.
+    await sleep(CREDENTIALS_VERSION_POLL_MS + POLL_MS);
+    const refused =
+      /^the store \(PostgreSQL\) is unavailable: it refused the login \(28P01: password authentication failed for user "rotating"\): check the user and password in store\.url/;
+    const wrong = await request(replica.url, DOCS, { user: ['rot.user', 'wrong'], from: '192.0.2.78' });
+    assert.equal(wrong.status, 503, wrong.text);
+    assert.match((wrong.body as { message: string }).message, refused);
+    assert.equal(
+      (await request(replica.url, DOCS, { user: ['rot.user', password] })).status,
+      200,
+      'the cached credential still answers',
+    );
+    const ready = await request(replica.url, '/readyz');
+    assert.equal(ready.status, 503, ready.text);
+    assert.match((ready.body as { checks: { store: { error: string } } }).checks.store.error, refused);
+    for (const text of [wrong.text, ready.text]) assert.doesNotMatch(text, /First-Secret|Second-Secret/);
+
+    // The password put back (or store.url mended and the replica restarted): it serves again.
+    await query("ALTER ROLE rotating PASSWORD 'First-Secret-1'");
+    await within(30_000, 'ready again', async () => (await request(replica.url, '/readyz')).status === 200);
+    const after = await request(replica.url, DOCS, { user: ['rot.user', 'wrong'], from: '192.0.2.79' });
+    assert.equal(after.status, 401, after.text);
+    await replica.cli.stop('SIGTERM');
+  });
+});
+
 describe('a PostgreSQL schema dropped under a running replica', () => {
   it('answers 503 JSON (not 500) for what needs the store, serves cached credentials, reports it on /readyz; commands that only read refuse it', async () => {
     const dir = tempDir('dropped');

@@ -135,6 +135,31 @@ describe('server in sandbox mode', () => {
     }
   });
 
+  it('reports a store check failing in a way nobody foresaw by its type, and logs it whole', async () => {
+    // A fake store (the one place here): an error of no known kind cannot be caused with a real
+    // one. It was answered "check failed" and logged nowhere, so the operator had nothing to go on.
+    const { createApp } = await import('../src/app.js');
+    const sink = new LogSink();
+    const store = Object.create(server.services.store) as typeof server.services.store;
+    store.ping = async () => {
+      throw new TypeError('Cannot read properties of undefined (reading "x")');
+    };
+    const app = createApp({
+      ...server.services,
+      store,
+      logger: createLogger({ destination: sink }),
+    });
+    const response = await app.request('/readyz');
+    assert.equal(response.status, 503);
+    const body = (await response.json()) as { checks: Record<string, { ok: boolean; error?: string }> };
+    assert.deepEqual(body.checks.store, {
+      ok: false,
+      error: 'check failed (TypeError): the log has the details',
+    });
+    const logged = sink.lines().find((line) => line.msg === 'readiness check of the store failed');
+    assert.match(JSON.stringify(logged?.err), /Cannot read properties of undefined/);
+  });
+
   it('answers unknown paths with a JSON 404 and a request id', async () => {
     const response = await fetch(`${server.url}/nowhere`, { headers: { 'x-request-id': 'trace-me-42' } });
     assert.equal(response.status, 404);

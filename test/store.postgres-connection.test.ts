@@ -45,3 +45,55 @@ describe('a PostgreSQL connection cut while a transaction holds it', () => {
     }
   });
 });
+
+describe('a PostgreSQL that refuses the login, or has no such database', () => {
+  let server: TestPostgres;
+  let url: string;
+  before(async () => {
+    server = await startPostgres();
+    url = await server.createDatabase();
+  });
+  after(async () => {
+    await server?.destroy();
+  });
+
+  // A password rotated or a database renamed while the replicas run: every request that needs the
+  // store failed with a 500 (the driver's error passed through), and a cached credential with it.
+  for (const [what, change, why] of [
+    [
+      'a wrong password',
+      (target: URL) => {
+        target.password = 'Not-The-Password-42';
+      },
+      /^the store \(PostgreSQL\) is unavailable: it refused the login \(28P01: password authentication failed for user "postgres"\): check the user and password in store\.url$/,
+    ],
+    [
+      'a database that does not exist',
+      (target: URL) => {
+        target.pathname = '/no_such_database';
+      },
+      /^the store \(PostgreSQL\) is unavailable: the database does not exist \(3D000: database "no_such_database" does not exist\): check store\.url$/,
+    ],
+  ] as const) {
+    it(`is unavailable (a 503), not a failure of the statement: ${what}`, async () => {
+      const target = new URL(url);
+      change(target);
+      const db = new PostgresDatabase({
+        url: target.href,
+        poolSize: 1,
+        connectTimeoutMs: 5_000,
+        statementTimeoutMs: 5_000,
+      });
+      try {
+        await assert.rejects(db.query('SELECT 1'), (error: unknown) => {
+          assert.ok(error instanceof StoreUnavailableError, String(error));
+          assert.match(error.message, why);
+          assert.doesNotMatch(error.message, /Not-The-Password-42/);
+          return true;
+        });
+      } finally {
+        await db.close();
+      }
+    });
+  }
+});

@@ -31,14 +31,20 @@ async function readiness(services: Services): Promise<Readiness> {
   // A probe of its own, far shorter than a successor request may take with its retries: an
   // orchestrator asking /readyz wants an answer before its own probe timeout.
   const timeoutMs = services.config.server.readinessTimeoutMs;
+  const log = services.logger;
   const [store, successor] = await Promise.all([
-    check(() => services.store.ping(), timeoutMs),
-    check((signal) => services.successor.check(signal), timeoutMs),
+    check('store', () => services.store.ping(), timeoutMs, log),
+    check('successor', (signal) => services.successor.check(signal), timeoutMs, log),
   ]);
   return { ready: store.ok && successor.ok, checks: { store, successor } };
 }
 
-async function check(probe: (signal: AbortSignal) => Promise<void>, timeoutMs: number): Promise<CheckResult> {
+async function check(
+  name: string,
+  probe: (signal: AbortSignal) => Promise<void>,
+  timeoutMs: number,
+  log: Services['logger'],
+): Promise<CheckResult> {
   const signal = AbortSignal.timeout(timeoutMs);
   // A probe that cannot be aborted (the store's ping) is given up on all the same.
   const timedOut = new Promise<never>((_, reject) => {
@@ -51,13 +57,12 @@ async function check(probe: (signal: AbortSignal) => Promise<void>, timeoutMs: n
     if (signal.aborted) {
       return { ok: false, error: `no answer within ${timeoutMs} ms (server.readinessTimeoutMs)` };
     }
-    // Only our own error types carry operator-safe messages; anything else is summarised.
-    return {
-      ok: false,
-      error:
-        error instanceof UpstreamError || error instanceof StoreUnavailableError
-          ? error.message
-          : 'check failed',
-    };
+    // Only our own error types carry operator-safe messages. Anything else is a failure nobody
+    // foresaw: the answer names its type, and the log has it whole.
+    if (error instanceof UpstreamError || error instanceof StoreUnavailableError)
+      return { ok: false, error: error.message };
+    log.error({ err: error, check: name }, `readiness check of the ${name} failed`);
+    const type = error instanceof Error ? ` (${error.name})` : '';
+    return { ok: false, error: `check failed${type}: the log has the details` };
   }
 }

@@ -99,6 +99,32 @@ function isRefusedForNow(error: unknown): boolean {
 }
 
 /**
+ * The server refused the proxy's login, or has no such database: a password rotated (or a role
+ * dropped) while the replicas run, the database renamed or dropped (invalid_authorization_
+ * specification 28000, invalid_password 28P01, invalid_catalog_name 3D000); or store.url has no
+ * password and the server asks for one (node-postgres says so without a code). Every request
+ * that needs the store fails so until an operator mends it, as when the server is down: 503,
+ * not 500, and a cached credential goes on working.
+ */
+const LOGIN_REFUSED_SQLSTATES = new Set(['28000', '28P01', '3D000']);
+const NO_PASSWORD_MESSAGES = ['client password must be a', 'empty password returned by client'];
+
+function isLoginRefused(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return LOGIN_REFUSED_SQLSTATES.has(code);
+  return NO_PASSWORD_MESSAGES.some((text) => error.message.includes(text));
+}
+
+/** Why the login was refused, for an operator; the server's words name the user or database, never the password. */
+function loginRefusedDetail(error: Error, code: unknown): string {
+  if (code === '3D000') return `the database does not exist (3D000: ${error.message}): check store.url`;
+  if (typeof code === 'string')
+    return `it refused the login (${code}: ${error.message}): check the user and password in store.url`;
+  return 'it asks for a password, and store.url has none';
+}
+
+/**
  * SQLSTATEs of a statement naming a table or schema the database lacks (undefined_table,
  * invalid_schema_name): its schema was dropped, or restored only in part, while the proxy ran.
  * Every request that needs the store fails so until an operator restores it. Not undefined_column
@@ -125,17 +151,19 @@ export function readOnlyError(): StoreUnavailableError {
 }
 
 /**
- * Turns a connection failure, a refusal for the database's own state (`isRefusedForNow`), or a
- * statement on tables the database lacks (`isSchemaMissing`) into a StoreUnavailableError (message
- * without URL or password).
+ * Turns a connection failure, a refusal for the database's own state (`isRefusedForNow`), a
+ * refused login (`isLoginRefused`), or a statement on tables the database lacks
+ * (`isSchemaMissing`) into a StoreUnavailableError (message without URL or password).
  */
 export function translateError(error: unknown): unknown {
-  if (
-    error instanceof StoreUnavailableError ||
-    !(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))
-  )
-    return error;
+  if (error instanceof StoreUnavailableError) return error;
   const code = (error as { code?: unknown }).code;
+  if (isLoginRefused(error))
+    return new StoreUnavailableError(
+      `the store (PostgreSQL) is unavailable: ${loginRefusedDetail(error as Error, code)}`,
+      { cause: error },
+    );
+  if (!(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))) return error;
   const detail =
     typeof code === 'string' && SCHEMA_MISSING_SQLSTATES.has(code)
       ? schemaMissingDetail(code)
