@@ -500,15 +500,21 @@ describe('idm-compat ids import / export', () => {
         `,${randomUUID()}`,
         `GRP-NEW,${randomUUID()}`,
         `GRP-DUP,${moved}`,
+        // A base58 UUID cut off in transfer, and a word of the base58 alphabet: imported as UUIDs
+        // with zeros in front before (000e1857-…), so their legacy IDs found nothing.
+        `GRP-CUT,${uuidToBase58(randomUUID()).slice(0, 20)}`,
+        'GRP-WORD,Mississippihappyday',
       ].join('\n'),
     );
     const result = await cli(['ids', 'import', file, '--kind', 'group', '--config', config]);
     assert.equal(result.code, 1);
-    assert.match(result.out, /1 added, 1 changed, 0 unchanged, 4 rejected \(6 rows\)/);
+    assert.match(result.out, /1 added, 1 changed, 0 unchanged, 6 rejected \(8 rows\)/);
     assert.match(result.err, /line 4: not a UUID/);
     assert.match(result.err, /line 5: empty legacy ID/);
     assert.match(result.err, /line 6: legacy ID "GRP-NEW" already given on line 3/);
     assert.match(result.err, /line 7: UUID .* already given on line 2/);
+    assert.match(result.err, /line 8: not a UUID/);
+    assert.match(result.err, /line 9: not a UUID/);
     const unknownKind = await cli(['ids', 'import', file, '--kind', 'team', '--config', config]);
     assert.equal(unknownKind.code, 2);
     assert.match(unknownKind.err, /unknown kind team/);

@@ -11,7 +11,10 @@ export function isDashedUuid(value: string): boolean {
 
 /**
  * Normalises a UUID given dashed (any case) or base58 (as the IDM API also emits) to the
- * lower-case dashed form; returns undefined when `value` is neither.
+ * lower-case dashed form; returns undefined when `value` is neither. Base58 is the encoding of
+ * the UUID's 16 bytes (bs58: each leading zero byte a `1`), so it decodes to exactly 16 bytes: a
+ * shorter word of the alphabet (a base58 UUID cut off in transfer, `Mississippihappyday`) is no
+ * UUID, not one with zeros in front.
  */
 export function normalizeUuid(value: string): string | undefined {
   if (DASHED.test(value)) return value.toLowerCase();
@@ -22,10 +25,8 @@ export function normalizeUuid(value: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (bytes.length > 16) return undefined;
-  const padded = new Uint8Array(16);
-  padded.set(bytes, 16 - bytes.length);
-  const hex = Buffer.from(padded).toString('hex');
+  if (bytes.length !== 16) return undefined;
+  const hex = Buffer.from(bytes).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
