@@ -22,6 +22,7 @@ import {
   terminalProgressBar,
   withStoreServices,
 } from './command.js';
+import { nextStopSignal } from './stop-signal.js';
 
 const CONFIG_HELP = `  --config FILE   configuration file naming the store and the mapping profile (default: env
                   IDM_COMPAT_CONFIG, else the sandbox defaults)`;
@@ -64,6 +65,11 @@ Example:
     const services = await buildServices(config, { logger: silentLogger(), scope: 'store' });
     const { store } = services;
     const bar = await terminalProgressBar(io, flag(args, 'json'), 'importing [{bar}] {value}/{total} rows');
+    // Ctrl-C or SIGTERM stops the writes after the chunk under way, and the import says how far it
+    // got (a second signal ends the process at once). Ended by Node's default, it said nothing.
+    const interrupt = new AbortController();
+    const stop = nextStopSignal();
+    void stop.received.then((signal) => interrupt.abort(new Error(`interrupted (${signal})`)));
     try {
       let summary: IdImportSummary;
       let stopped: IdImportStopped | undefined;
@@ -76,6 +82,7 @@ Example:
           defaultKind: stringOption(args, 'kind'),
           onStart: (rows) => bar?.start(rows, 0),
           onProgress: (done) => bar?.update(done),
+          signal: interrupt.signal,
         });
       } catch (error) {
         // A file or kind that cannot be used: nothing was written (exit 2). A store failure while
@@ -117,12 +124,15 @@ Example:
       if (stopped) {
         io.err(`error: ${stopped.message}`);
         io.err(
-          'The rows written before are imported; once the error above is resolved, run the same import again to write the rest (rows already there count as unchanged).',
+          interrupt.signal.aborted
+            ? 'The rows written before are imported, the rest not: the table is part old, part new (a legacy ID whose UUID moved to a row written may have no row until then). Run the same import again to write the rest (rows already there count as unchanged).'
+            : 'The rows written before are imported; once the error above is resolved, run the same import again to write the rest (rows already there count as unchanged).',
         );
         return 1;
       }
       return summary.rejected.length > 0 ? 1 : 0;
     } finally {
+      stop.cancel();
       bar?.stop();
       await services.close();
     }

@@ -54,6 +54,8 @@ export async function importIdCsv(options: {
   defaultKind?: string | undefined;
   onStart?: (rows: number) => void;
   onProgress?: (done: number) => void;
+  /** Stops the writes before the next chunk (IdImportStopped, its cause the signal's reason). */
+  signal?: AbortSignal;
 }): Promise<IdImportSummary> {
   const { profile, defaultKind } = options;
   const kindProblem = defaultKind === undefined ? undefined : unknownKind(profile, defaultKind);
@@ -150,10 +152,15 @@ export async function importIdCsv(options: {
   });
   let written: IdMapImportProgress = { done: 0, added: 0, changed: 0, unchanged: 0 };
   try {
-    const result = await options.idMap.upsert(rows, options.now, (progress) => {
-      written = progress;
-      options.onProgress?.(progress.done);
-    });
+    const result = await options.idMap.upsert(
+      rows,
+      options.now,
+      (progress) => {
+        written = progress;
+        options.onProgress?.(progress.done);
+      },
+      options.signal,
+    );
     return summary(result);
   } catch (error) {
     const { done, ...result } = written;
@@ -162,9 +169,9 @@ export async function importIdCsv(options: {
 }
 
 /**
- * The store failed while the rows were written (unreachable, too slow): the chunks written before
- * stay imported, and running the same import again writes the rest (rows already there count as
- * unchanged). `summary` counts what was written.
+ * The store failed while the rows were written (unreachable, too slow), or the import was
+ * interrupted (`signal`): the chunks written before stay imported, and running the same import
+ * again writes the rest (rows already there count as unchanged). `summary` counts what was written.
  */
 export class IdImportStopped extends Error {
   override readonly name = 'IdImportStopped';

@@ -44,12 +44,14 @@ export interface IdMapRepository {
    * Adds or replaces rows in one transaction per chunk: a row whose legacy ID exists with another
    * UUID is changed; a UUID mapped under another legacy ID moves to the new one, also when another
    * process maps it at the same moment. `onProgress` is called after each chunk is committed; when
-   * a later chunk fails, what it reported last stays written.
+   * a later chunk fails, what it reported last stays written. An aborted `signal` stops it before
+   * the next chunk, rejecting with the signal's reason (the chunks committed stay written).
    */
   upsert(
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
     at: number,
     onProgress?: (progress: IdMapImportProgress) => void,
+    signal?: AbortSignal,
   ): Promise<IdMapImportResult>;
   /**
    * Adds rows as they are (source and time kept), skipping every row whose legacy ID or UUID is

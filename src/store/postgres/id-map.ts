@@ -150,10 +150,12 @@ export class PostgresIdMapRepository implements IdMapRepository {
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
     at: number,
     onProgress?: (progress: IdMapImportProgress) => void,
+    signal?: AbortSignal,
   ): Promise<IdMapImportResult> {
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
+      signal?.throwIfAborted();
       const part = rows.slice(start, start + chunk);
       const counted = await againOnConflict(() =>
         this.db.transaction((client) => upsertChunk(client, part, at)),

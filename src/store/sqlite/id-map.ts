@@ -89,6 +89,7 @@ export class SqliteIdMapRepository implements IdMapRepository {
     rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
     at: number,
     onProgress?: (progress: IdMapImportProgress) => void,
+    signal?: AbortSignal,
   ): Promise<IdMapImportResult> {
     const byLegacy = this.db.prepare('SELECT uuid FROM id_map WHERE kind = ? AND legacy_id = ?');
     const dropUuid = this.db.prepare('DELETE FROM id_map WHERE kind = ? AND uuid = ? AND legacy_id <> ?');
@@ -115,6 +116,10 @@ export class SqliteIdMapRepository implements IdMapRepository {
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
+      // The chunks are written synchronously: a turn of the event loop before each lets a signal
+      // (Ctrl-C) be heard between them, which would otherwise wait for the last.
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
       // IMMEDIATE: the chunk takes the write lock before its first read, and waits for it (each
       // chunk on its own: trying the whole import again would count its committed chunks twice).
       const part = rows.slice(start, start + chunk);
