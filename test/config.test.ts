@@ -95,6 +95,42 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses every timeout past what a Node timer takes, which would fire after 1 ms', () => {
+    // `config check` passed migration.legacy.timeouts.totalMs: 3000000000, and every passthrough
+    // call then failed as "did not answer within 3000000000 ms" at once (so did the successor's
+    // totalMs and shadow.timeoutMs).
+    const legacy = { baseUrl: 'http://127.0.0.1:9/iserv/api', username: 'proxy', password: 'x' };
+    const base = { sandbox: { enabled: true }, migration: { legacy } };
+    const cases: [string, (ms: number) => Record<string, unknown>][] = [
+      ['server.shutdownTimeoutMs', (ms) => ({ ...base, server: { shutdownTimeoutMs: ms } })],
+      ['server.readinessTimeoutMs', (ms) => ({ ...base, server: { readinessTimeoutMs: ms } })],
+      ['successor.timeouts.totalMs', (ms) => ({ ...base, successor: { timeouts: { totalMs: ms } } })],
+      ['successor.timeouts.connectMs', (ms) => ({ ...base, successor: { timeouts: { connectMs: ms } } })],
+      ['successor.pool.keepAliveMs', (ms) => ({ ...base, successor: { pool: { keepAliveMs: ms } } })],
+      [
+        'migration.legacy.timeouts.totalMs',
+        (ms) => ({ ...base, migration: { legacy: { ...legacy, timeouts: { totalMs: ms } } } }),
+      ],
+      [
+        'migration.legacy.timeouts.connectMs',
+        (ms) => ({ ...base, migration: { legacy: { ...legacy, timeouts: { connectMs: ms } } } }),
+      ],
+      [
+        'migration.legacy.pool.keepAliveMs',
+        (ms) => ({ ...base, migration: { legacy: { ...legacy, pool: { keepAliveMs: ms } } } }),
+      ],
+      ['migration.shadow.timeoutMs', (ms) => ({ ...base, migration: { legacy, shadow: { timeoutMs: ms } } })],
+    ];
+    for (const [key, config] of cases) {
+      assert.throws(
+        () => loadConfig({ file: tempFile('timer.json', JSON.stringify(config(3_000_000_000))), env: {} }),
+        new RegExp(key.replaceAll('.', '\\.')),
+        key,
+      );
+      loadConfig({ file: tempFile('timer.json', JSON.stringify(config(2_147_483_647))), env: {} });
+    }
+  });
+
   it('refuses throttle times beyond a year, whose end could not be stored and read back', () => {
     const withThrottle = (throttle: Record<string, number>) =>
       tempFile('throttle.json', JSON.stringify({ sandbox: { enabled: true }, auth: { throttle } }));

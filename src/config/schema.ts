@@ -38,6 +38,11 @@ export const cidrSchema = z
  * beyond 2^53 ms could not be read back (Node 24's SQLite refuses it, and a Date of it is invalid).
  */
 const YEAR_SECONDS = 365 * 24 * 3600;
+/**
+ * The longest time a Node timer takes (2^31 − 1 ms, about 24.8 days): a longer one fires after
+ * 1 ms (with a TimeoutOverflowWarning), so a timeout beyond it would fail every call at once.
+ */
+const TIMER_MAX_MS = 2_147_483_647;
 
 const urlSchema = z.url({ protocol: /^https?$/ });
 
@@ -78,6 +83,7 @@ const serverSchema = z
     shutdownTimeoutMs: z
       .int()
       .min(0)
+      .max(TIMER_MAX_MS)
       .default(10_000)
       .describe('How long graceful shutdown waits for in-flight requests before closing connections'),
     keepAliveTimeoutMs: z
@@ -98,7 +104,7 @@ const serverSchema = z
     requestTimeoutMs: z
       .int()
       .min(1_000)
-      .max(2_147_483_647)
+      .max(TIMER_MAX_MS)
       .default(60_000)
       .describe(
         'How long a client may take to send a whole request, headers and body (408 after, and the connection closes); not the time to answer it',
@@ -106,6 +112,7 @@ const serverSchema = z
     readinessTimeoutMs: z
       .int()
       .min(1)
+      .max(TIMER_MAX_MS)
       .default(2_000)
       .describe(
         'How long /readyz waits for each check (store, successor token and read) before reporting it not ready',
@@ -174,8 +181,8 @@ const successorSchema = z.strictObject({
     .describe('How the proxy signs in to the IDM API; required unless sandbox.enabled'),
   timeouts: z
     .strictObject({
-      connectMs: z.int().min(1).default(5_000),
-      totalMs: z.int().min(1).default(15_000),
+      connectMs: z.int().min(1).max(TIMER_MAX_MS).default(5_000),
+      totalMs: z.int().min(1).max(TIMER_MAX_MS).default(15_000),
     })
     .prefault({}),
   retries: z
@@ -186,13 +193,13 @@ const successorSchema = z.strictObject({
         .max(10)
         .default(2)
         .describe('Retries of idempotent reads on network errors/502/503/504'),
-      baseDelayMs: z.int().min(0).default(100),
+      baseDelayMs: z.int().min(0).max(TIMER_MAX_MS).default(100),
     })
     .prefault({}),
   pool: z
     .strictObject({
       connections: z.int().min(1).default(32),
-      keepAliveMs: z.int().min(0).default(30_000),
+      keepAliveMs: z.int().min(0).max(TIMER_MAX_MS).default(30_000),
     })
     .prefault({}),
   pageSize: z.int().min(1).max(1000).default(100).describe('itemsPerPage asked of collection reads'),
@@ -585,11 +592,13 @@ const migrationSchema = z
             connectMs: z
               .int()
               .min(1)
+              .max(TIMER_MAX_MS)
               .default(5_000)
               .describe('Connect timeout of every call to the old server'),
             totalMs: z
               .int()
               .min(1)
+              .max(TIMER_MAX_MS)
               .default(15_000)
               .describe('Total timeout of one call, the answer included'),
           })
@@ -600,6 +609,7 @@ const migrationSchema = z
             keepAliveMs: z
               .int()
               .min(0)
+              .max(TIMER_MAX_MS)
               .default(30_000)
               .describe('Idle time before a pooled connection closes'),
           })
@@ -623,7 +633,12 @@ const migrationSchema = z
           .boolean()
           .default(false)
           .describe('Sample per API user (all or none of its calls) instead of per call'),
-        timeoutMs: z.int().min(1).default(5_000).describe('Time box of one background translation'),
+        timeoutMs: z
+          .int()
+          .min(1)
+          .max(TIMER_MAX_MS)
+          .default(5_000)
+          .describe('Time box of one background translation'),
         maxConcurrent: z
           .int()
           .min(1)
