@@ -3,7 +3,8 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -413,14 +414,41 @@ describe('replay and compare against the real proxy', () => {
 
   it('an --out that cannot be written (a full disk) is an error with exit 1, not a success', async () => {
     // /dev/full (Linux, where the proxy and its tests run): opening and truncating it work, every
-    // write fails with ENOSPC, as on a full disk.
+    // write fails with ENOSPC, as on a full disk. Its mode is every user's, and stays so: it was
+    // made readable and writable by root only.
+    const mode = statSync('/dev/full').mode;
     const run = await replay(reads, '/dev/full');
+    assert.equal(statSync('/dev/full').mode, mode, "the device's mode was changed");
     assert.equal(run.code, 1, run.stdout);
     assert.match(run.stdout, /replayed 4 of 6 requests/);
     assert.match(
       run.stderr,
       /^error: cannot write \/dev\/full: ENOSPC: no space left on device, write; 0 of 4 answers written$/m,
     );
+  });
+
+  it('writes to a FIFO as it is, and refuses a folder before replaying anything', async () => {
+    // A FIFO was opened twice (emptied, then written): its reader took the first close for the
+    // end, and replay hung on the second open. A folder failed only after the whole replay.
+    const fifo = path.join(dir, 'answers.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const read = new Promise<string>((resolve, reject) => {
+      let text = '';
+      createReadStream(fifo, 'utf8')
+        .on('data', (chunk) => {
+          text += chunk;
+        })
+        .on('end', () => resolve(text))
+        .on('error', reject);
+    });
+    const run = await replay(reads, fifo);
+    assert.equal(run.code, 0, run.stderr);
+    const lines = (await read).trim().split('\n');
+    assert.equal(lines.length, 4);
+    const folder = await replay(reads, dir);
+    assert.equal(folder.code, 2, folder.stderr);
+    assert.match(folder.stderr, /cannot write .*: EISDIR/);
+    assert.doesNotMatch(folder.stdout, /replayed/);
   });
 
   it('a wrong password gets 401 answers recorded, which compare shows as status differences', async () => {

@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
@@ -158,10 +158,17 @@ Example:
     ]);
     const recording = await loadRecording(file, io);
     try {
-      writeFileSync(out, '', { mode: 0o600 });
-      // The mode applies to a new file only: one replaced keeps its own (0644, say), and the answers
-      // it gets (names, addresses of users) would be readable by every user of the machine.
-      chmodSync(out, 0o600);
+      // A file is emptied first and made readable by its owner only. Not a device (/dev/stdout,
+      // /dev/null: its mode is every user's), nor a FIFO (a reader would take the emptying's close
+      // for the end); both are written to as they are. A folder is refused now, not after the replay.
+      const existing = statSync(out, { throwIfNoEntry: false });
+      if (existing?.isDirectory()) throw Object.assign(new Error('a folder'), { code: 'EISDIR' });
+      if (existing === undefined || existing.isFile()) {
+        writeFileSync(out, '', { mode: 0o600 });
+        // The mode applies to a new file only: one replaced keeps its own (0644, say), and the
+        // answers it gets (names, addresses of users) would be readable by every user of the machine.
+        chmodSync(out, 0o600);
+      }
     } catch (error) {
       throw new CommandError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
