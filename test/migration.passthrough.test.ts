@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type AuthHarness, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { request as undiciRequest } from 'undici';
+import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
 import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
 
 after(closeSharedSandbox);
@@ -358,6 +360,52 @@ describe('passthrough to an old server that fails', () => {
     } finally {
       await front.close();
       await new Promise<void>((resolve) => odd.close(() => resolve()));
+    }
+  });
+
+  it('asks the old server for its answers unencoded, and passes an encoding it uses all the same on', async () => {
+    // Asked without Accept-Encoding (any coding acceptable), an old server that gzips sent gzip,
+    // and the caller got the compressed bytes without Content-Encoding: unreadable.
+    const json = JSON.stringify([{ username: 'gzip.user' }]);
+    const seen: (string | undefined)[] = [];
+    const gzipping = createHttpServer((request, response) => {
+      request.resume();
+      const accepted = request.headers['accept-encoding'];
+      seen.push(accepted);
+      const always = request.url?.includes('always=1') === true;
+      if (always || accepted === undefined || /gzip/.test(accepted)) {
+        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        response.end(gzipSync(json));
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(json);
+      }
+    });
+    await new Promise<void>((resolve) => gzipping.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(gzipping.address() as { port: number }).port}/iserv/api`;
+    const front = await startFront(
+      { baseUrl, username: 'proxy-account', password: 'not-used' },
+      {
+        modes: { 'user.list': 'passthrough' },
+        legacy: { baseUrl, username: 'proxy-account', password: 'x' },
+      },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const plain = await call(`${front.url}${CORE}/Entity/User`, { user: 'integration', password });
+      assert.equal(plain.status, 200, plain.text);
+      assert.deepEqual(plain.body, JSON.parse(json));
+      assert.equal(seen[0], 'identity');
+      // A server that compresses whatever it is asked: the coding goes with the bytes.
+      const raw = await undiciRequest(`${front.url}${CORE}/Entity/User?always=1`, {
+        headers: { authorization: basic('integration', password) },
+      });
+      assert.equal(raw.statusCode, 200);
+      assert.equal(raw.headers['content-encoding'], 'gzip');
+      assert.equal(gunzipSync(Buffer.from(await raw.body.arrayBuffer())).toString(), json);
+    } finally {
+      await front.close();
+      await new Promise<void>((resolve) => gzipping.close(() => resolve()));
     }
   });
 

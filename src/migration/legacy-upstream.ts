@@ -17,8 +17,13 @@ export interface ForwardedRequest {
   accept: string | undefined;
 }
 
-/** Headers of the old server's answer that reach the caller besides Content-Type. */
+/**
+ * Headers of the old server's answer that reach the caller besides Content-Type. Content-Encoding
+ * goes with the bytes it describes: the old server is asked for none (`identity`), and one that
+ * compresses all the same (gzip) is passed through readable.
+ */
 const FORWARDED_HEADERS = [
+  'content-encoding',
   'location',
   'allow',
   'retry-after',
@@ -123,7 +128,12 @@ export class LegacyUpstream {
    * refuses the proxy's own credentials (a 401 is the proxy's problem, never the caller's).
    */
   async forward(request: ForwardedRequest, signal?: AbortSignal): Promise<UpstreamAnswer> {
-    const headers: Record<string, string> = { authorization: this.#authorization };
+    // Without Accept-Encoding any coding is acceptable (RFC 9110 12.5.3): the proxy reads and
+    // compares the answers, and passes their bytes on as they are.
+    const headers: Record<string, string> = {
+      authorization: this.#authorization,
+      'accept-encoding': 'identity',
+    };
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     if (request.accept !== undefined) headers.accept = request.accept;
     const deadline = AbortSignal.timeout(this.#settings.timeouts.totalMs);
