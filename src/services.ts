@@ -261,8 +261,19 @@ export async function buildServices(
           path: recordingSettings.path,
           secretBodies: SECRET_BODY_OPERATIONS,
           maxBytes: recordingSettings.maxBytes,
+          maxPendingLines: recordingSettings.maxPendingLines,
           operations: recordingSettings.operations,
           onError: (error) => recordingLog.warn({ err: error }, 'recording not written'),
+          // Counted in the metrics; told in the log at the 1st, 10th, 100th … line, so a stalled
+          // disk is in the log at once without a line per request.
+          onDropped: (dropped) => {
+            observer.recordingDropped?.();
+            if (/^10*$/.test(String(dropped)))
+              recordingLog.warn(
+                { dropped },
+                `recording queue full (a slow or stalled disk): ${dropped} exchange${dropped === 1 ? '' : 's'} left out of the recording so far`,
+              );
+          },
         })
       : undefined;
     if (recording) cleanups.push(() => recording.close());

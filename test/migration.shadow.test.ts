@@ -3,7 +3,8 @@
 // on purpose (one changed first name, one extra user); the proxy under test shadows it against the
 // file's shared sandbox. Shadow must find exactly those differences and nothing else.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +12,14 @@ import type { Browser } from 'playwright-core';
 import { MAX_BODY_DEPTH } from '../src/migration/recording.js';
 import { reloadOnSignal } from '../src/reload.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
-import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from './auth-helpers.js';
+import {
+  type AuthHarness,
+  basic,
+  call,
+  closeSharedSandbox,
+  sharedSandbox,
+  startHarness,
+} from './auth-helpers.js';
 import { launchBrowser } from './browser.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { type OldServer, shadowRunnerOn, startFront, startOldServer } from './migration-helpers.js';
@@ -709,3 +717,52 @@ describe('shadow outcomes at shutdown', () => {
     assert.ok(!lines.some((line) => String(line.msg).includes('kept for the next flush')));
   });
 });
+
+describe('a recording whose disk stalls', () => {
+  it('leaves exchanges out past maxPendingLines, counts them in the metrics and says so in the log', async () => {
+    // The count was kept where nobody could read it: exchanges went missing from the recording
+    // that compare is built on, and nothing said so.
+    const dir = tempDir('stalled-recording');
+    const fifo = path.join(dir, 'recording.ndjson');
+    // A FIFO nobody reads: opening it for writing waits, as a write to a stalled disk does.
+    execFileSync('mkfifo', [fifo]);
+    const front = await startHarness({
+      config: { migration: { recording: { path: fifo, maxPendingLines: 3 } } },
+    });
+    let drained: Promise<string> | undefined;
+    let dropped = 0;
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      for (let i = 0; i < 8; i += 1) {
+        const answer = await call(`${front.url}${CORE}/Entity/Role`, { user: 'integration', password });
+        assert.equal(answer.status, 200, 'the callers notice nothing');
+      }
+      const metrics = await (await fetch(`${front.url}/metrics`)).text();
+      // Three wait in the queue (and one, perhaps, in the write under way); the rest are left out.
+      dropped = Number(/^idm_compat_recording_lines_dropped_total (\d+)$/m.exec(metrics)?.[1]);
+      assert.ok(dropped >= 4 && dropped <= 5, `${dropped} dropped`);
+      const warnings = front.logSink
+        .lines()
+        .filter((line) => String(line.msg).startsWith('recording queue full'))
+        .map((line) => line.dropped);
+      assert.deepEqual(warnings, [1], 'the first drop is told, not each one');
+    } finally {
+      // A reader lets the writer finish, so the harness can close.
+      drained = readFifo(fifo);
+      await front.close();
+    }
+    assert.equal((await drained).trim().split('\n').length, 8 - dropped, 'the others are recorded');
+  });
+});
+
+function readFifo(fifo: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    createReadStream(fifo, 'utf8')
+      .on('data', (chunk) => {
+        text += chunk;
+      })
+      .on('end', () => resolve(text))
+      .on('error', reject);
+  });
+}

@@ -665,6 +665,14 @@ const migrationSchema = z
           .min(1024)
           .default(100 * 1024 * 1024)
           .describe('Size at which the file is rotated'),
+        maxPendingLines: z
+          .int()
+          .min(1)
+          .max(1_000_000)
+          .default(10_000)
+          .describe(
+            'Lines held in memory while the disk is slow; past it exchanges are left out of the recording, counted in idm_compat_recording_lines_dropped_total and logged',
+          ),
       })
       .optional()
       .describe('Traffic recording for replay and compare'),

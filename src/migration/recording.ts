@@ -244,6 +244,8 @@ export interface RecordingWriterOptions {
   maxPendingLines?: number;
   /** Called with write errors (the writer keeps going; the caller never sees them). */
   onError?: (error: unknown) => void;
+  /** Called for each line dropped because the queue is full, with the count dropped so far. */
+  onDropped?: (dropped: number) => void;
   /**
    * Operations whose request body is written only as a whole `"[redacted]"` (see
    * {@link redactedRequestBody}): the proxy and `replay` pass the password operations.
@@ -263,6 +265,7 @@ export class RecordingWriter {
   private readonly maxPending: number;
   private readonly onError: (error: unknown) => void;
   private readonly secretBodies: ReadonlySet<string>;
+  private readonly onDropped: (dropped: number) => void;
   private pending: string[] = [];
   private flushing: Promise<void> | undefined;
   private handle: FileHandle | undefined;
@@ -285,6 +288,7 @@ export class RecordingWriter {
     this.maxPending = options.maxPendingLines ?? 10_000;
     this.onError = options.onError ?? (() => {});
     this.secretBodies = options.secretBodies ?? NO_SECRET_BODIES;
+    this.onDropped = options.onDropped ?? (() => {});
   }
 
   /** Whether exchanges of `operation` are recorded. */
@@ -297,6 +301,7 @@ export class RecordingWriter {
     if (this.closed || !this.records(exchange.operation)) return;
     if (this.pending.length >= this.maxPending) {
       this.dropped += 1;
+      this.onDropped(this.dropped);
       return;
     }
     let line: string;

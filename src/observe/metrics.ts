@@ -118,6 +118,11 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'New connections closed unanswered because server.maxConnections connections were open',
     registers: [registry],
   });
+  const droppedRecordings = new Counter({
+    name: 'idm_compat_recording_lines_dropped_total',
+    help: 'Exchanges left out of the recording (migration.recording) because its queue was full: a slow or stalled disk',
+    registers: [registry],
+  });
   // The histograms by their labelled children, kept in plain maps: prom-client then skips turning
   // the label values into an object per call (it still checks and hashes them in `observe`). The
   // children are as many as the series themselves (bounded label values).
@@ -159,6 +164,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     legacyUpstreamCall: (status) => legacyUpstream.inc({ status: String(status) }),
     shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
     connectionDropped: () => droppedConnections.inc(),
+    recordingDropped: () => droppedRecordings.inc(),
   };
   return { registry, observer };
 }

@@ -51,6 +51,8 @@ export interface Observer {
   shadowComparison?(operation: string, outcome: ShadowOutcomeKind): void;
   /** A new connection was closed unanswered: `server.maxConnections` connections were open. */
   connectionDropped?(): void;
+  /** A recording line was dropped: the recording's queue was full (a slow or stalled disk). */
+  recordingDropped?(): void;
 }
 
 /** What a shadow comparison came to. */
@@ -98,6 +100,7 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
     legacyUpstreamCall: each('legacyUpstreamCall'),
     shadowComparison: each('shadowComparison'),
     connectionDropped: each('connectionDropped'),
+    recordingDropped: each('recordingDropped'),
   };
 }
 
