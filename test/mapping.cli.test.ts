@@ -539,6 +539,44 @@ describe('idm-compat ids import / export', () => {
     assert.ok(rows.every((row) => row.kind === 'group'));
   });
 
+  it('refuses a file that is no ID table (empty, another header) with exit 2, and reads a short first row as a row', async () => {
+    // An empty file and one with another header "imported" 0 rows with exit 0; a first row short
+    // of a column was blamed on the header, and nothing was imported.
+    const dir = tempDir('ids-headers');
+    const config = writeConfig(dir, DEFAULT_PROFILE);
+    for (const [name, text, why] of [
+      ['empty.csv', '', /the CSV needs a header with the columns legacy_id and uuid .*; the file is empty/],
+      ['other.csv', 'foo,bar\n1,2\n', /the CSV needs a header .*; its header is "foo,bar"/],
+    ] as const) {
+      const file = path.join(dir, name);
+      writeFileSync(file, text);
+      const run = await cli(['ids', 'import', file, '--kind', 'group', '--config', config]);
+      assert.equal(run.code, 2, `${name}: ${run.out}`);
+      assert.match(run.err, why);
+    }
+    const short = path.join(dir, 'short.csv');
+    writeFileSync(short, `kind,legacy_id,uuid\ngroup,SHORT-1\ngroup,SHORT-2,${randomUUID()}\n`);
+    const run = await cli(['ids', 'import', short, '--config', config]);
+    assert.equal(run.code, 1, run.err);
+    assert.match(run.out, /1 added, 0 changed, 0 unchanged, 1 rejected \(2 rows\)/);
+    assert.match(run.err, /line 2: not a UUID/);
+  });
+
+  it('rejects a row whose kind is not the --kind given, instead of importing it under its own', async () => {
+    const dir = tempDir('ids-kinds');
+    const config = writeConfig(dir, DEFAULT_PROFILE);
+    const file = path.join(dir, 'mixed-kinds.csv');
+    writeFileSync(
+      file,
+      `kind,legacy_id,uuid\nuser,KIND-1,${randomUUID()}\n,KIND-2,${randomUUID()}\ngroup,KIND-3,${randomUUID()}\n`,
+    );
+    const run = await cli(['ids', 'import', file, '--kind', 'group', '--config', config, '--json']);
+    assert.equal(run.code, 1, run.err);
+    const summary = JSON.parse(run.out) as { added: number; rejections: { line: number; reason: string }[] };
+    assert.equal(summary.added, 2);
+    assert.deepEqual(summary.rejections, [{ line: 2, reason: 'kind "user", but --kind group' }]);
+  });
+
   it('refuses an unknown --kind (exit 2) as ids import does, instead of exporting an empty table', async () => {
     // It printed the CSV header alone with exit 0: "no rows of that kind" for a typo or `User`.
     const output = path.join(dir, 'unknown-kind.csv');

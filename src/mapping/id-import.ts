@@ -62,25 +62,32 @@ export async function importIdCsv(options: {
   if (kindProblem !== undefined) throw new Error(kindProblem);
   // Loaded here, for the one command that imports a CSV, not with everything that imports this module.
   const { parse } = await import('csv-parse/sync');
+  // The header as read, not the first row's keys: a short first row has fewer of them.
+  let header: string[] | undefined;
   const records = parse(options.text, {
     bom: true,
-    columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
+    columns: (names: string[]) => {
+      header = names.map((name) => name.trim().toLowerCase());
+      return header;
+    },
     skip_empty_lines: true,
     trim: true,
     relax_column_count: true,
     info: true,
   }) as { record: Record<string, string | undefined>; info: { lines: number } }[];
-  const first = records[0]?.record ?? {};
-  const column = (names: string[]) => names.find((name) => Object.hasOwn(first, name));
+  // An empty file, or one whose header lacks a column, imports nothing: it is no ID table (a
+  // wrong file, an export cut off), not an empty one.
+  const named = header ?? [];
+  const column = (names: string[]) => names.find((name) => named.includes(name));
   const kindColumn = column(KIND_COLUMNS);
   const legacyColumn = column(LEGACY_COLUMNS);
   const uuidColumn = column(UUID_COLUMNS);
-  if (records.length > 0 && (legacyColumn === undefined || uuidColumn === undefined)) {
+  if (legacyColumn === undefined || uuidColumn === undefined) {
     throw new Error(
-      'the CSV needs a header with the columns legacy_id and uuid (and kind, unless --kind is given)',
+      `the CSV needs a header with the columns legacy_id and uuid (and kind, unless --kind is given); ${header === undefined ? 'the file is empty' : `its header is ${quoteInput(named.join(','), 100)}`}`,
     );
   }
-  if (records.length > 0 && kindColumn === undefined && defaultKind === undefined) {
+  if (kindColumn === undefined && defaultKind === undefined) {
     throw new Error('the CSV has no kind column: add one or pass --kind');
   }
 
@@ -92,12 +99,18 @@ export async function importIdCsv(options: {
   const notTable = new Set<string>();
   for (const { record, info } of records) {
     const line = info.lines;
-    const kind = (kindColumn === undefined ? undefined : record[kindColumn]) || defaultKind;
-    const legacyId = legacyColumn === undefined ? undefined : record[legacyColumn];
-    const rawUuid = uuidColumn === undefined ? undefined : record[uuidColumn];
+    const given = kindColumn === undefined ? undefined : record[kindColumn];
+    const kind = given || defaultKind;
+    const legacyId = record[legacyColumn];
+    const rawUuid = record[uuidColumn];
     const reject = (reason: string) => rejected.push({ line, reason });
     if (!kind) {
       reject('no kind');
+      continue;
+    }
+    // --kind is the kind of every row: a row that names another is a mix-up, not overruled.
+    if (given && defaultKind !== undefined && given !== defaultKind) {
+      reject(`kind ${JSON.stringify(given)}, but --kind ${defaultKind}`);
       continue;
     }
     const compiled = profile.kinds.get(kind);
