@@ -285,6 +285,18 @@ describe('a broken profile', () => {
     );
   });
 
+  it("leaves an editor's hidden files alone: a lock link that leads nowhere, a backup copy, a .git folder", () => {
+    // Read as tables, they failed the check (and every reload) while a file was open in Emacs:
+    // "fields/.#user.json $: a link that leads nowhere", "kind user already has a field table".
+    const folder = path.join(tempDir('mapping'), 'edited');
+    cpSync(DEFAULT_PROFILE, folder, { recursive: true });
+    symlinkSync('root@host.1234:1700000000', path.join(folder, 'fields', '.#user.json'));
+    cpSync(path.join(folder, 'fields', 'user.json'), path.join(folder, 'fields', '.user.json'));
+    mkdirSync(path.join(folder, '.git'));
+    writeFileSync(path.join(folder, '.git', 'broken.json'), '{');
+    assert.equal(loadProfile(folder).operations.size, 41);
+  });
+
   it('names the JSON path of a value the schema refuses', () => {
     const error = brokenProfile('fields/user.json', (json) => {
       ((json.fields as Json).username as Json).direction = 'sideways';

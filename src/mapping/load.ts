@@ -80,6 +80,10 @@ function listJsonFiles(folder: string, problems: MappingProblem[]): string[] {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
       a.name.localeCompare(b.name),
     )) {
+      // Hidden entries are an editor's or a tool's, not tables: Emacs' lock link `.#user.json`
+      // (which leads nowhere), a backup `.user.json`, a `.git` folder. Read, they failed every
+      // check and reload while a file was open in an editor.
+      if (entry.name.startsWith('.')) continue;
       const full = path.join(dir, entry.name);
       let isFolder = entry.isDirectory();
       let isFile = entry.isFile();
