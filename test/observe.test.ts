@@ -442,6 +442,7 @@ describe('deprecation headers', () => {
               sunset: '2026-12-31T12:00:00+02:00',
               link: 'https://docs.example/migrate-users',
             },
+            'role.list': { deprecation: '2026-01-01', link: 'https://docs.example/a>b c/ä?q="x"' },
             '*': { deprecation: '2025-06-01T00:00:00Z' },
           },
         },
@@ -466,6 +467,32 @@ describe('deprecation headers', () => {
     assert.equal(groups.headers.get('link'), null);
     const health = await call(`${h.url}/healthz`);
     assert.equal(health.headers.get('deprecation'), null, 'only legacy operations are deprecated');
+  });
+
+  it('writes the link as a URI reference: percent-encoded, so a > or a space cannot end it', async () => {
+    // It went out as written: `<https://docs.example/a>b c/ä…>` ended at the `>`, and raw UTF-8
+    // went into the header.
+    const roles = await call(`${h.url}/iserv/api/Service/Core/Entity/Role`, { user: 'alpha', password });
+    assert.equal(roles.status, 200);
+    assert.equal(
+      roles.headers.get('link'),
+      '<https://docs.example/a%3Eb%20c/%C3%A4?q=%22x%22>; rel="deprecation"',
+    );
+  });
+
+  it('refuses a link with a control character (a line break would be dropped unseen)', () => {
+    const raw = {
+      sandbox: { enabled: true },
+      deprecation: {
+        operations: { 'group.get': { deprecation: '2026-06-01', link: 'https://x.example/\r\nX-Evil: y' } },
+      },
+    };
+    assert.throws(
+      () => parseConfig(raw, { label: 'c.json', env: {}, baseDir: '.' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.some((p) => p.path === 'deprecation.operations.group.get.link'),
+    );
   });
 
   it('refuses a sunset before the deprecation, naming the JSON path', () => {

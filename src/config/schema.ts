@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
+import { hasControlCharacter } from '../lib/legacy-id.js';
 import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from '../store/postgres/schema-name.js';
 import { takenFixedPath } from './fixed-paths.js';
@@ -560,7 +561,15 @@ const deprecationEntrySchema = z
   .strictObject({
     deprecation: instantSchema.describe('When the operation was (or will be) deprecated'),
     sunset: instantSchema.optional().describe('When the operation stops working'),
-    link: urlSchema.optional().describe('A page about the deprecation (and the sunset)'),
+    link: z
+      .string()
+      // Checked as written: the URL check drops tabs and line breaks unseen, and the address would
+      // not be the one given.
+      .refine((url) => !hasControlCharacter(url), 'must not hold a control character')
+      .pipe(urlSchema)
+      .optional()
+      .describe('A page about the deprecation (and the sunset)')
+      .meta({ format: 'uri' }),
   })
   .superRefine((entry, ctx) => {
     if (entry.sunset !== undefined && Date.parse(entry.sunset) < Date.parse(entry.deprecation)) {

@@ -28,8 +28,11 @@ export function compileDeprecation(config: AppConfig, operationIds: readonly str
     if (entry.sunset !== undefined)
       headers.push(['Sunset', new Date(Date.parse(entry.sunset)).toUTCString()]);
     if (entry.link !== undefined) {
-      const links = [`<${entry.link}>; rel="deprecation"`];
-      if (entry.sunset !== undefined) links.push(`<${entry.link}>; rel="sunset"`);
+      // As a URI reference (RFC 8288): percent-encoded, so a `>`, a space or a `ü` of the page's
+      // address neither ends the reference nor reaches the header as raw bytes.
+      const link = new URL(entry.link).href;
+      const links = [`<${link}>; rel="deprecation"`];
+      if (entry.sunset !== undefined) links.push(`<${link}>; rel="sunset"`);
       headers.push(['Link', links.join(', ')]);
     }
     patterns.set(pattern, headers);
