@@ -144,6 +144,10 @@ describe('JSON paths', () => {
     assert.equal(formatPath([12, 'firstname']), '$[12].firstname');
     assert.equal(formatPath(['odd key', 0]), '$["odd key"][0]');
     assert.equal(generalisePath(['users', 3, 'roles', 0]), '$.users[*].roles[*]');
+    // A direction control is escaped as JSON.stringify escapes a line break: printed raw, it
+    // reorders the terminal line of the report it is on. The path still reads back.
+    assert.equal(formatPath(['\u202eabc', 'x\u2028y']), '$["\\u202eabc"]["x\\u2028y"]');
+    assert.equal(compilePath(formatPath(['\u202eabc'])).source, '$["\\u202eabc"]');
   });
 
   it('property: a formatted path matches itself and its generalisation matches it', () => {
@@ -994,6 +998,20 @@ describe('compare on the command line: forged lines', () => {
         .map((line) => line.split(' ')[0]),
       ['OPERATION', 'user.get', 'TOTAL'],
     );
+  });
+});
+
+describe('compare on the command line: a member name with a direction control', () => {
+  it('prints its path escaped, not raw', async () => {
+    const dir = tempDir('compare-bidi');
+    const a = path.join(dir, 'a.ndjson');
+    const b = path.join(dir, 'b.ndjson');
+    writeFileSync(a, `${JSON.stringify(exchange({ requestId: 'r', responseBody: { '\u202eabc': 1 } }))}\n`);
+    writeFileSync(b, `${JSON.stringify(exchange({ requestId: 'r', responseBody: { '\u202eabc': 2 } }))}\n`);
+    const run = await runCliCaptured(['compare', a, b, '--exact']);
+    assert.equal(run.code, 1);
+    assert.ok(!run.stdout.includes('\u202e'), run.stdout);
+    assert.match(run.stdout, /\$\["\\u202eabc"\]/);
   });
 });
 

@@ -14,15 +14,33 @@ export function shorten(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, cutAt(text, max))}…`;
 }
 
+/** Unicode's line and paragraph separators and its direction controls: they move printed text too. */
+const LAYOUT_CONTROL = /[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Whether `text` holds a character of {@link LAYOUT_CONTROL}. */
+export function hasLayoutControl(text: string): boolean {
+  return text.search(LAYOUT_CONTROL) >= 0;
+}
+
+/**
+ * `text` JSON-quoted, with the layout controls escaped too (`\u202e`): JSON.stringify escapes
+ * the C0 controls only, and a right-to-left override printed on a terminal reorders the line it
+ * is on (a report's row, a message).
+ */
+export function jsonQuoted(text: string): string {
+  const quoted = JSON.stringify(text);
+  return hasLayoutControl(quoted)
+    ? quoted.replace(LAYOUT_CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : quoted;
+}
+
 /**
  * A value of the caller's input as a message quotes it: JSON-quoted (control characters
- * escaped) and cut after {@link QUOTE_MAX_CHARS} characters, so an error never echoes a whole
- * hostile input.
+ * escaped, {@link jsonQuoted}) and cut after {@link QUOTE_MAX_CHARS} characters, so an error never
+ * echoes a whole hostile input.
  */
 export function quoteInput(value: string, max = QUOTE_MAX_CHARS): string {
-  return value.length <= max
-    ? JSON.stringify(value)
-    : `${JSON.stringify(value.slice(0, cutAt(value, max)))}…`;
+  return value.length <= max ? jsonQuoted(value) : `${jsonQuoted(value.slice(0, cutAt(value, max)))}…`;
 }
 
 /** Input values quoted and listed: the first {@link LIST_MAX_ITEMS}, then `and N more`. */

@@ -1,3 +1,5 @@
+import { jsonQuoted } from '../lib/quote.js';
+
 /**
  * The small JSON path syntax of compare rules and reports:
  *
@@ -130,7 +132,7 @@ export function formatPath(keys: readonly PathKey[]): string {
   for (const key of keys) {
     if (typeof key === 'number') out += `[${key}]`;
     else if (WORD.exec(key)?.[0] === key) out += `.${key}`;
-    else out += `[${JSON.stringify(key)}]`;
+    else out += `[${jsonQuoted(key)}]`;
   }
   return out;
 }

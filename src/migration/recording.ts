@@ -8,6 +8,7 @@ import { hasDotSegment } from '../lib/dot-segments.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
+import { hasLayoutControl } from '../lib/quote.js';
 import { REDACTED, redactPath, redactQuery, redactValue } from '../lib/redact.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
@@ -24,13 +25,10 @@ function printedText() {
     .string()
     .min(1)
     .refine(
-      (text) => !hasControlCharacter(text) && !LAYOUT_CONTROL.test(text),
+      (text) => !hasControlCharacter(text) && !hasLayoutControl(text),
       'must not contain control characters',
     );
 }
-
-/** Unicode's line and paragraph separators and its direction controls: they move printed text too. */
-const LAYOUT_CONTROL = /[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** The statuses whose answers have no body: one of them cannot have had a body too large to keep. */
 const NO_BODY_STATUSES = new Set([204, 205, 304]);
