@@ -769,6 +769,38 @@ describe('PostgreSQL restarted under load', () => {
     await within(30_000, 'ready again', async () => (await request(a, '/readyz')).status === 200);
   });
 
+  it('serves a cached credential without waiting out a version read that a lock holds', async () => {
+    // Each poll's read waited for the lock until the statement timeout (5 s here), and so did the
+    // request that started it: one request a second stalled for seconds.
+    const [a] = replicas;
+    const password = await addApiUser('locked.version');
+    assert.equal((await request(a, DOCS, { user: ['locked.version', password] })).status, 200);
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    const answers: { status: number; ms: number }[] = [];
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE api_user_credentials_version IN ACCESS EXCLUSIVE MODE');
+      // Past three polls, each of whose reads waits for the lock.
+      const until = Date.now() + 3 * CREDENTIALS_VERSION_POLL_MS + POLL_MS;
+      while (Date.now() < until) {
+        const started = performance.now();
+        const { status } = await request(a, DOCS, { user: ['locked.version', password] });
+        answers.push({ status, ms: performance.now() - started });
+        await sleep(50);
+      }
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    assert.deepEqual(
+      answers.filter((answer) => answer.status !== 200),
+      [],
+    );
+    const slowest = Math.max(...answers.map((answer) => answer.ms));
+    assert.ok(slowest < 2_000, `a request waited ${Math.round(slowest)} ms for the locked read`);
+  });
+
   it('answers 503 JSON while it is down, reports the store on /readyz, and recovers by itself', async () => {
     const [a, b] = replicas;
     const password = await addApiUser('steady');

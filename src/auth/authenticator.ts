@@ -84,6 +84,14 @@ const UNCOUNTED_FAILURES_HOLD_MS = 5_000;
 export const CREDENTIALS_VERSION_POLL_MS = 1_000;
 
 /**
+ * How long a request whose credential is cached waits for the version read that its poll
+ * starts: usually the read answers within a millisecond and the request is judged by it; a store
+ * that answers slowly (frozen, a table lock) or not at all is met as an unreachable one is, the
+ * cache answering meanwhile, instead of every poll holding a request for the store's timeouts.
+ */
+export const CACHED_VERSION_WAIT_MS = 100;
+
+/**
  * One check past the cache, as its counters and the KDF queue see it: the checks it waits for at
  * its counters (see `exclusive`), and its KDF turn's priority, raised when a check from a known
  * address waits for it (see `boost`).
@@ -138,6 +146,8 @@ export class Authenticator {
   private kdfWaitingTold = 0;
   private cacheVersion: number | undefined;
   private versionReadAt = 0;
+  /** The version read that cached credentials' checks wait for (see `pollVersion`), one at a time. */
+  private polling: Promise<number> | undefined;
   private dummyHash: Promise<string> | undefined;
   /** Per API user: the store's refusal to count a failed login of theirs, and until when it holds (see `checkPassword`). */
   private readonly uncountedFailures = new Map<string, { until: number; error: StoreUnavailableError }>();
@@ -208,14 +218,19 @@ export class Authenticator {
     address: IpAddress | undefined,
   ): Promise<AuthOutcome> {
     let version: number;
+    const cachedBefore = this.cache?.get(key);
     try {
-      version = await this.syncVersion();
+      if (cachedBefore) {
+        const polled = await this.pollVersion();
+        // The store is slow to answer: the cache answers this one, as when the store is down.
+        if (polled === undefined) return this.admit(cachedBefore, address);
+        version = polled;
+      } else version = await this.syncVersion();
     } catch (error) {
       // The store is unreachable: the cache goes on answering this one too, as it answers every
       // other request until the next version read (its TTL still bounds how long). Answering 503
       // here gave a cached integration one refusal per poll interval and 200 for the rest.
-      const cachedBefore = isStoreUnavailable(error) ? this.cache?.get(key) : undefined;
-      if (cachedBefore) return this.admit(cachedBefore, address);
+      if (cachedBefore && isStoreUnavailable(error)) return this.admit(cachedBefore, address);
       throw error;
     }
     const cached = this.cache?.get(key);
@@ -510,6 +525,35 @@ export class Authenticator {
   private versionIsFresh(): boolean {
     const age = this.options.clock.now() - this.versionReadAt;
     return this.cacheVersion !== undefined && age >= 0 && age < CREDENTIALS_VERSION_POLL_MS;
+  }
+
+  /**
+   * The credentials version for a check whose credential is cached: one read at a time, waited
+   * for at most CACHED_VERSION_WAIT_MS (undefined then; the read goes on, and applies when it
+   * answers). A read under way answers the checks that come meanwhile too: a change made after it
+   * started is seen at the next poll, as one made between two polls is.
+   */
+  private async pollVersion(): Promise<number | undefined> {
+    if (this.polling === undefined) {
+      const read = this.syncVersion().finally(() => {
+        if (this.polling === read) this.polling = undefined;
+      });
+      // Failures are the waiting checks' to handle; one that came too late is nobody's.
+      read.catch(() => {});
+      this.polling = read;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), CACHED_VERSION_WAIT_MS);
+    });
+    try {
+      const version = await Promise.race([this.polling, late]);
+      // Asked again in a poll interval, not by every request meanwhile, each waiting its 100 ms.
+      if (version === undefined) this.versionReadAt = this.options.clock.now();
+      return version;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async syncVersion(): Promise<number> {
