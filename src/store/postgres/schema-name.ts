@@ -8,4 +8,4 @@ export const SCHEMA_NAME = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/;
 
 /** Why a name was refused, for the configuration's error message. */
 export const SCHEMA_NAME_RULE =
-  'a plain lower-case identifier (letters, digits, _; at most 63) not starting with pg_, which PostgreSQL reserves for its system schemas';
+  'a plain lower-case identifier (letters, digits, _; at most 63; not starting with a digit) not starting with pg_, which PostgreSQL reserves for its system schemas';
