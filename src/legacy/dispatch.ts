@@ -144,7 +144,7 @@ function streamedThrough(
             requestLog(c).error(
               { err: error, operation: c.get('operation') },
               late
-                ? `old server's answer cut off: it did not end within ${totalMs} ms (migration.legacy.timeouts.totalMs)`
+                ? `old server's answer cut off: it sent nothing for ${totalMs} ms (migration.legacy.timeouts.totalMs)`
                 : "old server's answer cut off: it broke off",
             );
           }

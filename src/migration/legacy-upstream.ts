@@ -39,7 +39,12 @@ export interface UpstreamAnswer {
   /** The headers of FORWARDED_HEADERS that the old server sent. */
   headers: Record<string, string>;
   body: Readable;
-  /** Fires at the total timeout, also while the body streams. */
+  /**
+   * Fired when the answer's status and headers did not come within the total timeout. Its body
+   * is bounded by undici's body timeout of the same length, which counts only while the body is
+   * read and nothing comes: a caller that reads slowly (a large list over a slow link) holds the
+   * old server's answer back, and is not cut off for it.
+   */
   deadline: AbortSignal;
 }
 
@@ -49,7 +54,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 /**
  * Whether a call to the old server (or the reading of its answer's body) failed for the total
  * timeout: its deadline fired, or undici's own timeout of the same length did first (which of the
- * two fires first differs between Node versions).
+ * two fires first differs between Node versions), or the body sent nothing for that long.
  */
 export function timedOut(error: unknown, deadline: AbortSignal): boolean {
   return (
@@ -136,7 +141,13 @@ export class LegacyUpstream {
     };
     if (request.contentType !== undefined) headers['content-type'] = request.contentType;
     if (request.accept !== undefined) headers.accept = request.accept;
-    const deadline = AbortSignal.timeout(this.#settings.timeouts.totalMs);
+    // Until the headers come only (see UpstreamAnswer.deadline).
+    const waiting = new AbortController();
+    const deadline = waiting.signal;
+    const timer = setTimeout(
+      () => waiting.abort(new DOMException('The old server did not answer in time', 'TimeoutError')),
+      this.#settings.timeouts.totalMs,
+    );
     let response: Dispatcher.ResponseData;
     try {
       const pool = await this.#connections();
@@ -149,6 +160,8 @@ export class LegacyUpstream {
       });
     } catch (error) {
       throw this.#failure(error, deadline);
+    } finally {
+      clearTimeout(timer);
     }
     // RFC 9110 15: a status outside 100–599 is no answer a caller can be given (a fetch Response
     // refuses it): the old server is broken, as with an answer that is not HTTP.
