@@ -609,7 +609,9 @@ const migrationSchema = z
               .min(1)
               .max(TIMER_MAX_MS)
               .default(15_000)
-              .describe('Total timeout of one call, the answer included'),
+              .describe(
+                'How long the old server may take to answer (status and headers), and to send nothing while its body is read; a caller reading slowly is not counted',
+              ),
           })
           .prefault({}),
         pool: z
