@@ -107,6 +107,38 @@ describe('redaction', () => {
     });
   });
 
+  it('redacts credentials inside strings by every secret name, quoted values, URL passwords and German keys, keeping what follows', () => {
+    // Kept before: an API key or the successor's header as a URL parameter in a value, a quoted
+    // token value (its quote ended the match), a URL's user information, passwort/kennwort/pwd;
+    // and a credential's closing quote and semicolon went with it.
+    assert.deepEqual(
+      redactValue({
+        callback: 'https://x.example/cb?api_key=Secret-V1&next=1',
+        header: 'https://x.example/cb?x-iserv-authentication=Secret-V5',
+        quoted: 'sent ?token="Secret-V8" to it',
+        userinfo: 'https://sync:Secret-Userinfo-1@x.example/api',
+        message: 'Unknown group ID: "Bearer abc…"; nothing was changed',
+        params: 'a;session_id=Secret-Q1;b=2',
+        passwort: 'Geheim-1',
+        Kennwort: 'Geheim-2',
+        pwd: 'Geheim-3',
+        plain: 'see https://x.example/a?b=1 and http://host:8080/path',
+      }),
+      {
+        callback: `https://x.example/cb?api_key=${REDACTED}&next=1`,
+        header: `https://x.example/cb?x-iserv-authentication=${REDACTED}`,
+        quoted: `sent ?token=${REDACTED} to it`,
+        userinfo: `https://sync:${REDACTED}@x.example/api`,
+        message: `Unknown group ID: "${REDACTED}"; nothing was changed`,
+        params: `a;session_id=${REDACTED};b=2`,
+        passwort: REDACTED,
+        Kennwort: REDACTED,
+        pwd: REDACTED,
+        plain: 'see https://x.example/a?b=1 and http://host:8080/path',
+      },
+    );
+  });
+
   it('redacts secret query parameters and leaves the rest of the raw query as it was', () => {
     assert.equal(redactQuery('extended[]=1&token=abc&x=%20y'), `extended[]=1&token=${REDACTED}&x=%20y`);
     assert.equal(redactQuery('pass%77ord=abc'), `pass%77ord=${REDACTED}`);

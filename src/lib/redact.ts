@@ -11,15 +11,22 @@ export const REDACTED = '[redacted]';
 // credentials, private keys, cookies and session IDs.
 // `iserv-authentication` is the successor's API-key header (`X-IServ-Authentication`), which a
 // caller may also send as a query parameter.
+// German schools' own words too: `passwort`, `kennwort`, and the short `pwd`.
 const SECRET_KEY =
-  /pass(word|wd)|secret|token|authori[sz]ation|iserv[-_]?authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
+  /pass(word|wd|wort)|kennwort|pwd|secret|token|authori[sz]ation|iserv[-_]?authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
 // Credentials that show up inside string values: `Basic …`/`Bearer …` header values, and tokens
 // in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). The word after the scheme is a
 // credential unless it reads as prose (credentialToken): a group named `Basic English` or a
 // privilege described as `Basic access` is data, and redacting it would hide it from recordings and
 // make `compare` and shadow mode call `Basic English` and `Basic Maths` equal.
 const AUTH_VALUE = /\b(basic|bearer)\s+(\S+)/gi;
-const URL_SECRET = /([?&#;](?:[\w-]*(?:token|password|passwd|secret)[\w-]*)=)[^&#\s"]*/gi;
+// What may close a credential in prose (`"Bearer abc…";`): kept, not taken for the token's end.
+const CLOSING = /["'`,;)\]}>]+$/;
+// A parameter named as a secret key (`?token=`, `&api_key=`, `;x-iserv-authentication=`), its
+// value quoted or not.
+const URL_SECRET = new RegExp(`([?&#;][\\w-]*(?:${SECRET_KEY.source})[\\w-]*=)(?:"[^"]*"|[^&#;\\s"]*)`, 'gi');
+// The password of a URL's user information (`https://user:secret@host/`).
+const URL_PASSWORD = /(\b[a-z][a-z\d+.-]*:\/\/[^\s/:@]*:)[^\s/@]+(?=@)/gi;
 
 /** Whether values under `key` are secrets. */
 export function isSecretKey(key: string): boolean {
@@ -42,10 +49,13 @@ function credentialToken(scheme: string, token: string): boolean {
 /** Redacts secrets inside one string: credentials and token-like URL parameters. */
 export function redactString(value: string): string {
   return value
-    .replace(AUTH_VALUE, (match, scheme: string, token: string) =>
-      credentialToken(scheme, token) ? REDACTED : match,
-    )
-    .replace(URL_SECRET, `$1${REDACTED}`);
+    .replace(AUTH_VALUE, (match, scheme: string, word: string) => {
+      const closing = CLOSING.exec(word)?.[0] ?? '';
+      const token = word.slice(0, word.length - closing.length);
+      return token !== '' && credentialToken(scheme, token) ? `${REDACTED}${closing}` : match;
+    })
+    .replace(URL_SECRET, `$1${REDACTED}`)
+    .replace(URL_PASSWORD, `$1${REDACTED}`);
 }
 
 /**
