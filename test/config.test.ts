@@ -17,7 +17,7 @@ import { tempDir } from './temp-dir.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
-function tempFile(name: string, content: string): string {
+function tempFile(name: string, content: string | Buffer): string {
   const dir = tempDir('config');
   const file = path.join(dir, name);
   writeFileSync(file, content);
@@ -92,6 +92,21 @@ describe('configuration', () => {
     assert.equal(
       loadConfig({ file: withTimeout(2_147_483_647), env: {} }).server.requestTimeoutMs,
       2_147_483_647,
+    );
+  });
+
+  it('refuses a configuration file in another encoding than UTF-8, naming the line', () => {
+    // Read as UTF-8, a Windows-1252 `ü` in a value became U+FFFD unseen.
+    const latin1 = tempFile(
+      'latin1.json',
+      Buffer.from(
+        '{\n  "sandbox": { "enabled": true },\n  "sso": { "target": "https://portal.example/m\u00fcnchen" }\n}\n',
+        'latin1',
+      ),
+    );
+    assert.throws(
+      () => loadConfig({ file: latin1, env: {} }),
+      /the file is not UTF-8 \(line 3 holds other bytes, e\.g\. Latin-1 or Windows-1252\); save it as UTF-8/,
     );
   });
 

@@ -285,6 +285,36 @@ describe('a broken profile', () => {
     );
   });
 
+  it('refuses a table saved in another encoding (Windows-1252, UTF-16), naming the file and line', () => {
+    // A Latin-1 `Ä` was read as U+FFFD and the profile called valid; UTF-16 was "not valid JSON at
+    // line 1, column 1".
+    const folder = path.join(tempDir('mapping'), 'encodings');
+    cpSync(DEFAULT_PROFILE, folder, { recursive: true });
+    const profileFile = path.join(folder, 'profile.json');
+    const text = readFileSync(profileFile, 'utf8');
+    writeFileSync(profileFile, Buffer.from(text.replace('"ROLE_ADMIN"', '"ROLE_\u00c4DMIN"'), 'latin1'));
+    const statuses = path.join(folder, 'values', 'user-status.json');
+    writeFileSync(
+      statuses,
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(readFileSync(statuses, 'utf8'), 'utf16le')]),
+    );
+    assert.throws(
+      () => loadProfile(folder),
+      (error: unknown) => {
+        assert.ok(error instanceof MappingError);
+        const line = text.split('\n').findIndex((l) => l.includes('"ROLE_ADMIN"')) + 1;
+        assert.deepEqual(
+          error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+          [
+            `profile.json $: the file is not UTF-8 (line ${line} holds other bytes, e.g. Latin-1 or Windows-1252); save it as UTF-8`,
+            `${path.join('values', 'user-status.json')} $: the file is UTF-16; save it as UTF-8`,
+          ],
+        );
+        return true;
+      },
+    );
+  });
+
   it("leaves an editor's hidden files alone: a lock link that leads nowhere, a backup copy, a .git folder", () => {
     // Read as tables, they failed the check (and every reload) while a file was open in Emacs:
     // "fields/.#user.json $: a link that leads nowhere", "kind user already has a field table".

@@ -1,9 +1,9 @@
-import { isUtf8 } from 'node:buffer';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
 import { mappingsFolder } from '../config/mappings-folder.js';
 import { systemClock } from '../lib/clock.js';
 import { silentLogger } from '../lib/logger.js';
+import { utf8Text } from '../lib/utf8-text.js';
 import {
   IdImportStopped,
   type IdImportSummary,
@@ -146,26 +146,10 @@ Example:
  * legacy call ever names.
  */
 function csvText(file: string, bytes: Buffer): string {
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    throw new CommandError(
-      `${file} is UTF-16; save it as UTF-8 (e.g. Excel's "CSV UTF-8"): nothing imported`,
-    );
-  }
-  if (!isUtf8(bytes)) {
-    let line = 1;
-    let start = 0;
-    for (;;) {
-      const end = bytes.indexOf(0x0a, start);
-      if (!isUtf8(bytes.subarray(start, end < 0 ? bytes.length : end))) break;
-      if (end < 0) break;
-      start = end + 1;
-      line += 1;
-    }
-    throw new CommandError(
-      `${file} is not UTF-8 (line ${line} holds other bytes, e.g. Latin-1 or Windows-1252); save it as UTF-8 (e.g. Excel's "CSV UTF-8"): nothing imported`,
-    );
-  }
-  return bytes.toString('utf8');
+  const read = utf8Text(bytes);
+  if ('problem' in read)
+    throw new CommandError(`${file} ${read.problem} (e.g. Excel's "CSV UTF-8"): nothing imported`);
+  return read.text;
 }
 
 /** `idm-compat ids export`: writes the ID mapping table as CSV (or JSON). */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
+import { utf8Text } from '../lib/utf8-text.js';
 import {
   type ConfigFile,
   configSchema,
@@ -279,14 +280,18 @@ export function resolveSecret(ref: SecretRef, env: NodeJS.ProcessEnv, baseDir: s
 }
 
 function readJson(file: string): unknown {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     throw new ConfigError(file, [
       { path: '(file)', message: `cannot read: ${(error as NodeJS.ErrnoException).code}` },
     ]);
   }
+  const read = utf8Text(bytes);
+  if ('problem' in read)
+    throw new ConfigError(file, [{ path: '(file)', message: `the file ${read.problem}` }]);
+  const text = read.text;
   try {
     return parseJsonFile(text);
   } catch (error) {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
+import { utf8Text } from '../lib/utf8-text.js';
 import {
   type CompiledProfile,
   compileProfile,
@@ -25,7 +26,14 @@ export function loadProfile(folder: string, served: readonly RequiredOperation[]
     const relative = path.relative(folder, file) || path.basename(file);
     let raw: unknown;
     try {
-      raw = parseJsonFile(readFileSync(file, 'utf8'));
+      // A table saved in another encoding (Windows-1252, UTF-16) is refused, not read with U+FFFD
+      // in place of every `ü` of a role or value name.
+      const read = utf8Text(readFileSync(file));
+      if ('problem' in read) {
+        problems.push({ file: relative, path: '$', message: `the file ${read.problem}` });
+        continue;
+      }
+      raw = parseJsonFile(read.text);
     } catch (error) {
       problems.push({
         file: relative,
