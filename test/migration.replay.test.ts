@@ -3,8 +3,7 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createReadStream, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { replayExchanges } from '../src/migration/replay.js';
 import { type CompareReport, compareReportSchema } from '../src/migration/report.js';
 import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { makeFifo, readFifo } from './fifo.js';
 import { startLoopback } from './successor-helpers.js';
 import { tempDir } from './temp-dir.js';
 
@@ -431,16 +431,8 @@ describe('replay and compare against the real proxy', () => {
     // A FIFO was opened twice (emptied, then written): its reader took the first close for the
     // end, and replay hung on the second open. A folder failed only after the whole replay.
     const fifo = path.join(dir, 'answers.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const read = new Promise<string>((resolve, reject) => {
-      let text = '';
-      createReadStream(fifo, 'utf8')
-        .on('data', (chunk) => {
-          text += chunk;
-        })
-        .on('end', () => resolve(text))
-        .on('error', reject);
-    });
+    makeFifo(fifo);
+    const read = readFifo(fifo);
     const run = await replay(reads, fifo);
     assert.equal(run.code, 0, run.stderr);
     const lines = (await read).trim().split('\n');

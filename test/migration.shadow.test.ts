@@ -3,8 +3,7 @@
 // on purpose (one changed first name, one extra user); the proxy under test shadows it against the
 // file's shared sandbox. Shadow must find exactly those differences and nothing else.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +21,7 @@ import {
 } from './auth-helpers.js';
 import { launchBrowser } from './browser.js';
 import { runCliCaptured } from './cli-helpers.js';
+import { makeFifo, readFifo } from './fifo.js';
 import { type OldServer, shadowRunnerOn, startFront, startOldServer } from './migration-helpers.js';
 import { type LoopbackServer, startLoopback } from './successor-helpers.js';
 import { tempDir } from './temp-dir.js';
@@ -725,7 +725,7 @@ describe('a recording whose disk stalls', () => {
     const dir = tempDir('stalled-recording');
     const fifo = path.join(dir, 'recording.ndjson');
     // A FIFO nobody reads: opening it for writing waits, as a write to a stalled disk does.
-    execFileSync('mkfifo', [fifo]);
+    makeFifo(fifo);
     const front = await startHarness({
       config: { migration: { recording: { path: fifo, maxPendingLines: 3 } } },
     });
@@ -754,15 +754,3 @@ describe('a recording whose disk stalls', () => {
     assert.equal((await drained).trim().split('\n').length, 8 - dropped, 'the others are recorded');
   });
 });
-
-function readFifo(fifo: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    createReadStream(fifo, 'utf8')
-      .on('data', (chunk) => {
-        text += chunk;
-      })
-      .on('end', () => resolve(text))
-      .on('error', reject);
-  });
-}
