@@ -458,6 +458,48 @@ describe('passthrough to an old server that fails', () => {
     }
   });
 
+  it('reports the old server on /readyz while an operation is passed through or shadowed, and not otherwise', async () => {
+    // /readyz checked the store and the successor only: with every call passed through to an old
+    // server that was down, the load balancer kept sending traffic to a replica answering 502s.
+    type Ready = { status: string; checks: Record<string, { ok: boolean; error?: string }> };
+    const readyz = async (front: AuthHarness) => {
+      const answer = await call(`${front.url}/readyz`);
+      return { status: answer.status, body: answer.body as Ready };
+    };
+    const old = await startOldServer();
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const downUrl = `http://127.0.0.1:${(closed.address() as { port: number }).port}/iserv/api`;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const down = { baseUrl: downUrl, username: 'proxy-account', password: 'not-used' };
+    const fronts = {
+      up: await startFront(old, { modes: { '*': 'passthrough' } }),
+      down: await startFront(down, { modes: { 'user.get': 'shadow' } }),
+      refused: await startFront({ ...old, password: 'not-the-password' }, { modes: { '*': 'passthrough' } }),
+      translating: await startFront(down, {}),
+    };
+    try {
+      const up = await readyz(fronts.up);
+      assert.equal(up.status, 200, JSON.stringify(up.body));
+      assert.deepEqual(up.body.checks.legacy, { ok: true });
+      const unreachable = await readyz(fronts.down);
+      assert.equal(unreachable.status, 503);
+      assert.equal(unreachable.body.checks.legacy?.ok, false);
+      assert.match(unreachable.body.checks.legacy?.error ?? '', /the old server is unreachable/);
+      const refused = await readyz(fronts.refused);
+      assert.equal(refused.status, 503);
+      assert.match(refused.body.checks.legacy?.error ?? '', /refused the proxy's own credentials/);
+      assert.doesNotMatch(JSON.stringify(refused.body), /not-the-password/);
+      // Every operation translated: the old server answers none of them, and is not asked.
+      const translating = await readyz(fronts.translating);
+      assert.equal(translating.status, 200, JSON.stringify(translating.body));
+      assert.equal(translating.body.checks.legacy, undefined);
+    } finally {
+      await Promise.all(Object.values(fronts).map((front) => front.close()));
+      await old.close();
+    }
+  });
+
   it('answers 502 with the legacy body when the old server is down', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

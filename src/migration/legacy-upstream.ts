@@ -48,6 +48,9 @@ export interface UpstreamAnswer {
   deadline: AbortSignal;
 }
 
+/** What the readiness check reads of the old server: a legacy read every old server has, and a small one. */
+const READINESS_PATH = '/Service/Core/Entity/Role';
+
 /** The codes of undici's connect, headers and body timeouts. */
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -229,6 +232,34 @@ export class LegacyUpstream {
     } catch (error) {
       throw this.#failure(error, answer.deadline);
     }
+  }
+
+  /**
+   * The readiness check of the old server (`/readyz` while an operation is passed through or
+   * shadowed): a small legacy read, the role list, with the proxy's own credentials, must answer
+   * 2xx. Rejects with a LegacyUpstreamError that says what failed (no answer, the proxy's
+   * credentials refused, a status).
+   */
+  async check(signal: AbortSignal): Promise<void> {
+    const answer = await this.forward(
+      {
+        method: 'GET',
+        path: READINESS_PATH,
+        search: '',
+        body: undefined,
+        contentType: undefined,
+        accept: 'application/json',
+      },
+      signal,
+    );
+    // Drained, not destroyed, so the connection goes back to the pool; a failure of it now
+    // (the check's time running out) is nobody's to hear.
+    answer.body.on('error', () => {}).resume();
+    if (answer.status >= 300)
+      throw new LegacyUpstreamError(
+        'unavailable',
+        `the old server answered ${answer.status} to GET ${this.#basePath}${READINESS_PATH}`,
+      );
   }
 
   /** Closes the pooled connections; calls after this fail as `unavailable`. */

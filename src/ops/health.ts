@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { HEALTH_PATHS } from '../config/fixed-paths.js';
+import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { UpstreamError } from '../successor/errors.js';
@@ -22,7 +23,7 @@ export function registerHealth(app: Hono<AppEnv>, services: Services): void {
 
 interface Readiness {
   ready: boolean;
-  checks: { store: CheckResult; successor: CheckResult };
+  checks: { store: CheckResult; successor: CheckResult; legacy?: CheckResult };
 }
 
 type CheckResult = { ok: boolean; error?: string };
@@ -32,11 +33,24 @@ async function readiness(services: Services): Promise<Readiness> {
   // orchestrator asking /readyz wants an answer before its own probe timeout.
   const timeoutMs = services.config.server.readinessTimeoutMs;
   const log = services.logger;
-  const [store, successor] = await Promise.all([
+  // The old server too while any operation is passed through or shadowed (the modes as they are
+  // now, after a reload too): its answers are what those operations give.
+  const legacy = services.migration.legacy;
+  const oldServerServes =
+    legacy !== undefined &&
+    services.migration.modes
+      .current()
+      .entries()
+      .some(([, mode]) => mode !== 'translate');
+  const [store, successor, oldServer] = await Promise.all([
     check('store', () => services.store.ping(), timeoutMs, log),
     check('successor', (signal) => services.successor.check(signal), timeoutMs, log),
+    oldServerServes ? check('old server', (signal) => legacy.check(signal), timeoutMs, log) : undefined,
   ]);
-  return { ready: store.ok && successor.ok, checks: { store, successor } };
+  return {
+    ready: store.ok && successor.ok && (oldServer?.ok ?? true),
+    checks: { store, successor, ...(oldServer ? { legacy: oldServer } : {}) },
+  };
 }
 
 async function check(
@@ -59,7 +73,11 @@ async function check(
     }
     // Only our own error types carry operator-safe messages. Anything else is a failure nobody
     // foresaw: the answer names its type, and the log has it whole.
-    if (error instanceof UpstreamError || error instanceof StoreUnavailableError)
+    if (
+      error instanceof UpstreamError ||
+      error instanceof StoreUnavailableError ||
+      error instanceof LegacyUpstreamError
+    )
       return { ok: false, error: error.message };
     log.error({ err: error, check: name }, `readiness check of the ${name} failed`);
     const type = error instanceof Error ? ` (${error.name})` : '';
