@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { changedKeys } from '../src/config/changes.js';
-import { ConfigError, loadConfig } from '../src/config/load.js';
+import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startServer } from '../src/server.js';
@@ -93,6 +93,29 @@ describe('configuration', () => {
       loadConfig({ file: withTimeout(2_147_483_647), env: {} }).server.requestTimeoutMs,
       2_147_483_647,
     );
+  });
+
+  it('says why a migration.modes key is no pattern, not "Invalid key in record"', () => {
+    const legacy = { baseUrl: 'http://127.0.0.1:9/iserv/api', username: 'proxy', password: 'x' };
+    for (const key of ['user*', '*.list', 'user.li*']) {
+      assert.throws(
+        () =>
+          parseConfig(
+            { sandbox: { enabled: true }, migration: { legacy, modes: { [key]: 'passthrough' } } },
+            { label: 'c.json', env: {}, baseDir: '.' },
+          ),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.problems.some(
+            (p) =>
+              p.path === `migration.modes.${key}` &&
+              /^not a valid key: must be an operation id such as user\.list, a glob that ends in \.\* such as group\.\*/.test(
+                p.message,
+              ),
+          ),
+        key,
+      );
+    }
   });
 
   it('refuses a configuration file in another encoding than UTF-8, naming the line', () => {

@@ -260,6 +260,17 @@ describe('replay and compare against the real proxy', () => {
         env,
         /--operations \*\.list: not an operation id/,
       ],
+      // A typo replayed nothing, "0 of N", exit 0.
+      [
+        [...base, '--password-env', 'MIGRATION_PW', '--operations', 'user.lsit'],
+        env,
+        /--operations user\.lsit: no legacy operation is named "user\.lsit"; closest: user\.list/,
+      ],
+      [
+        [...base, '--password-env', 'MIGRATION_PW', '--operations', 'users.*'],
+        env,
+        /--operations users\.\*: no legacy operation is matched by "users\.\*"; closest: user\.\*/,
+      ],
       [
         [
           'replay',
@@ -463,6 +474,8 @@ describe('replay and compare against the real proxy', () => {
     );
     assert.equal(run.code, 0);
     assert.deepEqual(JSON.parse(run.stdout).statuses, { 401: 4 });
+    // Said so: the run looked like any other.
+    assert.match(run.stderr, /warning: every answer was 401: .* refused the credentials of --user migration/);
     const { report } = await compare(path.join(dir, 'first.ndjson'), out);
     assert.deepEqual(report.operations.find((o) => o.operation === 'group.get')?.paths, [
       { path: 'status', count: 1 },

@@ -1,6 +1,6 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
-import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
+import { LEGACY_OPERATIONS, SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
+import { OPERATION_PATTERN, unknownPatterns } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
 import {
@@ -147,6 +147,13 @@ Example:
         `--operations ${badPattern}: not an operation id (user.list), a glob (group.*) or *`,
       );
     }
+    // A typo replayed nothing and said so only as "0 of N" with exit 0.
+    const [unknown] = unknownPatterns(
+      operations,
+      LEGACY_OPERATIONS.map((operation) => operation.id),
+      (pattern) => `--operations ${pattern}`,
+    );
+    if (unknown !== undefined) throw new CommandError(`${unknown.path}: ${unknown.message}`);
     const password = readPassword(
       io.env,
       stringOption(args, 'password-env'),
@@ -258,6 +265,11 @@ Example:
       io.err(`  ${failure.requestId} (${failure.operation}): ${failure.message}`);
     }
     if (summary.failures.length > 20) io.err(`  … and ${summary.failures.length - 20} more failures`);
+    // Answers all the same, and recorded (compare shows them as status differences); but a run of
+    // nothing but 401s is the replay user's own credentials refused, and said so.
+    const answered = Object.values(summary.statuses).reduce((sum, count) => sum + count, 0);
+    if (answered > 0 && summary.statuses[401] === answered)
+      io.err(`warning: every answer was 401: ${target} refused the credentials of --user ${user}`);
     if (writeError !== undefined || writer.written < answers) {
       const reason = writeError instanceof Error ? `${writeError.message}; ` : '';
       io.err(`error: cannot write ${out}: ${reason}${writer.written} of ${answers} answers written`);

@@ -304,6 +304,11 @@ function readJson(file: string): unknown {
 export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
   return error.issues.map((issue) => ({
     path: issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.'),
-    message: issue.message,
+    // A refused key of a record (`migration.modes`): why the key was refused, not zod's "Invalid
+    // key in record".
+    message:
+      issue.code === 'invalid_key' && issue.issues[0] !== undefined
+        ? `not a valid key: ${issue.issues[0].message}`
+        : issue.message,
   }));
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
-import { OPERATION_PATTERN } from '../lib/operation-patterns.js';
+import { OPERATION_PATTERN, OPERATION_PATTERN_RULE } from '../lib/operation-patterns.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from '../store/postgres/schema-name.js';
 import { takenFixedPath } from './fixed-paths.js';
 
@@ -550,9 +550,7 @@ const usageSchema = z
   .describe('The usage inventory (docs/operations.md)');
 
 /** An operation id (`user.list`), a glob over ids (`group.*`, `group.link.*`) or `*`. */
-const operationPatternSchema = z
-  .string()
-  .regex(OPERATION_PATTERN, 'an operation id such as user.list, a glob such as group.*, or *');
+const operationPatternSchema = z.string().regex(OPERATION_PATTERN, OPERATION_PATTERN_RULE);
 
 /** A calendar date or a date-time with offset, e.g. `2026-09-01` or `2026-09-01T00:00:00Z`. */
 const instantSchema = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);

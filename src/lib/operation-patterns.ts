@@ -9,6 +9,10 @@ import { closest } from './closest.js';
 /** The syntax of a pattern: `*`, an operation id, or an operation id prefix followed by `.*`. */
 export const OPERATION_PATTERN = /^(\*|[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*(\.\*)?)$/;
 
+/** What {@link OPERATION_PATTERN} asks for, for the message of a pattern that breaks it. */
+export const OPERATION_PATTERN_RULE =
+  'must be an operation id such as user.list, a glob that ends in .* such as group.* or group.link.*, or *';
+
 /** Whether `pattern` covers the operation `id`. */
 export function patternMatches(pattern: string, id: string): boolean {
   if (pattern === '*') return true;

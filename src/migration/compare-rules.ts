@@ -3,7 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
-import { mostSpecific, OPERATION_PATTERN, unknownPatterns } from '../lib/operation-patterns.js';
+import {
+  mostSpecific,
+  OPERATION_PATTERN,
+  OPERATION_PATTERN_RULE,
+  unknownPatterns,
+} from '../lib/operation-patterns.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
 /** The compare rules shipped with the package (known harmless differences). */
@@ -49,10 +54,7 @@ export const compareRulesSchema = z.strictObject({
   description: z.string().optional(),
   default: compareRuleSchema.optional(),
   operations: z
-    .record(
-      z.string().regex(OPERATION_PATTERN, 'an operation id such as user.list, a glob such as group.*, or *'),
-      compareRuleSchema,
-    )
+    .record(z.string().regex(OPERATION_PATTERN, OPERATION_PATTERN_RULE), compareRuleSchema)
     .optional()
     .describe('Per operation id or glob (user.get, user.*); the most specific one adds to the default'),
 });
