@@ -327,6 +327,52 @@ describe('a broken profile', () => {
     assert.equal(loadProfile(folder).operations.size, 41);
   });
 
+  it("refuses a value table or format that the legacy field's type cannot hold, read or written", () => {
+    // Both passed every check: the proxy then answered status "x" and type true, and refused the
+    // legacy "i" (the table's own 400) and "x" (the legacy schema's) alike.
+    const statuses = brokenProfile(
+      'values/user-status.json',
+      (json) => {
+        (json.entries as Json[])[2] = { legacy: 'x', successor: 'inactive' };
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      statuses.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${path.join('fields', 'user.json')} $.fields.status.values: value table userStatus gives "x", which the legacy field status does not have (it has "a", "r", "i"; GET /Core/Entity/User)`,
+        `${path.join('fields', 'user.json')} $.fields.status.values: value table userStatus has no entry for "i" of the legacy field status: a write of it would be refused (POST /Core/Entity/User)`,
+      ],
+    );
+    const format = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        ((json.fields as Json).type as Json).format = 'boolean';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      format.problems.map((p) => [p.file, p.path]),
+      [[path.join('fields', 'user.json'), '$.fields.type.format']],
+    );
+    assert.match(
+      format.problems[0]?.message ?? '',
+      /^gives a boolean, but the legacy field type is a string/,
+    );
+    // A fallback outside the enumeration is one too: it is what an unknown successor value gives.
+    const fallback = brokenProfile(
+      'values/user-status.json',
+      (json) => ({ ...json, fallback: 'unknown' }),
+      REQUIRED_OPERATIONS,
+    );
+    assert.match(
+      fallback.problems[0]?.message ?? '',
+      /gives "unknown", which the legacy field status does not have/,
+    );
+  });
+
   it('names the JSON path of a value the schema refuses', () => {
     const error = brokenProfile('fields/user.json', (json) => {
       ((json.fields as Json).username as Json).direction = 'sideways';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequiredOperation } from '../mapping/engine.js';
+import { fieldShapes } from './field-shapes.js';
 import { GROUP_OPERATIONS } from './group/index.js';
 import type { LegacyOperation } from './operation.js';
 import { PRIVILEGE_OPERATIONS } from './privilege/index.js';
@@ -41,4 +42,6 @@ export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIO
     operation.mappingInput?.bodyFields ??
     (operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : []),
   answer: operation.answer,
+  answerShapes: fieldShapes((operation.responses[200] ?? operation.responses[201])?.schema),
+  bodyShapes: fieldShapes(operation.body?.schema),
 }));

@@ -14,7 +14,12 @@ import type {
   UpstreamTolerance,
   ValuesFile,
 } from './schema.js';
-import { type RequiredOperation, servedProblems, unreadableFields } from './served-check.js';
+import {
+  contractProblems,
+  type RequiredOperation,
+  servedProblems,
+  unreadableFields,
+} from './served-check.js';
 import {
   compileJsonTemplate,
   compileTemplate,
@@ -431,6 +436,10 @@ export function compileProfile(
         `no readable field ${name}, which ${labels.join(', ')} need${labels.length === 1 ? 's' : ''} (mapped as ${[...mappedAs].join('; ')})`,
       );
     }
+  }
+
+  for (const [resource, byKey] of contractProblems(operations, shapes)) {
+    for (const [at, message] of byKey.values()) problem(resource.file, at, message);
   }
 
   if (problems.length > 0) return { problems };

@@ -33,6 +33,16 @@ export interface RequiredOperation {
    * write, after the write went through.
    */
   answer?: ServedAnswer;
+  /** The legacy type of each field its answer holds (for an entity or a list: the entity's). */
+  answerShapes?: Readonly<Record<string, LegacyFieldShape>>;
+  /** The legacy type of each field of its body. */
+  bodyShapes?: Readonly<Record<string, LegacyFieldShape>>;
+}
+
+/** A legacy field's JSON type (a date is a string), and the values of an enumerated one (user status: a, r, i). */
+export interface LegacyFieldShape {
+  type: 'string' | 'boolean' | 'array';
+  values?: readonly string[];
 }
 
 /** The parts of a compiled field table the field check reads. */
@@ -108,6 +118,110 @@ export function unreadableFields<R extends AnsweringResource>(
       byField.set(name, need);
       need.labels.push(shapes.get(id)?.label ?? id);
       need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
+    }
+  }
+  return found;
+}
+
+/** The parts of a compiled field the contract check reads. */
+interface ContractField {
+  readable: boolean;
+  writable: boolean;
+  format: 'string' | 'date' | 'date-time' | 'boolean' | undefined;
+  values: { name: string; legacyValues: readonly string[]; fallback: string | null } | undefined;
+  ref: unknown;
+  many: boolean;
+  contains: unknown;
+}
+
+/**
+ * The JSON type a field renders: a derived field a boolean, references an ID or a list of IDs,
+ * a value table's values strings, a format its own type; a plain field without a format gives the
+ * successor's value as it comes (undefined: not known before a call).
+ */
+function renderedType(field: ContractField): LegacyFieldShape['type'] | undefined {
+  if (field.contains) return 'boolean';
+  if (field.ref) return field.many ? 'array' : 'string';
+  if (field.values) return 'string';
+  if (field.format === 'boolean') return 'boolean';
+  if (field.format !== undefined) return 'string';
+  return undefined;
+}
+
+const quoted = (values: readonly string[]) => values.map((value) => JSON.stringify(value)).join(', ');
+
+/**
+ * What a field table gives or takes that the legacy field it maps cannot be, by field table and
+ * field, as [JSON path below the field, message], one per field and kind of mistake however many
+ * operations meet it: a type the legacy field does not have (`format: "boolean"` on the string
+ * `type`); a value table that gives a value outside the legacy field's enumeration (user status
+ * `x`, not one of a, r, i), or, for a field written, lacks one of its values (a legacy write of
+ * `i` refused by the table). The legacy routes check bodies before the mapping, so such a table
+ * answered values no legacy client expects and refused values every legacy client sends.
+ */
+export function contractProblems<F extends ContractField, R extends { fields: ReadonlyMap<string, F> }>(
+  operations: ReadonlyMap<string, AnsweringOperation<R>>,
+  shapes: ReadonlyMap<string, RequiredOperation>,
+): Map<R, Map<string, [path: string, message: string]>> {
+  const found = new Map<R, Map<string, [string, string]>>();
+  const add = (resource: R, key: string, at: string, message: string) => {
+    const byKey = found.get(resource) ?? new Map<string, [string, string]>();
+    found.set(resource, byKey);
+    if (!byKey.has(key)) byKey.set(key, [at, message]);
+  };
+  for (const [id, op] of operations) {
+    const shape = shapes.get(id);
+    if (!op.resource || !shape) continue;
+    const answered = shape.answer && 'fields' in shape.answer ? shape.answer.fields : [];
+    for (const name of answered) {
+      const legacy = shape.answerShapes?.[name];
+      const field = op.resource.fields.get(name);
+      if (!legacy || !field?.readable) continue;
+      const rendered = renderedType(field);
+      if (rendered !== undefined && rendered !== legacy.type) {
+        add(
+          op.resource,
+          `${name} type`,
+          field.format === undefined ? `$.fields.${name}` : `$.fields.${name}.format`,
+          `gives a ${rendered}, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
+        );
+      }
+      if (legacy.values && field.values) {
+        const given = [
+          ...field.values.legacyValues,
+          ...(field.values.fallback === null ? [] : [field.values.fallback]),
+        ];
+        const outside = [...new Set(given.filter((value) => !legacy.values?.includes(value)))];
+        if (outside.length > 0)
+          add(
+            op.resource,
+            `${name} read`,
+            `$.fields.${name}.values`,
+            `value table ${field.values.name} gives ${quoted(outside)}, which the legacy field ${name} does not have (it has ${quoted(legacy.values)}; ${shape.label})`,
+          );
+      }
+    }
+    for (const name of shape.bodyFields) {
+      const legacy = shape.bodyShapes?.[name];
+      const field = op.resource.fields.get(name);
+      if (!legacy || !field?.writable) continue;
+      if (field.format === 'boolean' && legacy.type !== 'boolean')
+        add(
+          op.resource,
+          `${name} type`,
+          `$.fields.${name}.format`,
+          `takes a boolean, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
+        );
+      if (legacy.values && field.values) {
+        const missing = legacy.values.filter((value) => !field.values?.legacyValues.includes(value));
+        if (missing.length > 0)
+          add(
+            op.resource,
+            `${name} write`,
+            `$.fields.${name}.values`,
+            `value table ${field.values.name} has no entry for ${quoted(missing)} of the legacy field ${name}: a write of it would be refused (${shape.label})`,
+          );
+      }
     }
   }
   return found;

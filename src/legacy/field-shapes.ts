@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import type { LegacyFieldShape } from '../mapping/served-check.js';
+
+/** The wrappers that leave a field's own type as it is: null or absent allowed, a default. */
+const WRAPPERS = new Set(['nullable', 'optional', 'default', 'readonly']);
+
+/** The schema inside nullable, optional and default wrappers. */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  let inner = schema;
+  while (WRAPPERS.has(inner.def.type)) inner = (inner.def as unknown as { innerType: z.ZodType }).innerType;
+  return inner;
+}
+
+/** What a profile's field must give for one legacy field: its JSON type, and an enumeration's values. */
+function shapeOf(schema: z.ZodType): LegacyFieldShape | undefined {
+  const inner = unwrapped(schema);
+  switch (inner.def.type) {
+    case 'enum':
+      return {
+        type: 'string',
+        values: Object.values((inner.def as unknown as { entries: Record<string, string> }).entries).map(
+          String,
+        ),
+      };
+    case 'string':
+      return { type: 'string' };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'array':
+      return { type: 'array' };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The legacy shape of each field of an object schema (an answer's entity, a list's item, a body),
+ * by name; fields of a type the check does not know are left out.
+ */
+export function fieldShapes(schema: z.ZodType | undefined): Record<string, LegacyFieldShape> {
+  if (schema === undefined) return {};
+  let object = unwrapped(schema);
+  if (object.def.type === 'array')
+    object = unwrapped((object.def as unknown as { element: z.ZodType }).element);
+  if (object.def.type !== 'object') return {};
+  const shapes: Record<string, LegacyFieldShape> = {};
+  for (const [name, field] of Object.entries((object as z.ZodObject).shape)) {
+    const shape = shapeOf(field as z.ZodType);
+    if (shape) shapes[name] = shape;
+  }
+  return shapes;
+}
