@@ -224,7 +224,10 @@ describe('compare rules', () => {
     assert.match(error.message, /rules\.json \$\.default\.normalise: .*lowercase/);
     assert.match(error.message, /rules\.json \$\.operations\.user\.get\.unorderedArrays/);
     assert.match(error.message, /extra/);
-    assert.match(error.message, /rules\.json \$\.operations\.\*\.list: must be an operation id such as user\.list/);
+    assert.match(
+      error.message,
+      /rules\.json \$\.operations\.\*\.list: must be an operation id such as user\.list/,
+    );
   });
 
   it('refuses an operation entry that names or matches no legacy operation, naming the closest ones', () => {
