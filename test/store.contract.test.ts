@@ -327,6 +327,31 @@ function storeContract(backend: Backend): void {
         assert.equal(await store.idMap.count('imp'), 2);
       });
 
+      it('counts a rotation of UUIDs as changed rows, also across chunks, none added', async () => {
+        // A→U2, B→U3, C→U1 over A→U1, B→U2, C→U3 said "1 added, 2 changed": C's row, taken away
+        // by B's move, was counted as new when it came back.
+        const uuids = [randomUUID(), randomUUID(), randomUUID()];
+        const rows = (shift: number) =>
+          ['A', 'B', 'C'].map((legacyId, i) => ({
+            kind: 'rot',
+            legacyId,
+            uuid: uuids[(i + shift) % 3] ?? '',
+          }));
+        assert.deepEqual(await store.idMap.upsert(rows(0), 10), { added: 3, changed: 0, unchanged: 0 });
+        assert.deepEqual(await store.idMap.upsert(rows(1), 20), { added: 0, changed: 3, unchanged: 0 });
+        // 600 rows, each moved one on: past a chunk (500) the taken rows come back in the next.
+        const many = Array.from({ length: 600 }, () => randomUUID());
+        const shifted = (shift: number) =>
+          many.map((_, i) => ({
+            kind: 'rot2',
+            legacyId: `G${i}`,
+            uuid: many[(i + shift) % many.length] ?? '',
+          }));
+        assert.deepEqual(await store.idMap.upsert(shifted(0), 30), { added: 600, changed: 0, unchanged: 0 });
+        assert.deepEqual(await store.idMap.upsert(shifted(1), 40), { added: 0, changed: 600, unchanged: 0 });
+        assert.equal(await store.idMap.count('rot2'), 600);
+      });
+
       it('imports thousands of rows in chunks, reporting progress', async () => {
         const rows = Array.from({ length: 1200 }, (_, i) => ({
           kind: 'bulk',

@@ -56,17 +56,19 @@ async function upsertChunk(
   client: Queryable,
   rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
   at: number,
-): Promise<IdMapImportResult> {
-  const done: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+  freedBefore: ReadonlySet<string>,
+): Promise<IdMapImportResult & { freed: Set<string> }> {
+  const done = { added: 0, changed: 0, unchanged: 0, freed: new Set<string>() };
   for (const row of rows) {
-    const moved =
-      ((
-        await client.query('DELETE FROM id_map WHERE kind = $1 AND uuid = $2 AND legacy_id <> $3', [
-          row.kind,
-          row.uuid,
-          row.legacyId,
-        ])
-      ).rowCount ?? 0) > 0;
+    const { rows: dropped } = await client.query<{ legacy_id: string }>(
+      'DELETE FROM id_map WHERE kind = $1 AND uuid = $2 AND legacy_id <> $3 RETURNING legacy_id',
+      [row.kind, row.uuid, row.legacyId],
+    );
+    const moved = dropped.length > 0;
+    for (const { legacy_id } of dropped) done.freed.add(freedKey(row.kind, legacy_id));
+    const key = freedKey(row.kind, row.legacyId);
+    // A row this import took away before (its UUID moved) had it before: given back, it is changed.
+    const hadRow = freedBefore.has(key) || done.freed.has(key);
     // The row comes back only when it was inserted or changed; xmax = 0 marks an insert.
     const { rows: written } = await client.query<{ inserted: boolean }>(
       `INSERT INTO id_map AS m (kind, legacy_id, uuid, source, updated_at) VALUES ($1, $2, $3, 'import', $4)
@@ -78,10 +80,15 @@ async function upsertChunk(
     );
     const outcome = written[0];
     if (outcome === undefined && !moved) done.unchanged++;
-    else if (outcome?.inserted && !moved) done.added++;
+    else if (outcome?.inserted && !moved && !hadRow) done.added++;
     else done.changed++;
   }
   return done;
+}
+
+/** A legacy ID of a kind, as the imports' sets of freed rows hold it. */
+function freedKey(kind: string, legacyId: string): string {
+  return `${kind}\u0000${legacyId}`;
 }
 
 /** unique_violation, deadlock_detected: another session wrote the same rows at the same moment. */
@@ -153,13 +160,17 @@ export class PostgresIdMapRepository implements IdMapRepository {
     signal?: AbortSignal,
   ): Promise<IdMapImportResult> {
     const result: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+    // Legacy IDs whose rows this import took away (their UUID moved to another): counted as
+    // changed, not added, when a later row gives one back. Merged once a chunk is committed.
+    const freed = new Set<string>();
     const chunk = 500;
     for (let start = 0; start < rows.length; start += chunk) {
       signal?.throwIfAborted();
       const part = rows.slice(start, start + chunk);
       const counted = await againOnConflict(() =>
-        this.db.transaction((client) => upsertChunk(client, part, at)),
+        this.db.transaction((client) => upsertChunk(client, part, at, freed)),
       );
+      for (const key of counted.freed) freed.add(key);
       result.added += counted.added;
       result.changed += counted.changed;
       result.unchanged += counted.unchanged;

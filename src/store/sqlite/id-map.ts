@@ -92,23 +92,31 @@ export class SqliteIdMapRepository implements IdMapRepository {
     signal?: AbortSignal,
   ): Promise<IdMapImportResult> {
     const byLegacy = this.db.prepare('SELECT uuid FROM id_map WHERE kind = ? AND legacy_id = ?');
-    const dropUuid = this.db.prepare('DELETE FROM id_map WHERE kind = ? AND uuid = ? AND legacy_id <> ?');
+    const dropUuid = this.db.prepare(
+      'DELETE FROM id_map WHERE kind = ? AND uuid = ? AND legacy_id <> ? RETURNING legacy_id',
+    );
     const write = this.db.prepare(
       `INSERT INTO id_map (kind, legacy_id, uuid, source, updated_at) VALUES (?, ?, ?, 'import', ?)
        ON CONFLICT (kind, legacy_id) DO UPDATE SET uuid = excluded.uuid, source = 'import', updated_at = excluded.updated_at`,
     );
+    // Legacy IDs whose rows this import took away (their UUID moved to another): counted as
+    // changed, not added, when a later row gives one back. Merged once a chunk is committed.
+    const freed = new Set<string>();
     // Counted per chunk and added once it is committed: a chunk that fails wrote nothing.
-    const writeChunk = (part: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[]): IdMapImportResult => {
-      const done: IdMapImportResult = { added: 0, changed: 0, unchanged: 0 };
+    const writeChunk = (part: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[]) => {
+      const done = { added: 0, changed: 0, unchanged: 0, freed: new Set<string>() };
       for (const row of part) {
         const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
-        const moved = dropUuid.run(row.kind, row.uuid, row.legacyId).changes > 0;
+        const dropped = dropUuid.all(row.kind, row.uuid, row.legacyId) as { legacy_id: string }[];
+        const moved = dropped.length > 0;
+        for (const { legacy_id } of dropped) done.freed.add(`${row.kind}\u0000${legacy_id}`);
         if (existing?.uuid === row.uuid && !moved) {
           done.unchanged++;
           continue;
         }
         write.run(row.kind, row.legacyId, row.uuid, at);
-        if (existing === undefined && !moved) done.added++;
+        const key = `${row.kind}\u0000${row.legacyId}`;
+        if (existing === undefined && !moved && !freed.has(key) && !done.freed.has(key)) done.added++;
         else done.changed++;
       }
       return done;
@@ -124,6 +132,7 @@ export class SqliteIdMapRepository implements IdMapRepository {
       // chunk on its own: trying the whole import again would count its committed chunks twice).
       const part = rows.slice(start, start + chunk);
       const counted = await untilUnlocked(() => this.db.transaction(writeChunk).immediate(part));
+      for (const key of counted.freed) freed.add(key);
       result.added += counted.added;
       result.changed += counted.changed;
       result.unchanged += counted.unchanged;
