@@ -332,6 +332,36 @@ describe('idm-compat mappings check', () => {
     );
   });
 
+  it("--live names an ID table's assign attribute the successor lacks in ids.json, not under the references to the kind", async () => {
+    // It was filed as "fields/user.json $.fields.groups.ref: the successor's group has no attribute
+    // groupname" (and so for every reference), and ids.json, where the mistake was, not at all.
+    const folder = copyProfile(dir, 'live-assign', (file, json) => {
+      if (file === 'ids.json')
+        (json.kinds as Json).group = {
+          strategy: 'table',
+          assign: { rule: 'attribute', attribute: 'groupname' },
+        };
+    });
+    const live = await cli([
+      'mappings',
+      'check',
+      '--live',
+      '--config',
+      writeConfig(dir, folder, sandbox),
+      '--json',
+    ]);
+    assert.equal(live.code, 1, live.out);
+    const { problems } = JSON.parse(live.out) as {
+      problems: { file: string; path: string; message: string }[];
+    };
+    const assign = problems.find((p) => p.file === 'ids.json' && p.path === '$.kinds.group.assign.attribute');
+    assert.match(assign?.message ?? JSON.stringify(problems), /no attribute groupname; closest: group/);
+    assert.deepEqual(
+      problems.filter((p) => p.path.endsWith('.ref')),
+      [],
+    );
+  });
+
   it('--live checks what writes send: body keys, {fields} attributes, content types and query parameters', async () => {
     const folder = copyProfile(dir, 'live-bodies', (file, json) => {
       if (file === 'fields/user.json') ((json.fields as Json).created as Json).direction = 'both';
