@@ -171,8 +171,10 @@ describe('API-user authentication over IPv4, IPv6 and IPv4-mapped peers', () => 
     assert.ok(!h.logSink.text.includes('PastedSig-4'), 'the pasted tokens are nowhere in the log');
     assert.equal(logged('log-path-param'), '/iserv/api/Service/Core/Entity/User/[redacted]');
     assert.equal(logged('log-path-sso'), '/iserv/api/Service/Core/Entity/User/[redacted]');
-    for (const requestId of ['log-path-key', 'log-path-session', 'log-path-credential'])
+    for (const requestId of ['log-path-key', 'log-path-credential'])
       assert.equal(logged(requestId), '/iserv/api/Service/Core/Entity/User/[redacted]', requestId);
+    // A session parameter is redacted in place, as a token parameter is.
+    assert.equal(logged('log-path-session'), '/iserv/api/Service/Core/Entity/User/ada;session_id=[redacted]');
     assert.equal(logged('log-path-bearer'), '/iserv/api/Service/Core/Entity/User/[redacted]');
     assert.equal(logged('log-path-token'), '/iserv/api/Service/Core/Entity/User/ada;token=[redacted]');
     assert.equal(logged('log-path-group'), '/iserv/api/Service/Core/Entity/Group/Basic English');

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { userPasswordSetOperation } from '../src/legacy/user/password.js';
 import { userUpdateOperation } from '../src/legacy/user/update.js';
-import { REDACTED, redactPath, redactQuery, redactValue } from '../src/lib/redact.js';
+import { REDACTED, redactPath, redactQuery, redactString, redactValue } from '../src/lib/redact.js';
 import {
   cappedAnswer,
   recordedAnswer,
@@ -119,6 +119,10 @@ describe('redaction', () => {
         userinfo: 'https://sync:Secret-Userinfo-1@x.example/api',
         message: 'Unknown group ID: "Bearer abc…"; nothing was changed',
         params: 'a;session_id=Secret-Q1;b=2',
+        // A query value keeps its `;` (the secret may have one); a matrix value ends at the next
+        // parameter only.
+        queryWithSemicolon: '/sso/continue?token=Ab;cd-Secret12&x=1',
+        matrixWithSemicolon: 'x;token=ab;cd-Secret13',
         passwort: 'Geheim-1',
         Kennwort: 'Geheim-2',
         pwd: 'Geheim-3',
@@ -131,12 +135,31 @@ describe('redaction', () => {
         userinfo: `https://sync:${REDACTED}@x.example/api`,
         message: `Unknown group ID: "${REDACTED}"; nothing was changed`,
         params: `a;session_id=${REDACTED};b=2`,
+        queryWithSemicolon: `/sso/continue?token=${REDACTED}&x=1`,
+        matrixWithSemicolon: `x;token=${REDACTED}`,
         passwort: REDACTED,
         Kennwort: REDACTED,
         pwd: REDACTED,
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
       },
     );
+  });
+
+  it('redacts in linear time whatever the text: a long run of scheme or name characters stalls nothing', () => {
+    // `a.a.a…` made the URL-password pattern try every `.` to the end (quadratic): a path of
+    // 15 KB took 300 ms on the log line of any request, unauthenticated too; so did `;tokentoken…`
+    // for the parameter pattern. 400 KB of each would have taken minutes.
+    for (const text of [
+      'a.'.repeat(200_000),
+      `;${'token'.repeat(80_000)}`,
+      `Bearer x${')'.repeat(400_000)}y`,
+    ]) {
+      const started = performance.now();
+      redactString(text);
+      redactPath(`/Service/Core/Entity/User/token${text}`);
+      const ms = performance.now() - started;
+      assert.ok(ms < 2_000, `${text.slice(0, 12)}…: ${Math.round(ms)} ms`);
+    }
   });
 
   it('redacts secret query parameters and leaves the rest of the raw query as it was', () => {

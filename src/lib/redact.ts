@@ -21,12 +21,14 @@ const SECRET_KEY =
 // make `compare` and shadow mode call `Basic English` and `Basic Maths` equal.
 const AUTH_VALUE = /\b(basic|bearer)\s+(\S+)/gi;
 // What may close a credential in prose (`"Bearer abc…";`): kept, not taken for the token's end.
-const CLOSING = /["'`,;)\]}>]+$/;
-// A parameter named as a secret key (`?token=`, `&api_key=`, `;x-iserv-authentication=`), its
-// value quoted or not.
-const URL_SECRET = new RegExp(`([?&#;][\\w-]*(?:${SECRET_KEY.source})[\\w-]*=)(?:"[^"]*"|[^&#;\\s"]*)`, 'gi');
-// The password of a URL's user information (`https://user:secret@host/`).
-const URL_PASSWORD = /(\b[a-z][a-z\d+.-]*:\/\/[^\s/:@]*:)[^\s/@]+(?=@)/gi;
+const CLOSING = '"\'`,;)]}>';
+// A URL parameter's name (`?token=`, `&api_key=`, `;session_id=`); its value is found by hand
+// (`redactUrlParameters`), in linear time whatever the text.
+const URL_PARAMETER = /[?&#;]([\w-]+)=/g;
+// The password of a URL's user information (`https://user:secret@host/`). A scheme starts where
+// no scheme character stands before it: with `\b`, every `.` of a long `a.a.a…` began a try that
+// ran to its end (quadratic; a path of 15 KB took 300 ms, on the log line of any request).
+const URL_PASSWORD = /((?<![a-z\d+.-])[a-z][a-z\d+.-]*:\/\/[^\s/:@]*:)[^\s/@]+(?=@)/gi;
 
 /** Whether values under `key` are secrets. */
 export function isSecretKey(key: string): boolean {
@@ -48,14 +50,58 @@ function credentialToken(scheme: string, token: string): boolean {
 
 /** Redacts secrets inside one string: credentials and token-like URL parameters. */
 export function redactString(value: string): string {
-  return value
-    .replace(AUTH_VALUE, (match, scheme: string, word: string) => {
-      const closing = CLOSING.exec(word)?.[0] ?? '';
-      const token = word.slice(0, word.length - closing.length);
-      return token !== '' && credentialToken(scheme, token) ? `${REDACTED}${closing}` : match;
-    })
-    .replace(URL_SECRET, `$1${REDACTED}`)
-    .replace(URL_PASSWORD, `$1${REDACTED}`);
+  return redactUrlParameters(
+    value.replace(AUTH_VALUE, (match, scheme: string, word: string) => {
+      let end = word.length;
+      while (end > 0 && CLOSING.includes(word.charAt(end - 1))) end -= 1;
+      const token = word.slice(0, end);
+      return token !== '' && credentialToken(scheme, token) ? `${REDACTED}${word.slice(end)}` : match;
+    }),
+  ).replace(URL_PASSWORD, `$1${REDACTED}`);
+}
+
+/**
+ * The values of URL parameters named as secrets (`?token=…`, `&api_key=…`, `;session_id=…`,
+ * `?token="…"`), replaced by {@link REDACTED}. A value ends at `&`, `#`, a space or a quote; one
+ * of a parameter that began with `;` (a path's matrix parameter) also at a `;` that begins the
+ * next parameter (`;name=`). Any other `;` may be part of the secret, and goes with it.
+ */
+function redactUrlParameters(value: string): string {
+  if (!value.includes('=')) return value;
+  let out = '';
+  let copied = 0;
+  for (const match of value.matchAll(URL_PARAMETER)) {
+    const [whole, name = ''] = match;
+    if (match.index < copied || !isSecretKey(name)) continue;
+    const start = match.index + whole.length;
+    const end = valueEnd(value, start, whole.charAt(0) === ';');
+    out += `${value.slice(copied, start)}${REDACTED}`;
+    copied = end;
+  }
+  return copied === 0 ? value : out + value.slice(copied);
+}
+
+/** Where a URL parameter's value that starts at `start` ends (see `redactUrlParameters`). */
+function valueEnd(text: string, start: number, matrix: boolean): number {
+  if (text.charAt(start) === '"') {
+    const close = text.indexOf('"', start + 1);
+    return close < 0 ? text.length : close + 1;
+  }
+  let end = start;
+  while (end < text.length) {
+    const char = text.charAt(end);
+    if (char === '&' || char === '#' || char === '"' || /\s/.test(char)) break;
+    if (matrix && char === ';' && startsParameter(text, end + 1)) break;
+    end += 1;
+  }
+  return end;
+}
+
+/** Whether a parameter's name and `=` (`session_id=`) stand at `at`. */
+function startsParameter(text: string, at: number): boolean {
+  let end = at;
+  while (end < text.length && /[\w-]/.test(text.charAt(end))) end += 1;
+  return end > at && text.charAt(end) === '=';
 }
 
 /**
@@ -101,7 +147,7 @@ export function redactPath(path: string): string {
 
 /**
  * The words without which {@link redactString} and {@link redactQuery} find nothing: a scheme, or
- * a secret's name (SECRET_KEY, whose words also cover URL_SECRET's).
+ * a secret's name (SECRET_KEY, the names `redactUrlParameters` redacts).
  */
 const CREDENTIAL_WORD = new RegExp(`basic|bearer|${SECRET_KEY.source}`, 'i');
 
