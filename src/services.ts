@@ -276,7 +276,8 @@ export async function buildServices(
           },
         })
       : undefined;
-    if (recording) cleanups.push(() => recording.close());
+    // Bounded as the rest of the shutdown: a disk that takes no writes does not hold it up.
+    if (recording) cleanups.push(() => recording.close(config.server.shutdownTimeoutMs));
     const { port } = config.server;
     const publicUrl = configuredPublicUrl(config) ?? (port === 0 ? undefined : expectedPublicUrl(config));
     return {

@@ -24,6 +24,7 @@ import {
   redactExchange,
 } from '../src/migration/recording.js';
 import { replayUrl } from '../src/migration/replay.js';
+import { makeFifo, readFifo } from './fifo.js';
 import { tempDir } from './temp-dir.js';
 
 const tempFile = (name: string) => path.join(tempDir('rec'), name);
@@ -530,6 +531,23 @@ describe('RecordingWriter', () => {
     assert.equal(writer.dropped, 3);
     await writer.close();
     assert.equal((await readRecording(file)).exchanges.length, 5);
+  });
+
+  it('closes within its bound when the disk takes no writes, reporting the lines left out', async () => {
+    // close() waited for the last write for ever: a stalled disk held the proxy's shutdown.
+    const fifo = path.join(tempDir('stalled'), 'rec.ndjson');
+    makeFifo(fifo); // opening it for writing waits for a reader, as a write to a stalled disk waits
+    const errors: unknown[] = [];
+    const writer = new RecordingWriter({ path: fifo, onError: (error) => errors.push(error) });
+    writer.record(exchange({ requestId: 'r1' }));
+    writer.record(exchange({ requestId: 'r2' }));
+    await writer.close(300);
+    assert.match(
+      String(errors[0]),
+      /the last 2 exchanges of the recording could not be written within 300 ms \(a slow or stalled disk\): left out/,
+    );
+    // A reader lets the write under way end: it is written, and the file closed after it.
+    assert.equal((await readFifo(fifo)).trim().split('\n').length, 2);
   });
 
   it('reports a write failure to onError and never throws to the caller', async () => {

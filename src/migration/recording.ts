@@ -265,6 +265,8 @@ export class RecordingWriter {
   private readonly secretBodies: ReadonlySet<string>;
   private readonly onDropped: (dropped: number) => void;
   private pending: string[] = [];
+  /** Lines of the write under way. */
+  private inFlight = 0;
   private flushing: Promise<void> | undefined;
   private handle: FileHandle | undefined;
   private size = 0;
@@ -321,9 +323,38 @@ export class RecordingWriter {
   }
 
   /** Flushes and closes the file; later `record()` calls are ignored. */
-  async close(): Promise<void> {
+  /**
+   * Writes what is still queued and closes the file; at most `timeoutMs` (a disk that does not
+   * take the writes, an NFS mount that hangs): the lines not written by then are reported to
+   * onError as lost, and the file is left to the operating system.
+   */
+  async close(timeoutMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.closed = true;
-    await this.flush();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      if (Number.isFinite(timeoutMs)) timer = setTimeout(() => resolve('late'), timeoutMs);
+    });
+    try {
+      if ((await Promise.race([this.flush(), late])) === 'late') {
+        const lost = this.pending.length + this.inFlight;
+        this.onError(
+          new Error(
+            `the last ${lost} exchange${lost === 1 ? '' : 's'} of the recording could not be written within ${timeoutMs} ms (a slow or stalled disk): left out`,
+          ),
+        );
+        // Should the write under way end after all, its file is closed then.
+        void this.flush()
+          .then(() => this.closeFile())
+          .catch(() => {});
+        return;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.closeFile();
+  }
+
+  private async closeFile(): Promise<void> {
     const handle = this.handle;
     this.handle = undefined;
     await handle?.close();
@@ -334,7 +365,9 @@ export class RecordingWriter {
       while (this.pending.length > 0) {
         const lines = this.pending;
         this.pending = [];
+        this.inFlight = lines.length;
         await this.append(lines);
+        this.inFlight = 0;
       }
     } catch (error) {
       this.onError(error);
