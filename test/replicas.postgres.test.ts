@@ -560,7 +560,7 @@ describe("a PostgreSQL that refuses the replica's login while it runs (a rotated
     // Past a version read, which fails now.
     await sleep(CREDENTIALS_VERSION_POLL_MS + POLL_MS);
     const refused =
-      /^the store \(PostgreSQL\) is unavailable: it refused the login \(28P01: password authentication failed for user "rotating"\): check the user and password in store\.url/;
+      /^the store \(PostgreSQL\) is unavailable: it refused the login \(28P01\): check the user and password in store\.url/;
     const wrong = await request(replica.url, DOCS, { user: ['rot.user', 'wrong'], from: '192.0.2.78' });
     assert.equal(wrong.status, 503, wrong.text);
     assert.match((wrong.body as { message: string }).message, refused);
@@ -572,7 +572,9 @@ describe("a PostgreSQL that refuses the replica's login while it runs (a rotated
     const ready = await request(replica.url, '/readyz');
     assert.equal(ready.status, 503, ready.text);
     assert.match((ready.body as { checks: { store: { error: string } } }).checks.store.error, refused);
-    for (const text of [wrong.text, ready.text]) assert.doesNotMatch(text, /First-Secret|Second-Secret/);
+    // Neither a password nor the database's user reaches a caller (the log has the server's words).
+    for (const text of [wrong.text, ready.text])
+      assert.doesNotMatch(text, /First-Secret|Second-Secret|rotating/);
 
     // The password put back (or store.url mended and the replica restarted): it serves again.
     await query("ALTER ROLE rotating PASSWORD 'First-Secret-1'");

@@ -65,14 +65,14 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       (target: URL) => {
         target.password = 'Not-The-Password-42';
       },
-      /^the store \(PostgreSQL\) is unavailable: it refused the login \(28P01: password authentication failed for user "postgres"\): check the user and password in store\.url$/,
+      /^the store \(PostgreSQL\) is unavailable: it refused the login \(28P01\): check the user and password in store\.url$/,
     ],
     [
       'a database that does not exist',
       (target: URL) => {
         target.pathname = '/no_such_database';
       },
-      /^the store \(PostgreSQL\) is unavailable: the database does not exist \(3D000: database "no_such_database" does not exist\): check store\.url$/,
+      /^the store \(PostgreSQL\) is unavailable: the database does not exist \(3D000\): check store\.url$/,
     ],
   ] as const) {
     it(`is unavailable (a 503), not a failure of the statement: ${what}`, async () => {
@@ -89,6 +89,10 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
           assert.ok(error instanceof StoreUnavailableError, String(error));
           assert.match(error.message, why);
           assert.doesNotMatch(error.message, /Not-The-Password-42/);
+          // The server's own words (user, database) are the cause's, for the log line only: the
+          // message is what callers get in their 503.
+          assert.doesNotMatch(error.message, /"postgres"|no_such_database/);
+          assert.match(String((error.cause as Error).message), /postgres|no_such_database/);
           return true;
         });
       } finally {
@@ -96,4 +100,38 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       }
     });
   }
+
+  it("is unavailable too when the database refuses the user's access (CONNECT revoked: 42501)", async () => {
+    // It was a 500: "permission denied for database" fell through as a statement's failure.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const database = new URL(url).pathname.slice(1);
+    try {
+      await admin.query("CREATE ROLE locked_out LOGIN PASSWORD 'Locked-Out-1'");
+      await admin.query(`REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`);
+    } finally {
+      await admin.end();
+    }
+    const target = new URL(url);
+    target.username = 'locked_out';
+    target.password = 'Locked-Out-1';
+    const db = new PostgresDatabase({
+      url: target.href,
+      poolSize: 1,
+      connectTimeoutMs: 5_000,
+      statementTimeoutMs: 5_000,
+    });
+    try {
+      await assert.rejects(db.query('SELECT 1'), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError, String(error));
+        assert.match(
+          error.message,
+          /^the store \(PostgreSQL\) is unavailable: it refused the proxy's access \(42501\): check the rights of store\.url's user on the database$/,
+        );
+        return true;
+      });
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -102,11 +102,13 @@ function isRefusedForNow(error: unknown): boolean {
  * The server refused the proxy's login, or has no such database: a password rotated (or a role
  * dropped) while the replicas run, the database renamed or dropped (invalid_authorization_
  * specification 28000, invalid_password 28P01, invalid_catalog_name 3D000); or store.url has no
- * password and the server asks for one (node-postgres says so without a code). Every request
+ * password and the server asks for one (node-postgres says so without a code); or it refused the
+ * user's access to the database or a table (insufficient_privilege 42501: CONNECT or a grant
+ * revoked). Every request
  * that needs the store fails so until an operator mends it, as when the server is down: 503,
  * not 500, and a cached credential goes on working.
  */
-const LOGIN_REFUSED_SQLSTATES = new Set(['28000', '28P01', '3D000']);
+const LOGIN_REFUSED_SQLSTATES = new Set(['28000', '28P01', '3D000', '42501']);
 const NO_PASSWORD_MESSAGES = ['client password must be a', 'empty password returned by client'];
 
 function isLoginRefused(error: unknown): boolean {
@@ -116,11 +118,17 @@ function isLoginRefused(error: unknown): boolean {
   return NO_PASSWORD_MESSAGES.some((text) => error.message.includes(text));
 }
 
-/** Why the login was refused, for an operator; the server's words name the user or database, never the password. */
-function loginRefusedDetail(error: Error, code: unknown): string {
-  if (code === '3D000') return `the database does not exist (3D000: ${error.message}): check store.url`;
+/**
+ * Why the login was refused, by its SQLSTATE only: the message reaches callers in their 503, and
+ * the server's own words name the user, the database or the replica's address (they are in the
+ * log line, as the error's cause).
+ */
+function loginRefusedDetail(code: unknown): string {
+  if (code === '3D000') return 'the database does not exist (3D000): check store.url';
+  if (code === '42501')
+    return "it refused the proxy's access (42501): check the rights of store.url's user on the database";
   if (typeof code === 'string')
-    return `it refused the login (${code}: ${error.message}): check the user and password in store.url`;
+    return `it refused the login (${code}): check the user and password in store.url`;
   return 'it asks for a password, and store.url has none';
 }
 
@@ -160,7 +168,7 @@ export function translateError(error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
   if (isLoginRefused(error))
     return new StoreUnavailableError(
-      `the store (PostgreSQL) is unavailable: ${loginRefusedDetail(error as Error, code)}`,
+      `the store (PostgreSQL) is unavailable: ${loginRefusedDetail(code)}`,
       { cause: error },
     );
   if (!(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))) return error;
