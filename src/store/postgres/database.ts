@@ -167,10 +167,9 @@ export function translateError(error: unknown): unknown {
   if (error instanceof StoreUnavailableError) return error;
   const code = (error as { code?: unknown }).code;
   if (isLoginRefused(error))
-    return new StoreUnavailableError(
-      `the store (PostgreSQL) is unavailable: ${loginRefusedDetail(code)}`,
-      { cause: error },
-    );
+    return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${loginRefusedDetail(code)}`, {
+      cause: error,
+    });
   if (!(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))) return error;
   const detail =
     typeof code === 'string' && SCHEMA_MISSING_SQLSTATES.has(code)
