@@ -17,6 +17,7 @@ import {
   recordedRequestBody,
 } from '../src/migration/exchange.js';
 import {
+  hasRedactedBody,
   type RecordedExchange,
   RecordingWriter,
   readRecording,
@@ -128,6 +129,18 @@ describe('redaction', () => {
         Kennwort: 'Geheim-2',
         pwd: 'Geheim-3',
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
+        // Group and course names: prose, not credentials (they were redacted, and a replayed
+        // write then created "Englisch [redacted]").
+        names: [
+          'Basic Übungen',
+          'Englisch Basic 7b',
+          'Basic 2024',
+          'Kurs Basic B1',
+          'Basic (Grundkurs)',
+          'Bearer Müller',
+          'basic - intro',
+          'Basic Informatik-Grundlagen',
+        ],
       }),
       {
         callback: `https://x.example/cb?api_key=${REDACTED}&next=1`,
@@ -142,8 +155,28 @@ describe('redaction', () => {
         Kennwort: REDACTED,
         pwd: REDACTED,
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
+        names: [
+          'Basic Übungen',
+          'Englisch Basic 7b',
+          'Basic 2024',
+          'Kurs Basic B1',
+          'Basic (Grundkurs)',
+          'Bearer Müller',
+          'basic - intro',
+          'Basic Informatik-Grundlagen',
+        ],
       },
     );
+  });
+
+  it('takes a body with a credential redacted inside a string for a redacted body, which replay skips', () => {
+    // Only a whole "[redacted]" value counted: replay --writes sent `Englisch [redacted]` and
+    // created a group of that name.
+    const line = (requestBody: unknown) =>
+      ({ ...exchange({ requestId: 'x' }), requestBody }) as Parameters<typeof hasRedactedBody>[0];
+    assert.equal(hasRedactedBody(line({ name: `Englisch ${REDACTED}` })), true);
+    assert.equal(hasRedactedBody(line({ password: REDACTED })), true);
+    assert.equal(hasRedactedBody(line({ name: 'Englisch Basic 7b' })), false);
   });
 
   it('redacts in linear time whatever the text: a long run of scheme or name characters stalls nothing', () => {

@@ -36,15 +36,21 @@ export function isSecretKey(key: string): boolean {
 }
 
 /**
- * Whether the word after the scheme `Basic`/`Bearer` is a credential. Only a short word of
- * letters, with a comma or full stop after it at most, reads as prose (`English`, `access.`); a
- * token with a digit or any other sign (a JWT, an opaque token, base64 with `+`, `/`, `=`), or 20
- * letters and more, is one. After `Basic`, a word of letters that decodes (base64) to text with a
- * colon, `name:password`, is one too.
+ * Whether the word after the scheme `Basic`/`Bearer` is a credential. A word of letters (any
+ * script), digits, hyphens, apostrophes and brackets, up to 32 characters, reads as prose
+ * (`English`, `Übungen`, `B1`, `2024`, `(Grundkurs)`, `Informatik-Grundlagen`), unless it looks
+ * like a token: eight characters or more of ASCII letters and digits mixed (`S3cretToken-1`,
+ * base64 `dW50aXM6c2VjcmV0`), or twenty ASCII letters and more without a hyphen. Any other sign (a
+ * JWT's dots, base64's `+`, `/`, `=`, `!`, `$`) makes it a credential. After `Basic`, a word that
+ * decodes (base64) to text with a colon, `name:password`, is one too.
  */
 function credentialToken(scheme: string, token: string): boolean {
-  const word = /^([A-Za-z]{1,19})[.,;:!?)]?$/.exec(token)?.[1];
+  const word = /^([\p{L}\p{N}'’()-]{1,32}?)[.,;:!?]?$/u.exec(token)?.[1];
   if (word === undefined) return true;
+  if (/^[A-Za-z\d-]+$/.test(word)) {
+    if (word.length >= 8 && /\d/.test(word) && /[A-Za-z]/.test(word)) return true;
+    if (word.length >= 20 && !word.includes('-')) return true;
+  }
   return scheme.toLowerCase() === 'basic' && Buffer.from(word, 'base64').toString('latin1').includes(':');
 }
 

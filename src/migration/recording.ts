@@ -138,9 +138,12 @@ function redactedBody(body: unknown): unknown {
   return body === undefined || nestedDeeperThan(body, MAX_BODY_DEPTH) ? null : redactValue(body);
 }
 
-/** Whether a request body held a secret that was redacted (so replaying it would send the placeholder). */
+/**
+ * Whether a request body held a secret that was redacted, whole or inside a string (`"Englisch
+ * [redacted]"`): replaying it would send the placeholder, and create or rename something after it.
+ */
 export function hasRedactedBody(exchange: RecordedExchange): boolean {
-  return JSON.stringify(exchange.requestBody ?? null).includes(JSON.stringify(REDACTED));
+  return JSON.stringify(exchange.requestBody ?? null).includes(REDACTED);
 }
 
 /** Serialises one exchange as a recording line (redacted, newline-terminated). */
