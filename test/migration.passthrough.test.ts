@@ -500,6 +500,42 @@ describe('passthrough to an old server that fails', () => {
     }
   });
 
+  it("in shadow mode, answers 504 when the old server's answer does not end within the total timeout", async () => {
+    // The proxy reads a shadowed answer whole before the caller gets it: an old server trickling
+    // it held the caller as long as it trickled (the total bound had become an idle one).
+    const trickling = createHttpServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"username":"slow"');
+      const beat = setInterval(() => response.write(' '), 150);
+      setTimeout(() => {
+        clearInterval(beat);
+        response.end('}');
+      }, 4_000);
+      response.on('close', () => clearInterval(beat));
+    });
+    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(trickling.address() as { port: number }).port}/iserv/api`;
+    const front = await startFront(
+      { baseUrl, username: 'proxy-account', password: 'not-used' },
+      {
+        modes: { 'user.get': 'shadow' },
+        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 600 } },
+      },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const started = Date.now();
+      const answer = await call(`${front.url}${CORE}/Entity/User/slow`, { user: 'integration', password });
+      assert.equal(answer.status, 504, answer.text);
+      assert.ok(Date.now() - started < 3_000, `answered after ${Date.now() - started} ms`);
+    } finally {
+      await front.close();
+      trickling.closeAllConnections();
+      await new Promise<void>((resolve) => trickling.close(() => resolve()));
+    }
+  });
+
   it('answers 502 with the legacy body when the old server is down', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -210,7 +210,20 @@ export class LegacyUpstream {
     request: ForwardedRequest,
     signal?: AbortSignal,
   ): Promise<UpstreamAnswer & { bytes: Buffer | undefined }> {
+    const started = performance.now();
     const answer = await this.forward(request, signal);
+    // The proxy reads this body itself, at its own pace (no caller holds it back): it gets what is
+    // left of the total timeout, as the whole answer did before. Past the cap, what streams on to
+    // the caller follows the passthrough's rules.
+    const { totalMs } = this.#settings.timeouts;
+    let late = false;
+    const timer = setTimeout(
+      () => {
+        late = true;
+        answer.body.destroy(new Error(`the old server's answer did not end within ${totalMs} ms`));
+      },
+      Math.max(0, totalMs - (performance.now() - started)),
+    );
     const chunks: Buffer[] = [];
     let size = 0;
     const rest = answer.body[Symbol.asyncIterator]();
@@ -230,7 +243,13 @@ export class LegacyUpstream {
         }
       }
     } catch (error) {
+      if (late)
+        throw new LegacyUpstreamError('timeout', `the old server did not answer within ${totalMs} ms`, {
+          cause: error,
+        });
       throw this.#failure(error, answer.deadline);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
