@@ -147,6 +147,11 @@ describe('JSON paths', () => {
     // A direction control is escaped as JSON.stringify escapes a line break: printed raw, it
     // reorders the terminal line of the report it is on. The path still reads back.
     assert.equal(formatPath(['\u202eabc', 'x\u2028y']), '$["\\u202eabc"]["x\\u2028y"]');
+    assert.equal(
+      formatPath(['g\u061ch']),
+      '$["g\\u061ch"]',
+      'the Arabic letter mark is a direction control too',
+    );
     assert.equal(compilePath(formatPath(['\u202eabc'])).source, '$["\\u202eabc"]');
   });
 
@@ -270,6 +275,15 @@ describe('compare rules', () => {
     assert.throws(() => loadCompareRules(path.join(dir, 'none.json')), /cannot read .*ENOENT/);
     writeFileSync(path.join(dir, 'bad.json'), '{');
     assert.throws(() => loadCompareRules(path.join(dir, 'bad.json')), /bad\.json: not valid JSON/);
+    // Windows-1252: its `ü` was read as U+FFFD, a path that matched nothing.
+    writeFileSync(
+      path.join(dir, 'latin1.json'),
+      Buffer.from('{"default": {"ignore": ["$.m\u00fcller"]}}', 'latin1'),
+    );
+    assert.throws(
+      () => loadCompareRules(path.join(dir, 'latin1.json')),
+      /latin1\.json: the file is not UTF-8 \(line 1 holds other bytes/,
+    );
     // Parsed into an object, a "__proto__" entry was dropped: accepted, and applied to nothing.
     writeFileSync(path.join(dir, 'proto.json'), '{"operations": {"__proto__": {"ignore": ["$.username"]}}}');
     assert.throws(

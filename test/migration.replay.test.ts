@@ -258,7 +258,7 @@ describe('replay and compare against the real proxy', () => {
       [
         [...base, '--password-env', 'MIGRATION_PW', '--operations', '*.list'],
         env,
-        /--operations \*\.list: not an operation id/,
+        /--operations \*\.list: must be an operation id such as user\.list/,
       ],
       // A typo replayed nothing, "0 of N", exit 0.
       [

@@ -484,14 +484,22 @@ describe('deprecation headers', () => {
     const raw = {
       sandbox: { enabled: true },
       deprecation: {
-        operations: { 'group.get': { deprecation: '2026-06-01', link: 'https://x.example/\r\nX-Evil: y' } },
+        operations: {
+          'group.get': { deprecation: '2026-06-01', link: 'https://x.example/\r\nX-Evil: y' },
+          'role.get': { deprecation: '2026-06-01', link: 'https://x.example/%zz/page' },
+        },
       },
     };
     assert.throws(
       () => parseConfig(raw, { label: 'c.json', env: {}, baseDir: '.' }),
       (error: unknown) =>
         error instanceof ConfigError &&
-        error.problems.some((p) => p.path === 'deprecation.operations.group.get.link'),
+        error.problems.some((p) => p.path === 'deprecation.operations.group.get.link') &&
+        error.problems.some(
+          (p) =>
+            p.path === 'deprecation.operations.role.get.link' &&
+            /% only as the start of an escape/.test(p.message),
+        ),
     );
   });
 

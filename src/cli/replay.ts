@@ -1,6 +1,6 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { LEGACY_OPERATIONS, SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
-import { OPERATION_PATTERN, unknownPatterns } from '../lib/operation-patterns.js';
+import { OPERATION_PATTERN, OPERATION_PATTERN_RULE, unknownPatterns } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
 import {
@@ -143,9 +143,7 @@ Example:
     const operations = stringListOption(args, 'operations');
     const badPattern = operations.find((pattern) => !OPERATION_PATTERN.test(pattern));
     if (badPattern !== undefined) {
-      throw new CommandError(
-        `--operations ${badPattern}: not an operation id (user.list), a glob (group.*) or *`,
-      );
+      throw new CommandError(`--operations ${badPattern}: ${OPERATION_PATTERN_RULE}`);
     }
     // A typo replayed nothing and said so only as "0 of N" with exit 0.
     const [unknown] = unknownPatterns(

@@ -564,6 +564,11 @@ const deprecationEntrySchema = z
       // Checked as written: the URL check drops tabs and line breaks unseen, and the address would
       // not be the one given.
       .refine((url) => !hasControlCharacter(url), 'must not hold a control character')
+      // A `%` that begins no escape (`%zz`) would go out as it is, no URI reference.
+      .refine(
+        (url) => !/%(?![0-9A-Fa-f]{2})/.test(url),
+        'must write a % only as the start of an escape such as %20',
+      )
       .pipe(urlSchema)
       .optional()
       .describe('A page about the deprecation (and the sunset)')

@@ -14,8 +14,8 @@ export function shorten(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, cutAt(text, max))}…`;
 }
 
-/** Unicode's line and paragraph separators and its direction controls: they move printed text too. */
-const LAYOUT_CONTROL = /[\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** Unicode's line and paragraph separators and its direction controls (Bidi_Control): they move printed text too. */
+const LAYOUT_CONTROL = /[\u061c\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Whether `text` holds a character of {@link LAYOUT_CONTROL}. */
 export function hasLayoutControl(text: string): boolean {

@@ -197,9 +197,17 @@ export async function checkProfileLive(
 
   checkPaging(api, profile, [...paged.values()], problems);
 
-  // One real read per kind (one page of one entity) with every attribute the profile asks for.
+  // One real read per kind (one page of one entity) with every attribute the profile asks for;
+  // not of a kind that reads a missing ID attribute (its own, or one it refers to): that is named
+  // in ids.json already, and the read would fail for it alone.
   for (const kind of profile.kinds.values()) {
     const resource = profile.resources.get(kind.name);
+    const readsMissing =
+      missingIdAttribute.has(kind) ||
+      [...(resource?.fields.values() ?? [])].some(
+        (field) => field.ref !== undefined && missingIdAttribute.has(field.ref),
+      );
+    if (readsMissing) continue;
     const attributes = resource
       ? attributesFor(resource, [...resource.fields.keys()])
       : identityAttributes(kind);
@@ -297,7 +305,7 @@ async function readApi(
       return {
         file: CONFIGURATION,
         path: '$.successor.baseUrl',
-        message: `no IDM API under ${apiBase}, so nothing was checked against it: the readiness read (GET ${profile.readinessPath}) and the OpenAPI document (${locations.join(', ')}) are not found there (${missing.message})`,
+        message: `no IDM API under ${apiBase || '/'}, so nothing was checked against it: the readiness read (GET ${profile.readinessPath}) and the OpenAPI document (${locations.join(', ')}) are not found there (${missing.message})`,
       };
   }
   if (!document || typeof document !== 'object') {

@@ -9,6 +9,7 @@ import {
   OPERATION_PATTERN_RULE,
   unknownPatterns,
 } from '../lib/operation-patterns.js';
+import { utf8Text } from '../lib/utf8-text.js';
 import { type CompiledPath, compilePath, JsonPathError } from './json-path.js';
 
 /** The compare rules shipped with the package (known harmless differences). */
@@ -170,12 +171,16 @@ export function loadCompareRules(
   file: string = DEFAULT_COMPARE_RULES_FILE,
   operationIds?: readonly string[],
 ): CompareRules {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     throw new CompareRulesError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
   }
+  // Another encoding's `ü` in a path or a value would be read as U+FFFD, matching nothing.
+  const read = utf8Text(bytes);
+  if ('problem' in read) throw new CompareRulesError(`${file}: the file ${read.problem}`);
+  const text = read.text;
   let value: unknown;
   try {
     value = parseJsonFile(text);

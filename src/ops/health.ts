@@ -73,12 +73,15 @@ async function check(
     }
     // Only our own error types carry operator-safe messages. Anything else is a failure nobody
     // foresaw: the answer names its type, and the log has it whole.
-    if (
-      error instanceof UpstreamError ||
-      error instanceof StoreUnavailableError ||
-      error instanceof LegacyUpstreamError
-    )
+    if (error instanceof UpstreamError || error instanceof StoreUnavailableError)
       return { ok: false, error: error.message };
+    // The old server's failure with what the network said (ECONNREFUSED and its address, a TLS
+    // error): a replica out of rotation gets no requests whose log lines would tell.
+    if (error instanceof LegacyUpstreamError) {
+      const cause =
+        error.cause instanceof Error && error.cause.message !== '' ? `: ${error.cause.message}` : '';
+      return { ok: false, error: `${error.message}${cause}` };
+    }
     log.error({ err: error, check: name }, `readiness check of the ${name} failed`);
     const type = error instanceof Error ? ` (${error.name})` : '';
     return { ok: false, error: `check failed${type}: the log has the details` };

@@ -92,3 +92,11 @@ export interface IdMapRepository {
 export function nextSequence(highest: bigint | undefined, start: number): bigint {
   return highest === undefined ? BigInt(start) : highest + 1n;
 }
+
+/**
+ * A legacy ID of a kind as an import's set of freed rows holds it: a row the import took away
+ * (its UUID moved to another legacy ID) that a later row may give back (counted as changed then).
+ */
+export function freedKey(kind: string, legacyId: string): string {
+  return `${kind}\u0000${legacyId}`;
+}

@@ -7,7 +7,7 @@ import type {
   IdMapRow,
   IdMapSource,
 } from '../id-map.js';
-import { nextSequence } from '../id-map.js';
+import { freedKey, nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { PostgresDatabase, Queryable } from './database.js';
 
@@ -84,11 +84,6 @@ async function upsertChunk(
     else done.changed++;
   }
   return done;
-}
-
-/** A legacy ID of a kind, as the imports' sets of freed rows hold it. */
-function freedKey(kind: string, legacyId: string): string {
-  return `${kind}\u0000${legacyId}`;
 }
 
 /** unique_violation, deadlock_detected: another session wrote the same rows at the same moment. */

@@ -6,7 +6,7 @@ import type {
   IdMapRow,
   IdMapSource,
 } from '../id-map.js';
-import { nextSequence } from '../id-map.js';
+import { freedKey, nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase } from './connection.js';
 import { untilUnlocked } from './database.js';
@@ -109,13 +109,13 @@ export class SqliteIdMapRepository implements IdMapRepository {
         const existing = byLegacy.get(row.kind, row.legacyId) as Pick<Row, 'uuid'> | undefined;
         const dropped = dropUuid.all(row.kind, row.uuid, row.legacyId) as { legacy_id: string }[];
         const moved = dropped.length > 0;
-        for (const { legacy_id } of dropped) done.freed.add(`${row.kind}\u0000${legacy_id}`);
+        for (const { legacy_id } of dropped) done.freed.add(freedKey(row.kind, legacy_id));
         if (existing?.uuid === row.uuid && !moved) {
           done.unchanged++;
           continue;
         }
         write.run(row.kind, row.legacyId, row.uuid, at);
-        const key = `${row.kind}\u0000${row.legacyId}`;
+        const key = freedKey(row.kind, row.legacyId);
         if (existing === undefined && !moved && !freed.has(key) && !done.freed.has(key)) done.added++;
         else done.changed++;
       }
