@@ -310,6 +310,32 @@ describe('passthrough to an old server that fails', () => {
     }
   });
 
+  it("gives a passed-through HEAD the old server's Content-Length, as its GET has", async () => {
+    const old = await startOldServer();
+    const front = await startFront(old, { modes: { '*': 'passthrough' } });
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      for (const [path, status] of [
+        ['/Entity/User/thomas.becker', 200],
+        ['/Entity/User/no.such.user', 404],
+      ] as const) {
+        const get = await call(`${front.url}${CORE}${path}`, { user: 'integration', password });
+        const head = await call(`${front.url}${CORE}${path}`, {
+          user: 'integration',
+          password,
+          method: 'HEAD',
+        });
+        assert.equal(get.status, status);
+        assert.equal(head.status, status);
+        assert.equal(head.text, '');
+        assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)), path);
+      }
+    } finally {
+      await front.close();
+      await old.close();
+    }
+  });
+
   it("answers 502, not the caller's 401, when the old server refuses the proxy's own credentials", async () => {
     const old = await startOldServer();
     const front = await startFront(

@@ -190,7 +190,8 @@ export class LegacyUpstream {
       status: response.statusCode,
       contentType: headerOf('content-type'),
       headers: Object.fromEntries(
-        FORWARDED_HEADERS.flatMap((name) => {
+        // A HEAD's length is the old server's to say: there is no body here to measure.
+        [...FORWARDED_HEADERS, ...(request.method === 'HEAD' ? ['content-length'] : [])].flatMap((name) => {
           const value = headerOf(name);
           return value === undefined ? [] : [[name, value]];
         }),
