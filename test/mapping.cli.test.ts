@@ -9,11 +9,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { uuidToBase58 } from '../src/lib/uuid.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
+import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { spawnCli } from './cli-helpers.js';
 import { successorConfigFor } from './sandbox-helpers.js';
@@ -777,11 +777,12 @@ describe('idm-compat ids import interrupted', () => {
     const store = path.join(dir, 'store.db');
     const written = () => {
       if (!existsSync(store)) return 0;
-      const db = new Database(store, { readonly: true, fileMustExist: true });
+      // Through this Node's own driver (better-sqlite3's build is Node 20's only).
+      const db = openSqliteConnection(store);
       try {
         return (db.prepare('SELECT count(*) AS n FROM id_map').get() as { n: number }).n;
       } catch {
-        return 0; // the table not made yet
+        return 0; // the table not made yet, or the store busy being made
       } finally {
         db.close();
       }
