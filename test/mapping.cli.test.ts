@@ -68,6 +68,21 @@ function copyProfile(dir: string, name: string, change: (file: string, json: Jso
   return folder;
 }
 
+/** What `mappings check --live --json` printed: whether it checked live, and its problems. */
+interface LiveReport {
+  live: boolean;
+  ok: boolean;
+  problems: { file: string; path: string; message: string }[];
+}
+
+/** Runs `mappings check --live --json` on `config`: its exit code, output and parsed report. */
+async function checkLive(
+  config: string,
+): Promise<{ code: number; out: string; err: string; report: LiveReport }> {
+  const run = await cli(['mappings', 'check', '--live', '--config', config, '--json']);
+  return { ...run, report: JSON.parse(run.out) as LiveReport };
+}
+
 describe('idm-compat mappings check', () => {
   let sandbox: RunningSandbox;
   let dir: string;
@@ -182,12 +197,9 @@ describe('idm-compat mappings check', () => {
         successor: { ...successor, baseUrl: sandbox.apiBaseUrl.replace(/\/v1$/, '/v2') },
       }),
     );
-    const wrongBaseReport = await cli(['mappings', 'check', '--live', '--config', wrongBase, '--json']);
+    const wrongBaseReport = await checkLive(wrongBase);
     assert.equal(wrongBaseReport.code, 1, wrongBaseReport.out + wrongBaseReport.err);
-    const wrongBaseJson = JSON.parse(wrongBaseReport.out) as {
-      live: boolean;
-      problems: { file: string; path: string; message: string }[];
-    };
+    const wrongBaseJson = wrongBaseReport.report;
     assert.equal(wrongBaseJson.live, false);
     assert.deepEqual(
       wrongBaseJson.problems.map((problem) => [problem.file, problem.path]),
@@ -202,19 +214,9 @@ describe('idm-compat mappings check', () => {
     const wrongDocs = copyProfile(dir, 'wrong-openapi', (file, json) => {
       if (file === 'profile.json') (json.successor as Json).openApi = ['/openapi.json'];
     });
-    const docsReport = await cli([
-      'mappings',
-      'check',
-      '--live',
-      '--config',
-      writeConfig(dir, wrongDocs, sandbox),
-      '--json',
-    ]);
+    const docsReport = await checkLive(writeConfig(dir, wrongDocs, sandbox));
     assert.equal(docsReport.code, 1, docsReport.out + docsReport.err);
-    const docsJson = JSON.parse(docsReport.out) as {
-      live: boolean;
-      problems: { file: string; path: string; message: string }[];
-    };
+    const docsJson = docsReport.report;
     assert.equal(docsJson.live, true);
     assert.deepEqual(
       docsJson.problems.map((problem) => [problem.file, problem.path]),
@@ -256,19 +258,9 @@ describe('idm-compat mappings check', () => {
     // finding, and the other kinds are read still; it is not the connection's.
     sandbox.faults.set({ rules: [{ match: 'GET /groups', status: 500 }] });
     try {
-      const one = await cli([
-        'mappings',
-        'check',
-        '--live',
-        '--config',
-        writeConfig(dir, DEFAULT_PROFILE, sandbox),
-        '--json',
-      ]);
+      const one = await checkLive(writeConfig(dir, DEFAULT_PROFILE, sandbox));
       assert.equal(one.code, 1, one.out + one.err);
-      const found = JSON.parse(one.out) as {
-        live: boolean;
-        problems: { file: string; path: string; message: string }[];
-      };
+      const found = one.report;
       assert.equal(found.live, true);
       assert.deepEqual(
         found.problems.map((problem) => [problem.file, problem.path]),
@@ -342,18 +334,9 @@ describe('idm-compat mappings check', () => {
           assign: { rule: 'attribute', attribute: 'groupname' },
         };
     });
-    const live = await cli([
-      'mappings',
-      'check',
-      '--live',
-      '--config',
-      writeConfig(dir, folder, sandbox),
-      '--json',
-    ]);
+    const live = await checkLive(writeConfig(dir, folder, sandbox));
     assert.equal(live.code, 1, live.out);
-    const { problems } = JSON.parse(live.out) as {
-      problems: { file: string; path: string; message: string }[];
-    };
+    const { problems } = live.report;
     const assign = problems.find((p) => p.file === 'ids.json' && p.path === '$.kinds.group.assign.attribute');
     assert.match(assign?.message ?? JSON.stringify(problems), /no attribute groupname; closest: group/);
     assert.deepEqual(

@@ -110,6 +110,18 @@ describe('redaction', () => {
   });
 
   it('redacts credentials inside strings by every secret name, quoted values, URL passwords and German keys, keeping what follows', () => {
+    // Group and course names: prose, not credentials (they were redacted, and a replayed write
+    // then created "Englisch [redacted]").
+    const names = [
+      'Basic Übungen',
+      'Englisch Basic 7b',
+      'Basic 2024',
+      'Kurs Basic B1',
+      'Basic (Grundkurs)',
+      'Bearer Müller',
+      'basic - intro',
+      'Basic Informatik-Grundlagen',
+    ];
     // Kept before: an API key or the successor's header as a URL parameter in a value, a quoted
     // token value (its quote ended the match), a URL's user information, passwort/kennwort/pwd;
     // and a credential's closing quote and semicolon went with it.
@@ -129,18 +141,7 @@ describe('redaction', () => {
         Kennwort: 'Geheim-2',
         pwd: 'Geheim-3',
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
-        // Group and course names: prose, not credentials (they were redacted, and a replayed
-        // write then created "Englisch [redacted]").
-        names: [
-          'Basic Übungen',
-          'Englisch Basic 7b',
-          'Basic 2024',
-          'Kurs Basic B1',
-          'Basic (Grundkurs)',
-          'Bearer Müller',
-          'basic - intro',
-          'Basic Informatik-Grundlagen',
-        ],
+        names,
       }),
       {
         callback: `https://x.example/cb?api_key=${REDACTED}&next=1`,
@@ -155,16 +156,7 @@ describe('redaction', () => {
         Kennwort: REDACTED,
         pwd: REDACTED,
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
-        names: [
-          'Basic Übungen',
-          'Englisch Basic 7b',
-          'Basic 2024',
-          'Kurs Basic B1',
-          'Basic (Grundkurs)',
-          'Bearer Müller',
-          'basic - intro',
-          'Basic Informatik-Grundlagen',
-        ],
+        names,
       },
     );
   });
