@@ -2,7 +2,7 @@
 // server, signed in with the proxy's own account, and its answers come back byte for byte; writes
 // land on the old server only; an old server that is down or slow gives the legacy 502/504 body.
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +12,35 @@ import { type AuthHarness, basic, call, closeSharedSandbox, sharedSandbox } from
 import { type OldServer, startFront, startOldServer } from './migration-helpers.js';
 
 after(closeSharedSandbox);
+
+/**
+ * An old server of a few lines (`handler`) on loopback, and a front that passes `modes` to it
+ * (with `totalMs` as migration.legacy.timeouts.totalMs); `close` ends both.
+ */
+async function frontOnFake(
+  handler: RequestListener,
+  modes: Record<string, string>,
+  totalMs?: number,
+): Promise<{ front: AuthHarness; close: () => Promise<void> }> {
+  const fake = createHttpServer(handler);
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(fake.address() as { port: number }).port}/iserv/api`;
+  const legacy = {
+    baseUrl,
+    username: 'proxy-account',
+    password: 'x',
+    ...(totalMs === undefined ? {} : { timeouts: { totalMs } }),
+  };
+  const front = await startFront(legacy, { modes, legacy });
+  return {
+    front,
+    async close() {
+      await front.close();
+      fake.closeAllConnections();
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    },
+  };
+}
 
 const CORE = '/iserv/api/Service/Core';
 
@@ -357,20 +386,14 @@ describe('passthrough to an old server that fails', () => {
   it('answers 502 with the legacy body when the old server answers a status HTTP does not have (600–999)', async () => {
     // Node's server writes any three digits; the fetch Response the answer became refused them
     // (RangeError), and the caller got a 500.
-    const odd = createHttpServer((request, response) => {
-      request.resume();
-      response.writeHead(Number(new URL(request.url ?? '/', 'http://x').searchParams.get('status') ?? 999));
-      response.end('{}');
-    });
-    await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
-    const oddPort = (odd.address() as { port: number }).port;
-    const baseUrl = `http://127.0.0.1:${oddPort}/iserv/api`;
-    const front = await startFront(
-      { baseUrl, username: 'proxy-account', password: 'not-used' },
-      {
-        modes: { 'user.list': 'passthrough', 'user.get': 'shadow' },
-        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 2_000 } },
+    const { front, close } = await frontOnFake(
+      (request, response) => {
+        request.resume();
+        response.writeHead(Number(new URL(request.url ?? '/', 'http://x').searchParams.get('status') ?? 999));
+        response.end('{}');
       },
+      { 'user.list': 'passthrough', 'user.get': 'shadow' },
+      2_000,
     );
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
@@ -385,8 +408,7 @@ describe('passthrough to an old server that fails', () => {
         assert.match((answer.body as { message: string }).message, new RegExp(`status ${status}`));
       }
     } finally {
-      await front.close();
-      await new Promise<void>((resolve) => odd.close(() => resolve()));
+      await close();
     }
   });
 
@@ -395,27 +417,21 @@ describe('passthrough to an old server that fails', () => {
     // and the caller got the compressed bytes without Content-Encoding: unreadable.
     const json = JSON.stringify([{ username: 'gzip.user' }]);
     const seen: (string | undefined)[] = [];
-    const gzipping = createHttpServer((request, response) => {
-      request.resume();
-      const accepted = request.headers['accept-encoding'];
-      seen.push(accepted);
-      const always = request.url?.includes('always=1') === true;
-      if (always || accepted === undefined || /gzip/.test(accepted)) {
-        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-        response.end(gzipSync(json));
-      } else {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(json);
-      }
-    });
-    await new Promise<void>((resolve) => gzipping.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `http://127.0.0.1:${(gzipping.address() as { port: number }).port}/iserv/api`;
-    const front = await startFront(
-      { baseUrl, username: 'proxy-account', password: 'not-used' },
-      {
-        modes: { 'user.list': 'passthrough' },
-        legacy: { baseUrl, username: 'proxy-account', password: 'x' },
+    const { front, close } = await frontOnFake(
+      (request, response) => {
+        request.resume();
+        const accepted = request.headers['accept-encoding'];
+        seen.push(accepted);
+        const always = request.url?.includes('always=1') === true;
+        if (always || accepted === undefined || /gzip/.test(accepted)) {
+          response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          response.end(gzipSync(json));
+        } else {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(json);
+        }
       },
+      { 'user.list': 'passthrough' },
     );
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
@@ -431,8 +447,7 @@ describe('passthrough to an old server that fails', () => {
       assert.equal(raw.headers['content-encoding'], 'gzip');
       assert.equal(gunzipSync(Buffer.from(await raw.body.arrayBuffer())).toString(), json);
     } finally {
-      await front.close();
-      await new Promise<void>((resolve) => gzipping.close(() => resolve()));
+      await close();
     }
   });
 
@@ -442,19 +457,14 @@ describe('passthrough to an old server that fails', () => {
     const json = JSON.stringify(
       Array.from({ length: 60_000 }, (_, i) => ({ username: `user.${i}`, pad: 'x'.repeat(100) })),
     );
-    const quick = createHttpServer((request, response) => {
-      request.resume();
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(json);
-    });
-    await new Promise<void>((resolve) => quick.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `http://127.0.0.1:${(quick.address() as { port: number }).port}/iserv/api`;
-    const front = await startFront(
-      { baseUrl, username: 'proxy-account', password: 'not-used' },
-      {
-        modes: { 'user.list': 'passthrough' },
-        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 500 } },
+    const { front, close } = await frontOnFake(
+      (request, response) => {
+        request.resume();
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(json);
       },
+      { 'user.list': 'passthrough' },
+      500,
     );
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
@@ -479,8 +489,7 @@ describe('passthrough to an old server that fails', () => {
         'nothing was cut off',
       );
     } finally {
-      await front.close();
-      await new Promise<void>((resolve) => quick.close(() => resolve()));
+      await close();
     }
   });
 
@@ -532,25 +541,20 @@ describe('passthrough to an old server that fails', () => {
   it("in shadow mode, answers 504 when the old server's answer does not end within the total timeout", async () => {
     // The proxy reads a shadowed answer whole before the caller gets it: an old server trickling
     // it held the caller as long as it trickled (the total bound had become an idle one).
-    const trickling = createHttpServer((request, response) => {
-      request.resume();
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.write('{"username":"slow"');
-      const beat = setInterval(() => response.write(' '), 150);
-      setTimeout(() => {
-        clearInterval(beat);
-        response.end('}');
-      }, 4_000);
-      response.on('close', () => clearInterval(beat));
-    });
-    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `http://127.0.0.1:${(trickling.address() as { port: number }).port}/iserv/api`;
-    const front = await startFront(
-      { baseUrl, username: 'proxy-account', password: 'not-used' },
-      {
-        modes: { 'user.get': 'shadow' },
-        legacy: { baseUrl, username: 'proxy-account', password: 'x', timeouts: { totalMs: 600 } },
+    const { front, close } = await frontOnFake(
+      (request, response) => {
+        request.resume();
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"username":"slow"');
+        const beat = setInterval(() => response.write(' '), 150);
+        setTimeout(() => {
+          clearInterval(beat);
+          response.end('}');
+        }, 4_000);
+        response.on('close', () => clearInterval(beat));
       },
+      { 'user.get': 'shadow' },
+      600,
     );
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
@@ -559,9 +563,7 @@ describe('passthrough to an old server that fails', () => {
       assert.equal(answer.status, 504, answer.text);
       assert.ok(Date.now() - started < 3_000, `answered after ${Date.now() - started} ms`);
     } finally {
-      await front.close();
-      trickling.closeAllConnections();
-      await new Promise<void>((resolve) => trickling.close(() => resolve()));
+      await close();
     }
   });
 

@@ -2,6 +2,7 @@
 // (the server restarted, an operator terminated the session): the transaction fails as the store
 // being unavailable (503 for the caller), the process lives on, and the pool opens a new
 // connection for what comes next. A real server, its session ended with pg_terminate_backend.
+// And a server that refuses the login, the database or the user's access: unavailable too.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,15 +11,19 @@ import { StoreUnavailableError } from '../src/store/errors.js';
 import { PostgresDatabase } from '../src/store/postgres/database.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 
+// One server for the file; each suite on a database of its own.
+let server: TestPostgres;
+before(async () => {
+  server = await startPostgres();
+});
+after(async () => {
+  await server?.destroy();
+});
+
 describe('a PostgreSQL connection cut while a transaction holds it', () => {
-  let server: TestPostgres;
   let url: string;
   before(async () => {
-    server = await startPostgres();
     url = await server.createDatabase();
-  });
-  after(async () => {
-    await server?.destroy();
   });
 
   it('fails that transaction as the store being unavailable, and the next statement succeeds', async () => {
@@ -47,14 +52,9 @@ describe('a PostgreSQL connection cut while a transaction holds it', () => {
 });
 
 describe('a PostgreSQL that refuses the login, or has no such database', () => {
-  let server: TestPostgres;
   let url: string;
   before(async () => {
-    server = await startPostgres();
     url = await server.createDatabase();
-  });
-  after(async () => {
-    await server?.destroy();
   });
 
   // A password rotated or a database renamed while the replicas run: every request that needs the
@@ -74,10 +74,27 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       },
       /^the store \(PostgreSQL\) is unavailable: the database does not exist \(3D000\): check store\.url$/,
     ],
+    [
+      // "permission denied for database" fell through as a statement's failure too.
+      "the user's access refused (CONNECT revoked: 42501)",
+      async (target: URL) => {
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          await admin.query("CREATE ROLE locked_out LOGIN PASSWORD 'Locked-Out-1'");
+          await admin.query(`REVOKE CONNECT ON DATABASE ${target.pathname.slice(1)} FROM PUBLIC`);
+        } finally {
+          await admin.end();
+        }
+        target.username = 'locked_out';
+        target.password = 'Locked-Out-1';
+      },
+      /^the store \(PostgreSQL\) is unavailable: it refused the proxy's access \(42501\): check the rights of store\.url's user on the database$/,
+    ],
   ] as const) {
     it(`is unavailable (a 503), not a failure of the statement: ${what}`, async () => {
       const target = new URL(url);
-      change(target);
+      await change(target);
       const db = new PostgresDatabase({
         url: target.href,
         poolSize: 1,
@@ -92,7 +109,7 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
           // The server's own words (user, database) are the cause's, for the log line only: the
           // message is what callers get in their 503.
           assert.doesNotMatch(error.message, /"postgres"|no_such_database/);
-          assert.match(String((error.cause as Error).message), /postgres|no_such_database/);
+          assert.match(String((error.cause as Error).message), /postgres|no_such_database|permission denied/);
           return true;
         });
       } finally {
@@ -100,38 +117,4 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       }
     });
   }
-
-  it("is unavailable too when the database refuses the user's access (CONNECT revoked: 42501)", async () => {
-    // It was a 500: "permission denied for database" fell through as a statement's failure.
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    const database = new URL(url).pathname.slice(1);
-    try {
-      await admin.query("CREATE ROLE locked_out LOGIN PASSWORD 'Locked-Out-1'");
-      await admin.query(`REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`);
-    } finally {
-      await admin.end();
-    }
-    const target = new URL(url);
-    target.username = 'locked_out';
-    target.password = 'Locked-Out-1';
-    const db = new PostgresDatabase({
-      url: target.href,
-      poolSize: 1,
-      connectTimeoutMs: 5_000,
-      statementTimeoutMs: 5_000,
-    });
-    try {
-      await assert.rejects(db.query('SELECT 1'), (error: unknown) => {
-        assert.ok(error instanceof StoreUnavailableError, String(error));
-        assert.match(
-          error.message,
-          /^the store \(PostgreSQL\) is unavailable: it refused the proxy's access \(42501\): check the rights of store\.url's user on the database$/,
-        );
-        return true;
-      });
-    } finally {
-      await db.close();
-    }
-  });
 });

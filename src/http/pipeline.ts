@@ -157,8 +157,8 @@ export function requestPipeline(
 /**
  * A HEAD's answer says the length of the GET answer whose body it leaves out, as the GET's does
  * (RFC 9110 9.3.2): hono answers HEAD with the GET route and drops the body, and with it the
- * Content-Length the Node adapter would have written. A streamed answer (a large list, a
- * passthrough) has none to say, as its GET has none.
+ * Content-Length the Node adapter would have written. A streamed answer (a large list) has none
+ * to say, as its GET has none; a passed-through HEAD carries the old server's (legacy-upstream.ts).
  */
 async function announceLength(c: Context<AppEnv>): Promise<void> {
   const answer = c.res;
