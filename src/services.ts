@@ -5,7 +5,7 @@ import { checkOperationReferences } from './config/references.js';
 import { InFlightRequests } from './http/in-flight.js';
 import { configuredPublicUrl, expectedPublicUrl } from './http/public-url.js';
 import type { OperationMatch } from './legacy/operation-table.js';
-import { REQUIRED_OPERATIONS, SECRET_BODY_OPERATIONS } from './legacy/operations.js';
+import { REQUIRED_OPERATIONS, SECRET_BODIES } from './legacy/operations.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import {
@@ -251,6 +251,7 @@ export async function buildServices(
             clock,
             logger: logger.child({ component: 'shadow' }),
             flushIntervalMs: config.usage.flushIntervalSeconds * 1000,
+            secretAnswers: SECRET_BODIES.answers,
           })
         : undefined;
     if (shadow) cleanups.push(() => shadow.close());
@@ -259,7 +260,7 @@ export async function buildServices(
     const recording = recordingSettings
       ? new RecordingWriter({
           path: recordingSettings.path,
-          secretBodies: SECRET_BODY_OPERATIONS,
+          secrets: SECRET_BODIES,
           maxBytes: recordingSettings.maxBytes,
           maxPendingLines: recordingSettings.maxPendingLines,
           operations: recordingSettings.operations,

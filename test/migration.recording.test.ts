@@ -5,11 +5,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
+import { SECRET_BODIES } from '../src/legacy/operations.js';
 import { userPasswordSetOperation } from '../src/legacy/user/password.js';
 import { userUpdateOperation } from '../src/legacy/user/update.js';
 import { REDACTED, redactPath, redactQuery, redactString, redactValue } from '../src/lib/redact.js';
 import {
+  answerBody,
   cappedAnswer,
   recordedAnswer,
   recordedBody,
@@ -409,6 +412,28 @@ describe('redaction', () => {
     );
   });
 
+  it("keeps every value of a password reset's answer redacted, whatever its keys, and its shape", () => {
+    // An old server (passthrough, shadow) or a foreign recording naming the temporary password
+    // otherwise: redaction by key name kept it.
+    const reset = (responseBody: unknown) =>
+      redactExchange(exchange({ operation: 'user.password.reset', responseBody }), SECRET_BODIES)
+        .responseBody;
+    assert.deepEqual(reset({ temp: 'Tmp-1', ok: true, n: 7, none: null, list: ['Tmp-2'] }), {
+      temp: REDACTED,
+      ok: true,
+      n: REDACTED,
+      none: null,
+      list: [REDACTED],
+    });
+    assert.equal(reset('Tmp-3'), REDACTED);
+    // Any other operation's answer keeps its values but for secrets by key name.
+    assert.deepEqual(
+      redactExchange(exchange({ operation: 'user.get', responseBody: { temp: 'kept' } }), SECRET_BODIES)
+        .responseBody,
+      { temp: 'kept' },
+    );
+  });
+
   it('a written recording contains none of the secrets used', async () => {
     const file = tempFile('rec.ndjson');
     const secrets = {
@@ -733,11 +758,39 @@ describe('the recorded answer of a request', () => {
         cancelled = true;
       },
     });
-    assert.deepEqual(await cappedAnswer(endless, 10 * 1024), {
+    assert.deepEqual(await cappedAnswer(endless, undefined, 10 * 1024), {
       responseBody: null,
       responseBodyOmitted: 'too-large',
     });
     assert.ok(cancelled, 'the copy was cancelled');
     assert.ok(pulled <= 12, `read only up to the cap (${pulled} chunks)`);
+  });
+
+  it('is read through its Content-Encoding: either deflate, gzip, br; the cap counts decoded bytes', async () => {
+    const json = Buffer.from('{"a":"b"}');
+    for (const [encoding, bytes] of [
+      ['deflate', deflateSync(json)],
+      ['Deflate', deflateRawSync(json)],
+      [' x-gzip ', gzipSync(json)],
+      ['identity', json],
+    ] as const) {
+      assert.deepEqual(await answerBody(bytes, encoding), { responseBody: { a: 'b' } }, encoding);
+    }
+    for (const [encoding, bytes] of [
+      ['gzip', json],
+      ['zstd', json],
+      ['gzip, br', brotliCompressSync(gzipSync(json))],
+      ['constructor', json],
+    ] as const) {
+      assert.deepEqual(
+        await answerBody(bytes, encoding),
+        { responseBody: null, responseBodyOmitted: 'undecodable' },
+        encoding,
+      );
+    }
+    assert.deepEqual(await answerBody(gzipSync(Buffer.alloc(2048, 0x20)), 'gzip', 1024), {
+      responseBody: null,
+      responseBodyOmitted: 'too-large',
+    });
   });
 });

@@ -523,6 +523,51 @@ describe('replay and compare against the real proxy', () => {
       for (const secret of secrets) assert.ok(!text.includes(secret), `${secret} was written`);
   });
 
+  it("keeps a password reset's answer of any shape out of compare's samples, compared by its shape", async () => {
+    // An answer the proxy did not record (another tool, an old server of its own ways) may hold
+    // the temporary password under another key or bare: redaction by key name let it into the
+    // samples' differences, and into the HTML report.
+    const secrets = ['Secret-Temp-Key7', 'Secret-Bare-Answer8', 'Secret-Array-Item9'];
+    const file = path.join(dir, 'foreign-resets.ndjson');
+    writeFileSync(
+      file,
+      ndjson(
+        [{ temp: secrets[0] }, secrets[1], { password: REDACTED }, { initial: [secrets[2]] }].map((body) =>
+          recorded('user.password.reset', 'POST', '/Service/Core/User/thomas.becker/password/reset', {
+            responseBody: body,
+          }),
+        ),
+      ),
+    );
+    const out = path.join(dir, 'foreign-resets.out.ndjson');
+    const run = await replay(file, out, '--writes', '--json');
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout).statuses, { 200: 4 });
+    const html = path.join(dir, 'foreign-resets.html');
+    const compared = await cli(['compare', file, out, '--json', '--html', html]);
+    assert.equal(compared.code, 1, compared.stderr);
+    const report = compareReportSchema.parse(JSON.parse(compared.stdout)) as CompareReport;
+    const reset = report.operations.find((o) => o.operation === 'user.password.reset');
+    // The answer of the legacy shape matches; the three others differ in shape, not in value.
+    assert.deepEqual([reset?.pairs, reset?.matched], [4, 1]);
+    assert.deepEqual(
+      reset?.samples.map((sample) => sample.differences),
+      [
+        [
+          { path: '$.temp', a: REDACTED },
+          { path: '$.password', b: REDACTED },
+        ],
+        [{ path: '$', a: REDACTED, b: { password: REDACTED } }],
+        [
+          { path: '$.initial', a: [REDACTED] },
+          { path: '$.password', b: REDACTED },
+        ],
+      ],
+    );
+    for (const text of [compared.stdout, readFileSync(html, 'utf8')])
+      for (const secret of secrets) assert.ok(!text.includes(secret), `${secret} was written`);
+  });
+
   it('has --help', async () => {
     for (const command of ['replay', 'compare']) {
       const run = await cli([command, '--help']);

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { brotliCompressSync, deflateRawSync, gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { MAX_BODY_DEPTH } from '../src/migration/recording.js';
 import { reloadOnSignal } from '../src/reload.js';
@@ -752,5 +753,117 @@ describe('a recording whose disk stalls', () => {
       await front.close();
     }
     assert.equal((await drained).trim().split('\n').length, 8 - dropped, 'the others are recorded');
+  });
+});
+
+describe('an old server that compresses its answers though asked not to', () => {
+  it('is compared, recorded and replayed decoded (gzip, deflate, br); one that cannot be read is not compared', async () => {
+    // The old server's gzip answer was compared and recorded as null: every shadowed read a
+    // mismatch, every recorded answer empty.
+    const old = await startOldServer();
+    const encodings: string[] = [];
+    const encode = (encoding: string, json: Buffer): [string, Buffer] => {
+      if (encoding === 'gzip') return ['gzip', gzipSync(json)];
+      if (encoding === 'deflate') return ['deflate', deflateRawSync(json)];
+      if (encoding === 'br') return ['br', brotliCompressSync(json)];
+      if (encoding === 'bomb') return ['gzip', gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x20))];
+      return [encoding, json];
+    };
+    // Forwards to the old server and compresses its answer with the next of `encodings`.
+    const gz = await startLoopback(async (request, res) => {
+      const upstream = await fetch(`${old.baseUrl}${request.url.pathname.slice('/iserv/api'.length)}`, {
+        headers: { authorization: String(request.headers.authorization) },
+      });
+      const [encoding, bytes] = encode(
+        encodings.shift() ?? 'identity',
+        Buffer.from(await upstream.arrayBuffer()),
+      );
+      res
+        .writeHead(upstream.status, {
+          'content-type': 'application/json',
+          ...(encoding === 'identity' ? {} : { 'content-encoding': encoding }),
+        })
+        .end(bytes);
+    });
+    const dir = tempDir('rec-encoded');
+    const file = path.join(dir, 'traffic.ndjson');
+    const legacy = { baseUrl: `${gz.url}/iserv/api`, username: old.username, password: old.password };
+    const front = await startFront(legacy, { modes: { 'user.get': 'shadow' }, recording: { path: file } });
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const sent = ['gzip', 'deflate', 'br', 'compress', 'bomb'];
+      for (const encoding of sent) {
+        encodings.push(encoding);
+        const answer = await fetch(`${front.url}${CORE}/Entity/User/lena.mueller`, {
+          headers: { authorization: basic('integration', password), 'x-request-id': encoding },
+        });
+        assert.equal(answer.status, 200);
+        await answer.arrayBuffer();
+      }
+      const runner = front.services.migration.shadow;
+      assert.ok(runner);
+      await runner.settle();
+      await runner.flush();
+      assert.deepEqual((await front.services.store.shadow.counts()).map((c) => [c.outcome, c.count]).sort(), [
+        ['match', 3],
+        ['skipped', 2],
+      ]);
+      const recording = front.services.migration.recording;
+      assert.ok(recording);
+      let lines: { requestId: string; responseBody: unknown; responseBodyOmitted?: string }[] = [];
+      for (let i = 0; i < 100 && lines.length < sent.length; i++) {
+        await sleep(20);
+        await recording.flush();
+        lines = readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+      }
+      const recorded = new Map(lines.map((line) => [line.requestId, line]));
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        assert.equal(
+          (recorded.get(encoding)?.responseBody as { username?: string })?.username,
+          'lena.mueller',
+          encoding,
+        );
+      }
+      assert.deepEqual(
+        ['compress', 'bomb'].map((id) => [
+          recorded.get(id)?.responseBody,
+          recorded.get(id)?.responseBodyOmitted,
+        ]),
+        [
+          [null, 'undecodable'],
+          [null, 'too-large'],
+        ],
+      );
+      // A replay target that compresses is recorded decoded too.
+      encodings.push('gzip');
+      const one = path.join(dir, 'gzip.ndjson');
+      writeFileSync(one, `${JSON.stringify(recorded.get('gzip'))}\n`);
+      const replayed = path.join(dir, 'replayed.ndjson');
+      const run = await cli(
+        [
+          'replay',
+          one,
+          '--target',
+          legacy.baseUrl,
+          '--user',
+          old.username,
+          '--password-env',
+          'OLD_PW',
+          '--out',
+          replayed,
+        ],
+        { ...process.env, OLD_PW: old.password },
+      );
+      assert.equal(run.code, 0, run.stderr);
+      const line = JSON.parse(readFileSync(replayed, 'utf8')) as { responseBody: { username?: string } };
+      assert.equal(line.responseBody.username, 'lena.mueller');
+    } finally {
+      await front.close();
+      await gz.close();
+      await old.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
-import { LEGACY_OPERATIONS, SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
+import { LEGACY_OPERATIONS, SECRET_BODIES } from '../legacy/operations.js';
 import { compareRecordings } from '../migration/compare.js';
 import {
   type CompareRules,
@@ -85,7 +85,7 @@ Example:
           : 'no exchanges in either recording: nothing to compare',
       );
     }
-    const report = compareRecordings(a.exchanges, b.exchanges, rules, { samples }, SECRET_BODY_OPERATIONS);
+    const report = compareRecordings(a.exchanges, b.exchanges, rules, { samples }, SECRET_BODIES);
     const htmlFile = stringOption(args, 'html');
     if (htmlFile !== undefined) {
       refuseInputAsOut('--html', htmlFile, [

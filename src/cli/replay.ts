@@ -1,5 +1,5 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { LEGACY_OPERATIONS, SECRET_BODY_OPERATIONS } from '../legacy/operations.js';
+import { LEGACY_OPERATIONS, SECRET_BODIES } from '../legacy/operations.js';
 import { OPERATION_PATTERN, OPERATION_PATTERN_RULE, unknownPatterns } from '../lib/operation-patterns.js';
 import { RecordingWriter } from '../migration/recording.js';
 import { replayExchanges } from '../migration/replay.js';
@@ -184,7 +184,7 @@ Example:
       path: out,
       // A password operation's body from a recording the proxy did not write (`{"pass": …}`) is
       // sent as recorded, and written out only as [redacted].
-      secretBodies: SECRET_BODY_OPERATIONS,
+      secrets: SECRET_BODIES,
       maxPendingLines: Number.POSITIVE_INFINITY,
       onError: (error) => {
         writeError ??= error;

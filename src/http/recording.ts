@@ -45,7 +45,10 @@ export function recordExchange(
         ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
         ...request,
         status,
-        ...(await cappedAnswer(response?.body ?? null)),
+        ...(await cappedAnswer(
+          response?.body ?? null,
+          response?.headers.get('content-encoding') ?? undefined,
+        )),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {

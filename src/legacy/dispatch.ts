@@ -6,7 +6,7 @@ import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
-import { recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
+import { answerBody, recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
 import { type ForwardedRequest, timedOut, type UpstreamAnswer } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
@@ -192,7 +192,8 @@ function answerHeaders(
  * Shadow mode: the caller gets the old server's answer as in passthrough (read whole, so that it
  * can be compared), and the translation of the same request is handed to the shadow runner,
  * which decides whether to run it (sampling, writes, concurrency) and never delays this answer.
- * An answer too large to read whole is streamed to the caller and not compared.
+ * An answer too large to read whole is streamed to the caller and not compared; so is one whose
+ * compression cannot be read (answer-decoding.ts).
  */
 async function shadowed(
   c: Context<AppEnv>,
@@ -218,33 +219,48 @@ async function shadowed(
     shadow.countSkipped(matched.operation.id);
     return streamedAnswer(c, services, answer);
   }
-  const apiUser = c.get('apiUser') ?? '';
-  const requestId = c.get('requestId');
-  const log = requestLog(c);
-  const location = recordedLocation(c.req.url, basePath);
-  // Kept in a mismatch sample: a password operation's body only as a whole [redacted].
-  const { requestBody } = await recordedRequestBody(matched.operation, forwarded.contentType, forwarded.body);
-  const copy = {
-    method: c.req.method,
-    headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },
-    body: forwarded.body,
-  };
-  shadow.submit({
-    operation: matched.operation.id,
-    apiUser,
-    requestId,
-    method: c.req.method,
-    path: location.path,
-    query: location.query,
-    requestBody,
-    write: matched.operation.method !== 'get',
-    legacy: { status: answer.status, body: recordedAnswer(answer.bytes.toString('utf8')) },
-    // Without the caller's call counter: its log line counts only what it waited for.
-    translate: async () => {
-      const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
-      return { status: response.status, body: recordedAnswer(await response.text()) };
-    },
-  });
+  // Compared as the caller's client reads it: decoded when the old server compressed it though
+  // asked not to (the caller's answer waits for that decode, not for the translation). One too
+  // large once decoded, or that does not decode, is not compared.
+  const legacyBody = await answerBody(
+    answer.bytes,
+    answer.headers['content-encoding'],
+    legacy.maxBufferedBytes,
+  );
+  if (legacyBody.responseBodyOmitted !== undefined) shadow.countSkipped(matched.operation.id);
+  else {
+    const apiUser = c.get('apiUser') ?? '';
+    const requestId = c.get('requestId');
+    const log = requestLog(c);
+    const location = recordedLocation(c.req.url, basePath);
+    // Kept in a mismatch sample: a password operation's body only as a whole [redacted].
+    const { requestBody } = await recordedRequestBody(
+      matched.operation,
+      forwarded.contentType,
+      forwarded.body,
+    );
+    const copy = {
+      method: c.req.method,
+      headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },
+      body: forwarded.body,
+    };
+    shadow.submit({
+      operation: matched.operation.id,
+      apiUser,
+      requestId,
+      method: c.req.method,
+      path: location.path,
+      query: location.query,
+      requestBody,
+      write: matched.operation.method !== 'get',
+      legacy: { status: answer.status, body: legacyBody.responseBody },
+      // Without the caller's call counter: its log line counts only what it waited for.
+      translate: async () => {
+        const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
+        return { status: response.status, body: recordedAnswer(await response.text()) };
+      },
+    });
+  }
   return new Response(bodiless(answer.status, c.req.method) ? null : answer.bytes, {
     status: answer.status,
     headers: answerHeaders(c, services, answer),

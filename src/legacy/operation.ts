@@ -61,6 +61,12 @@ export interface LegacyOperation<
    * (`mappings check`, start-up, reload), not at the first call.
    */
   answer: ServedAnswer;
+  /**
+   * The answer carries a password (the password resets' temporary one): the migration tools keep
+   * its values only as `[redacted]`, its keys and shape kept for comparison, since an answer from
+   * another server could name the password otherwise (`SecretBodies` in src/migration/recording.ts).
+   */
+  secretAnswer?: boolean;
   responses: OperationResponses;
   handler: (
     c: Context<AppEnv>,

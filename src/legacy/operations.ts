@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RequiredOperation } from '../mapping/engine.js';
+import type { SecretBodies } from '../migration/recording.js';
 import { fieldShapes } from './field-shapes.js';
 import { GROUP_OPERATIONS } from './group/index.js';
 import type { LegacyOperation } from './operation.js';
@@ -18,13 +19,20 @@ export const LEGACY_OPERATIONS: readonly LegacyOperation[] = [
 ];
 
 /**
- * The operations whose request body is a secret whole (`body.secret`: the password operations).
- * The migration tools write such a body only as `"[redacted]"`, whatever its shape, also when it
- * comes from a recording the proxy did not write (compare's samples, replay's answers).
+ * The operations whose request body is a secret whole (`body.secret`: the password operations),
+ * and those whose answer carries one (`secretAnswer`: the password resets). The migration tools
+ * write such a request body only as `"[redacted]"`, and such an answer with every value
+ * `"[redacted]"`, whatever their shape, also when they come from a recording the proxy did not
+ * write (compare's samples, replay's answers).
  */
-export const SECRET_BODY_OPERATIONS: ReadonlySet<string> = new Set(
-  LEGACY_OPERATIONS.filter((operation) => operation.body?.secret).map((operation) => operation.id),
-);
+export const SECRET_BODIES: SecretBodies = {
+  requests: new Set(
+    LEGACY_OPERATIONS.filter((operation) => operation.body?.secret).map((operation) => operation.id),
+  ),
+  answers: new Set(
+    LEGACY_OPERATIONS.filter((operation) => operation.secretAnswer).map((operation) => operation.id),
+  ),
+};
 
 /**
  * What every mapping profile must map: each operation's id, named by its method and path, with

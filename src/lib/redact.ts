@@ -207,6 +207,21 @@ export function redactValue(value: unknown): unknown {
 }
 
 /**
+ * A copy of a JSON-like value with its shape kept (keys, arrays, `null`, booleans) and every
+ * string and number replaced by {@link REDACTED}: for a value that is a secret wherever it sits.
+ */
+export function redactLeaves(value: unknown): unknown {
+  if (typeof value === 'string' || typeof value === 'number') return REDACTED;
+  if (Array.isArray(value)) return value.map(redactLeaves);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) setMember(out, key, redactLeaves(inner));
+    return out;
+  }
+  return value;
+}
+
+/**
  * Sets a member of a JSON object being copied. Assigned, a member named `__proto__` (JSON.parse
  * keeps it as an own member) would set the copy's prototype instead and be lost: it is defined as
  * a data property. The others are assigned, which is faster than building the copy from entries.

@@ -1,7 +1,12 @@
-import { redactPath, redactQuery, redactValue, setMember } from '../lib/redact.js';
+import { redactLeaves, redactPath, redactQuery, redactValue, setMember } from '../lib/redact.js';
 import type { CompareRules, Normalise, ResolvedRule } from './compare-rules.js';
 import { formatPath, generalisePath, matchesAnyPath, type PathKey } from './json-path.js';
-import { type RecordedExchange, redactedRequestBody } from './recording.js';
+import {
+  NO_SECRET_BODIES,
+  type RecordedExchange,
+  redactedRequestBody,
+  type SecretBodies,
+} from './recording.js';
 import type { CompareReport, Difference, OperationReport, Sample } from './report.js';
 
 /** The outcome of comparing two answers to the same request. */
@@ -138,15 +143,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** Compares two answers under one operation's rule: status first, then the normalised bodies. */
-export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule): Comparison {
+/**
+ * Compares two answers under one operation's rule: status first, then the normalised bodies,
+ * redacted by key name, and with every value redacted when the answer is a secret wherever it
+ * sits (`secretAnswer`: a password reset's), so that only their shapes are compared and no
+ * difference shows a password.
+ */
+export function compareAnswers(a: Answer, b: Answer, rule: ResolvedRule, secretAnswer = false): Comparison {
   if (a.status !== b.status) {
     return { match: false, differences: [{ path: 'status', a: a.status, b: b.status }], paths: ['status'] };
   }
   const differences: Difference[] = [];
   const paths = new Set<string>();
-  const left = normaliseBody(redactValue(a.body ?? null), rule.normalise);
-  const right = normaliseBody(redactValue(b.body ?? null), rule.normalise);
+  const redact = secretAnswer ? (body: unknown) => redactLeaves(redactValue(body)) : redactValue;
+  const left = normaliseBody(redact(a.body ?? null), rule.normalise);
+  const right = normaliseBody(redact(b.body ?? null), rule.normalise);
   const differ = (keys: PathKey[], x: unknown, y: unknown) => {
     const difference: Difference = { path: formatPath(keys) };
     if (x !== MISSING) difference.a = x;
@@ -240,6 +251,7 @@ export function compareExchanges(
   a: RecordedExchange,
   b: RecordedExchange,
   rules: CompareRules,
+  secrets: SecretBodies = NO_SECRET_BODIES,
 ): Comparison | undefined {
   const omitted = a.responseBodyOmitted !== undefined || b.responseBodyOmitted !== undefined;
   if (omitted && a.status === b.status) return undefined;
@@ -247,6 +259,7 @@ export function compareExchanges(
     { status: a.status, body: a.responseBody },
     { status: b.status, body: b.responseBody },
     rules.forOperation(a.operation),
+    secrets.answers.has(a.operation),
   );
 }
 
@@ -314,14 +327,14 @@ export function sampleOf(
   status: Sample['status'],
   comparison: Extract<Comparison, { match: false }>,
   differencesPerSample: number,
-  secretBodies: ReadonlySet<string>,
+  secrets: SecretBodies,
 ): Sample {
   return {
     requestId: request.requestId,
     method: request.method,
     path: redactPath(request.path),
     query: redactQuery(request.query),
-    requestBody: redactedRequestBody({ ...request, requestBody: request.requestBody ?? null }, secretBodies),
+    requestBody: redactedRequestBody({ ...request, requestBody: request.requestBody ?? null }, secrets),
     status,
     differences: comparison.differences.slice(0, differencesPerSample),
     moreDifferences: Math.max(0, comparison.differences.length - differencesPerSample),
@@ -357,19 +370,19 @@ export class ReportBuilder {
   private readonly tallies = new Map<string, Tally>();
   private readonly limits: Required<ReportLimits>;
   private readonly withShadowCounts: boolean;
-  private readonly secretBodies: ReadonlySet<string>;
+  private readonly secrets: SecretBodies;
 
   constructor(
     limits: ReportLimits = {},
     options: {
       shadow?: boolean;
       /** Operations whose request body a sample keeps only as `"[redacted]"` (`compare` passes the password operations). */
-      secretBodies?: ReadonlySet<string>;
+      secrets?: SecretBodies;
     } = {},
   ) {
     this.limits = { paths: 10, samples: 5, differencesPerSample: 20, ...limits };
     this.withShadowCounts = options.shadow ?? false;
-    this.secretBodies = options.secretBodies ?? new Set();
+    this.secrets = options.secrets ?? NO_SECRET_BODIES;
   }
 
   private tally(operation: string): Tally {
@@ -401,13 +414,7 @@ export class ReportBuilder {
     for (const path of comparison.paths) tally.paths.set(path, (tally.paths.get(path) ?? 0) + 1);
     if (tally.samples.length < this.limits.samples) {
       tally.samples.push(
-        sampleOf(
-          a,
-          { a: a.status, b: bStatus },
-          comparison,
-          this.limits.differencesPerSample,
-          this.secretBodies,
-        ),
+        sampleOf(a, { a: a.status, b: bStatus }, comparison, this.limits.differencesPerSample, this.secrets),
       );
     }
   }
@@ -479,13 +486,16 @@ export function compareRecordings(
   bs: readonly RecordedExchange[],
   rules: CompareRules,
   limits: ReportLimits = {},
-  /** Operations whose request body a sample keeps only as `"[redacted]"`: the password operations. */
-  secretBodies?: ReadonlySet<string>,
+  /**
+   * Operations whose request body a sample keeps only as `"[redacted]"`, and whose answers are
+   * compared by shape only: the password operations.
+   */
+  secrets: SecretBodies = NO_SECRET_BODIES,
 ): CompareReport {
-  const builder = new ReportBuilder(limits, secretBodies ? { secretBodies } : {});
+  const builder = new ReportBuilder(limits, { secrets });
   const { pairs, onlyA, onlyB } = pairExchanges(as, bs);
   for (const { a, b } of pairs) {
-    const comparison = compareExchanges(a, b, rules);
+    const comparison = compareExchanges(a, b, rules, secrets);
     // Not a match, not a mismatch: neither counts in the rate.
     if (comparison === undefined) builder.addSkipped(a.operation);
     else builder.add(a, b.status, comparison);

@@ -1,4 +1,5 @@
 import { REDACTED } from '../lib/redact.js';
+import { decodedAnswer } from './answer-decoding.js';
 import type { RecordedExchange } from './recording.js';
 
 /** The request half of a recorded exchange, as derived from what arrived on the wire. */
@@ -88,10 +89,13 @@ export const RECORDED_ANSWER_MAX_BYTES = 8 * 1024 * 1024;
  * An answer's body parsed for a recording: its JSON, or null when it is empty or not JSON. Past
  * `cap` bytes reading stops and the body is cancelled (a web stream) or destroyed (a Node stream)
  * instead of held; the body is then null with `responseBodyOmitted: "too-large"`, so that
- * `compare` does not take two answers too large to keep for two equal empty ones.
+ * `compare` does not take two answers too large to keep for two equal empty ones. A body with a
+ * `contentEncoding` (an old server that gzips though asked not to) is read decoded, the cap
+ * counting the decoded bytes too; one that does not decode is null with `"undecodable"`.
  */
 export async function cappedAnswer(
   body: AsyncIterable<Uint8Array> | null,
+  contentEncoding?: string,
   cap = RECORDED_ANSWER_MAX_BYTES,
 ): Promise<Pick<RecordedExchange, 'responseBody' | 'responseBodyOmitted'>> {
   if (!body) return { responseBody: null };
@@ -103,7 +107,21 @@ export async function cappedAnswer(
     if (size > cap) return { responseBody: null, responseBodyOmitted: 'too-large' };
     chunks.push(chunk);
   }
-  return { responseBody: recordedAnswer(Buffer.concat(chunks).toString('utf8')) };
+  return answerBody(Buffer.concat(chunks), contentEncoding, cap);
+}
+
+/**
+ * A whole answer's bytes as recorded or compared: decoded by its Content-Encoding (at most `cap`
+ * bytes of it), then parsed as {@link recordedAnswer} does.
+ */
+export async function answerBody(
+  bytes: Buffer,
+  contentEncoding: string | undefined,
+  cap = RECORDED_ANSWER_MAX_BYTES,
+): Promise<Pick<RecordedExchange, 'responseBody' | 'responseBodyOmitted'>> {
+  const decoded = await decodedAnswer(bytes, contentEncoding, cap);
+  if (typeof decoded === 'string') return { responseBody: null, responseBodyOmitted: decoded };
+  return { responseBody: recordedAnswer(decoded.toString('utf8')) };
 }
 
 /** What {@link recordedRequestBody} needs of a legacy operation: how it reads its body, and whether the body is a secret. */

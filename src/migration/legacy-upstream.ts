@@ -20,7 +20,8 @@ export interface ForwardedRequest {
 /**
  * Headers of the old server's answer that reach the caller besides Content-Type. Content-Encoding
  * goes with the bytes it describes: the old server is asked for none (`identity`), and one that
- * compresses all the same (gzip) is passed through readable.
+ * compresses all the same (gzip) is passed through readable (and recorded and compared decoded:
+ * answer-decoding.ts).
  */
 const FORWARDED_HEADERS = [
   'content-encoding',
@@ -100,6 +101,11 @@ export class LegacyUpstream {
     this.#origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
+  }
+
+  /** The most of an answer read whole for a shadow comparison; also the most it is decoded to. */
+  get maxBufferedBytes(): number {
+    return this.#maxBufferedBytes;
   }
 
   /**

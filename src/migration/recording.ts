@@ -9,7 +9,7 @@ import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { hasLayoutControl } from '../lib/quote.js';
-import { REDACTED, redactPath, redactQuery, redactValue } from '../lib/redact.js';
+import { REDACTED, redactLeaves, redactPath, redactQuery, redactValue } from '../lib/redact.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
@@ -35,10 +35,12 @@ const NO_BODY_STATUSES = new Set([204, 205, 304]);
 
 /**
  * Why an answer's body was recorded as null although it had one: larger than
- * RECORDED_ANSWER_MAX_BYTES (`too-large`), or nested deeper than MAX_BODY_DEPTH (`too-deep`).
+ * RECORDED_ANSWER_MAX_BYTES (`too-large`, also once decoded), nested deeper than MAX_BODY_DEPTH
+ * (`too-deep`), or compressed in a way that could not be read (`undecodable`: a Content-Encoding
+ * other than gzip, deflate or br, or bytes that do not decode).
  * `compare` counts such a pair as not compared: its bodies are unknown, not equal.
  */
-export const RESPONSE_BODY_OMITTED = ['too-large', 'too-deep'] as const;
+export const RESPONSE_BODY_OMITTED = ['too-large', 'too-deep', 'undecodable'] as const;
 
 /**
  * One recorded request with its answer: one line of a recording (NDJSON). `path` is below the
@@ -72,7 +74,9 @@ export const recordedExchangeSchema = z
     responseBodyOmitted: z
       .enum(RESPONSE_BODY_OMITTED)
       .optional()
-      .describe('Why responseBody is null though the answer had one: too-large (over 8 MiB), too-deep'),
+      .describe(
+        'Why responseBody is null though the answer had one: too-large (over 8 MiB), too-deep, undecodable',
+      ),
     durationMs: z.number().min(0),
   })
   .refine(
@@ -105,33 +109,57 @@ export const MAX_BODY_DEPTH = 64;
  */
 export function redactExchange(
   exchange: RecordedExchange,
-  secretBodies: ReadonlySet<string> = NO_SECRET_BODIES,
+  secrets: SecretBodies = NO_SECRET_BODIES,
 ): RecordedExchange {
   const tooDeep = nestedDeeperThan(exchange.responseBody, MAX_BODY_DEPTH);
   return {
     ...exchange,
     path: redactPath(exchange.path),
     query: redactQuery(exchange.query),
-    requestBody: redactedRequestBody(exchange, secretBodies),
-    responseBody: redactedBody(exchange.responseBody),
+    requestBody: redactedRequestBody(exchange, secrets),
+    responseBody: redactedAnswerBody(exchange, secrets),
     ...(tooDeep ? { responseBodyOmitted: 'too-deep' as const } : {}),
   };
 }
 
-const NO_SECRET_BODIES: ReadonlySet<string> = new Set();
+/**
+ * The operations (by id) whose bodies are secrets whatever their shape: `requests`, whose request
+ * body carries a password (the password operations), and `answers`, whose answer does (the
+ * password resets' temporary one). A misspelt key or a bare string would slip past redaction by
+ * key name; the legacy routes list them (`SECRET_BODIES` in src/legacy/operations.ts).
+ */
+export interface SecretBodies {
+  readonly requests: ReadonlySet<string>;
+  readonly answers: ReadonlySet<string>;
+}
+
+export const NO_SECRET_BODIES: SecretBodies = { requests: new Set(), answers: new Set() };
 
 /**
- * A request body as the migration tools write it: of an operation in `secretBodies` (the
- * password operations) a whole `"[redacted]"` whatever its shape (a misspelt key, a bare string
- * would slip past redaction by key name), as the proxy records it; else redacted by key name.
+ * A request body as the migration tools write it: of an operation in `secrets.requests` (the
+ * password operations) a whole `"[redacted]"` whatever its shape, as the proxy records it; else
+ * redacted by key name.
  */
 export function redactedRequestBody(
   exchange: Pick<RecordedExchange, 'operation' | 'requestBody'>,
-  secretBodies: ReadonlySet<string>,
+  secrets: SecretBodies,
 ): unknown {
   const body = exchange.requestBody;
-  if (body !== null && body !== undefined && secretBodies.has(exchange.operation)) return REDACTED;
+  if (body !== null && body !== undefined && secrets.requests.has(exchange.operation)) return REDACTED;
   return redactedBody(body);
+}
+
+/**
+ * An answer body as the migration tools write or compare it: redacted by key name, and of an
+ * operation in `secrets.answers` (the password resets) with every value `"[redacted]"`, its keys
+ * and shape kept, so that two answers still compare by shape.
+ */
+export function redactedAnswerBody(
+  exchange: Pick<RecordedExchange, 'operation' | 'responseBody'>,
+  secrets: SecretBodies,
+): unknown {
+  const body = redactedBody(exchange.responseBody);
+  return secrets.answers.has(exchange.operation) ? redactLeaves(body) : body;
 }
 
 function redactedBody(body: unknown): unknown {
@@ -147,8 +175,8 @@ export function hasRedactedBody(exchange: RecordedExchange): boolean {
 }
 
 /** Serialises one exchange as a recording line (redacted, newline-terminated). */
-export function exchangeLine(exchange: RecordedExchange, secretBodies?: ReadonlySet<string>): string {
-  return `${JSON.stringify(redactExchange(exchange, secretBodies))}\n`;
+export function exchangeLine(exchange: RecordedExchange, secrets?: SecretBodies): string {
+  return `${JSON.stringify(redactExchange(exchange, secrets))}\n`;
 }
 
 /** A line of a recording that could not be read. */
@@ -248,10 +276,10 @@ export interface RecordingWriterOptions {
   /** Called for each line dropped because the queue is full, with the count dropped so far. */
   onDropped?: (dropped: number) => void;
   /**
-   * Operations whose request body is written only as a whole `"[redacted]"` (see
-   * {@link redactedRequestBody}): the proxy and `replay` pass the password operations.
+   * Operations whose request body or answer is written only redacted whole (see
+   * {@link SecretBodies}): the proxy and `replay` pass the password operations.
    */
-  secretBodies?: ReadonlySet<string>;
+  secrets?: SecretBodies;
 }
 
 /**
@@ -265,7 +293,7 @@ export class RecordingWriter {
   private readonly operations: readonly string[];
   private readonly maxPending: number;
   private readonly onError: (error: unknown) => void;
-  private readonly secretBodies: ReadonlySet<string>;
+  private readonly secrets: SecretBodies;
   private readonly onDropped: (dropped: number) => void;
   private pending: string[] = [];
   /** Lines of the write under way. */
@@ -290,7 +318,7 @@ export class RecordingWriter {
     this.operations = options.operations ?? ['*'];
     this.maxPending = options.maxPendingLines ?? 10_000;
     this.onError = options.onError ?? (() => {});
-    this.secretBodies = options.secretBodies ?? NO_SECRET_BODIES;
+    this.secrets = options.secrets ?? NO_SECRET_BODIES;
     this.onDropped = options.onDropped ?? (() => {});
   }
 
@@ -309,7 +337,7 @@ export class RecordingWriter {
     }
     let line: string;
     try {
-      line = exchangeLine(exchange, this.secretBodies);
+      line = exchangeLine(exchange, this.secrets);
     } catch (error) {
       this.onError(error);
       return;

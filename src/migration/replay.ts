@@ -167,7 +167,12 @@ export async function replayExchanges(
         bodyTimeout: timeoutMs,
       });
       // Capped like the proxy's own recording: a larger answer is recorded without its body.
-      const response = await cappedAnswer(answer.body);
+      // Read as the client would: a target that compresses is recorded decoded.
+      const encoding = answer.headers['content-encoding'];
+      const response = await cappedAnswer(
+        answer.body,
+        Array.isArray(encoding) ? encoding.join(', ') : encoding,
+      );
       statuses[answer.statusCode] = (statuses[answer.statusCode] ?? 0) + 1;
       // The recorded answer's own fields go: its body left out is no reason to leave out this one's.
       const { responseBodyOmitted: _recorded, ...sent } = exchange;

@@ -9,11 +9,8 @@ import { isDataRefusal } from '../store/errors.js';
 import type { ShadowCount, ShadowPathCount, ShadowRepository, ShadowSample } from '../store/shadow.js';
 import { type Answer, type Comparison, compareAnswers, sampleOf } from './compare.js';
 import type { CompareRules } from './compare-rules.js';
-import { MAX_BODY_DEPTH } from './recording.js';
+import { MAX_BODY_DEPTH, NO_SECRET_BODIES } from './recording.js';
 import type { Sample } from './report.js';
-
-// The request's body is recordedRequestBody's, a password operation's a whole [redacted] already.
-const SECRET_BODIES_REDACTED: ReadonlySet<string> = new Set();
 
 /** One shadowed request: what the old server answered, and how to get the translation's answer. */
 export interface ShadowRequest {
@@ -65,6 +62,8 @@ export class ShadowRunner {
       logger: Logger;
       flushIntervalMs: number;
       random?: () => number;
+      /** Operations whose answers are compared by shape only, every value redacted: the password resets. */
+      secretAnswers?: ReadonlySet<string>;
     },
   ) {
     this.#flusher = new PeriodicFlush(options.flushIntervalMs, (final) => this.#flushOnce(final));
@@ -102,7 +101,8 @@ export class ShadowRunner {
   /**
    * Counts a shadowed request that cannot be compared as skipped: the old server's answer was
    * larger than the comparison cap (`LegacyUpstream.forwardBuffered`), and was streamed to the
-   * caller instead of read whole. Its translation is not run.
+   * caller instead of read whole, or it was compressed in a way that cannot be read (or decodes
+   * past the cap). Its translation is not run.
    */
   countSkipped(operation: string): void {
     this.#outcome(operation, 'skipped');
@@ -212,11 +212,17 @@ export class ShadowRunner {
     let comparison: Comparison;
     let sample: Sample | undefined;
     try {
-      comparison = compareAnswers(request.legacy, translated, rules.forOperation(request.operation));
+      comparison = compareAnswers(
+        request.legacy,
+        translated,
+        rules.forOperation(request.operation),
+        this.options.secretAnswers?.has(request.operation),
+      );
       const status = { a: request.legacy.status, b: translated.status };
       sample = comparison.match
         ? undefined
-        : sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE, SECRET_BODIES_REDACTED);
+        : // The request's body is recordedRequestBody's: a password operation's a whole [redacted] already.
+          sampleOf(request, status, comparison, DIFFERENCES_PER_SAMPLE, NO_SECRET_BODIES);
     } catch (error) {
       this.#error(
         request,

@@ -12,6 +12,7 @@ export const userPasswordResetOperation = defineOperation({
   tag: USER_TAG,
   params: userParams,
   answer: { result: 'object' },
+  secretAnswer: true,
   responses: {
     200: { description: 'The temporary password', schema: passwordAnswerSchema },
     ...errorResponses(403, 404),
