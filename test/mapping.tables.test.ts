@@ -494,6 +494,45 @@ describe('a broken profile', () => {
     );
   });
 
+  it('refuses a table of an operation the proxy does not serve, and a field no operation of its kind uses', () => {
+    // Both loaded and did nothing: a misspelt operation id or legacy field name looked mapped.
+    const operation = brokenProfile(
+      'operations/user.json',
+      (json) => {
+        const ops = json.operations as Record<string, Json>;
+        ops['user.gett'] = structuredClone(ops['user.get'] as Json);
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      operation.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        'operations/user.json $.operations["user.gett"]: the proxy serves no operation user.gett, so this table would never be used; closest: user.get, user.list, user.create',
+      ],
+    );
+    const field = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        fields.email = { attribute: 'email', direction: 'both', format: 'string' };
+        fields.firstName = { ...(fields.firstname as Json), direction: 'read' };
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      field.problems.map((p) => `${p.file} ${p.path}`),
+      ['fields/user.json $.fields.email', 'fields/user.json $.fields.firstName'],
+    );
+    assert.match(
+      field.problems[1]?.message ?? '',
+      /^no legacy operation of kind user answers with or takes a field firstName, so this mapping would never be used; closest: firstname/,
+    );
+    // Without the served operations (a profile read for its ID tables), neither is checked.
+    assert.ok(loadProfile(DEFAULT_PROFILE, []));
+  });
+
   it('checks what each served operation answers with: the result type its handler takes, and a subject parameter its route has', () => {
     // A create or link mapped to "none" ran its writes and then answered 500, and a retry was
     // refused (the account was taken); a misspelt subject parameter answered every call 500.

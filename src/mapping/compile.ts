@@ -1,3 +1,4 @@
+import { closest } from '../lib/closest.js';
 import { hasDotSegment } from '../lib/dot-segments.js';
 import type { MappingProblem } from './errors.js';
 import type {
@@ -19,6 +20,7 @@ import {
   type RequiredOperation,
   servedProblems,
   unreadableFields,
+  unusedFields,
 } from './served-check.js';
 import {
   compileJsonTemplate,
@@ -417,6 +419,15 @@ export function compileProfile(
         problem(source.file, at, `operation ${id} is already mapped in ${other.file}`);
         continue;
       }
+      // No route calls a table of another id: a misspelt id would sit there doing nothing.
+      if (shapes.size > 0 && !shapes.has(id)) {
+        problem(
+          source.file,
+          at,
+          `the proxy serves no operation ${id}, so this table would never be used; closest: ${closest(id, [...shapes.keys()]).join(', ')}`,
+        );
+        continue;
+      }
       const compiled = compileOperation(id, table, source.file, at, {
         kinds,
         resources,
@@ -440,6 +451,15 @@ export function compileProfile(
 
   for (const [resource, byKey] of contractProblems(operations, shapes)) {
     for (const [at, message] of byKey.values()) problem(resource.file, at, message);
+  }
+  for (const [resource, { unused, used }] of unusedFields(operations, shapes)) {
+    for (const name of unused) {
+      problem(
+        resource.file,
+        `$.fields.${name}`,
+        `no legacy operation of kind ${resource.kind.name} answers with or takes a field ${name}, so this mapping would never be used; closest: ${closest(name, used).join(', ')}`,
+      );
+    }
   }
 
   if (problems.length > 0) return { problems };

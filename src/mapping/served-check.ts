@@ -123,6 +123,34 @@ export function unreadableFields<R extends AnsweringResource>(
   return found;
 }
 
+/**
+ * The fields of a kind's table that no served operation of that kind answers with or takes in
+ * its body, with the fields they do: a field named otherwise than the legacy API names it
+ * (`email`, `firstName`) is never read or written, and its mapping silently does nothing. Kinds
+ * no served operation is mapped to are left alone.
+ */
+export function unusedFields<R extends AnsweringResource>(
+  operations: ReadonlyMap<string, AnsweringOperation<R>>,
+  shapes: ReadonlyMap<string, RequiredOperation>,
+): Map<R, { unused: string[]; used: string[] }> {
+  const used = new Map<R, Set<string>>();
+  for (const [id, op] of operations) {
+    const shape = shapes.get(id);
+    if (!op.resource || !shape) continue;
+    const names = used.get(op.resource) ?? new Set<string>();
+    used.set(op.resource, names);
+    for (const name of shape.answer && 'fields' in shape.answer ? shape.answer.fields : []) names.add(name);
+    for (const name of shape.bodyFields) names.add(name);
+  }
+  const found = new Map<R, { unused: string[]; used: string[] }>();
+  for (const [resource, names] of used) {
+    const unused = [...resource.fields.keys()].filter((name) => !names.has(name));
+    if (unused.length > 0)
+      found.set(resource, { unused, used: [...names].filter((name) => name !== LEGACY_ID_FIELD) });
+  }
+  return found;
+}
+
 /** The parts of a compiled field the contract check reads. */
 interface ContractField {
   readable: boolean;
