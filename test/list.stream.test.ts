@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -760,5 +760,66 @@ describe('streamCollection', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('a list from which items are deleted while its pages are read', () => {
+  // Offset paging: deleting items from a page already read shifts the first items of the next
+  // page back onto it, and neither read held them. Users who still existed were left out of a
+  // 200 list without a word.
+  let sb: RunningSandbox;
+  const names = Array.from({ length: 95 }, (_, i) => `pupil.${String(i).padStart(3, '0')}`);
+  beforeEach(async () => {
+    sb = await sandbox({
+      seed: false,
+      fixture: { users: names.map((user) => ({ user, firstname: 'Pupil', lastname: user })) },
+    });
+  });
+  afterEach(async () => {
+    await sb?.close();
+  });
+  const purge = (...accounts: string[]) => {
+    for (const account of accounts) {
+      const id = [...sb.data.users.values()].find((user) => user.user === account)?.id;
+      assert.ok(id && sb.data.purge('users', id), account);
+    }
+  };
+  /** Reads page one (pages of 10, one at a time), runs `meanwhile`, then reads the rest. */
+  const readWith = async (meanwhile: () => void): Promise<string[]> => {
+    const client = createSuccessorClient({
+      baseUrl: sb.apiBaseUrl,
+      auth: { type: 'apiKey', key: sb.apiKey },
+      pageSize: 10,
+      pageConcurrency: 1,
+    });
+    try {
+      const pages = client.streamCollection('/users');
+      const read: string[] = [];
+      const first = await pages.next();
+      if (!first.done) read.push(...first.value.map((user) => String(user.user)));
+      meanwhile();
+      for await (const page of pages) read.push(...page.map((user) => String(user.user)));
+      return read;
+    } finally {
+      await client.close();
+    }
+  };
+
+  it('reads the page before again and answers every item that is still there, once, in order', async () => {
+    // Page one held pupil.003 and .004 when it was read; pupil.010 and .011 then moved onto it.
+    assert.deepEqual(await readWith(() => purge('pupil.003', 'pupil.004')), names);
+    // Deleted from a page not yet read: nothing shifted past a page read, nothing lost.
+    assert.deepEqual(
+      await readWith(() => purge('pupil.050')),
+      names.filter((name) => !['pupil.003', 'pupil.004', 'pupil.050'].includes(name)),
+    );
+  });
+
+  it('fails (bad_response) when more than a page was deleted: its shifted items are out of reach', async () => {
+    await assert.rejects(
+      readWith(() => purge(...names.slice(1, 13))),
+      (error: Error & { code?: string }) =>
+        error.code === 'bad_response' && /lost 12 items while the list was read/.test(error.message),
+    );
   });
 });

@@ -377,6 +377,8 @@ async function* readCountedPages(
   // than a page of deletions between the reads of two pages, which run side by side, looks the
   // same: a 502 then too, and the next request reads the list anew.)
   let emptyPage: URL | undefined;
+  // The total of the page before, as it was when that page was read.
+  let before = total;
   for (let number = 2; number <= pageCount; number++) {
     while (nextNumber <= pageCount && nextNumber < number + settings.concurrency) start(nextNumber++);
     let page = running.get(number);
@@ -399,8 +401,15 @@ async function* readCountedPages(
     body = undefined;
     const last =
       number === pageCount && parsed.count >= perPage && parsed.next !== undefined ? parsed : undefined;
+    const was = before;
+    before = parsed.total ?? before;
     const items = parsed.items;
     parsed = undefined;
+    // Deleted items shifted the ones after them back, past this page's start (see withShiftedItems).
+    if (before < was) {
+      yield await withShiftedItems(first, number - 1, perPage, was, read, settings, items);
+      continue;
+    }
     yield items;
     if (last) {
       const visited = new Set([first.href]);
@@ -408,6 +417,44 @@ async function* readCountedPages(
       yield* nextPages(first, url, last, read, settings, visited);
     }
   }
+}
+
+/**
+ * Page `number` + 1's items after the collection shrank between the reads of page `number` (whose
+ * total was `was`) and the next (lower): items were deleted, and an offset pager then shifts the
+ * items after them back, so the first items of the next page had moved to the end of page
+ * `number` when the next page was read, and neither read held them. Page `number` is read again
+ * and its items put before the next page's; the repeats among them (the items of page `number`
+ * already passed on, and those the next page holds too) are dropped as any repeat is. A shift of
+ * more than a page (more deletions than a page holds, in between or since) would have moved them
+ * further back than this page: a 502, and the next request reads the list anew. (Inserts and
+ * deletions that leave the total as it was cannot be told from no change; see docs/mappings.md.)
+ */
+async function withShiftedItems(
+  first: URL,
+  number: number,
+  perPage: number,
+  was: number,
+  read: (url: URL) => Promise<PageFacts>,
+  settings: CollectionSettings,
+  next: Parcel<Item[]>,
+): Promise<Parcel<Item[]>> {
+  const url = number === 1 ? first : pageUrl(first, number, settings.pageParam);
+  const again = await read(url);
+  const lost = was - (again.total ?? was);
+  if (lost > perPage)
+    throw badPage(
+      url,
+      `lost ${lost} items while the list was read, more than a page holds: read the list again`,
+    );
+  const items = again.items.take();
+  // Without an identity the items already passed on could not be told from the shifted ones.
+  if (items.some((item) => identity(item, settings.identity) === undefined))
+    throw badPage(
+      url,
+      'lost items while the list was read, and its items have no @id to find them by: read the list again',
+    );
+  return new Parcel([...items, ...next.take()]);
 }
 
 /** A page read by number, parsed and checked. */
