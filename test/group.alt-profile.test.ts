@@ -104,7 +104,10 @@ describe('groups on the alt-uuid profile (ID table, users by UUID)', () => {
       proxy.sandbox.faults.reset();
     }
     assert.equal(answer.status, 502, answer.text);
-    assert.match(answer.body.message, new RegExp(`Rolled back \\(POST user "${thomas}"\\)`));
+    assert.match(
+      answer.body.message,
+      new RegExp(`Rolled back \\(add user "${thomas}" back to group "G7"\\)`),
+    );
     assert.equal(snapshot(proxy), before);
   });
 

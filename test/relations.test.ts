@@ -21,7 +21,7 @@ type Lists = Record<string, string[]>;
 function assertSecondOutcomeUnknown(body: ErrorBody): void {
   assert.match(
     body.message,
-    /Partly applied: DELETE user "lena\.mueller"; outcome unknown: DELETE user "jonas\.schmidt"; not applied: DELETE user "mia\.fischer"\. Rolled back \(POST user "lena\.mueller"\); the outcome of DELETE user "jonas\.schmidt" is unknown \(no answer\): it may be in effect, check it\.$/,
+    /Partly applied: remove user "lena\.mueller" from group "(band|chor)"; outcome unknown: remove user "jonas\.schmidt" from group "\1"; not applied: remove user "mia\.fischer" from group "\1"\. Rolled back \(add user "lena\.mueller" back to group "\1"\); the outcome of remove user "jonas\.schmidt" from group "\1" is unknown \(no answer\): it may be in effect, check it\.$/,
   );
   assert.doesNotMatch(body.message, /the state is as before the call/);
   assert.deepEqual(body.errors, [
@@ -421,7 +421,7 @@ describe('a successor failure in the middle of a link call', () => {
     assert.match(String(logged?.successor), /DELETE \/iserv\/idm\/api\/v1\/groups\/.* 503/);
     assert.match(
       answer.body.message,
-      /Partly applied: DELETE user "lena\.mueller"; not applied: DELETE user "jonas\.schmidt", DELETE user "mia\.fischer", DELETE user "paul\.wagner"\. Rolled back \(POST user "lena\.mueller"\): the state is as before the call\.$/,
+      /Partly applied: remove user "lena\.mueller" from group "band"; not applied: remove user "jonas\.schmidt" from group "band", remove user "mia\.fischer" from group "band", remove user "paul\.wagner" from group "band"\. Rolled back \(add user "lena\.mueller" back to group "band"\): the state is as before the call\.$/,
     );
     assert.deepEqual(answer.body.errors, [
       { path: 'body.0', message: 'applied, then rolled back' },
@@ -471,7 +471,7 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
-      /Rolled back \(POST user "lena\.mueller"\): the state is as before the call/,
+      /Rolled back \(add user "lena\.mueller" back to group "band"\): the state is as before the call/,
     );
     assert.deepEqual(answer.body.errors, [
       {
@@ -505,7 +505,7 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
-      /Partly applied: DELETE user "mia\.fischer"; not applied: DELETE user "lena\.mueller"\. Rollback failed \(The successor is unreachable or failing\): still applied: DELETE user "mia\.fischer"\.$/,
+      /Partly applied: remove user "mia\.fischer" from group "band"; not applied: remove user "lena\.mueller" from group "band"\. Rollback failed \(The successor is unreachable or failing\): still applied: remove user "mia\.fischer" from group "band"\.$/,
     );
     const logged = proxy.logSink
       .lines()
@@ -553,7 +553,7 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
-      /Partly applied: DELETE role "ROLE_STAFF", DELETE role "ROLE_STUDENT"; not applied: DELETE role "ROLE_TEACHER"\. Rolled back \(POST role "ROLE_STAFF", POST role "ROLE_STUDENT"\): the state is as before the call\.$/,
+      /Partly applied: remove role "ROLE_STAFF" from privilege "calendar_public_edit", remove role "ROLE_STUDENT" from privilege "calendar_public_edit"; not applied: remove role "ROLE_TEACHER" from privilege "calendar_public_edit"\. Rolled back \(add role "ROLE_STAFF" back to privilege "calendar_public_edit", add role "ROLE_STUDENT" back to privilege "calendar_public_edit"\): the state is as before the call\.$/,
     );
     assert.equal(proxy.apiCalls()['POST /roles/{id}/privileges'], 2);
     assert.equal(snapshot(proxy), before);
@@ -572,7 +572,7 @@ describe('a successor failure in the middle of a link call', () => {
     assert.equal(answer.status, 502, answer.text);
     assert.match(
       answer.body.message,
-      /Rolled back \(DELETE role "ROLE_STUDENT"\): the state is as before the call/,
+      /Rolled back \(remove role "ROLE_STUDENT" again from privilege "print_colour"\): the state is as before the call/,
     );
     assert.deepEqual(
       answer.body.errors?.map((e) => e.message),

@@ -88,7 +88,7 @@ describe('user operations when the successor fails', () => {
       assert.equal(answer.status, 502, answer.text);
       assert.match(
         answer.body.message,
-        /Partly applied: DELETE group "ag\.robotik"; not applied: DELETE group "klasse\.7b"\. Rolled back \(POST group "ag\.robotik"\): the state is as before the call/,
+        /Partly applied: remove group "ag\.robotik" from user "thomas\.becker"; not applied: remove group "klasse\.7b" from user "thomas\.becker"\. Rolled back \(add group "ag\.robotik" back to user "thomas\.becker"\): the state is as before the call/,
       );
     } finally {
       proxy.sandbox.faults.reset();

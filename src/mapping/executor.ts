@@ -853,7 +853,8 @@ export class OperationExecutor {
           pendingItems.length = 0;
           undone.push(
             op.items && !undo.describe
-              ? `${undo.method} ${op.items.label} ${quoteList(changed.map((item) => item.id))}`
+              ? (this.#relationLabel(op, undo, lookup, quoteList(changed.map((item) => item.id))) ??
+                  `${undo.method} ${op.items.label} ${quoteList(changed.map((item) => item.id))}`)
               : label(undo, undefined, lookup),
           );
         }
@@ -890,7 +891,10 @@ export class OperationExecutor {
       const vars: VariableLookup = (path) =>
         path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookup(path);
       if (request.describe) text = renderText(request.describe, vars);
-      else if (item) text = `${request.method} ${op.items?.label ?? 'item'} ${quoteInput(item.id)}`;
+      else if (item)
+        text =
+          this.#relationLabel(op, request, vars, quoteInput(item.id)) ??
+          `${request.method} ${op.items?.label ?? 'item'} ${quoteInput(item.id)}`;
       else {
         const id = vars(['entity', 'id']);
         text = `${request.method} ${op.kind.label}${typeof id === 'string' && id !== '' ? ` ${quoteInput(id)}` : ''}`;
@@ -900,6 +904,28 @@ export class OperationExecutor {
       seen.set(request, byItem);
       return text;
     };
+  }
+
+  /**
+   * How messages name a write of the operation's `relation` by default: what it does to the link,
+   * not the HTTP method, which read as the item's own deletion (`DELETE group "lehrer"` was a
+   * membership removed): `remove group "lehrer" from user "jonas.schmidt"`, its undo `add group
+   * "lehrer" back to user "jonas.schmidt"`. `items` is the item IDs as quoted; undefined for an
+   * operation without a relation.
+   */
+  #relationLabel(
+    op: CompiledOperation,
+    request: CompiledRequest,
+    vars: VariableLookup,
+    items: string,
+  ): string | undefined {
+    if (!op.relation || !op.items) return undefined;
+    const undo = op.steps.some((step) => step.undo === request);
+    const id = vars(['entity', 'id']);
+    const entity = `${op.kind.label}${typeof id === 'string' && id !== '' ? ` ${quoteInput(id)}` : ''}`;
+    return (op.relation.change === 'add') !== undo
+      ? `add ${op.items.label} ${items} ${undo ? 'back ' : ''}to ${entity}`
+      : `remove ${op.items.label} ${items} ${undo ? 'again ' : ''}from ${entity}`;
   }
 
   async #send(
