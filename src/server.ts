@@ -125,6 +125,7 @@ async function listen(config: AppConfig, tls: TlsFiles | undefined, drain: Drain
     : createHttpServer(options);
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnmetExpectation);
+  server.on('connect', answerConnect);
   // Node's default (5 s) is shorter than what many clients and load balancers keep an idle
   // connection for, so the server would close connections they are about to reuse ("socket hang
   // up"). The headers and request timeouts count from a request's first byte, not from the
@@ -160,9 +161,27 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const [status, reason, message] = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  endWithLegacyError(socket, status, reason, message);
+}
+
+/** Writes the legacy JSON error straight onto the socket and closes it (no app, no request id). */
+function endWithLegacyError(socket: Duplex, status: number, reason: string, message: string): void {
   const body = JSON.stringify({ code: status, message });
   const head = `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   socket.end(head + body, () => socket.destroy());
+}
+
+/**
+ * Answers a CONNECT, which Node hands to no request listener (the socket closed without a word
+ * before): 405 with the legacy JSON body, as another method the proxy does not serve. The proxy is
+ * no tunnel, so the connection is closed after it.
+ */
+function answerConnect(_request: IncomingMessage, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  endWithLegacyError(socket, 405, 'Method Not Allowed', 'CONNECT is not supported: this server is no tunnel');
 }
 
 /**

@@ -151,7 +151,7 @@ export async function call(
     password?: string;
     headers?: Record<string, string>;
     method?: string;
-    body?: string;
+    body?: string | Uint8Array;
   } = {},
 ): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
   const headers: Record<string, string> = { ...options.headers };

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, Agent as HttpAgent, request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
 import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
@@ -196,6 +197,31 @@ describe('legacy error model', () => {
     const none = await send({ method: 'GET', headers: {} });
     assert.deepEqual(seen(none), { status: 401, connection: 'keep-alive' }, 'no body: the connection stays');
     assert.equal(none.keepAlive, 'timeout=65', 'kept connections stay open 65 s (server.keepAliveTimeoutMs)');
+  });
+
+  it('415 for a compressed body: the legacy server read none, and its bytes were "not valid UTF-8"', async () => {
+    const body = gzipSync(JSON.stringify({ firstname: 'Gz' }));
+    const compressed = await call(`${h.url}/iserv/api/Service/Core/Entity/User/admin`, {
+      ...auth(),
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body,
+    });
+    const error = assertLegacyError(compressed, 415);
+    assert.equal(
+      error.message,
+      'The request body is sent with Content-Encoding "gzip": send it uncompressed',
+    );
+    // `identity` is no coding; a GET's body is none.
+    const identity = await call(`${h.url}/iserv/api/Service/Core/Entity/User/admin`, {
+      ...auth(),
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      body: '{"firstname":"Plain"}',
+    });
+    assert.equal(identity.status, 403, 'read as usual: admin is protected');
+    const get = await call(`${h.url}${PROTECTED}`, { ...auth(), headers: { 'content-encoding': 'gzip' } });
+    assert.equal(get.status, 200);
   });
 
   it('413 over the body limit, by Content-Length and when streamed', async () => {

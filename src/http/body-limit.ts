@@ -1,13 +1,30 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { quoteInput } from '../lib/quote.js';
 import type { AppEnv } from '../services.js';
 import { LegacyError } from './legacy-error.js';
 import { asBodyCutOff } from './request-body.js';
 import { announcesBody, requestHeader } from './request-headers.js';
 
 /**
- * Rejects request bodies over `maxBytes` with the legacy 413: by the declared length, or, for a
- * body sent in chunks (Transfer-Encoding), by its size as hono's `bodyLimit` reads it.
+ * Refuses a body sent compressed (`Content-Encoding: gzip`): the legacy server read none, and
+ * read as it is the body was "not valid UTF-8", or passed through to the old server without the
+ * header that says how to read it. 415 (RFC 9110 15.5.16) naming the coding.
+ */
+function unencoded(c: Context<AppEnv>): void {
+  const coding = requestHeader(c, 'content-encoding');
+  if (coding === undefined || /^\s*(identity)?\s*$/i.test(coding)) return;
+  throw new LegacyError(
+    415,
+    `The request body is sent with Content-Encoding ${quoteInput(coding)}: send it uncompressed`,
+    [{ path: 'body', message: 'must not be compressed' }],
+  );
+}
+
+/**
+ * Rejects request bodies over `maxBytes` with the legacy 413 (and compressed ones with a 415): by
+ * the declared length, or, for a body sent in chunks (Transfer-Encoding), by its size as hono's
+ * `bodyLimit` reads it.
  *
  * A request that announces no body has none. A declared length is judged from the header alone:
  * Node's parser delivers exactly that many bytes, and hono's check would first ask the request for
@@ -25,6 +42,7 @@ export function legacyBodyLimit(maxBytes: number): MiddlewareHandler<AppEnv> {
     // hono's check let it pass for that): it is served, as it always was, without a header lookup.
     const method = c.req.method;
     if (method === 'GET' || method === 'HEAD' || !announcesBody(c)) return next();
+    unencoded(c);
     const declared = requestHeader(c, 'content-length');
     if (declared === undefined || requestHeader(c, 'transfer-encoding') !== undefined)
       // hono's check reads a chunked body itself: a client that hangs up in the middle of it is
