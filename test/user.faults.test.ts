@@ -49,6 +49,38 @@ describe('user operations when the successor fails', () => {
     assert.equal(sandboxUser(proxy, 'thomas.becker')?.firstname, 'Thomas');
   });
 
+  it('answers 502, not an unknown ID or an empty 404, when the successor has no collection (a wrong base URL)', async () => {
+    // A successor 404 on /users or /roles read as "no such user" (404, SSO "Unknown user") and
+    // as a list's bare 404, where the proxy is misconfigured; only /readyz said why.
+    proxy.sandbox.faults.set({
+      rules: [
+        { match: 'GET /users', status: 404 },
+        { match: 'GET /roles', status: 404 },
+      ],
+    });
+    try {
+      for (const path of [
+        '/Entity/User',
+        '/Entity/User/nobody.here',
+        '/Entity/Role',
+        '/Entity/Role/ROLE_NOBODY',
+      ]) {
+        const answer = await proxy.call<ErrorBody>('GET', path);
+        assert.equal(answer.status, 502, `${path}: ${answer.text}`);
+        const logged = proxy.logSink
+          .lines()
+          .find((line) => line.reqId === answer.headers.get('x-request-id') && line.msg === 'request failed');
+        assert.match(
+          String(logged?.successor),
+          /a collection that is always there, so successor\.baseUrl/,
+          path,
+        );
+      }
+    } finally {
+      proxy.sandbox.faults.reset();
+    }
+  });
+
   it('answers 502 when the successor drops the connection', async () => {
     proxy.sandbox.faults.set({ rules: [{ match: 'GET *', status: 0 }] });
     try {

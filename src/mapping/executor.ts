@@ -957,6 +957,7 @@ export class OperationExecutor {
           query,
           paging: this.profile.paging,
           ...(kind === undefined ? {} : { identity: kind.uuidAttribute }),
+          standing: namesNoEntity(step),
         }) as AsyncGenerator<Entity[], void>,
       };
     }
@@ -966,6 +967,7 @@ export class OperationExecutor {
           query,
           paging: this.profile.paging,
           ...(kind === undefined ? {} : { identity: kind.uuidAttribute }),
+          standing: namesNoEntity(step),
         }),
       };
     }
@@ -1121,6 +1123,17 @@ function linkedUuids(kind: CompiledKind, value: unknown): Set<string> | undefine
  * Whether a 404 answered to `step` is about its body item: its successor path names the item and
  * not the path entity (whose 404 it would be where the path names both).
  */
+/**
+ * Whether a step's path names no entity (no `{entity.…}`, `{item.…}`, `{params.…}`, only fixed
+ * text and settings): a collection such as `/users`, which is there whatever entities exist, so
+ * that its 404 is a wrong path rather than an entity gone.
+ */
+function namesNoEntity(step: CompiledRequest): boolean {
+  return step.path.parts.every(
+    (part) => typeof part === 'string' || part.path[0] === 'settings' || part.path[0] === 'apiBase',
+  );
+}
+
 function namesItemAlone(step: CompiledRequest): boolean {
   const roots = step.path.parts.flatMap((part) => (typeof part === 'string' ? [] : [part.path[0]]));
   return roots.includes('item') && !roots.includes('entity') && !roots.includes('params');

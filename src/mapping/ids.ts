@@ -520,6 +520,8 @@ export class IdResolver {
           paging: this.#deps.profile.paging,
           identity: kind.uuidAttribute,
           calls,
+          // The kind's collection is always there: its 404 is a wrong path, not an unknown ID.
+          standing: true,
         }),
       ),
     );

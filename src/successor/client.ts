@@ -102,6 +102,12 @@ export interface CollectionReadOptions {
   identity?: readonly string[];
   /** The counter every page read adds to (see `SuccessorRequest.calls`). */
   calls?: CallStats | undefined;
+  /**
+   * A collection that is there whatever entities exist (`/users`, not `/groups/{uuid}/members`):
+   * its 404 is no entity gone but a collection the successor does not have (a wrong
+   * `successor.baseUrl` or collection path), `bad_response` (502) instead of `not_found`.
+   */
+  standing?: boolean;
 }
 
 export type { SuccessorQuery } from './targets.js';
@@ -369,6 +375,7 @@ class HttpSuccessorClient implements SuccessorClient {
       pageParam: paging.page,
       ...(Number.isInteger(asked) && asked > 0 ? { pageSize: asked } : {}),
       ...(options.identity === undefined ? {} : { identity: options.identity }),
+      ...(options.standing ? { standing: true } : {}),
       logger: this.#logger,
     };
     return { first, fetchPage, settings };

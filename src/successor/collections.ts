@@ -22,6 +22,8 @@ export interface CollectionSettings {
   pageSize?: number;
   /** Attribute path with the members' UUIDs (the kind's `uuidAttribute`): members are told apart by `@id` or it. */
   identity?: readonly string[];
+  /** A collection that is always there: a 404 of its first page is `bad_response` (CollectionReadOptions.standing). */
+  standing?: boolean;
   logger: Logger;
 }
 
@@ -191,7 +193,9 @@ async function* pagesOf(
   // and all) is spared: only an early end or a failure aborts.
   let complete = false;
   try {
-    const firstPage = await read(first);
+    const firstPage = await read(first).catch((error: unknown) => {
+      throw settings.standing ? missingCollection(error) : error;
+    });
     let pages: AsyncGenerator<Parcel<Item[]>, void, undefined>;
     if (firstPage.format === 'array') {
       pages = readArrayPages(first, firstPage, read, settings);
@@ -455,6 +459,20 @@ async function withShiftedItems(
       'lost items while the list was read, and its items have no @id to find them by: read the list again',
     );
   return new Parcel([...items, ...next.take()]);
+}
+
+/**
+ * A standing collection's 404 (`/users`: there whatever users exist) as what it is: the successor
+ * has no such collection, so the base URL or the profile's collection path is wrong. Taken for
+ * `not_found`, it read to the legacy caller as "no such user" or an empty 404 of a list.
+ */
+function missingCollection(error: unknown): unknown {
+  if (!(error instanceof UpstreamError && error.code === 'not_found')) return error;
+  return new UpstreamError(
+    'bad_response',
+    `${error.message}; a collection that is always there, so successor.baseUrl or the collection path in the mapping profile is wrong`,
+    { ...error.details, cause: error },
+  );
 }
 
 /** A page read by number, parsed and checked. */
