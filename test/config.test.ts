@@ -417,7 +417,7 @@ describe('configuration', () => {
     );
   });
 
-  it("refuses credentials, a query or a fragment in the successor's and the old server's base URLs, which were ignored", () => {
+  it("refuses credentials, a query or a fragment in the successor's and the old server's base URLs and the issuers, which were ignored", () => {
     // https://u:p@old.example/iserv/api passed config check; the user-info and query were dropped
     // without a word, and the password sat in the JSON instead of the environment.
     const successor = (baseUrl: string) => ({
@@ -432,9 +432,14 @@ describe('configuration', () => {
       'https://host.example/iserv/api?x=1',
       'https://host.example/iserv/api#top',
     ]) {
+      const oauth2 = { type: 'oauth2', issuer: url, clientId: 'c', clientSecret: 's' };
+      const oidc = { issuer: url, clientId: 'c', clientSecret: 's' };
       for (const [content, key] of [
         [{ successor: successor(url) }, 'successor.baseUrl'],
         [{ sandbox: { enabled: true }, migration: { legacy: legacy(url) } }, 'migration.legacy.baseUrl'],
+        // The issuer's password reached /readyz (unauthenticated) and the logs in discovery errors.
+        [{ successor: { baseUrl: 'https://idm.example/api', auth: oauth2 } }, 'successor.auth.issuer'],
+        [{ sandbox: { enabled: true }, sso: { oidc } }, 'sso.oidc.issuer'],
       ] as const) {
         assert.throws(
           () => config(content),

@@ -145,7 +145,9 @@ const legacySchema = z
 
 const oauth2AuthSchema = z.strictObject({
   type: z.literal('oauth2'),
-  issuer: urlSchema.describe('OAuth2/OIDC issuer; discovery at {issuer}/.well-known/openid-configuration'),
+  issuer: baseUrlSchema(
+    'discovery is at {issuer}/.well-known/openid-configuration; the secret goes in clientSecret',
+  ).describe('OAuth2/OIDC issuer; discovery at {issuer}/.well-known/openid-configuration'),
   clientId: z.string().min(1),
   clientSecret: secretSchema,
   scopes: z
@@ -281,7 +283,9 @@ const sandboxSchema = z
 
 const ssoOidcSchema = z
   .strictObject({
-    issuer: urlSchema.describe(
+    issuer: baseUrlSchema(
+      'discovery is at {issuer}/.well-known/openid-configuration; the secret goes in clientSecret',
+    ).describe(
       "OpenID Provider issuer (the portal's login); discovery at {issuer}/.well-known/openid-configuration",
     ),
     clientId: z.string().min(1).describe('Client id of the proxy at the provider'),
