@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
-import { type CopyResult, type CopyTableResult, copyStore } from '../store/copy.js';
+import { type CopyResult, CopyStopped, type CopyTableResult, copyStore } from '../store/copy.js';
 import { MissingStoreError, StoreUnavailableError } from '../store/errors.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
@@ -13,6 +13,7 @@ import {
   stringOption,
   terminalProgressBar,
 } from './command.js';
+import { nextStopSignal } from './stop-signal.js';
 
 const TABLES: readonly { key: keyof CopyResult; label: string }[] = [
   { key: 'apiUsers', label: 'api users' },
@@ -80,6 +81,10 @@ user, operation, outcome) or hour the target already counts are left alone, so c
 replicas take traffic. Throttle counters, known addresses and SSO tokens are short-lived and
 not copied.
 
+Ctrl-C or SIGTERM (or a store failing part-way) stops the copy after the chunk under way: it
+prints the counts so far and exits 1. What was written stays; run the same copy again to copy the
+rest.
+
 Options:
   --from FILE     configuration file of the source store
   --to FILE       configuration file of the target store
@@ -105,22 +110,46 @@ Example:
     const json = flag(args, 'json');
     const bar = await terminalProgressBar(io, json, 'copying [{bar}] {value}/{total} rows');
     const stores: Store[] = [];
+    // Ctrl-C or SIGTERM stops the copy after the chunk under way, and it says how far it got (a
+    // second signal ends the process at once). Ended by Node's default, it said nothing, and the
+    // target was left part-filled without a word.
+    const interrupt = new AbortController();
+    const stop = nextStopSignal();
+    void stop.received.then((signal) => interrupt.abort(new Error(`interrupted (${signal})`)));
     try {
       stores.push(await openSide(from, 'source'));
       stores.push(await openSide(to, 'target'));
       const [source, target] = stores as [Store, Store];
-      const result = await copyStore(source, target, {
-        onStart: (total) => bar?.start(total, 0),
-        onProgress: (done) => bar?.update(done),
-      });
+      let result: CopyResult;
+      let stopped: CopyStopped | undefined;
+      try {
+        result = await copyStore(source, target, {
+          onStart: (total) => bar?.start(total, 0),
+          onProgress: (done) => bar?.update(done),
+          signal: interrupt.signal,
+        });
+      } catch (error) {
+        if (!(error instanceof CopyStopped)) throw error;
+        stopped = error;
+        result = error.result;
+      }
       bar?.stop();
       const differ = TABLES.reduce((sum, table) => sum + result[table.key].differ, 0);
       if (json) {
-        io.out(JSON.stringify({ from: describeStore(from), to: describeStore(to), tables: result }));
+        io.out(
+          JSON.stringify({
+            from: describeStore(from),
+            to: describeStore(to),
+            tables: result,
+            ...(stopped ? { stoppedAfter: stopped.done, rows: stopped.total, error: stopped.message } : {}),
+          }),
+        );
       } else {
         io.out(
           [
-            `copied ${describeStore(from)} → ${describeStore(to)}`,
+            stopped
+              ? `stopped copying ${describeStore(from)} → ${describeStore(to)} after ${stopped.done} of ${stopped.total} rows`
+              : `copied ${describeStore(from)} → ${describeStore(to)}`,
             ...TABLES.map((table) => line(table.label, result[table.key])),
           ].join('\n'),
         );
@@ -128,8 +157,16 @@ Example:
           for (const difference of result[table.key].differences) io.err(`  differs: ${difference}`);
         }
       }
+      if (stopped) {
+        io.err(`error: ${stopped.message}`);
+        io.err(
+          'The rows counted above are in the target, the rest not. Run the same copy again to copy the rest (rows already there count as already there).',
+        );
+        return 1;
+      }
       return differ > 0 ? 1 : 0;
     } finally {
+      stop.cancel();
       bar?.stop();
       await Promise.all(stores.map((store) => store.close()));
     }

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiUserRecord } from './api-users.js';
 import type { IdMapRow } from './id-map.js';
 import type { Store } from './types.js';
@@ -30,6 +31,26 @@ export interface CopyStoreOptions {
   onStart?: (total: number) => void;
   /** Called with the number of source rows handled so far. */
   onProgress?: (done: number) => void;
+  /** Stops the copy after the chunk (or API user) under way: a CopyStopped with the counts so far. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A copy that stopped part-way (interrupted, or the target failed): what was written stays, and
+ * `result` counts it per table (a table not reached yet has copied nothing); `done` of `total`
+ * source rows were handled. Running the same copy again writes the rest.
+ */
+export class CopyStopped extends Error {
+  override readonly name = 'CopyStopped';
+  constructor(
+    message: string,
+    readonly result: CopyResult,
+    readonly done: number,
+    readonly total: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 const CHUNK = 500;
@@ -63,27 +84,47 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
     from.usage.list(),
     from.usage.hourly(),
   ]);
-  options.onStart?.(users.length + idRows.length + usageRows.length + hourRows.length);
+  const total = users.length + idRows.length + usageRows.length + hourRows.length;
+  options.onStart?.(total);
+  const result: CopyResult = {
+    apiUsers: emptyResult(users.length),
+    idMap: emptyResult(idRows.length),
+    usage: emptyResult(usageRows.length),
+    usageHourly: emptyResult(hourRows.length),
+  };
   let done = 0;
-  const advance = (rows: number) => {
+  const { signal } = options;
+  const advance = async (rows: number) => {
     done += rows;
     options.onProgress?.(done);
+    // A turn of the event loop, so that a signal is heard between SQLite's synchronous writes.
+    if (signal) {
+      await nextTurn();
+      signal.throwIfAborted();
+    }
   };
-  const apiUsers = await copyApiUsers(users, to, advance);
-  const idMap = await copyIdMap(idRows, to, advance);
-  // Rows as they are: `usage.add` would also book each row's whole count into the hour it was
-  // last seen, so a lifetime total would show as that hour's calls ("last 24 h").
-  const usage = await copyInChunks(usageRows, (part) => to.usage.insertMany(part), advance);
-  const usageHourly = await copyInChunks(hourRows, (part) => to.usage.insertHourlyMany(part), advance);
-  return { apiUsers, idMap, usage, usageHourly };
+  try {
+    await copyApiUsers(users, to, result.apiUsers, advance);
+    await copyIdMap(idRows, to, result.idMap, advance);
+    // Rows as they are: `usage.add` would also book each row's whole count into the hour it was
+    // last seen, so a lifetime total would show as that hour's calls ("last 24 h").
+    await copyInChunks(usageRows, (part) => to.usage.insertMany(part), result.usage, advance);
+    await copyInChunks(hourRows, (part) => to.usage.insertHourlyMany(part), result.usageHourly, advance);
+  } catch (error) {
+    const why = signal?.aborted ? signal.reason : error;
+    throw new CopyStopped(why instanceof Error ? why.message : String(why), result, done, total, {
+      cause: error,
+    });
+  }
+  return result;
 }
 
 async function copyApiUsers(
   users: readonly ApiUserRecord[],
   to: Store,
-  advance: (rows: number) => void,
-): Promise<CopyTableResult> {
-  const result = emptyResult(users.length);
+  result: CopyTableResult,
+  advance: (rows: number) => Promise<void>,
+): Promise<void> {
   for (const user of users) {
     const { lastLoginAt, ...record } = user;
     if (await to.apiUsers.create(record)) result.copied++;
@@ -94,23 +135,24 @@ async function copyApiUsers(
       else differs(result, `API user ${user.name}: the target has another password or other ranges`);
     }
     if (lastLoginAt !== null) await to.apiUsers.recordLogin(user.name, lastLoginAt);
-    advance(1);
+    await advance(1);
   }
-  return result;
 }
 
 async function copyIdMap(
   rows: readonly IdMapRow[],
   to: Store,
-  advance: (rows: number) => void,
-): Promise<CopyTableResult> {
-  const result = emptyResult(rows.length);
+  result: CopyTableResult,
+  advance: (rows: number) => Promise<void>,
+): Promise<void> {
   for (let start = 0; start < rows.length; start += CHUNK) {
     const part = rows.slice(start, start + CHUNK);
-    result.copied += await to.idMap.insertMany(part);
+    const copied = await to.idMap.insertMany(part);
+    result.copied += copied;
     // Every row of the chunk is now in the target, unless its legacy ID or UUID was mapped otherwise.
     const byKind = new Map<string, IdMapRow[]>();
     for (const row of part) byKind.set(row.kind, [...(byKind.get(row.kind) ?? []), row]);
+    let differing = 0;
     for (const [kind, kindRows] of byKind) {
       const mapped = await to.idMap.byLegacyIds(
         kind,
@@ -119,6 +161,7 @@ async function copyIdMap(
       for (const row of kindRows) {
         if (mapped.get(row.legacyId) === row.uuid) continue;
         const uuid = mapped.get(row.legacyId);
+        differing++;
         differs(
           result,
           uuid === undefined
@@ -127,24 +170,23 @@ async function copyIdMap(
         );
       }
     }
-    advance(part.length);
+    result.present += part.length - copied - differing;
+    await advance(part.length);
   }
-  result.present = result.source - result.copied - result.differ;
-  return result;
 }
 
 /** Inserts rows chunk by chunk with `insert`, which skips what the target has and answers how many it added. */
 async function copyInChunks<T>(
   rows: readonly T[],
   insert: (part: readonly T[]) => Promise<number>,
-  advance: (rows: number) => void,
-): Promise<CopyTableResult> {
-  const result = emptyResult(rows.length);
+  result: CopyTableResult,
+  advance: (rows: number) => Promise<void>,
+): Promise<void> {
   for (let start = 0; start < rows.length; start += CHUNK) {
     const part = rows.slice(start, start + CHUNK);
-    result.copied += await insert(part);
-    advance(part.length);
+    const copied = await insert(part);
+    result.copied += copied;
+    result.present += part.length - copied;
+    await advance(part.length);
   }
-  result.present = result.source - result.copied;
-  return result;
 }
