@@ -141,7 +141,12 @@ describe('sandbox-mode demo user', () => {
 
     const second = await startServe(configFile);
     try {
-      assert.match(second.stderr, /Sandbox API user 'demo' exists .*idm-compat apiuser reset-password demo/);
+      // With the file it was started with: the command without it looked in the default store.
+      assert.ok(
+        second.stderr.includes(`idm-compat apiuser reset-password demo --config ${configFile}\n`),
+        second.stderr,
+      );
+      assert.match(second.stderr, /Sandbox API user 'demo' exists /);
       assert.doesNotMatch(second.stderr, /curl -u/);
     } finally {
       await stop(second.child);

@@ -243,6 +243,12 @@ describe('configuration', () => {
     );
     const fromEnv = loadConfig({ file: envFile, env: { IDM_KEY: 'key-from-env' } });
     assert.equal(fromEnv.successor?.auth?.type === 'apiKey' && fromEnv.successor.auth.key, 'key-from-env');
+    // Set to nothing is not "not set": `env | grep IDM_KEY` shows it there.
+    assert.throws(
+      () => loadConfig({ file: envFile, env: { IDM_KEY: '' } }),
+      /environment variable IDM_KEY is empty/,
+    );
+    assert.throws(() => loadConfig({ file: envFile, env: {} }), /environment variable IDM_KEY is not set/);
   });
 
   it('names the file, the JSON path and the reason for every problem', () => {

@@ -77,7 +77,7 @@ async function serve(args: CommandArgs, io: CommandIo, hangupDuringStartUp: () =
     });
   });
   io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
-  if (running.demoUser) io.err(demoUserNotice(running, config.legacy));
+  if (running.demoUser) io.err(demoUserNotice(running, config.legacy, stringOption(args, 'config')));
   const signal = await stopSignal.received;
   stopReloading();
   const ignore = () => logger.info('SIGHUP ignored: the proxy is shutting down');
@@ -97,13 +97,23 @@ class StoppedDuringStartUp extends Error {
   }
 }
 
-/** What sandbox mode prints about the API user `demo`: its password and a curl line once, later how to reset it. */
-function demoUserNotice(running: RunningServer, legacy: AppConfig['legacy']): string {
+/**
+ * What sandbox mode prints about the API user `demo`: its password and a curl line once, later how
+ * to reset it — with the `--config` the proxy was started with, whose store holds the user (the
+ * command without it looked in the default store, which may not exist). A file named by
+ * IDM_COMPAT_CONFIG needs no option: the command reads the same variable.
+ */
+function demoUserNotice(
+  running: RunningServer,
+  legacy: AppConfig['legacy'],
+  configFile: string | undefined,
+): string {
   const demo = running.demoUser;
   if (!demo) return '';
   const url = `${running.publicUrl}${legacy.basePath}/${legacy.namespaces[0] ?? 'Service'}/Core/Entity/User`;
   if (demo.password === undefined) {
-    return `Sandbox API user '${demo.name}' exists (allowed from ${demo.ranges.join(', ')}). Forgot its password? idm-compat apiuser reset-password ${demo.name}`;
+    const config = configFile === undefined ? '' : ` --config ${shellWord(configFile)}`;
+    return `Sandbox API user '${demo.name}' exists (allowed from ${demo.ranges.join(', ')}). Forgot its password? idm-compat apiuser reset-password ${demo.name}${config}`;
   }
   return [
     `Created sandbox API user '${demo.name}' (allowed from ${demo.ranges.join(', ')}). Its password, shown only this once:`,
@@ -112,4 +122,9 @@ function demoUserNotice(running: RunningServer, legacy: AppConfig['legacy']): st
     `  curl -u ${demo.name}:${demo.password} ${url}`,
     `Interactive docs: ${running.publicUrl}${legacy.basePath}/docs/`,
   ].join('\n');
+}
+
+/** A path as one word of a POSIX shell command: as it is when plain, else in single quotes. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }

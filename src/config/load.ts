@@ -265,7 +265,8 @@ export function resolveSecret(ref: SecretRef, env: NodeJS.ProcessEnv, baseDir: s
   if (typeof ref === 'string') return ref;
   if ('env' in ref) {
     const value = env[ref.env];
-    if (value === undefined || value === '') throw new Error(`environment variable ${ref.env} is not set`);
+    if (value === undefined) throw new Error(`environment variable ${ref.env} is not set`);
+    if (value === '') throw new Error(`environment variable ${ref.env} is empty`);
     return value;
   }
   const file = path.resolve(baseDir, ref.file);
