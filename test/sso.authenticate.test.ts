@@ -136,6 +136,20 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.ok((extra.body as ErrorBody).errors?.some((e) => e.path === 'body'));
   });
 
+  it('refuses a username with a control character before any successor call', async () => {
+    // `lena\u0000mueller` was sent to the successor as a query (`user=lena%00mueller`).
+    proxy.sandbox.counters.reset();
+    // (A lone surrogate cannot be sent as form data: the encoder makes it U+FFFD.)
+    for (const username of ['lena\u0000mueller', 'lena\nmueller', 'lena\u0085']) {
+      const answer = await proxy.authenticate({ username });
+      assert.equal(answer.status, 400, answer.text);
+      const body = answer.body as ErrorBody;
+      assert.equal(body.errors?.[0]?.path, 'body.username');
+      assert.match(body.errors?.[0]?.message ?? '', /control characters/);
+    }
+    assert.equal(proxy.sandbox.counters.total(), 0, 'nothing asked of the successor');
+  });
+
   it('refuses a repeated username (form or multipart) and username[] with 400, signing in no one', async () => {
     const before = tokenRows(proxy).length;
     const multipart = new FormData();

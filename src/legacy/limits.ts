@@ -26,7 +26,7 @@ export const ROLE_NAME_MAX = 50;
 export const TEXT_MAX = 255;
 
 /** Refuses control characters (C0, DEL, C1) and unpaired UTF-16 surrogates, which no name may hold. */
-function wellFormed(schema: z.ZodString): z.ZodString {
+export function wellFormed(schema: z.ZodString): z.ZodString {
   return schema
     .refine((value) => !hasControlCharacter(value), LEGACY_ID_MESSAGES.control)
     .refine((value) => !hasLoneSurrogate(value), LEGACY_ID_MESSAGES.surrogate);

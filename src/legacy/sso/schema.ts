@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wellFormed } from '../limits.js';
 import { formText } from '../operation.js';
 
 /**
@@ -12,7 +13,10 @@ export const SSO_TAG = 'Single sign-on';
 /** The form of `POST /Service/Sso/authenticate`. */
 export const ssoAuthenticateForm = z
   .strictObject({
-    username: formText().min(1).max(255).describe('The user to authenticate (legacy username), exactly once'),
+    // Well-formed as any name: a control character is refused here, not sent to the successor.
+    username: wellFormed(formText().min(1).max(255)).describe(
+      'The user to authenticate (legacy username), exactly once',
+    ),
   })
   .describe('SsoAuthenticateForm');
 
