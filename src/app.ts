@@ -18,7 +18,11 @@ import { registerDashboard } from './ops/dashboard.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
 import type { AppEnv, Services } from './services.js';
+import { ssoServerErrorPage } from './sso/pages.js';
 import { registerSso } from './sso/routes.js';
+
+/** The SSO pages a browser comes to (src/sso/routes.ts). */
+const SSO_PAGES: ReadonlySet<string> = new Set(Object.values(SSO_PATHS));
 
 /**
  * Builds the Hono app from injected services. It never listens: server.ts and tests do that.
@@ -79,7 +83,9 @@ export function createApp(services: Services): Hono<AppEnv> {
     const legacy = toLegacyError(error, { requestId: c.get('requestId'), method: c.req.method });
     if (legacy.status >= 500)
       requestLog(c).error({ err: error, ...operatorDetails(error) }, 'request failed');
-    return renderLegacyError(c, legacy);
+    // A browser following an SSO link gets a page, not the legacy JSON (the store unreachable).
+    const page = SSO_PAGES.has(c.req.path) ? ssoServerErrorPage(c, legacy.status, legacy.headers) : undefined;
+    return page ?? renderLegacyError(c, legacy);
   });
   return app;
 }

@@ -460,13 +460,16 @@ describe('hardening', () => {
     it('serves what needs no store write while it waits, then answers 503 with Retry-After, then serves again', async () => {
       // Another process holds the SQLite store's write lock beyond the busy timeout (5 s): the
       // throttle counter of a wrong password and the SSO token cannot be written.
-      assert.equal((await authenticate()).status, 200, 'the credential cached');
+      const issued = await authenticate();
+      assert.equal(issued.status, 200, 'the credential cached');
+      const link = ((await issued.json()) as { return_to: string }).return_to;
       assert.equal((await proxy.call('GET', '/Entity/User/lena.mueller')).status, 200, 'the ID cached');
       const wrong = `Basic ${Buffer.from('tester:not-the-password').toString('base64')}`;
       const other = openSqliteConnection(path.join(proxy.dir, 'store.db'));
       other.exec('BEGIN IMMEDIATE');
       let failedLogin: Response;
       let token: Response;
+      let page: Response;
       try {
         // The proxy runs in this process: SQLite's own busy handler slept on its event loop for the
         // whole 5 s of each write, and nothing else was served meanwhile.
@@ -475,6 +478,8 @@ describe('hardening', () => {
         const writes = [
           fetch(`${proxy.core}/Entity/User/lena.mueller`, { headers: { authorization: wrong } }),
           authenticate(),
+          // A browser following the SSO link: the token cannot be used up.
+          fetch(link, { redirect: 'manual' }),
         ];
         const read = await Promise.race([
           proxy.call('GET', '/Entity/User/lena.mueller').then((answer) => answer.status),
@@ -485,7 +490,7 @@ describe('hardening', () => {
         await waiting;
         stood.disable();
         assert.ok(stood.max < 2.5e9, `the event loop stood still for ${Math.round(stood.max / 1e6)} ms`);
-        [failedLogin, token] = await waiting;
+        [failedLogin, token, page] = await waiting;
       } finally {
         other.exec('ROLLBACK');
         other.close();
@@ -499,6 +504,13 @@ describe('hardening', () => {
           message: 'the store (SQLite) is unavailable: SQLITE_BUSY',
         });
       }
+      // The browser gets the SSO page, not the legacy JSON; the link still works afterwards.
+      assert.equal(page.status, 503);
+      assert.equal(page.headers.get('retry-after'), '5');
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assert.equal(page.headers.get('cache-control'), 'no-store');
+      assert.match(await page.text(), /<h1>Sign-in is not available right now<\/h1>/);
+      assert.equal((await fetch(link, { redirect: 'manual' })).status, 302, 'the token was not used up');
       assert.equal((await authenticate()).status, 200, 'the lock released, tokens are written again');
       const guess = () =>
         fetch(`${proxy.core}/Entity/User/lena.mueller`, { headers: { authorization: wrong } }).then(

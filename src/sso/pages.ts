@@ -12,7 +12,30 @@ export function escapeHtml(text: string): string {
 }
 
 /** Statuses the browser-facing SSO pages answer with. */
-export type SsoPageStatus = 200 | 400 | 403 | 410 | 502;
+export type SsoPageStatus = 200 | 400 | 403 | 410 | 500 | 502 | 503 | 504;
+
+/** The server errors a failure of an SSO page may carry (the legacy statuses of the proxy's own failures). */
+const SERVER_ERRORS = new Set<number>([500, 502, 503, 504]);
+
+/**
+ * The page of a failure no SSO handler answered itself (the store unreachable while a token is
+ * used, an unexpected error): the visitor is a browser, so the SSO page with its headers instead
+ * of the legacy JSON body, with the status (and `Retry-After`) the failure has. Undefined for a
+ * status that is no server error (the JSON answer stands).
+ */
+export function ssoServerErrorPage(
+  c: Context<AppEnv>,
+  status: number,
+  headers: Record<string, string> | undefined,
+): Response | undefined {
+  if (!SERVER_ERRORS.has(status)) return undefined;
+  const page = ssoPage(c, status as SsoPageStatus, {
+    title: 'Sign-in is not available right now',
+    message: 'Please try again in a moment; if it keeps failing, tell the administrator.',
+  });
+  for (const [name, value] of Object.entries(headers ?? {})) page.headers.set(name, value);
+  return page;
+}
 
 /**
  * A small self-contained HTML page for the browser that follows an SSO link: no scripts, no
