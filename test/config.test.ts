@@ -81,6 +81,44 @@ describe('configuration', () => {
     assert.equal(loadConfig({ env: { PORT: '0' } }).server.port, 0);
   });
 
+  it('refuses a listen address that is no IP address or host name, naming server.host or (env HOST)', () => {
+    // `config check` said valid; `serve` then died with exit 1 and a bare "error: Invalid URL".
+    assert.throws(
+      () => loadConfig({ env: { HOST: '[::1]' } }),
+      /\(env HOST\): "\[::1\]": an IPv6 address to listen on goes without brackets \(::1\)/,
+    );
+    assert.throws(
+      () =>
+        loadConfig({
+          env: {},
+          file: tempFile(
+            'config.json',
+            JSON.stringify({ sandbox: { enabled: true }, server: { host: 'not a host' } }),
+          ),
+        }),
+      /server\.host: "not a host" is no IP address or host name/,
+    );
+    for (const host of ['::1', '0.0.0.0', 'localhost', 'proxy.school.example'])
+      assert.equal(loadConfig({ env: { HOST: host } }).server.host, host);
+  });
+
+  it('refuses an API-key header that is no HTTP header name, naming successor.auth.header', () => {
+    // `serve` refused it with exit 1, naming an internal option ("auth.header").
+    const file = tempFile(
+      'config.json',
+      JSON.stringify({
+        successor: {
+          baseUrl: 'https://idm.example/api',
+          auth: { type: 'apiKey', key: 'k', header: 'bad header\n' },
+        },
+      }),
+    );
+    assert.throws(
+      () => loadConfig({ file, env: {} }),
+      /successor\.auth\.header: must be an HTTP header name/,
+    );
+  });
+
   it('refuses a server.requestTimeoutMs past what a Node timer takes (2^31 - 1 ms)', () => {
     // Node's connection check wraps a larger timeout around: 2^32 + 1000 cut requests after a second.
     const withTimeout = (requestTimeoutMs: number) =>
@@ -591,6 +629,38 @@ describe('configuration', () => {
     );
     assert.equal(await runCli(['config', 'check', '--json', '--config', ordinary], plain), 0);
     assert.deepEqual((JSON.parse(plain.stdout) as { warnings: unknown[] }).warnings, []);
+  });
+
+  it('refuses in `config check` and at start a sandbox fixture that cannot be read or is invalid, naming sandbox.fixture', async () => {
+    // `config check` said valid; `serve` then stopped with exit 1.
+    const dir = tempDir('config');
+    const broken = path.join(dir, 'broken.json');
+    writeFileSync(broken, '{oops');
+    const configFile = (fixture: string) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          sandbox: { enabled: true, fixture },
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+        }),
+      );
+    for (const [fixture, reason] of [
+      [
+        path.join(dir, 'missing.json'),
+        /sandbox\.fixture: sandbox fixture .*missing\.json: cannot read the file \(ENOENT\)/,
+      ],
+      [broken, /sandbox\.fixture: sandbox fixture .*broken\.json: not valid JSON at line 1/],
+    ] as const) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(fixture)], io), 2, command.join(' '));
+        assert.match(io.stderr, reason);
+      }
+    }
+    const fine = path.join(dir, 'fine.json');
+    writeFileSync(fine, JSON.stringify({ users: [{ user: 'fixture.user', firstname: 'F', lastname: 'U' }] }));
+    const io = capture();
+    assert.equal(await runCli(['config', 'check', '--config', configFile(fine)], io), 0, io.stderr);
   });
 
   it('refuses in `config check` and at start a recording path whose folder does not exist, instead of creating it', async () => {

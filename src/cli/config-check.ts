@@ -19,7 +19,7 @@ export const configCheckCommand: Command = {
   options: { config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     try {
-      return check(args, io);
+      return await check(args, io);
     } catch (error) {
       // --json: a script gets its verdict on stdout for an invalid file too (the error as ever on
       // stderr); not for a failure of the check itself.
@@ -39,7 +39,7 @@ function problemsOf(error: ConfigError | MappingError): { file?: string; path: s
 }
 
 /** Loads and checks everything `serve` would at start; the summary on stdout. */
-function check(args: CommandArgs, io: CommandIo): number {
+async function check(args: CommandArgs, io: CommandIo): Promise<number> {
   const config = loadConfig({ file: stringOption(args, 'config'), env: io.env });
   const operationIds = LEGACY_OPERATIONS.map((operation) => operation.id);
   checkOperationReferences(config, operationIds);
@@ -47,6 +47,9 @@ function check(args: CommandArgs, io: CommandIo): number {
   shadowCompareRules(config, operationIds);
   checkRecordingPath(config);
   loadTlsFiles(config);
+  // Sandbox mode's fixture, read as serve reads it (loaded only then: production never loads the sandbox).
+  if (config.mode === 'sandbox' && config.sandbox.fixture !== undefined)
+    (await import('../embedded-sandbox.js')).sandboxFixture(config);
   // And the mapping profile, as serve loads it: every table valid, every served operation mapped
   // (a MappingError, exit 2 with file, JSON path and reason; `mappings check --live` goes further).
   loadServingProfile(mappingsFolder(config), REQUIRED_OPERATIONS);

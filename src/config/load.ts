@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 import path from 'node:path';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import { utf8Text } from '../lib/utf8-text.js';
@@ -198,6 +199,9 @@ export function parseConfig(
     problems.push({ path: '(env PORT)', message: `not a port number (0-65535): ${JSON.stringify(port)}` });
   }
   const host = context.env.HOST || parsed.server.host;
+  const hostProblem = listenHostProblem(host);
+  if (hostProblem)
+    problems.push({ path: context.env.HOST ? '(env HOST)' : 'server.host', message: hostProblem });
   // The proxy's links (SSO, the default Host of HTTP/1.0 requests) name its listen address unless
   // legacy.publicUrl says otherwise, and no URL can name an IPv6 address with a zone (`%eth0`):
   // browsers and Node's URL refuse it, encoded or not.
@@ -312,4 +316,19 @@ export function issuesOf(error: z.ZodError): { path: string; message: string }[]
         ? `not a valid key: ${issue.issues[0].message}`
         : issue.message,
   }));
+}
+
+const HOST_NAME = z.hostname();
+
+/**
+ * What is wrong with a listen address: it must be an IP address (IPv6 without brackets, perhaps
+ * with a zone) or a host name. Anything else passed the check and failed `serve` with a bare
+ * "Invalid URL" (the proxy builds its own URL from it).
+ */
+function listenHostProblem(host: string): string | undefined {
+  if (isIP(host.replace(/%.+$/, '')) !== 0 || HOST_NAME.safeParse(host).success) return undefined;
+  const bracketed = /^\[(.+)\]$/.exec(host)?.[1];
+  return bracketed !== undefined && isIP(bracketed) === 6
+    ? `${JSON.stringify(host)}: an IPv6 address to listen on goes without brackets (${bracketed})`
+    : `${JSON.stringify(host)} is no IP address or host name`;
 }

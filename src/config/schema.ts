@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normalizeRange } from '../auth/addresses.js';
+import { HTTP_TOKEN } from '../lib/http-token.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { OPERATION_PATTERN, OPERATION_PATTERN_RULE } from '../lib/operation-patterns.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from '../store/postgres/schema-name.js';
@@ -167,7 +168,10 @@ const oauth2AuthSchema = z.strictObject({
 const apiKeyAuthSchema = z.strictObject({
   type: z.literal('apiKey'),
   key: secretSchema,
-  header: z.string().min(1).default('X-IServ-Authentication'),
+  header: z
+    .string()
+    .regex(HTTP_TOKEN, "must be an HTTP header name: letters, digits and !#$%&'*+.^_`|~-")
+    .default('X-IServ-Authentication'),
 });
 
 // baseUrl and auth are optional here only because sandbox mode needs neither (the embedded sandbox

@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from '../lib/clock.js';
+import { HTTP_TOKEN } from '../lib/http-token.js';
 import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { type Logger, silentLogger } from '../lib/logger.js';
 import type { CallStats, Observer } from '../observe/observer.js';
@@ -280,7 +281,7 @@ class HttpSuccessorClient implements SuccessorClient {
     } else {
       nonEmpty(auth.key, 'auth.key');
       const header = auth.header ?? 'X-IServ-Authentication';
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(header)) {
+      if (!HTTP_TOKEN.test(header)) {
         throw new TypeError('successor client option auth.header: not a valid HTTP header name');
       }
       this.#apiKey = { header, key: auth.key };
