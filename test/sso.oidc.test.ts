@@ -111,7 +111,16 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
     assert.equal(back.location?.href, `${proxy.server.publicUrl}/sso/landing?login_hint=lena.mueller`);
     assertPage(last, 200);
     assert.match(last.text, /Welcome, lena\.mueller/);
-    assert.ok(proxy.logSink.lines().some((l) => l.msg === 'SSO login verified'));
+    // The callback's line names the token as its issue and use did, so the three can be joined.
+    const tokenOf = (line: Record<string, unknown> | undefined) =>
+      (line?.sso as { tokenId?: string } | undefined)?.tokenId;
+    const verified = tokenOf(proxy.logSink.lines().find((l) => l.msg === 'SSO login verified'));
+    assert.match(verified ?? '', /^[0-9a-f]{12}$/);
+    for (const msg of ['SSO token issued', 'SSO token used'])
+      assert.ok(
+        proxy.logSink.lines().some((l) => l.msg === msg && tokenOf(l) === verified),
+        msg,
+      );
 
     // The callback is single-use: a replay (even with the binding cookie) is refused.
     const replay = await new Browser().get(back.url);

@@ -591,6 +591,7 @@ function storeContract(backend: Backend): void {
         await store.ssoTokens.beginLogin('state-2', login);
         assert.deepEqual(await store.ssoTokens.finishLogin('state-1', 'browser-2', 1200), {
           status: 'other-browser',
+          tokenHash: login.tokenHash,
         });
         assert.deepEqual(await store.ssoTokens.finishLogin('state-1', 'browser-1', 1200), {
           status: 'finished',

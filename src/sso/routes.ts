@@ -7,7 +7,7 @@ import { normalizeUuid } from '../lib/uuid.js';
 import type { AppEnv, Services } from '../services.js';
 import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty } from './oidc.js';
 import { securityHeaders, ssoPage } from './pages.js';
-import { hashSecret, randomSecret, SSO_TOKEN_PATTERN, targetUrl } from './tokens.js';
+import { hashSecret, randomSecret, SSO_TOKEN_PATTERN, targetUrl, tokenId } from './tokens.js';
 
 /** Prefix of the cookie that binds a started OIDC login to the browser that started it. */
 const BINDING_COOKIE = 'idm_compat_sso_';
@@ -82,7 +82,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
     if (outcome.status !== 'consumed') {
       log.info(
         {
-          sso: { username: outcome.token.username, tokenId: tokenHash.slice(0, 12), outcome: outcome.status },
+          sso: { username: outcome.token.username, tokenId: tokenId(tokenHash), outcome: outcome.status },
         },
         'SSO link refused',
       );
@@ -94,7 +94,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
       });
     }
     const { username } = outcome.token;
-    log.info({ sso: { username, tokenId: tokenHash.slice(0, 12) } }, 'SSO token used');
+    log.info({ sso: { username, tokenId: tokenId(tokenHash) } }, 'SSO token used');
     if (!party || !oidcSettings) return redirect(c, targetUrl(c, username));
 
     const publicUrl = publicUrlOf(c);
@@ -154,7 +154,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
         });
       case 'other-browser':
         log.warn(
-          { sso: { outcome: 'other-browser' } },
+          { sso: { tokenId: tokenId(outcome.tokenHash), outcome: 'other-browser' } },
           'SSO callback from a browser that did not start the login',
         );
         return ssoPage(c, 400, {
@@ -171,7 +171,14 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
     if (providerError !== undefined) {
       const description = c.req.query('error_description');
       log.warn(
-        { sso: { username: token.username, error: providerError, errorDescription: description } },
+        {
+          sso: {
+            username: token.username,
+            tokenId: tokenId(login.tokenHash),
+            error: providerError,
+            errorDescription: description,
+          },
+        },
         'SSO login refused by the identity provider',
       );
       return ssoPage(c, 400, {
@@ -189,7 +196,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
         codeVerifier: login.codeVerifier,
       });
     } catch (error) {
-      return oidcFailurePage(c, error, token.username);
+      return oidcFailurePage(c, error, token.username, tokenId(login.tokenHash));
     }
     const sameUser =
       (identity.username !== undefined && identity.username === token.username) ||
@@ -198,6 +205,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
       log.warn(
         {
           sso: {
+            tokenId: tokenId(login.tokenHash),
             expected: { username: token.username, uuid: token.userUuid },
             received: { username: identity.username, sub: identity.sub },
             issuer: party.issuer,
@@ -210,7 +218,7 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
         message: `This sign-in link was issued for ${token.username}, but the identity provider signed in a different user. Sign out at the identity provider and start again.`,
       });
     }
-    log.info({ sso: { username: token.username } }, 'SSO login verified');
+    log.info({ sso: { username: token.username, tokenId: tokenId(login.tokenHash) } }, 'SSO login verified');
     return redirect(c, targetUrl(c, token.username));
   });
 
@@ -253,13 +261,13 @@ function unknownLink(c: Context<AppEnv>): Response {
   });
 }
 
-function oidcFailurePage(c: Context<AppEnv>, error: unknown, username?: string): Response {
+function oidcFailurePage(c: Context<AppEnv>, error: unknown, username?: string, token?: string): Response {
   const failure =
     error instanceof SsoOidcError
       ? error
       : new SsoOidcError('unavailable', error instanceof Error ? error.message : String(error));
   requestLog(c).warn(
-    { sso: { username, failure: failure.kind, reason: failure.message } },
+    { sso: { username, tokenId: token, failure: failure.kind, reason: failure.message } },
     'SSO login failed at the identity provider',
   );
   const page =

@@ -21,6 +21,14 @@ export function hashSecret(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
+/**
+ * How log lines name an SSO token: the first 12 hex digits of its hash, which tie the lines of
+ * one sign-in together (issued, used, the callback's) without being the token.
+ */
+export function tokenId(tokenHash: string): string {
+  return tokenHash.slice(0, 12);
+}
+
 /** A fresh random secret, base64url (no padding). */
 export function randomSecret(bytes = SSO_TOKEN_BYTES): string {
   return randomBytes(bytes).toString('base64url');
@@ -85,7 +93,7 @@ export class SsoTokenIssuer {
       void this.#purge(now);
     }
     this.#issuedLog.info(
-      { reqId: requestId, sso: { username: subject.username, tokenId: hash.slice(0, 12) } },
+      { reqId: requestId, sso: { username: subject.username, tokenId: tokenId(hash) } },
       'SSO token issued',
     );
     return { token, expiresAt };

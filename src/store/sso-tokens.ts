@@ -44,7 +44,8 @@ export type SsoLoginFinishResult =
   | { status: 'unknown' }
   | { status: 'expired' }
   | { status: 'used' }
-  | { status: 'other-browser' };
+  /** The login is open, but this browser did not start it; `tokenHash` names its token for the log. */
+  | { status: 'other-browser'; tokenHash: string };
 
 /**
  * The values of a new `sso_logins` row in the order both stores insert them: state_hash,

@@ -143,7 +143,7 @@ export class PostgresSsoTokenRepository implements SsoTokenRepository {
     if (!row) return { status: 'unknown' };
     if (row.consumed_at !== null) return { status: 'used' };
     if (row.expires_at <= now) return { status: 'expired' };
-    return { status: 'other-browser' };
+    return { status: 'other-browser', tokenHash: row.token_hash };
   }
 
   async purge(before: number): Promise<number> {

@@ -132,7 +132,7 @@ export class SqliteSsoTokenRepository implements SsoTokenRepository {
         if (!row) return { status: 'unknown' };
         if (row.consumed_at !== null) return { status: 'used' };
         if (row.expires_at <= now) return { status: 'expired' };
-        return { status: 'other-browser' };
+        return { status: 'other-browser', tokenHash: row.token_hash };
       },
     );
     const purgeLogins = db.prepare('DELETE FROM sso_logins WHERE expires_at < ?');
