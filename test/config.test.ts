@@ -102,6 +102,35 @@ describe('configuration', () => {
       assert.equal(loadConfig({ env: { HOST: host } }).server.host, host);
   });
 
+  it('says what a secret or a deprecation date must be, not "Invalid input"', () => {
+    const problem = (content: unknown) => {
+      try {
+        loadConfig({ file: tempFile('config.json', JSON.stringify(content)), env: {} });
+      } catch (error) {
+        assert.ok(error instanceof ConfigError, String(error));
+        return error.problems.map(({ path, message }) => `${path}: ${message}`);
+      }
+      assert.fail('the file loaded');
+    };
+    const secret = 'must be a secret: a non-empty string, {"env": "VAR"} or {"file": "/path"}';
+    assert.deepEqual(problem({ sandbox: { enabled: true }, store: { type: 'postgres' } }), [
+      'store.url: is required',
+    ]);
+    for (const key of [{ envv: 'X' }, { file: 'k', env: 'X' }, 12])
+      assert.deepEqual(problem({ sandbox: { enabled: true }, metrics: { username: 'm', password: key } }), [
+        `metrics.password: ${secret}`,
+      ]);
+    assert.deepEqual(
+      problem({
+        sandbox: { enabled: true },
+        deprecation: { operations: { 'user.list': { deprecation: 'yesterday' } } },
+      }),
+      [
+        'deprecation.operations.user.list.deprecation: must be a date (2026-09-01) or a date and time with its offset (2026-09-01T08:00:00+02:00)',
+      ],
+    );
+  });
+
   it('refuses an API-key header that is no HTTP header name, naming successor.auth.header', () => {
     // `serve` refused it with exit 1, naming an internal option ("auth.header").
     const file = tempFile(

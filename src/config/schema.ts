@@ -12,11 +12,20 @@ import { takenFixedPath } from './fixed-paths.js';
  * newline trimmed). References are resolved once at start-up by `resolveSecret`.
  */
 export const secretSchema = z
-  .union([
-    z.string().min(1),
-    z.strictObject({ env: z.string().min(1).describe('Environment variable that holds the secret') }),
-    z.strictObject({ file: z.string().min(1).describe('File that holds the secret') }),
-  ])
+  .union(
+    [
+      z.string().min(1),
+      z.strictObject({ env: z.string().min(1).describe('Environment variable that holds the secret') }),
+      z.strictObject({ file: z.string().min(1).describe('File that holds the secret') }),
+    ],
+    {
+      // zod's own word for a value none of the three forms fits is "Invalid input".
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required'
+          : 'must be a secret: a non-empty string, {"env": "VAR"} or {"file": "/path"}',
+    },
+  )
   .describe('A secret: a literal string, {"env": "VAR"} or {"file": "/path"}');
 export type SecretRef = z.infer<typeof secretSchema>;
 
@@ -561,7 +570,9 @@ const usageSchema = z
 const operationPatternSchema = z.string().regex(OPERATION_PATTERN, OPERATION_PATTERN_RULE);
 
 /** A calendar date or a date-time with offset, e.g. `2026-09-01` or `2026-09-01T00:00:00Z`. */
-const instantSchema = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+const instantSchema = z.union([z.iso.date(), z.iso.datetime({ offset: true })], {
+  error: 'must be a date (2026-09-01) or a date and time with its offset (2026-09-01T08:00:00+02:00)',
+});
 
 const deprecationEntrySchema = z
   .strictObject({
