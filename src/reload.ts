@@ -1,3 +1,4 @@
+import { tlsFingerprint } from './config/tls.js';
 import type { Logger } from './lib/logger.js';
 import { reloadAndLog } from './mapping/reload.js';
 import { reloadModes } from './migration/reload.js';
@@ -27,6 +28,8 @@ export function reloader(
   options: { file: string | undefined; env: NodeJS.ProcessEnv; logger: Logger },
 ): () => void {
   const operationIds = [...services.migration.modes.current().entries()].map(([id]) => id);
+  // Installed as the server starts: its certificate files as the server read them.
+  const tlsAtStart = tlsFingerprint(services.loadedConfig);
   // A signal handler that throws ends the process: whatever goes wrong is logged, and what was
   // in force stays (each reload swaps its tables only once they are built).
   const guarded = (what: string, reload: () => unknown) => {
@@ -47,6 +50,7 @@ export function reloader(
           operationIds,
           hasLegacy: services.migration.legacy !== undefined,
           running: services.loadedConfig,
+          tlsAtStart,
         },
         options.logger,
       ),

@@ -10,7 +10,10 @@ import { runCli } from '../src/cli.js';
 import { changedKeys } from '../src/config/changes.js';
 import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
+import { tlsFingerprint } from '../src/config/tls.js';
 import { createLogger } from '../src/lib/logger.js';
+import { createModeHolder, ModeTable } from '../src/migration/modes.js';
+import { reloadModes } from '../src/migration/reload.js';
 import { startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
 import { tempDir } from './temp-dir.js';
@@ -1144,5 +1147,36 @@ describe('configuration', () => {
     const unknown = capture();
     assert.equal(await runCli(['frobnicate'], unknown), 2);
     assert.match(unknown.stderr, /unknown command/);
+  });
+});
+
+describe('a reload after the certificate files were replaced', () => {
+  it('says server.tls takes a restart: the server keeps the certificate it started with', () => {
+    // The files were renewed under the same names and SIGHUP said nothing, which an operator used
+    // to nginx reads as applied.
+    const dir = tempDir('tls-reload');
+    const cert = path.join(dir, 'cert.pem');
+    const key = path.join(dir, 'key.pem');
+    writeFileSync(cert, 'certificate one');
+    writeFileSync(key, 'key one');
+    const file = path.join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ sandbox: { enabled: true }, server: { tls: { cert, key } } }));
+    const running = loadConfig({ file, env: {} });
+    const tlsAtStart = tlsFingerprint(running);
+    const sink = new LogSink();
+    const reload = () => {
+      const operationIds = ['user.get'];
+      const holder = createModeHolder(new ModeTable({}, operationIds));
+      const options = { file, env: {}, operationIds, hasLegacy: false, running, tlsAtStart };
+      assert.equal(reloadModes(holder, options, createLogger({ destination: sink })), true);
+      return sink
+        .lines()
+        .filter((line) => String(line.msg).startsWith('configuration changed where a reload'))
+        .map((line) => line.notApplied);
+    };
+    assert.deepEqual(reload(), [], 'the same files: nothing to say');
+    writeFileSync(cert, 'certificate two');
+    writeFileSync(key, 'key two');
+    assert.deepEqual(reload(), [['server.tls']]);
   });
 });

@@ -1,4 +1,4 @@
-import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type AppConfig, ConfigError } from './load.js';
@@ -62,4 +62,25 @@ export function loadTlsFiles(config: Pick<AppConfig, 'server' | 'source'>): TlsF
   }
   if (problems.length > 0) throw new ConfigError(config.source ?? '(embedded defaults)', problems);
   return cert && key ? { cert, key } : undefined;
+}
+
+/**
+ * What `server.tls`'s files hold now, as a digest (undefined without `server.tls`; a file that
+ * cannot be read counts as its error): a reload compares it with the one at start, since the
+ * server keeps the certificate it started with, and a renewed one that goes unmentioned reads as
+ * applied (nginx reloads it on SIGHUP).
+ */
+export function tlsFingerprint(config: Pick<AppConfig, 'server'>): string | undefined {
+  const tls = config.server.tls;
+  if (tls === undefined) return undefined;
+  const digest = createHash('sha256');
+  for (const file of [tls.cert, tls.key]) {
+    try {
+      digest.update(readFileSync(file));
+    } catch (error) {
+      digest.update(`unreadable: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    digest.update('\0');
+  }
+  return digest.digest('hex');
 }

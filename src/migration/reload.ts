@@ -1,6 +1,7 @@
 import { changedKeys } from '../config/changes.js';
 import { type AppConfig, ConfigError, loadConfig } from '../config/load.js';
 import { checkOperationReferences } from '../config/references.js';
+import { tlsFingerprint } from '../config/tls.js';
 import type { Logger } from '../lib/logger.js';
 import { type ModeHolder, ModeTable } from './modes.js';
 
@@ -24,6 +25,8 @@ export function reloadModes(
     hasLegacy: boolean;
     /** The configuration the process started with. */
     running: AppConfig;
+    /** `tlsFingerprint` of `running` when the server started (its certificate files then). */
+    tlsAtStart?: string | undefined;
   },
   logger: Logger,
 ): boolean {
@@ -43,6 +46,9 @@ export function reloadModes(
     holder.replace(table);
     logger.info({ modes: config.migration.modes }, 'migration modes reloaded');
     const notApplied = changedKeys(options.running, config).filter((key) => !RELOADED_OR_DERIVED.has(key));
+    // The same file names with new contents (a renewed certificate): the server keeps its own.
+    if (!notApplied.includes('server.tls') && tlsFingerprint(config) !== options.tlsAtStart)
+      notApplied.push('server.tls');
     if (notApplied.length > 0)
       logger.warn(
         { notApplied },
