@@ -199,6 +199,20 @@ describe('legacy error model', () => {
     assert.equal(none.keepAlive, 'timeout=65', 'kept connections stay open 65 s (server.keepAliveTimeoutMs)');
   });
 
+  it('lists unknown body keys as every list of input: 10, then "and N more"', async () => {
+    // zod listed all of them, and 50,000 form keys were cut in the middle of one.
+    const body = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`extra${i}`, 'x']));
+    const answer = await call(`${h.url}/iserv/api/Service/Core/Entity/Group`, {
+      ...auth(),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'G', ...body }),
+    });
+    const error = assertLegacyError(answer, 400);
+    const listed = Array.from({ length: 10 }, (_, i) => `"extra${i}"`).join(', ');
+    assert.deepEqual(error.errors, [{ path: 'body', message: `Unrecognized keys: ${listed} and 2 more` }]);
+  });
+
   it('415 for a compressed body: the legacy server read none, and its bytes were "not valid UTF-8"', async () => {
     const body = gzipSync(JSON.stringify({ firstname: 'Gz' }));
     const compressed = await call(`${h.url}/iserv/api/Service/Core/Entity/User/admin`, {

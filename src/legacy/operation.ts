@@ -5,7 +5,7 @@ import { LegacyError, type LegacyErrorItem } from '../http/legacy-error.js';
 import { requestText } from '../http/request-body.js';
 import { announcesBody, requestHeader } from '../http/request-headers.js';
 import { jsonSyntaxMessage } from '../lib/json-syntax.js';
-import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
+import { QUOTE_MAX_CHARS, quoteList, shorten } from '../lib/quote.js';
 import type { ServedAnswer } from '../mapping/engine.js';
 import type { AppEnv } from '../services.js';
 
@@ -127,7 +127,12 @@ export function openApiRoute(operation: LegacyOperation): RouteConfig {
 export function issuesToErrors(where: 'body' | 'query' | 'path', error: z.ZodError): LegacyErrorItem[] {
   return error.issues.map((issue) => ({
     path: [where, ...issue.path.map((segment) => shorten(String(segment), QUOTE_MAX_CHARS))].join('.'),
-    message: shorten(issue.message, 2 * QUOTE_MAX_CHARS),
+    // Unknown keys listed as every list of input is (10, then `and N more`): zod lists them all,
+    // and cut to length the list ended in the middle of a key.
+    message:
+      issue.code === 'unrecognized_keys'
+        ? `Unrecognized key${issue.keys.length === 1 ? '' : 's'}: ${quoteList(issue.keys)}`
+        : shorten(issue.message, 2 * QUOTE_MAX_CHARS),
   }));
 }
 
