@@ -11,6 +11,7 @@ import { changedKeys } from '../src/config/changes.js';
 import { ConfigError, loadConfig, parseConfig } from '../src/config/load.js';
 import { configJsonSchema, successorTuningDefaults } from '../src/config/schema.js';
 import { tlsFingerprint } from '../src/config/tls.js';
+import { configWarnings } from '../src/config/warnings.js';
 import { createLogger } from '../src/lib/logger.js';
 import { createModeHolder, ModeTable } from '../src/migration/modes.js';
 import { reloadModes } from '../src/migration/reload.js';
@@ -653,6 +654,23 @@ describe('configuration', () => {
       sink.lines().some((line) => line.level === 40 && line.setting === 'server.trustedProxies'),
       sink.text,
     );
+    // Ranges that only together cover everything are the same hole.
+    const warned = (trustedProxies: string[]) =>
+      configWarnings(
+        parseConfig(
+          { sandbox: { enabled: true }, server: { trustedProxies } },
+          { label: 'test', env: {}, baseDir: '.' },
+        ),
+      );
+    assert.match(
+      warned(['0.0.0.0/1', '128.0.0.0/1'])[0]?.message ?? '',
+      /^0\.0\.0\.0\/1, 128\.0\.0\.0\/1 together trust every peer/,
+    );
+    assert.match(
+      warned(['::/1', '8000::/1', '10.0.0.0/8'])[0]?.message ?? '',
+      /^::\/1, 8000::\/1 together trust every peer/,
+    );
+    assert.deepEqual(warned(['0.0.0.0/1', '192.168.0.0/16']), []);
     // An ordinary list draws none.
     const plain = capture();
     const ordinary = tempFile(
