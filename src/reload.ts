@@ -1,8 +1,16 @@
-import { tlsFingerprint } from './config/tls.js';
 import type { Logger } from './lib/logger.js';
 import { reloadAndLog } from './mapping/reload.js';
 import { reloadModes } from './migration/reload.js';
 import type { Services } from './services.js';
+
+/** What a reload reads: the configuration file, the environment, and the server's certificate. */
+export interface ReloadOptions {
+  file: string | undefined;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** `RunningServer.tlsAtStart`: the certificate the server serves (undefined: plain HTTP). */
+  tlsAtStart: string | undefined;
+}
 
 /**
  * Reloads the mapping tables and the migration modes (from the configuration file) whenever the
@@ -11,7 +19,7 @@ import type { Services } from './services.js';
  */
 export function reloadOnSignal(
   services: Services,
-  options: { file: string | undefined; env: NodeJS.ProcessEnv; logger: Logger },
+  options: ReloadOptions,
   signal: NodeJS.Signals = 'SIGHUP',
 ): () => void {
   const onSignal = reloader(services, options);
@@ -23,13 +31,8 @@ export function reloadOnSignal(
  * What SIGHUP does: reloads the mapping tables and the migration modes now. Never throws: a
  * failure is logged and what was in force stays.
  */
-export function reloader(
-  services: Services,
-  options: { file: string | undefined; env: NodeJS.ProcessEnv; logger: Logger },
-): () => void {
+export function reloader(services: Services, options: ReloadOptions): () => void {
   const operationIds = [...services.migration.modes.current().entries()].map(([id]) => id);
-  // Installed as the server starts: its certificate files as the server read them.
-  const tlsAtStart = tlsFingerprint(services.loadedConfig);
   // A signal handler that throws ends the process: whatever goes wrong is logged, and what was
   // in force stays (each reload swaps its tables only once they are built).
   const guarded = (what: string, reload: () => unknown) => {
@@ -50,7 +53,7 @@ export function reloader(
           operationIds,
           hasLegacy: services.migration.legacy !== undefined,
           running: services.loadedConfig,
-          tlsAtStart,
+          tlsAtStart: options.tlsAtStart,
         },
         options.logger,
       ),

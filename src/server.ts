@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import { createApp } from './app.js';
 import { DEMO_USER, ensureDemoUser } from './auth/admin.js';
 import type { AppConfig } from './config/load.js';
-import { loadTlsFiles, type TlsFiles } from './config/tls.js';
+import { loadTlsFiles, type TlsFiles, tlsDigest } from './config/tls.js';
 import { configWarnings } from './config/warnings.js';
 import { connectionDropReporter } from './http/connection-limit.js';
 import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
@@ -39,6 +39,8 @@ export interface RunningServer {
   sandbox: RunningSandbox | undefined;
   /** Sandbox mode: the API user `demo`, with its password only when this start created it. */
   demoUser: { name: string; ranges: string[]; password: string | undefined } | undefined;
+  /** `tlsDigest` of the certificate and key it serves (HTTPS), for a reload to compare. */
+  tlsAtStart: string | undefined;
   /** Graceful stop: no new connections, in-flight requests finish (up to server.shutdownTimeoutMs), then everything closes. */
   close(): Promise<void>;
 }
@@ -96,7 +98,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       })();
       return closing;
     };
-    return { url, publicUrl, services, sandbox: services.sandbox, demoUser, close };
+    return {
+      url,
+      publicUrl,
+      services,
+      sandbox: services.sandbox,
+      demoUser,
+      tlsAtStart: tls && tlsDigest(tls),
+      close,
+    };
   } catch (error) {
     // A failure once the server listens (before its request listener is attached, or after):
     // without this it would keep the port and accept connections nobody answers.
@@ -173,15 +183,16 @@ function endWithLegacyError(socket: Duplex, status: number, reason: string, mess
 
 /**
  * Answers a CONNECT, which Node hands to no request listener (the socket closed without a word
- * before): 405 with the legacy JSON body, as another method the proxy does not serve. The proxy is
- * no tunnel, so the connection is closed after it.
+ * before): 501 with the legacy JSON body, the method not being one the server implements for any
+ * target (a 405 would need an `Allow` for a target that is no resource here). The proxy is no
+ * tunnel, so the connection is closed after it.
  */
 function answerConnect(_request: IncomingMessage, socket: Duplex): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  endWithLegacyError(socket, 405, 'Method Not Allowed', 'CONNECT is not supported: this server is no tunnel');
+  endWithLegacyError(socket, 501, 'Not Implemented', 'CONNECT is not supported: this server is no tunnel');
 }
 
 /**

@@ -102,7 +102,10 @@ describe('configuration', () => {
         }),
       /server\.host: "not a host" is no IP address or host name/,
     );
-    for (const host of ['::1', '0.0.0.0', 'localhost', 'proxy.school.example'])
+    // A dotted number that is no IPv4 address is no host name either (`serve`: "Invalid URL").
+    for (const host of ['10.0.0.300', '256.1.1.1', '999', 'a..b'])
+      assert.throws(() => loadConfig({ env: { HOST: host } }), /is no IP address or host name/, host);
+    for (const host of ['::1', '0.0.0.0', 'localhost', 'proxy.school.example', 'idm_compat'])
       assert.equal(loadConfig({ env: { HOST: host } }).server.host, host);
   });
 

@@ -134,13 +134,13 @@ describe('requests the Node adapter cannot read', () => {
     });
   });
 
-  it('answers CONNECT with 405 and the legacy JSON body (the socket closed without a word)', async () => {
+  it('answers CONNECT with 501 and the legacy JSON body (the socket closed without a word)', async () => {
     for (const target of ['/iserv/api/Service/Core/Entity/User', '127.0.0.1:80']) {
       const answer = await exchange(h.url, `CONNECT ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-      assert.equal(answer.statusLine, 'HTTP/1.1 405 Method Not Allowed', target);
+      assert.equal(answer.statusLine, 'HTTP/1.1 501 Not Implemented', target);
       assert.equal(answer.headers.get('connection'), 'close');
       assert.deepEqual(JSON.parse(answer.body), {
-        code: 405,
+        code: 501,
         message: 'CONNECT is not supported: this server is no tunnel',
       });
     }

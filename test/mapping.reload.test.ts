@@ -32,7 +32,12 @@ describe('mapping reload on SIGHUP', () => {
 
   before(async () => {
     proxy = await startUserProxy({ copyProfile: true });
-    stop = reloadOnSignal(proxy.services, { file: undefined, env: {}, logger: proxy.services.logger });
+    stop = reloadOnSignal(proxy.services, {
+      file: undefined,
+      env: {},
+      logger: proxy.services.logger,
+      tlsAtStart: undefined,
+    });
     fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
     profileFile = path.join(proxy.profileDir, 'profile.json');
     original = { fields: readFileSync(fieldsFile, 'utf8'), profile: readFileSync(profileFile, 'utf8') };
@@ -156,7 +161,7 @@ describe('a reload that fails unexpectedly', () => {
     };
     stop = reloadOnSignal(
       { ...proxy.services, mappings: failing },
-      { file: undefined, env: {}, logger: proxy.services.logger },
+      { file: undefined, env: {}, logger: proxy.services.logger, tlsAtStart: undefined },
     );
   });
   after(async () => {

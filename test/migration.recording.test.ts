@@ -788,6 +788,8 @@ describe('the recorded answer of a request', () => {
         encoding,
       );
     }
+    // No bytes are no body, whatever coding the answer names (a HEAD, a 304): not undecodable.
+    assert.deepEqual(await answerBody(Buffer.alloc(0), 'gzip'), { responseBody: null });
     assert.deepEqual(await answerBody(gzipSync(Buffer.alloc(2048, 0x20)), 'gzip', 1024), {
       responseBody: null,
       responseBodyOmitted: 'too-large',

@@ -424,7 +424,12 @@ describe('shadow mode against an old server whose data differs on purpose', () =
     // A key a reload does not apply, changed too: the operator is told it takes a restart.
     config.logging = { ...config.logging, level: 'warn' };
     writeFileSync(configFile, JSON.stringify(config));
-    const stop = reloadOnSignal(front.services, { file: configFile, env: {}, logger: front.services.logger });
+    const stop = reloadOnSignal(front.services, {
+      file: configFile,
+      env: {},
+      logger: front.services.logger,
+      tlsAtStart: undefined,
+    });
     try {
       let running = true;
       const statuses: number[] = [];

@@ -61,7 +61,7 @@ async function serve(args: CommandArgs, io: CommandIo, hangupDuringStartUp: () =
   }
   // SIGHUP reloads the mapping tables and the migration modes; a broken file is logged and
   // what was in force stays.
-  const reloadOptions = { file: config.source, env: io.env, logger };
+  const reloadOptions = { file: config.source, env: io.env, logger, tlsAtStart: running.tlsAtStart };
   const stopReloading = reloadOnSignal(running.services, reloadOptions);
   if (hangupDuringStartUp()) {
     logger.info('SIGHUP during start-up: reloading now');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import { utf8Text } from '../lib/utf8-text.js';
@@ -318,17 +318,22 @@ export function issuesOf(error: z.ZodError): { path: string; message: string }[]
   }));
 }
 
-const HOST_NAME = z.hostname();
-
 /**
  * What is wrong with a listen address: it must be an IP address (IPv6 without brackets, perhaps
- * with a zone) or a host name. Anything else passed the check and failed `serve` with a bare
- * "Invalid URL" (the proxy builds its own URL from it).
+ * with a zone) or a host name a URL can carry (underscores too, as Docker service names have).
+ * Anything else passed the check and failed `serve` with a bare "Invalid URL" (the proxy builds
+ * its own URL from it); so did a dotted number that is no IPv4 address (`10.0.0.300`).
  */
 function listenHostProblem(host: string): string | undefined {
-  if (isIP(host.replace(/%.+$/, '')) !== 0 || HOST_NAME.safeParse(host).success) return undefined;
+  if (isIP(host.replace(/%.+$/, '')) !== 0) return undefined;
   const bracketed = /^\[(.+)\]$/.exec(host)?.[1];
-  return bracketed !== undefined && isIP(bracketed) === 6
-    ? `${JSON.stringify(host)}: an IPv6 address to listen on goes without brackets (${bracketed})`
+  if (bracketed !== undefined && isIP(bracketed) === 6)
+    return `${JSON.stringify(host)}: an IPv6 address to listen on goes without brackets (${bracketed})`;
+  const name =
+    /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?$/.test(host) &&
+    !/(?:^|\.)\d+\.?$/.test(host) &&
+    !host.includes('..');
+  return name && URL.canParse(`http://${host}/`)
+    ? undefined
     : `${JSON.stringify(host)} is no IP address or host name`;
 }

@@ -64,23 +64,26 @@ export function loadTlsFiles(config: Pick<AppConfig, 'server' | 'source'>): TlsF
   return cert && key ? { cert, key } : undefined;
 }
 
+/** A digest of the certificate and key a server serves (the bytes of `server.tls`'s files). */
+export function tlsDigest(files: TlsFiles): string {
+  return createHash('sha256').update(files.cert).update('\0').update(files.key).digest('hex');
+}
+
 /**
- * What `server.tls`'s files hold now, as a digest (undefined without `server.tls`; a file that
- * cannot be read counts as its error): a reload compares it with the one at start, since the
- * server keeps the certificate it started with, and a renewed one that goes unmentioned reads as
- * applied (nginx reloads it on SIGHUP).
+ * A digest of what `server.tls`'s files hold now, as {@link tlsDigest} (undefined without
+ * `server.tls`; a file that cannot be read counts as its error): a reload compares it with the
+ * server's, since the server keeps the certificate it started with, and a renewed one that goes
+ * unmentioned reads as applied (nginx reloads it on SIGHUP).
  */
 export function tlsFingerprint(config: Pick<AppConfig, 'server'>): string | undefined {
   const tls = config.server.tls;
   if (tls === undefined) return undefined;
-  const digest = createHash('sha256');
-  for (const file of [tls.cert, tls.key]) {
+  const read = (file: string) => {
     try {
-      digest.update(readFileSync(file));
+      return readFileSync(file);
     } catch (error) {
-      digest.update(`unreadable: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      return Buffer.from(`unreadable: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
-    digest.update('\0');
-  }
-  return digest.digest('hex');
+  };
+  return tlsDigest({ cert: read(tls.cert), key: read(tls.key) });
 }

@@ -1120,13 +1120,9 @@ function linkedUuids(kind: CompiledKind, value: unknown): Set<string> | undefine
 }
 
 /**
- * Whether a 404 answered to `step` is about its body item: its successor path names the item and
- * not the path entity (whose 404 it would be where the path names both).
- */
-/**
  * Whether a step's path names no entity (no `{entity.…}`, `{item.…}`, `{params.…}`, only fixed
- * text and settings): a collection such as `/users`, which is there whatever entities exist, so
- * that its 404 is a wrong path rather than an entity gone.
+ * text and settings): a kind's collection, which is there whatever entities exist, so that its
+ * 404 is a wrong path rather than an entity gone.
  */
 function namesNoEntity(step: CompiledRequest): boolean {
   return step.path.parts.every(
@@ -1134,6 +1130,10 @@ function namesNoEntity(step: CompiledRequest): boolean {
   );
 }
 
+/**
+ * Whether a 404 answered to `step` is about its body item: its successor path names the item and
+ * not the path entity (whose 404 it would be where the path names both).
+ */
 function namesItemAlone(step: CompiledRequest): boolean {
   const roots = step.path.parts.flatMap((part) => (typeof part === 'string' ? [] : [part.path[0]]));
   return roots.includes('item') && !roots.includes('entity') && !roots.includes('params');

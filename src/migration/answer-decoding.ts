@@ -43,7 +43,8 @@ export async function decodedAnswer(
   cap: number,
 ): Promise<Buffer | 'too-large' | 'undecodable'> {
   const encoding = contentEncoding?.trim().toLowerCase() ?? '';
-  if (encoding === '' || encoding === 'identity') return bytes;
+  // No bytes decode to none (a HEAD, a 204 or 304 that names the coding of the GET's body).
+  if (encoding === '' || encoding === 'identity' || bytes.length === 0) return bytes;
   const decode = DECODERS.get(encoding);
   if (!decode) return 'undecodable';
   try {

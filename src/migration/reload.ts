@@ -25,8 +25,8 @@ export function reloadModes(
     hasLegacy: boolean;
     /** The configuration the process started with. */
     running: AppConfig;
-    /** `tlsFingerprint` of `running` when the server started (its certificate files then). */
-    tlsAtStart?: string | undefined;
+    /** `tlsDigest` of the certificate and key the server serves (undefined: plain HTTP). */
+    tlsAtStart: string | undefined;
   },
   logger: Logger,
 ): boolean {

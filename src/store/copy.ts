@@ -78,6 +78,8 @@ const sameRanges = (a: readonly string[], b: readonly string[]) =>
  * second run copies nothing; rows the target has differently are left alone and reported.
  */
 export async function copyStore(from: Store, to: Store, options: CopyStoreOptions = {}): Promise<CopyResult> {
+  // A signal that came while the stores opened: nothing is written.
+  options.signal?.throwIfAborted();
   const [users, idRows, usageRows, hourRows] = await Promise.all([
     from.apiUsers.list(),
     from.idMap.list(),
@@ -111,7 +113,8 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
     await copyInChunks(usageRows, (part) => to.usage.insertMany(part), result.usage, advance);
     await copyInChunks(hourRows, (part) => to.usage.insertHourlyMany(part), result.usageHourly, advance);
   } catch (error) {
-    const why = signal?.aborted ? signal.reason : error;
+    // The store's own error when it failed, the signal's when the copy was stopped.
+    const why = signal?.aborted && error === signal.reason ? signal.reason : error;
     throw new CopyStopped(why instanceof Error ? why.message : String(why), result, done, total, {
       cause: error,
     });

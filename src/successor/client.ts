@@ -104,7 +104,7 @@ export interface CollectionReadOptions {
   /** The counter every page read adds to (see `SuccessorRequest.calls`). */
   calls?: CallStats | undefined;
   /**
-   * A collection that is there whatever entities exist (`/users`, not `/groups/{uuid}/members`):
+   * A collection that is there whatever entities exist (a kind's, not one entity's members):
    * its 404 is no entity gone but a collection the successor does not have (a wrong
    * `successor.baseUrl` or collection path), `bad_response` (502) instead of `not_found`.
    */

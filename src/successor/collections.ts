@@ -115,6 +115,12 @@ class SeenKeys {
 
   constructor(readonly window: number) {}
 
+  /** True when `key` was seen within the window (not remembering it). */
+  has(key: string): boolean {
+    for (const page of this.#pages) if (page.has(key)) return true;
+    return false;
+  }
+
   /** True when `key` was seen within the window; otherwise remembers it for the current page. */
   repeated(key: string): boolean {
     for (const page of this.#pages) if (page.has(key)) return true;
@@ -193,14 +199,24 @@ async function* pagesOf(
   // and all) is spared: only an early end or a failure aborts.
   let complete = false;
   try {
-    const firstPage = await read(first).catch((error: unknown) => {
-      throw settings.standing ? missingCollection(error) : error;
-    });
+    const firstPage = settings.standing
+      ? await read(first).catch((error: unknown) => {
+          throw missingCollection(error);
+        })
+      : await read(first);
     let pages: AsyncGenerator<Parcel<Item[]>, void, undefined>;
     if (firstPage.format === 'array') {
       pages = readArrayPages(first, firstPage, read, settings);
     } else if (firstPage.total !== undefined) {
-      pages = readCountedPages(first, firstPage, firstPage.total, { fetch, read }, settings, controller);
+      pages = readCountedPages(
+        first,
+        firstPage,
+        firstPage.total,
+        { fetch, read },
+        settings,
+        controller,
+        (key) => seen.has(key),
+      );
     } else {
       pages = followNextLinks(first, firstPage, read, settings);
     }
@@ -345,6 +361,8 @@ async function* readCountedPages(
   { fetch, read }: { fetch: (url: URL) => Promise<() => unknown>; read: (url: URL) => Promise<PageFacts> },
   settings: CollectionSettings,
   controller: AbortController,
+  /** Whether an item of this identity was passed on already (of the pages the repeat check holds). */
+  seen: (key: string) => boolean,
 ): AsyncGenerator<Parcel<Item[]>, void, undefined> {
   const firstCount = firstPage.count;
   if (firstCount >= total) {
@@ -410,11 +428,7 @@ async function* readCountedPages(
     const items = parsed.items;
     parsed = undefined;
     // Deleted items shifted the ones after them back, past this page's start (see withShiftedItems).
-    if (before < was) {
-      yield await withShiftedItems(first, number - 1, perPage, was, read, settings, items);
-      continue;
-    }
-    yield items;
+    yield before < was ? await withShiftedItems(first, number - 1, read, settings, items, seen) : items;
     if (last) {
       const visited = new Set([first.href]);
       for (let n = 2; n <= pageCount; n++) visited.add(pageUrl(first, n, settings.pageParam).href);
@@ -424,45 +438,48 @@ async function* readCountedPages(
 }
 
 /**
- * Page `number` + 1's items after the collection shrank between the reads of page `number` (whose
- * total was `was`) and the next (lower): items were deleted, and an offset pager then shifts the
- * items after them back, so the first items of the next page had moved to the end of page
- * `number` when the next page was read, and neither read held them. Page `number` is read again
- * and its items put before the next page's; the repeats among them (the items of page `number`
- * already passed on, and those the next page holds too) are dropped as any repeat is. A shift of
- * more than a page (more deletions than a page holds, in between or since) would have moved them
- * further back than this page: a 502, and the next request reads the list anew. (Inserts and
- * deletions that leave the total as it was cannot be told from no change; see docs/mappings.md.)
+ * Page `number` + 1's items after the collection shrank between the reads of page `number` and
+ * the next: items were deleted, and an offset pager then shifts the items after them back, so the
+ * first items of the next page had moved to the end of page `number` when the next page was read,
+ * and neither read held them. Page `number` is read again: what it holds after the last item
+ * already passed on (`seen`, by identity) moved in from the next page, and goes before the next
+ * page's items (repeats among them are dropped as any repeat is). Deletions behind the read
+ * position shift nothing: the page read again holds what it held, and adds nothing. One that holds
+ * none of the items passed on had more than a page deleted before it, and what moved further back
+ * is out of reach: a 502, and the next request reads the list anew. So is a page whose items have
+ * no identity to tell them by. (Inserts and deletions that leave the total as it was cannot be
+ * told from no change; see docs/mappings.md.)
  */
 async function withShiftedItems(
   first: URL,
   number: number,
-  perPage: number,
-  was: number,
   read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
   next: Parcel<Item[]>,
+  seen: (key: string) => boolean,
 ): Promise<Parcel<Item[]>> {
   const url = number === 1 ? first : pageUrl(first, number, settings.pageParam);
-  const again = await read(url);
-  const lost = was - (again.total ?? was);
-  if (lost > perPage)
+  const items = (await read(url)).items.take();
+  let lastSeen = -1;
+  for (const [index, item] of items.entries()) {
+    const key = identity(item, settings.identity);
+    if (key === undefined)
+      throw badPage(
+        url,
+        'lost items while the list was read, and its items have no @id to find them by: read the list again',
+      );
+    if (seen(key)) lastSeen = index;
+  }
+  if (lastSeen === -1 && items.length > 0)
     throw badPage(
       url,
-      `lost ${lost} items while the list was read, more than a page holds: read the list again`,
+      'holds none of the items it held when it was read: more than a page of items were deleted while the list was read; read the list again',
     );
-  const items = again.items.take();
-  // Without an identity the items already passed on could not be told from the shifted ones.
-  if (items.some((item) => identity(item, settings.identity) === undefined))
-    throw badPage(
-      url,
-      'lost items while the list was read, and its items have no @id to find them by: read the list again',
-    );
-  return new Parcel([...items, ...next.take()]);
+  return new Parcel([...items.slice(lastSeen + 1), ...next.take()]);
 }
 
 /**
- * A standing collection's 404 (`/users`: there whatever users exist) as what it is: the successor
+ * A standing collection's 404 (a kind's: there whatever entities exist) as what it is: the successor
  * has no such collection, so the base URL or the profile's collection path is wrong. Taken for
  * `not_found`, it read to the legacy caller as "no such user" or an empty 404 of a list.
  */
