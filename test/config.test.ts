@@ -19,6 +19,21 @@ import { startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
 import { tempDir } from './temp-dir.js';
 
+/** A self-signed certificate for 127.0.0.1 and its key (openssl), as `NAME.pem` and `NAME.key` in `dir`. */
+function selfSignedPair(dir: string, name: string): { cert: string; key: string } {
+  const cert = path.join(dir, `${name}.pem`);
+  const key = path.join(dir, `${name}.key`);
+  execFileSync(
+    'openssl',
+    [
+      ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+      ...['-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', cert],
+    ],
+    { stdio: 'ignore' },
+  );
+  return { cert, key };
+}
+
 const root = path.resolve(import.meta.dirname, '..');
 
 function tempFile(name: string, content: string | Buffer): string {
@@ -153,6 +168,29 @@ describe('configuration', () => {
       () => loadConfig({ file, env: {} }),
       /successor\.auth\.header: must be an HTTP header name/,
     );
+    // Names the proxy sends itself, and a key no header value may be: every call failed, the
+    // message pointing at the base URL.
+    const apiKey = (auth: Record<string, string>) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          successor: { baseUrl: 'https://idm.example/api', auth: { type: 'apiKey', ...auth } },
+        }),
+      );
+    for (const header of ['Content-Length', 'host', 'Accept-Encoding'])
+      assert.throws(
+        () => loadConfig({ file: apiKey({ key: 'k', header }), env: {} }),
+        /successor\.auth\.header: must not be a header the proxy sets itself/,
+        header,
+      );
+    assert.throws(
+      () => loadConfig({ file: apiKey({ key: 'secret-key\nX-Other: 1' }), env: {} }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /successor\.auth\.key: holds a line break or another control character/.test(error.message) &&
+        !error.message.includes('secret-key'),
+    );
+    assert.ok(loadConfig({ file: apiKey({ key: 'k', header: 'Authorization' }), env: {} }));
   });
 
   it('refuses a server.requestTimeoutMs past what a Node timer takes (2^31 - 1 ms)', () => {
@@ -674,6 +712,12 @@ describe('configuration', () => {
       /^::\/1, 8000::\/1 together trust every peer/,
     );
     assert.deepEqual(warned(['0.0.0.0/1', '192.168.0.0/16']), []);
+    // 256 ranges of /8: named as any list is, 10 and the count of the rest.
+    const eights = Array.from({ length: 256 }, (_, i) => `${i}.0.0.0/8`);
+    assert.match(
+      warned(eights)[0]?.message ?? '',
+      /^0\.0\.0\.0\/8, .*, 9\.0\.0\.0\/8 and 246 more together trust every peer/,
+    );
     // An ordinary list draws none.
     const plain = capture();
     const ordinary = tempFile(
@@ -877,21 +921,8 @@ describe('configuration', () => {
     // `config check` said valid; `serve` opened the store, started the sandbox, then stopped with
     // exit 1 and OpenSSL's words alone ("PEM routines::no start line"), naming no key.
     const dir = tempDir('config');
-    const make = (name: string) => {
-      const cert = path.join(dir, `${name}.pem`);
-      const key = path.join(dir, `${name}.key`);
-      execFileSync(
-        'openssl',
-        [
-          ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
-          ...['-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', cert],
-        ],
-        { stdio: 'ignore' },
-      );
-      return { cert, key };
-    };
-    const one = make('one');
-    const other = make('other');
+    const one = selfSignedPair(dir, 'one');
+    const other = selfSignedPair(dir, 'other');
     const garbage = path.join(dir, 'garbage.pem');
     writeFileSync(garbage, 'not a PEM file\n');
     const configFile = (tls: { cert: string; key: string }) =>
@@ -1172,32 +1203,39 @@ describe('configuration', () => {
 });
 
 describe('a reload after the certificate files were replaced', () => {
-  it('says server.tls takes a restart: the server keeps the certificate it started with', () => {
+  it('says server.tls takes a restart, or, when a restart would refuse the files, that it would', () => {
     // The files were renewed under the same names and SIGHUP said nothing, which an operator used
-    // to nginx reads as applied.
+    // to nginx reads as applied; and a key not of the certificate was "restart to apply" too.
     const dir = tempDir('tls-reload');
+    const served = selfSignedPair(dir, 'served');
+    const renewed = selfSignedPair(dir, 'renewed');
     const cert = path.join(dir, 'cert.pem');
     const key = path.join(dir, 'key.pem');
-    writeFileSync(cert, 'certificate one');
-    writeFileSync(key, 'key one');
+    const install = (pair: { cert: string; key: string }) => {
+      cpSync(pair.cert, cert);
+      cpSync(pair.key, key);
+    };
+    install(served);
     const file = path.join(dir, 'config.json');
     writeFileSync(file, JSON.stringify({ sandbox: { enabled: true }, server: { tls: { cert, key } } }));
     const running = loadConfig({ file, env: {} });
     const tlsAtStart = tlsFingerprint(running);
-    const sink = new LogSink();
     const reload = () => {
+      const sink = new LogSink();
       const operationIds = ['user.get'];
       const holder = createModeHolder(new ModeTable({}, operationIds));
       const options = { file, env: {}, operationIds, hasLegacy: false, running, tlsAtStart };
       assert.equal(reloadModes(holder, options, createLogger({ destination: sink })), true);
-      return sink
-        .lines()
-        .filter((line) => String(line.msg).startsWith('configuration changed where a reload'))
-        .map((line) => line.notApplied);
+      const said = (start: string) => sink.lines().filter((line) => String(line.msg).startsWith(start));
+      return {
+        notApplied: said('configuration changed where a reload').map((line) => line.notApplied),
+        refused: said('server.tls changed and a restart would refuse it').length,
+      };
     };
-    assert.deepEqual(reload(), [], 'the same files: nothing to say');
-    writeFileSync(cert, 'certificate two');
-    writeFileSync(key, 'key two');
-    assert.deepEqual(reload(), [['server.tls']]);
+    assert.deepEqual(reload(), { notApplied: [], refused: 0 }, 'the same files: nothing to say');
+    install(renewed);
+    assert.deepEqual(reload(), { notApplied: [['server.tls']], refused: 0 });
+    cpSync(served.key, key);
+    assert.deepEqual(reload(), { notApplied: [], refused: 1 }, 'a key not of the certificate');
   });
 });

@@ -909,6 +909,12 @@ describe('a collection that changes while its pages are read (a pager of a few l
     assert.ok(once(answered), answered.join(','));
   });
 
+  it('takes the page read again whole when exactly a page was deleted before it: it moved in whole', async () => {
+    const original = Array.from({ length: 40 }, (_, i) => `u${String(i).padStart(3, '0')}`);
+    const { answered } = await read(40, { 2: (list) => list.splice(0, 10) });
+    assert.deepEqual(answered, original, 'page one as read, then everything after it');
+  });
+
   it('fails (bad_response) when more than a page was deleted before the read position: what moved further back is out of reach', async () => {
     await assert.rejects(
       read(40, { 2: (list) => list.splice(0, 12) }),

@@ -150,6 +150,19 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.equal(proxy.sandbox.counters.total(), 0, 'nothing asked of the successor');
   });
 
+  it('quotes an unknown username as every input is quoted: escaped and cut after 100 characters', async () => {
+    // It was echoed raw: a `"` unescaped, U+202E as it came, 250 characters whole.
+    for (const [username, message] of [
+      ['a"b', 'Unknown user "a\\"b"'],
+      ['admin\u202e', 'Unknown user "admin\\u202e"'],
+      ['x'.repeat(250), `Unknown user "${'x'.repeat(100)}"…`],
+    ] as const) {
+      const answer = await proxy.authenticate({ username });
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal((answer.body as ErrorBody).message, message);
+    }
+  });
+
   it('refuses a repeated username (form or multipart) and username[] with 400, signing in no one', async () => {
     const before = tokenRows(proxy).length;
     const multipart = new FormData();

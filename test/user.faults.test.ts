@@ -56,16 +56,20 @@ describe('user operations when the successor fails', () => {
       rules: [
         { match: 'GET /users', status: 404 },
         { match: 'GET /roles', status: 404 },
+        { match: 'POST /users', status: 404 },
       ],
     });
     try {
-      for (const path of [
-        '/Entity/User',
-        '/Entity/User/nobody.here',
-        '/Entity/Role',
-        '/Entity/Role/ROLE_NOBODY',
-      ]) {
-        const answer = await proxy.call<ErrorBody>('GET', path);
+      const create = { username: 'never.made', firstname: 'N', lastname: 'M' };
+      for (const [method, path, body] of [
+        ['GET', '/Entity/User', undefined],
+        ['GET', '/Entity/User/nobody.here', undefined],
+        ['GET', '/Entity/Role', undefined],
+        ['GET', '/Entity/Role/ROLE_NOBODY', undefined],
+        // A create in the collection: its 404 was a bare "Not found".
+        ['POST', '/Entity/User', create],
+      ] as const) {
+        const answer = await proxy.call<ErrorBody>(method, path, body);
         assert.equal(answer.status, 502, `${path}: ${answer.text}`);
         const logged = proxy.logSink
           .lines()

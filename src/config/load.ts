@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
+import { hasControlCharacter } from '../lib/legacy-id.js';
 import { utf8Text } from '../lib/utf8-text.js';
 import {
   type ConfigFile,
@@ -146,6 +147,13 @@ export function parseConfig(
         auth.type === 'oauth2'
           ? { ...auth, clientSecret: secret(auth.clientSecret, 'successor.auth.clientSecret') }
           : { ...auth, key: secret(auth.key, 'successor.auth.key') };
+    // Sent as a header value: a line break or another control character fails every call, with
+    // words about the base URL. The value is never quoted.
+    if (successor.auth?.type === 'apiKey' && hasControlCharacter(successor.auth.key))
+      problems.push({
+        path: 'successor.auth.key',
+        message: 'holds a line break or another control character, which no header value may',
+      });
   }
   const ssoOidc = parsed.sso.oidc;
   const sso: ResolvedSsoConfig = {

@@ -174,12 +174,37 @@ const oauth2AuthSchema = z.strictObject({
   refreshMarginSeconds: z.int().min(0).default(60).describe('Renew a token this long before it expires'),
 });
 
+/**
+ * Request headers that the successor client sets itself or that frame the request: an API key
+ * sent under one of them breaks every call (`Content-Length`: undici refuses the request;
+ * `Host`: the successor sees another host and refuses the key).
+ */
+const REQUEST_HEADERS_OF_THE_PROXY: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept',
+  'accept-encoding',
+  'proxy-connection',
+]);
+
 const apiKeyAuthSchema = z.strictObject({
   type: z.literal('apiKey'),
   key: secretSchema,
   header: z
     .string()
     .regex(HTTP_TOKEN, "must be an HTTP header name: letters, digits and !#$%&'*+.^_`|~-")
+    .refine(
+      (name) => !REQUEST_HEADERS_OF_THE_PROXY.has(name.toLowerCase()),
+      'must not be a header the proxy sets itself or that frames the request (Host, Content-Length, Accept, …)',
+    )
     .default('X-IServ-Authentication'),
 });
 

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { normalizeRange } from '../auth/addresses.js';
+import { listSome } from '../lib/quote.js';
 import type { AppConfig } from './load.js';
 
 /** A setting that is valid but most likely not what the operator meant. */
@@ -40,7 +41,7 @@ export function configWarnings(config: Pick<AppConfig, 'server'>): ConfigWarning
   return [
     {
       path: 'server.trustedProxies',
-      message: `${everyone.join(', ')} ${together ? 'together trust' : 'trusts'} every peer as a proxy: any client can name its own address in X-Forwarded-For, past the API users' ranges and the per-address throttling; list only the proxies' own addresses`,
+      message: `${listSome(everyone)} ${together ? 'together trust' : 'trusts'} every peer as a proxy: any client can name its own address in X-Forwarded-For, past the API users' ranges and the per-address throttling; list only the proxies' own addresses`,
     },
   ];
 }

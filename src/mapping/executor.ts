@@ -3,7 +3,12 @@ import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { mapPages, primed } from '../successor/collections.js';
-import { mayHaveBeenApplied, publicUpstreamMessage, UpstreamError } from '../successor/errors.js';
+import {
+  asMissingCollection,
+  mayHaveBeenApplied,
+  publicUpstreamMessage,
+  UpstreamError,
+} from '../successor/errors.js';
 import { iriToUuid } from '../successor/ids.js';
 import { attributesFor, attributesValue, getPath, identityAttributes } from './attributes.js';
 import type {
@@ -984,7 +989,8 @@ export class OperationExecutor {
       if (error instanceof UpstreamError && (step.tolerate as ReadonlySet<string>).has(error.code)) {
         return { tolerated: true };
       }
-      throw error;
+      // A create in a kind's collection that answers 404: no entity is gone, the path is wrong.
+      throw namesNoEntity(step) ? asMissingCollection(error) : error;
     }
   }
 

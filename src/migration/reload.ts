@@ -1,7 +1,7 @@
 import { changedKeys } from '../config/changes.js';
 import { type AppConfig, ConfigError, loadConfig } from '../config/load.js';
 import { checkOperationReferences } from '../config/references.js';
-import { tlsFingerprint } from '../config/tls.js';
+import { loadTlsFiles, tlsFingerprint } from '../config/tls.js';
 import type { Logger } from '../lib/logger.js';
 import { type ModeHolder, ModeTable } from './modes.js';
 
@@ -49,6 +49,10 @@ export function reloadModes(
     // The same file names with new contents (a renewed certificate): the server keeps its own.
     if (!notApplied.includes('server.tls') && tlsFingerprint(config) !== options.tlsAtStart)
       notApplied.push('server.tls');
+    // Files a restart would refuse (a key not of the certificate, a file gone) are said to be so:
+    // "restart to apply" would lead into an outage.
+    if (notApplied.includes('server.tls') && !tlsUsable(config, logger))
+      notApplied.splice(notApplied.indexOf('server.tls'), 1);
     if (notApplied.length > 0)
       logger.warn(
         { notApplied },
@@ -60,6 +64,25 @@ export function reloadModes(
     logger.error(
       { problems: error.problems },
       `migration modes not reloaded, the previous modes stay in force:\n${error.message}`,
+    );
+    return false;
+  }
+}
+
+/**
+ * Whether the configuration's certificate files can serve HTTPS, as start-up checks them; when
+ * not, an error line says so and that a restart would be refused, the server serving on with the
+ * certificate it started with.
+ */
+function tlsUsable(config: AppConfig, logger: Logger): boolean {
+  try {
+    loadTlsFiles(config);
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    logger.error(
+      { problems: error.problems },
+      `server.tls changed and a restart would refuse it; the server serves on with the certificate it started with:\n${error.message}`,
     );
     return false;
   }

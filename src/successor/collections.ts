@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger.js';
-import { UpstreamError } from './errors.js';
+import { asMissingCollection, UpstreamError } from './errors.js';
 import { type ApiBase, resolveTarget } from './targets.js';
 
 /**
@@ -201,7 +201,7 @@ async function* pagesOf(
   try {
     const firstPage = settings.standing
       ? await read(first).catch((error: unknown) => {
-          throw missingCollection(error);
+          throw asMissingCollection(error);
         })
       : await read(first);
     let pages: AsyncGenerator<Parcel<Item[]>, void, undefined>;
@@ -428,7 +428,9 @@ async function* readCountedPages(
     const items = parsed.items;
     parsed = undefined;
     // Deleted items shifted the ones after them back, past this page's start (see withShiftedItems).
-    yield before < was ? await withShiftedItems(first, number - 1, read, settings, items, seen) : items;
+    yield before < was
+      ? await withShiftedItems(first, { number: number - 1, perPage, was }, read, settings, items, seen)
+      : items;
     if (last) {
       const visited = new Set([first.href]);
       for (let n = 2; n <= pageCount; n++) visited.add(pageUrl(first, n, settings.pageParam).href);
@@ -438,28 +440,30 @@ async function* readCountedPages(
 }
 
 /**
- * Page `number` + 1's items after the collection shrank between the reads of page `number` and
- * the next: items were deleted, and an offset pager then shifts the items after them back, so the
- * first items of the next page had moved to the end of page `number` when the next page was read,
- * and neither read held them. Page `number` is read again: what it holds after the last item
- * already passed on (`seen`, by identity) moved in from the next page, and goes before the next
- * page's items (repeats among them are dropped as any repeat is). Deletions behind the read
- * position shift nothing: the page read again holds what it held, and adds nothing. One that holds
- * none of the items passed on had more than a page deleted before it, and what moved further back
- * is out of reach: a 502, and the next request reads the list anew. So is a page whose items have
- * no identity to tell them by. (Inserts and deletions that leave the total as it was cannot be
- * told from no change; see docs/mappings.md.)
+ * Page `number` + 1's items after the collection shrank between the reads of page `number` (of
+ * `perPage` items, whose total was `was`) and the next: items were deleted, and an offset pager then shifts the items
+ * after them back, so the first items of the next page had moved to the end of page `number` when
+ * the next page was read, and neither read held them. Page `number` is read again: what it holds
+ * after the last item already passed on (`seen`, by identity) moved in from the next page, and
+ * goes before the next page's items (repeats among them are dropped as any repeat is). Deletions
+ * behind the read position shift nothing: the page read again holds what it held, and adds
+ * nothing. One that holds none of the items passed on moved by a page or more: all of it is new
+ * when no more than a page was deleted since (the total says so); after more, what moved further
+ * back is out of reach: a 502, and the next request reads the list anew. So is a page whose items
+ * have no identity to tell them by. (Inserts and deletions that leave the total as it was cannot
+ * be told from no change; see docs/mappings.md.)
  */
 async function withShiftedItems(
   first: URL,
-  number: number,
+  { number, perPage, was }: { number: number; perPage: number; was: number },
   read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
   next: Parcel<Item[]>,
   seen: (key: string) => boolean,
 ): Promise<Parcel<Item[]>> {
   const url = number === 1 ? first : pageUrl(first, number, settings.pageParam);
-  const items = (await read(url)).items.take();
+  const again = await read(url);
+  const items = again.items.take();
   let lastSeen = -1;
   for (const [index, item] of items.entries()) {
     const key = identity(item, settings.identity);
@@ -470,26 +474,12 @@ async function withShiftedItems(
       );
     if (seen(key)) lastSeen = index;
   }
-  if (lastSeen === -1 && items.length > 0)
+  if (lastSeen === -1 && items.length > 0 && was - (again.total ?? was) > perPage)
     throw badPage(
       url,
       'holds none of the items it held when it was read: more than a page of items were deleted while the list was read; read the list again',
     );
   return new Parcel([...items.slice(lastSeen + 1), ...next.take()]);
-}
-
-/**
- * A standing collection's 404 (a kind's: there whatever entities exist) as what it is: the successor
- * has no such collection, so the base URL or the profile's collection path is wrong. Taken for
- * `not_found`, it read to the legacy caller as "no such user" or an empty 404 of a list.
- */
-function missingCollection(error: unknown): unknown {
-  if (!(error instanceof UpstreamError && error.code === 'not_found')) return error;
-  return new UpstreamError(
-    'bad_response',
-    `${error.message}; a collection that is always there, so successor.baseUrl or the collection path in the mapping profile is wrong`,
-    { ...error.details, cause: error },
-  );
 }
 
 /** A page read by number, parsed and checked. */

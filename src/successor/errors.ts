@@ -61,6 +61,21 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * A 404 of a standing collection (a kind's, there whatever entities exist: read, or created in)
+ * as what it is: the successor has no such collection, so the base URL or the profile's
+ * collection path is wrong. Taken for `not_found`, it read to the legacy caller as "no such user",
+ * an empty 404 of a list, or a create's 404. Any other error as it is.
+ */
+export function asMissingCollection(error: unknown): unknown {
+  if (!(error instanceof UpstreamError && error.code === 'not_found')) return error;
+  return new UpstreamError(
+    'bad_response',
+    `${error.message}; a collection that is always there, so successor.baseUrl or the collection path in the mapping profile is wrong`,
+    { ...error.details, cause: error },
+  );
+}
+
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**

@@ -1,5 +1,6 @@
 import { LegacyError } from '../../http/legacy-error.js';
 import { publicUrlOf } from '../../http/public-url.js';
+import { quoteInput } from '../../lib/quote.js';
 import { normalizeUuid } from '../../lib/uuid.js';
 import { TranslationError } from '../../mapping/errors.js';
 import { continueUrl } from '../../sso/tokens.js';
@@ -51,7 +52,7 @@ export const ssoAuthenticateOperation = defineOperation({
     } catch (error) {
       // The seed answers 400 for every SSO failure: an unknown user is not a missing path entity.
       if (error instanceof TranslationError && error.code === 'not_found') {
-        throw new LegacyError(400, `Unknown user "${requested}"`, [
+        throw new LegacyError(400, `Unknown user ${quoteInput(requested)}`, [
           { path: 'body.username', message: 'no such user' },
         ]);
       }
@@ -60,12 +61,12 @@ export const ssoAuthenticateOperation = defineOperation({
     const user = found.value;
     const username = typeof user.username === 'string' && user.username !== '' ? user.username : requested;
     if (user.deleted !== null && user.deleted !== undefined) {
-      throw new LegacyError(400, `User "${username}" is deleted`, [
+      throw new LegacyError(400, `User ${quoteInput(username)} is deleted`, [
         { path: 'body.username', message: 'the user is deleted' },
       ]);
     }
     if (user.locked === true) {
-      throw new LegacyError(400, `User "${username}" is locked`, [
+      throw new LegacyError(400, `User ${quoteInput(username)} is locked`, [
         { path: 'body.username', message: 'the user is locked' },
       ]);
     }
@@ -73,7 +74,7 @@ export const ssoAuthenticateOperation = defineOperation({
     if (!userUuid) {
       throw new UpstreamError(
         'bad_response',
-        `the successor's user "${username}" has no UUID where the field table of sso.authenticate says (field uuid)`,
+        `the successor's user ${quoteInput(username)} has no UUID where the field table of sso.authenticate says (field uuid)`,
       );
     }
     const issued = await c
