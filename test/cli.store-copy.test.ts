@@ -8,10 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashPassword, verifyPassword } from '../src/auth/password.js';
 import { openPostgresStore } from '../src/store/postgres/index.js';
-import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import type { Store } from '../src/store/types.js';
 import { runCliCaptured, spawnCli } from './cli-helpers.js';
+import { idMapRows } from './id-map-rows.js';
 import { freePort, startPostgres, type TestPostgres } from './postgres-helpers.js';
 import { tempDir } from './temp-dir.js';
 
@@ -314,17 +314,7 @@ describe('store copy interrupted', () => {
     const fromConfig = configFile('big-source', { type: 'sqlite', path: from });
     const toConfig = configFile('big-target', { type: 'sqlite', path: to });
     const copying = spawnCli(['store', 'copy', '--from', fromConfig, '--to', toConfig]);
-    const copied = () => {
-      if (!existsSync(to)) return 0;
-      const db = openSqliteConnection(to);
-      try {
-        return (db.prepare('SELECT count(*) AS n FROM id_map').get() as { n: number }).n;
-      } catch {
-        return 0; // the table not made yet
-      } finally {
-        db.close();
-      }
-    };
+    const copied = () => idMapRows(to);
     while (copied() === 0) await sleep(10);
     const exit = await copying.stop('SIGTERM');
     assert.equal(exit.code, 1, copying.stderr());

@@ -13,9 +13,9 @@ import type { CommandIo } from '../src/cli/command.js';
 import { runCli } from '../src/cli.js';
 import { uuidToBase58 } from '../src/lib/uuid.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
-import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { spawnCli } from './cli-helpers.js';
+import { idMapRows } from './id-map-rows.js';
 import { successorConfigFor } from './sandbox-helpers.js';
 import { tempDir } from './temp-dir.js';
 import { DEFAULT_PROFILE } from './user-helpers.js';
@@ -758,18 +758,7 @@ describe('idm-compat ids import interrupted', () => {
     );
     const importing = spawnCli(['ids', 'import', file, '--config', config]);
     const store = path.join(dir, 'store.db');
-    const written = () => {
-      if (!existsSync(store)) return 0;
-      // Through this Node's own driver (better-sqlite3's build is Node 20's only).
-      const db = openSqliteConnection(store);
-      try {
-        return (db.prepare('SELECT count(*) AS n FROM id_map').get() as { n: number }).n;
-      } catch {
-        return 0; // the table not made yet, or the store busy being made
-      } finally {
-        db.close();
-      }
-    };
+    const written = () => idMapRows(store);
     while (written() === 0) await sleep(10);
     const exit = await importing.stop('SIGINT');
     assert.equal(exit.code, 1, importing.stderr());

@@ -441,17 +441,17 @@ async function* readCountedPages(
 
 /**
  * Page `number` + 1's items after the collection shrank between the reads of page `number` (of
- * `perPage` items, whose total was `was`) and the next: items were deleted, and an offset pager then shifts the items
- * after them back, so the first items of the next page had moved to the end of page `number` when
- * the next page was read, and neither read held them. Page `number` is read again: what it holds
- * after the last item already passed on (`seen`, by identity) moved in from the next page, and
- * goes before the next page's items (repeats among them are dropped as any repeat is). Deletions
- * behind the read position shift nothing: the page read again holds what it held, and adds
- * nothing. One that holds none of the items passed on moved by a page or more: all of it is new
- * when no more than a page was deleted since (the total says so); after more, what moved further
- * back is out of reach: a 502, and the next request reads the list anew. So is a page whose items
- * have no identity to tell them by. (Inserts and deletions that leave the total as it was cannot
- * be told from no change; see docs/mappings.md.)
+ * `perPage` items, whose total was `was`) and the next: items were deleted, and an offset pager
+ * then shifts the items after them back, so the first items of the next page had moved to the
+ * end of page `number` when the next page was read, and neither read held them. Page `number` is
+ * read again: what it holds after the last item already passed on (`seen`, by identity) moved in
+ * from the next page, and goes before the next page's items (repeats among them are dropped as
+ * any repeat is). Deletions behind the read position shift nothing: the page read again holds
+ * what it held, and adds nothing. One that holds none of the items passed on moved by a page or
+ * more: all of it is new when no more than a page was deleted since (the total says so); after
+ * more, what moved further back is out of reach: a 502, and the next request reads the list anew.
+ * So is a page whose items have no identity to tell them by. (Inserts and deletions that leave
+ * the total as it was cannot be told from no change; see docs/mappings.md.)
  */
 async function withShiftedItems(
   first: URL,
