@@ -236,6 +236,13 @@ describe('redaction', () => {
       redactPath(`/Service/Core/Entity/Group/Basic%20${basic}`),
       `/Service/Core/Entity/Group/${REDACTED}`,
     );
+    // Form-encoded (`+` for the space) and encoded twice: recorded verbatim before.
+    for (const pasted of [`Bearer+${jwt}`, `Bearer%2520${jwt}`, `Basic%2520${basic}`])
+      assert.equal(
+        redactPath(`/Service/Core/Entity/User/${pasted}`),
+        `/Service/Core/Entity/User/${REDACTED}`,
+        pasted,
+      );
     // A token parameter in a segment is redacted in place, as before.
     assert.equal(redactPath('/x/ada.l;token=SsoToken-1'), `/x/ada.l;token=${REDACTED}`);
     for (const ordinary of [

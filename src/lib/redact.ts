@@ -146,7 +146,13 @@ export function redactPath(path: string): string {
     .map((segment) => {
       const redacted = redactString(segment);
       if (redacted !== segment) return redacted;
-      return holdsCredential(pathDecoded(segment)) ? REDACTED : segment;
+      // As a server reads it, as a form would (`Bearer+eyJ…`), and encoded twice (`Bearer%2520…`).
+      const decoded = pathDecoded(segment);
+      return holdsCredential(decoded) ||
+        holdsCredential(formDecoded(segment)) ||
+        holdsCredential(pathDecoded(decoded))
+        ? REDACTED
+        : segment;
     })
     .join('/');
 }
