@@ -193,7 +193,7 @@ function answerHeaders(
  * can be compared), and the translation of the same request is handed to the shadow runner,
  * which decides whether to run it (sampling, writes, concurrency) and never delays this answer.
  * An answer too large to read whole is streamed to the caller and not compared; so is one whose
- * compression cannot be read (answer-decoding.ts).
+ * compression cannot be read (answer-decoding.ts, decoded by the shadow runner, off this path).
  */
 async function shadowed(
   c: Context<AppEnv>,
@@ -219,48 +219,40 @@ async function shadowed(
     shadow.countSkipped(matched.operation.id);
     return streamedAnswer(c, services, answer);
   }
-  // Compared as the caller's client reads it: decoded when the old server compressed it though
-  // asked not to (the caller's answer waits for that decode, not for the translation). One too
-  // large once decoded, or that does not decode, is not compared.
-  const legacyBody = await answerBody(
-    answer.bytes,
-    answer.headers['content-encoding'],
-    legacy.maxBufferedBytes,
-  );
-  if (legacyBody.responseBodyOmitted !== undefined) shadow.countSkipped(matched.operation.id);
-  else {
-    const apiUser = c.get('apiUser') ?? '';
-    const requestId = c.get('requestId');
-    const log = requestLog(c);
-    const location = recordedLocation(c.req.url, basePath);
-    // Kept in a mismatch sample: a password operation's body only as a whole [redacted].
-    const { requestBody } = await recordedRequestBody(
-      matched.operation,
-      forwarded.contentType,
-      forwarded.body,
-    );
-    const copy = {
-      method: c.req.method,
-      headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },
-      body: forwarded.body,
-    };
-    shadow.submit({
-      operation: matched.operation.id,
-      apiUser,
-      requestId,
-      method: c.req.method,
-      path: location.path,
-      query: location.query,
-      requestBody,
-      write: matched.operation.method !== 'get',
-      legacy: { status: answer.status, body: legacyBody.responseBody },
-      // Without the caller's call counter: its log line counts only what it waited for.
-      translate: async () => {
-        const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
-        return { status: response.status, body: recordedAnswer(await response.text()) };
-      },
-    });
-  }
+  const apiUser = c.get('apiUser') ?? '';
+  const requestId = c.get('requestId');
+  const log = requestLog(c);
+  const location = recordedLocation(c.req.url, basePath);
+  // Kept in a mismatch sample: a password operation's body only as a whole [redacted].
+  const { requestBody } = await recordedRequestBody(matched.operation, forwarded.contentType, forwarded.body);
+  const copy = {
+    method: c.req.method,
+    headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },
+    body: forwarded.body,
+  };
+  const { bytes, status } = answer;
+  shadow.submit({
+    operation: matched.operation.id,
+    apiUser,
+    requestId,
+    method: c.req.method,
+    path: location.path,
+    query: location.query,
+    requestBody,
+    write: matched.operation.method !== 'get',
+    // Compared as the caller's client reads it: decoded when the old server compressed it though
+    // asked not to, and only when the request is compared. One too large once decoded, or that
+    // does not decode, is not compared.
+    legacy: async () => {
+      const read = await answerBody(bytes, answer.headers['content-encoding'], legacy.maxBufferedBytes);
+      return read.responseBodyOmitted === undefined ? { status, body: read.responseBody } : undefined;
+    },
+    // Without the caller's call counter: its log line counts only what it waited for.
+    translate: async () => {
+      const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
+      return { status: response.status, body: recordedAnswer(await response.text()) };
+    },
+  });
   return new Response(bodiless(answer.status, c.req.method) ? null : answer.bytes, {
     status: answer.status,
     headers: answerHeaders(c, services, answer),

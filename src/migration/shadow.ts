@@ -25,8 +25,12 @@ export interface ShadowRequest {
   requestBody: unknown;
   /** Whether the operation changes state (a write is shadowed only with `migration.shadow.writes`). */
   write: boolean;
-  /** The old server's answer, which the caller got. */
-  legacy: Answer;
+  /**
+   * The old server's answer, which the caller got; or how to read it (decoded, when the old server
+   * compressed it), run only for a request that is compared, off the caller's path: undefined when
+   * it cannot be read, and the comparison is then counted as skipped.
+   */
+  legacy: Answer | (() => Promise<Answer | undefined>);
   /** Runs the translation against the successor and resolves to its answer. */
   translate: () => Promise<Answer>;
 }
@@ -88,21 +92,30 @@ export class ShadowRunner {
     // The slot is held until the translation itself settles, not just until the time box: a
     // translation past its time cannot be cancelled, and it still loads the successor.
     this.#running += 1;
-    const translation = request.translate();
-    const done: Promise<void> = Promise.allSettled([this.#compare(request, translation), translation]).then(
-      () => {
-        this.#running -= 1;
-        this.#inFlight.delete(done);
-      },
-    );
+    const done: Promise<void> = this.#run(request).then(() => {
+      this.#running -= 1;
+      this.#inFlight.delete(done);
+    });
     this.#inFlight.add(done);
+  }
+
+  /** Reads the old server's answer, then runs the translation and compares; settles once the translation has. */
+  async #run(request: ShadowRequest): Promise<void> {
+    const legacy =
+      typeof request.legacy === 'function' ? await request.legacy().catch(() => undefined) : request.legacy;
+    if (legacy === undefined) {
+      this.#outcome(request.operation, 'skipped');
+      return;
+    }
+    const translation = request.translate();
+    await Promise.allSettled([this.#compare({ ...request, legacy }, translation), translation]);
   }
 
   /**
    * Counts a shadowed request that cannot be compared as skipped: the old server's answer was
    * larger than the comparison cap (`LegacyUpstream.forwardBuffered`), and was streamed to the
-   * caller instead of read whole, or it was compressed in a way that cannot be read (or decodes
-   * past the cap). Its translation is not run.
+   * caller instead of read whole. Its translation is not run. (One compressed in a way that
+   * cannot be read, or that decodes past the cap, is counted so once its `legacy` is read.)
    */
   countSkipped(operation: string): void {
     this.#outcome(operation, 'skipped');
@@ -165,7 +178,7 @@ export class ShadowRunner {
     return createHash('sha256').update(apiUser).digest().readUInt32BE(0) / 2 ** 32 < rate;
   }
 
-  async #compare(request: ShadowRequest, translation: Promise<Answer>): Promise<void> {
+  async #compare(request: ShadowRequest & { legacy: Answer }, translation: Promise<Answer>): Promise<void> {
     const { settings, rules, logger } = this.options;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
