@@ -686,6 +686,53 @@ describe('a recorded answer too large to keep', () => {
   });
 });
 
+describe("the shadow runner's reading of the old server's answer", () => {
+  it('reads it only for a request it compares, and skips one it cannot read without translating it', async () => {
+    // It was decoded and parsed on the caller's path, for every request, compared or not.
+    const store = openSqliteStore(path.join(tempDir('shadow-lazy'), 'store.db'));
+    const { runner } = shadowRunnerOn(store);
+    const read: string[] = [];
+    const translated: string[] = [];
+    const request = (
+      requestId: string,
+      write: boolean,
+      answer: { status: number; body: unknown } | undefined,
+    ) => ({
+      operation: write ? 'user.update' : 'user.get',
+      apiUser: 'integration',
+      requestId,
+      method: write ? 'PUT' : 'GET',
+      path: '/Entity/User/ada.l',
+      query: '',
+      requestBody: null,
+      write,
+      legacy: async () => {
+        read.push(requestId);
+        return answer;
+      },
+      translate: async () => {
+        translated.push(requestId);
+        return { status: 200, body: { a: 1 } };
+      },
+    });
+    try {
+      runner.submit(request('write', true, { status: 200, body: { a: 1 } }));
+      runner.submit(request('unreadable', false, undefined));
+      runner.submit(request('read', false, { status: 200, body: { a: 1 } }));
+      await runner.close();
+      assert.deepEqual(read.sort(), ['read', 'unreadable'], 'a write not shadowed is not read');
+      assert.deepEqual(translated, ['read']);
+      assert.deepEqual((await store.shadow.counts()).map((c) => [c.operation, c.outcome, c.count]).sort(), [
+        ['user.get', 'match', 1],
+        ['user.get', 'skipped', 1],
+        ['user.update', 'skipped', 1],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('shadow outcomes at shutdown', () => {
   it('says which counts it could not write, instead of keeping them for a flush that never comes', async () => {
     // A real store closed before the runner: the runner's last batch fails.
