@@ -33,6 +33,55 @@ const CORE = '/iserv/api/Service/Core';
 
 const cli = runCliCaptured;
 
+/** A line of a recording, as these tests read it back. */
+interface RecordedLine {
+  requestId: string;
+  responseBody: unknown;
+  responseBodyOmitted?: string;
+}
+
+/** The lines of `front`'s recording in `file` once there are `count` (flushed every 20 ms, for 2 s at most). */
+async function recordedLines(front: AuthHarness, file: string, count: number): Promise<RecordedLine[]> {
+  const recording = front.services.migration.recording;
+  assert.ok(recording);
+  let lines: RecordedLine[] = [];
+  for (let i = 0; i < 100 && lines.length < count; i++) {
+    await sleep(20);
+    await recording.flush();
+    lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as RecordedLine);
+  }
+  return lines;
+}
+
+/** `idm-compat replay FILE --target URL` as `account`, its password from the environment, into `out`; `extra` options after. */
+function replay(
+  file: string,
+  target: string,
+  account: { user: string; password: string },
+  out: string,
+  ...extra: string[]
+) {
+  return cli(
+    [
+      'replay',
+      file,
+      '--target',
+      target,
+      '--user',
+      account.user,
+      '--password-env',
+      'REPLAY_PASSWORD',
+      '--out',
+      out,
+      ...extra,
+    ],
+    { REPLAY_PASSWORD: account.password },
+  );
+}
+
 interface ShadowJson {
   operations: {
     operation: string;
@@ -279,21 +328,7 @@ describe('shadow mode against an old server whose data differs on purpose', () =
     const recorded = path.join(dir, 'heads.ndjson');
     writeFileSync(recorded, `${heads.map((line) => JSON.stringify(line)).join('\n')}\n`);
     const out = path.join(dir, 'replayed.ndjson');
-    const replayed = await cli(
-      [
-        'replay',
-        recorded,
-        '--target',
-        `${front.url}/iserv/api`,
-        '--user',
-        'integration',
-        '--password-env',
-        'P',
-        '--out',
-        out,
-      ],
-      { P: password },
-    );
+    const replayed = await replay(recorded, `${front.url}/iserv/api`, { user: 'integration', password }, out);
     assert.equal(replayed.code, 0, replayed.stderr);
     const compared = await cli(['compare', recorded, out, '--json']);
     assert.equal(compared.code, 0, compared.stdout);
@@ -303,25 +338,15 @@ describe('shadow mode against an old server whose data differs on purpose', () =
 
   it('replays the recorded reads against the old server (100 %) and the translation (the planted differences)', async () => {
     const dir = path.dirname(recording);
-    const env = { REPLAY_PASSWORD: old.password };
     const againstOld = path.join(dir, 'old.ndjson');
-    const replayed = await cli(
-      [
-        'replay',
-        recording,
-        '--target',
-        old.baseUrl,
-        '--user',
-        old.username,
-        '--password-env',
-        'REPLAY_PASSWORD',
-        '--operations',
-        'user.get',
-        '--out',
-        againstOld,
-        '--json',
-      ],
-      env,
+    const replayed = await replay(
+      recording,
+      old.baseUrl,
+      { user: old.username, password: old.password },
+      againstOld,
+      '--operations',
+      'user.get',
+      '--json',
     );
     assert.equal(replayed.code, 0, replayed.stderr);
     const same = await cli(['compare', recording, againstOld, '--json']);
@@ -335,23 +360,14 @@ describe('shadow mode against an old server whose data differs on purpose', () =
       const user = 'replayer';
       const pw = await translated.addUser(user, ['127.0.0.0/8']);
       const out = path.join(dir, 'translated.ndjson');
-      const run = await cli(
-        [
-          'replay',
-          recording,
-          '--target',
-          `${translated.url}/iserv/api`,
-          '--user',
-          user,
-          '--password-env',
-          'P',
-          '--operations',
-          'user.get',
-          '--out',
-          out,
-          '--json',
-        ],
-        { P: pw },
+      const run = await replay(
+        recording,
+        `${translated.url}/iserv/api`,
+        { user, password: pw },
+        out,
+        '--operations',
+        'user.get',
+        '--json',
       );
       assert.equal(run.code, 0, run.stderr);
       const compared = await cli(['compare', recording, out, '--json']);
@@ -655,17 +671,7 @@ describe('a recorded answer too large to keep', () => {
         headers: { authorization: basic('integration', password), 'x-request-id': 'no-body' },
       });
       assert.equal(deleted.status, 204);
-      const recording = front.services.migration.recording;
-      assert.ok(recording);
-      let lines: { requestId: string; responseBody: unknown; responseBodyOmitted?: string }[] = [];
-      for (let i = 0; i < 100 && lines.length < 2; i++) {
-        await sleep(20);
-        await recording.flush();
-        lines = readFileSync(file, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      }
+      const lines = await recordedLines(front, file, 2);
       assert.deepEqual(
         lines
           .map((line) => [line.requestId, line.responseBody, line.responseBodyOmitted])
@@ -860,17 +866,7 @@ describe('an old server that compresses its answers though asked not to', () => 
         ['match', 3],
         ['skipped', 2],
       ]);
-      const recording = front.services.migration.recording;
-      assert.ok(recording);
-      let lines: { requestId: string; responseBody: unknown; responseBodyOmitted?: string }[] = [];
-      for (let i = 0; i < 100 && lines.length < sent.length; i++) {
-        await sleep(20);
-        await recording.flush();
-        lines = readFileSync(file, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
-      }
+      const lines = await recordedLines(front, file, sent.length);
       const recorded = new Map(lines.map((line) => [line.requestId, line]));
       for (const encoding of ['gzip', 'deflate', 'br']) {
         assert.equal(
@@ -894,21 +890,7 @@ describe('an old server that compresses its answers though asked not to', () => 
       const one = path.join(dir, 'gzip.ndjson');
       writeFileSync(one, `${JSON.stringify(recorded.get('gzip'))}\n`);
       const replayed = path.join(dir, 'replayed.ndjson');
-      const run = await cli(
-        [
-          'replay',
-          one,
-          '--target',
-          legacy.baseUrl,
-          '--user',
-          old.username,
-          '--password-env',
-          'OLD_PW',
-          '--out',
-          replayed,
-        ],
-        { ...process.env, OLD_PW: old.password },
-      );
+      const run = await replay(one, legacy.baseUrl, { user: old.username, password: old.password }, replayed);
       assert.equal(run.code, 0, run.stderr);
       const line = JSON.parse(readFileSync(replayed, 'utf8')) as { responseBody: { username?: string } };
       assert.equal(line.responseBody.username, 'lena.mueller');
