@@ -146,11 +146,12 @@ export function redactPath(path: string): string {
     .map((segment) => {
       const redacted = redactString(segment);
       if (redacted !== segment) return redacted;
-      // As a server reads it, as a form would (`Bearer+eyJ…`), and encoded twice (`Bearer%2520…`).
+      // As a server reads it, as a form would (`Bearer+eyJ…`), and encoded twice (`Bearer%2520…`);
+      // the last two only where they read otherwise (a segment with `+`, a decoding with `%`).
       const decoded = pathDecoded(segment);
       return holdsCredential(decoded) ||
-        holdsCredential(formDecoded(segment)) ||
-        holdsCredential(pathDecoded(decoded))
+        (segment.includes('+') && holdsCredential(formDecoded(segment))) ||
+        (decoded.includes('%') && holdsCredential(pathDecoded(decoded)))
         ? REDACTED
         : segment;
     })
