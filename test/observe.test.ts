@@ -11,6 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import { ConfigError, parseConfig } from '../src/config/load.js';
+import { ManualClock } from '../src/lib/clock.js';
 import { createLogger, silentLogger } from '../src/lib/logger.js';
 import { MappingError } from '../src/mapping/errors.js';
 import { successorRoute } from '../src/observe/observer.js';
@@ -150,6 +151,40 @@ describe('/metrics credentials and ranges', () => {
       assert.equal((await call(`${h.url}/metrics`, { user: 'scraper', password: 'wrong' })).status, 401);
       await scrape(h, { authorization: basic('scraper', 'scrape-secret') });
       assert.doesNotMatch(none.text, /scrape-secret/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('throttles wrong metrics credentials per address: 429 with Retry-After, even for the right ones, until the back-off ends', async () => {
+    const clock = new ManualClock();
+    const h = await startHarness({
+      clock,
+      config: {
+        metrics: { username: 'scraper', password: 'scrape-secret' },
+        auth: { throttle: { addressFreeFailures: 2, baseDelaySeconds: 30 } },
+      },
+    });
+    try {
+      const right = { authorization: basic('scraper', 'scrape-secret') };
+      const wrong = { user: 'scraper', password: 'guess' };
+      // A request without credentials (a client's first try) is not a failure.
+      for (let i = 0; i < 3; i++) assert.equal((await call(`${h.url}/metrics`)).status, 401);
+      assert.equal((await call(`${h.url}/metrics`, wrong)).status, 401);
+      await scrape(h, right);
+      // The right credentials cleared the count: two free failures again, the third blocks.
+      for (let i = 0; i < 3; i++) assert.equal((await call(`${h.url}/metrics`, wrong)).status, 401);
+      const blocked = await call(`${h.url}/metrics`, { headers: right });
+      assert.equal(blocked.status, 429, blocked.text);
+      assert.equal(blocked.headers.get('retry-after'), '30');
+      assert.match(
+        JSON.parse(blocked.text).message,
+        /Too many failed logins to the metrics; try again in 30 seconds/,
+      );
+      clock.advance(29_000);
+      assert.equal((await call(`${h.url}/metrics`, { headers: right })).status, 429);
+      clock.advance(1_000);
+      await scrape(h, right);
     } finally {
       await h.close();
     }

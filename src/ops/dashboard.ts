@@ -164,6 +164,8 @@ export function registerDashboard(app: Hono<AppEnv>, services: Services): void {
       trustedProxies: services.config.server.trustedProxies,
       username: settings.username,
       password: settings.password,
+      throttle: services.config.auth.throttle,
+      clock: services.clock,
     }),
   );
   app.get(DASHBOARD_PATH, (c) => c.redirect(`${DASHBOARD_PATH}/`, 301));

@@ -23,6 +23,8 @@ export function registerMetrics(app: Hono<AppEnv>, services: Services): void {
       trustedProxies: services.config.server.trustedProxies,
       username: settings.username,
       password: settings.password,
+      throttle: services.config.auth.throttle,
+      clock: services.clock,
     }),
   );
   app.get(settings.path, async (c) =>
