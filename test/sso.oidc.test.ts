@@ -3,7 +3,9 @@
 // browser with cookies; a provider that signs in someone else (sandbox fault ssoLoginAs) is
 // refused with 403; provider errors, replays, other browsers and slow logins get their pages;
 // tampered callbacks (wrong state, another login's state, a replayed or made-up code, a nonce
-// that is not the login's) are refused and never reach sso.target.
+// that is not the login's) are refused and never reach sso.target; a token endpoint's 400 with a
+// challenge is a refusal, or with invalid_client a proxy misconfiguration (a provider of a few
+// lines, for the answer the real one never gives).
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -540,6 +542,109 @@ describe('SSO at a provider whose discovery is unusable', () => {
         assertPage(first, 502);
         const again = await new Browser().get(return_to);
         assertPage(again, 502);
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
+});
+
+describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenticate challenge', () => {
+  // A provider of a few lines (the sandbox's oidc-provider never answers the code exchange with a
+  // challenge): discovery, an authorization endpoint that sends the browser straight back with a
+  // code, and a token endpoint answering 400 with `WWW-Authenticate: Bearer error="…"`.
+  let sandbox: RunningSandbox;
+  let provider: LoopbackServer;
+  let tokenError = '';
+  before(async () => {
+    sandbox = await oidcSandbox({
+      redirectUris: ['http://127.0.0.1/sso/callback'],
+      applicationType: 'native',
+    });
+    provider = await startLoopback((request, res) => {
+      const issuer = `http://${request.headers.host}/auth`;
+      if (request.url.pathname === '/auth/.well-known/openid-configuration') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/authorize`,
+            token_endpoint: `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ['code'],
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
+          }),
+        );
+        return;
+      }
+      if (request.url.pathname === '/auth/authorize') {
+        const back = new URL(request.url.searchParams.get('redirect_uri') ?? '');
+        back.searchParams.set('code', 'a-code');
+        back.searchParams.set('state', request.url.searchParams.get('state') ?? '');
+        res.writeHead(302, { location: back.href }).end();
+        return;
+      }
+      if (request.url.pathname === '/auth/token') {
+        res
+          .writeHead(400, {
+            'content-type': 'application/json',
+            'www-authenticate': `Bearer error="${tokenError}"`,
+          })
+          .end(JSON.stringify({ error: tokenError }));
+        return;
+      }
+      res.writeHead(404).end();
+    });
+  });
+  after(async () => {
+    await provider?.close();
+    await sandbox?.close();
+  });
+
+  const cases = [
+    { error: 'invalid_grant', status: 400, page: /refused/, failure: 'refused' },
+    {
+      error: 'invalid_client',
+      status: 502,
+      page: /Single sign-on is not set up correctly/,
+      failure: 'misconfigured',
+    },
+  ];
+  for (const { error, status, page, failure } of cases) {
+    it(`shows a ${status} page for a challenge with ${error}, and logs it as ${failure}`, async () => {
+      tokenError = error;
+      const proxy = await startSsoProxy({
+        sandbox,
+        config: {
+          sso: {
+            target: 'https://portal.example/login',
+            oidc: {
+              issuer: `${provider.url}/auth`,
+              clientId: 'legacy-sso',
+              clientSecret: 'the-client-secret',
+            },
+          },
+        },
+      });
+      try {
+        const { return_to } = await proxy.token('lena.mueller');
+        const { last } = await new Browser().follow(
+          return_to,
+          (url) => url.origin === 'https://portal.example',
+        );
+        assert.equal(last.url.pathname, '/sso/callback');
+        assertPage(last, status);
+        assert.match(last.text, page);
+        assert.ok(
+          provider.requests.some((r) => r.method === 'POST' && r.url.pathname === '/auth/token'),
+          'the code was exchanged',
+        );
+        const logged = JSON.stringify(
+          proxy.logSink.lines().find((l) => l.msg === 'SSO login failed at the identity provider'),
+        );
+        assert.match(logged, new RegExp(`"failure":"${failure}"`));
+        assert.match(logged, new RegExp(error));
+        assert.doesNotMatch(logged, /the-client-secret/);
       } finally {
         await proxy.close();
       }
