@@ -35,8 +35,11 @@ export interface ProxyOptions {
   sandbox?: SandboxOptions;
   /** Successor client timeouts and retries. */
   timeouts?: { connectMs?: number; totalMs?: number };
-  /** More `successor` settings (e.g. `pageSize`, `pageConcurrency`), merged over the test defaults. */
-  successor?: Record<string, unknown>;
+  /**
+   * More `successor` settings (e.g. `pageSize`, `pageConcurrency`), merged over the test defaults;
+   * a function gets the started sandbox (for settings naming it, such as another client).
+   */
+  successor?: Record<string, unknown> | ((sandbox: RunningSandbox) => Record<string, unknown>);
   retries?: { max?: number; baseDelayMs?: number };
   /** Clock of the proxy (ID cache TTL). */
   clock?: Clock;
@@ -100,7 +103,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
       ...successorConfigFor(sandbox),
       timeouts: { connectMs: 2_000, totalMs: 5_000, ...options.timeouts },
       retries: { max: 0, baseDelayMs: 10, ...options.retries },
-      ...options.successor,
+      ...(typeof options.successor === 'function' ? options.successor(sandbox) : options.successor),
     },
     store: { type: 'sqlite', path: path.join(dir, 'store.db') },
     mappings: { dir: path.dirname(profileDir), profile: path.basename(profileDir) },

@@ -134,6 +134,47 @@ describe('user operations when the successor fails', () => {
   });
 });
 
+describe('writes with a successor client that lacks the write scope', () => {
+  // SPEC 6: 401/403 after one renewal → 502 with a message that names the missing scope.
+  for (const [how, scopes] of [
+    ['the token endpoint refuses the write scope (invalid_scope)', undefined],
+    ['the API refuses a token without it (403 with a challenge)', { write: ['iserv:idm:api-read'] }],
+  ] as const) {
+    it(`answers 502 naming the scope when ${how}; reads work, nothing changes`, async () => {
+      const proxy = await startUserProxy({
+        successor: (sandbox) => ({
+          auth: {
+            type: 'oauth2',
+            issuer: sandbox.issuer,
+            clientId: sandbox.clients.readOnly.clientId,
+            clientSecret: sandbox.clients.readOnly.clientSecret,
+            ...(scopes === undefined ? {} : { scopes }),
+          },
+        }),
+      });
+      try {
+        assert.equal((await proxy.call('GET', '/Entity/User/thomas.becker')).status, 200);
+        const answer = await proxy.call<ErrorBody>('PUT', '/Entity/User/thomas.becker', {
+          firstname: 'Changed',
+        });
+        assert.equal(answer.status, 502, answer.text);
+        assert.match(
+          answer.body.message,
+          /^The successor refused the proxy's access: the proxy's client lacks scope iserv:idm:api-write; request id /,
+        );
+        assert.doesNotMatch(
+          answer.text,
+          /idm-compat-readonly|sandbox-readonly-secret/,
+          'the client stays in the log',
+        );
+        assert.equal(sandboxUser(proxy, 'thomas.becker')?.firstname, 'Thomas');
+      } finally {
+        await proxy.close();
+      }
+    });
+  }
+});
+
 describe('user operations when the token endpoint is down', () => {
   let proxy: UserProxy;
 

@@ -143,9 +143,12 @@ export function publicUpstreamMessage(error: UpstreamError): string {
           ? 'The successor refuses more requests for now (too many requests)'
           : 'The successor is unreachable or failing';
     case 'forbidden':
+      // The missing scope is named (SPEC 6: what the operator must grant); the client id is not.
       return isProtectedEntity(error)
         ? 'The entity may not be deleted or updated'
-        : "The successor refused the proxy's access (a permission of the proxy's client is missing)";
+        : error.details.scope === undefined
+          ? "The successor refused the proxy's access (a permission of the proxy's client is missing)"
+          : `The successor refused the proxy's access: the proxy's client lacks scope ${error.details.scope}`;
     case 'unauthorized':
       return "The successor refused the proxy's credentials";
     case 'bad_response':
