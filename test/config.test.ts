@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -789,6 +789,64 @@ describe('configuration', () => {
       0,
       io.stderr,
     );
+  });
+
+  it('refuses a recording path that is the store, its journal, the configuration file or one the rotation would rename onto them; the store stays a store', async () => {
+    // The first rotation renamed the SQLite store away and wrote NDJSON in its place: every API
+    // user, ID row and usage count gone at the next start, and `config check` had said valid.
+    const dir = tempDir('config');
+    const store = path.join(dir, 'store.db');
+    const configPath = path.join(dir, 'config.json');
+    const write = (recording: string) =>
+      writeFileSync(
+        configPath,
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'sqlite', path: store },
+          migration: { recording: { path: recording, maxBytes: 1024 } },
+        }),
+      );
+    write(path.join(dir, 'recording.ndjson'));
+    const added = capture();
+    assert.equal(
+      await runCli(['apiuser', 'add', 'keeper', '--range', '127.0.0.1/32', '--config', configPath], added),
+      0,
+      added.stderr,
+    );
+    const storeBytes = readFileSync(store);
+    symlinkSync(dir, path.join(dir, 'same-folder'));
+    for (const [recording, what] of [
+      [store, /is the store \(store\.path\)/],
+      [path.join(dir, 'same-folder', 'store.db'), /is the store \(store\.path\)/],
+      [`${store}-wal`, /is the store's write-ahead log/],
+      [configPath, /is the configuration file/],
+    ] as const) {
+      write(recording);
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(
+          await runCli([...command, '--config', configPath], io),
+          2,
+          `${command.join(' ')} ${recording}`,
+        );
+        assert.match(io.stderr, /migration\.recording\.path: .* would destroy it; give another file/);
+        assert.match(io.stderr, what);
+      }
+    }
+    // A store named like a rotated recording (`rec.1`) is refused too.
+    const rotatedStore = path.join(dir, 'rec.1');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        sandbox: { enabled: true },
+        store: { type: 'sqlite', path: rotatedStore },
+        migration: { recording: { path: path.join(dir, 'rec') } },
+      }),
+    );
+    const rotated = capture();
+    assert.equal(await runCli(['config', 'check', '--config', configPath], rotated), 2);
+    assert.match(rotated.stderr, /rec\.1 is the store \(store\.path\)/);
+    assert.deepEqual(readFileSync(store), storeBytes);
   });
 
   it('refuses in `config check` and at start a mapping profile serve cannot load, naming file, JSON path and reason', async () => {

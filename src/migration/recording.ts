@@ -230,9 +230,20 @@ export async function readRecording(
  * `config check`. The folder is not created: a mistyped path would record, unseen, to a folder
  * nobody looks in (and without it every flush would fail, logged only as a warning).
  */
-export function checkRecordingPath(config: Pick<AppConfig, 'migration' | 'source'>): void {
+export function checkRecordingPath(
+  config: Pick<AppConfig, 'migration' | 'source' | 'store' | 'server' | 'sandbox'>,
+): void {
   const file = config.migration.recording?.path;
   if (file === undefined) return;
+  const taken = takenByTheProxy(config, file);
+  if (taken !== undefined) {
+    throw new ConfigError(config.source ?? '(embedded defaults)', [
+      {
+        path: 'migration.recording.path',
+        message: `${taken.recording} is ${taken.what}: recording (and rotating) into it would destroy it; give another file`,
+      },
+    ]);
+  }
   const folder = path.dirname(path.resolve(file));
   const kind = (at: string) => {
     try {
@@ -257,6 +268,59 @@ export function checkRecordingPath(config: Pick<AppConfig, 'migration' | 'source
       { path: 'migration.recording.path', message: problem },
     ]);
   }
+}
+
+/** Rotated recording files kept by default: `path.1` (newest) … `path.5`. */
+const ROTATED_FILES = 5;
+
+/**
+ * The first file the proxy reads or keeps its state in that the recording `file` or one of its
+ * rotated files (`file.1` … `file.5`) would be: the SQLite store with its journal files, the
+ * configuration file, the TLS files, the sandbox fixture, the compare rules. The recording
+ * appends to it, then renames it away at the first rotation (a store renamed away is a new,
+ * empty store at the next start, and the old one deleted five rotations later). Compared as the
+ * same file (device and inode) where both exist, else by their absolute paths.
+ */
+function takenByTheProxy(
+  config: Pick<AppConfig, 'migration' | 'source' | 'store' | 'server' | 'sandbox'>,
+  file: string,
+): { recording: string; what: string } | undefined {
+  const guarded: [what: string, file: string | undefined][] = [
+    ['the configuration file', config.source],
+    ['the TLS certificate (server.tls.cert)', config.server.tls?.cert],
+    ['the TLS key (server.tls.key)', config.server.tls?.key],
+    ['the sandbox fixture (sandbox.fixture)', config.sandbox.fixture],
+    ['the compare rules (migration.compare.rules)', config.migration.compare?.rules],
+  ];
+  if (config.store.type === 'sqlite') {
+    const store = config.store.path;
+    guarded.push(
+      ['the store (store.path)', store],
+      ["the store's write-ahead log", `${store}-wal`],
+      ["the store's shared memory", `${store}-shm`],
+      ["the store's rollback journal", `${store}-journal`],
+    );
+  }
+  const recordings = [file, ...Array.from({ length: ROTATED_FILES }, (_, n) => `${file}.${n + 1}`)];
+  for (const recording of recordings) {
+    for (const [what, other] of guarded) {
+      if (other !== undefined && sameFile(recording, other)) return { recording, what };
+    }
+  }
+  return undefined;
+}
+
+function sameFile(a: string, b: string): boolean {
+  const statOf = (at: string) => {
+    try {
+      return statSync(at);
+    } catch {
+      return undefined;
+    }
+  };
+  const [first, second] = [statOf(a), statOf(b)];
+  if (first && second) return first.dev === second.dev && first.ino === second.ino;
+  return path.resolve(a) === path.resolve(b);
 }
 
 /** Options of {@link RecordingWriter}. */
@@ -309,7 +373,7 @@ export class RecordingWriter {
 
   constructor(options: RecordingWriterOptions) {
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
-    const maxFiles = options.maxFiles ?? 5;
+    const maxFiles = options.maxFiles ?? ROTATED_FILES;
     if (!(maxBytes > 0)) throw new RangeError('maxBytes must be a positive number');
     if (!Number.isInteger(maxFiles) || maxFiles < 0) throw new RangeError('maxFiles must be an integer ≥ 0');
     this.path = options.path;
