@@ -14,7 +14,7 @@ import type { RecordedExchange } from '../src/migration/recording.js';
 import { readRecording } from '../src/migration/recording.js';
 import { replayExchanges } from '../src/migration/replay.js';
 import { type CompareReport, compareReportSchema } from '../src/migration/report.js';
-import { type AuthHarness, closeSharedSandbox, startHarness } from './auth-helpers.js';
+import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { makeFifo, readFifo } from './fifo.js';
 import { startLoopback } from './successor-helpers.js';
@@ -104,6 +104,41 @@ describe('replay and compare against the real proxy', () => {
   });
   after(async () => {
     await h?.close();
+  });
+
+  it('records a body refused as not UTF-8 as null, so that replay --writes does not make the write the original never made', async () => {
+    // Recorded decoded, the Latin-1 `ü` became U+FFFD: the replay created group "Gr\uFFFDn AG".
+    const file = path.join(dir, 'latin1.ndjson');
+    const recorder = await startHarness({ config: { migration: { recording: { path: file } } } });
+    try {
+      const integration = await recorder.addUser('integration', ['127.0.0.0/8']);
+      const refused = await call(`${recorder.url}/iserv/api/Service/Core/Entity/Group`, {
+        user: 'integration',
+        password: integration,
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=iso-8859-1', 'x-request-id': 'latin-1' },
+        body: Buffer.from('{"name":"Gr\u00fcn AG"}', 'latin1'),
+      });
+      assert.equal(refused.status, 400, refused.text);
+      await recorder.services.migration.recording?.flush();
+    } finally {
+      await recorder.close();
+    }
+    const { exchanges } = await readRecording(file);
+    assert.deepEqual(
+      exchanges.map((e) => [e.requestId, e.operation, e.status, e.requestBody]),
+      [['latin-1', 'group.create', 400, null]],
+    );
+    const groups = async () =>
+      (
+        (await call(`${target}/Service/Core/Entity/Group`, { user: 'migration', password })).body as {
+          name: string;
+        }[]
+      ).map((g) => g.name);
+    const before = await groups();
+    const run = await replay(file, path.join(dir, 'latin1-out.ndjson'), '--writes', '--json');
+    assert.equal(JSON.parse(run.stdout).replayed, 1, run.stderr);
+    assert.deepEqual(await groups(), before, 'the replay created a group');
   });
 
   it('replays the reads, skipping writes, with the same request ids', async () => {

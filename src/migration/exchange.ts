@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { REDACTED } from '../lib/redact.js';
 import { decodedAnswer } from './answer-decoding.js';
 import type { RecordedExchange } from './recording.js';
@@ -51,7 +52,8 @@ async function parseForm(
 
 /**
  * The recorded body of a request (not yet redacted): the JSON it parses to, or its form fields
- * as an object (string fields only, the first of a repeated name), else null. `kind` is what the
+ * as an object (string fields only, the first of a repeated name), else null (also for bytes
+ * that are not UTF-8). `kind` is what the
  * operation reads; without it, multipart is a form, a URL-encoded body that is valid JSON is
  * JSON (legacy clients such as `curl -d` send JSON under the form content type), else a form.
  */
@@ -61,6 +63,10 @@ export async function recordedBody(
   kind?: 'json' | 'form',
 ): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
   if (body === undefined || body.length === 0) return { requestBody: null };
+  // Bytes that are not UTF-8 are refused by the proxy (400) and never parsed: recorded decoded,
+  // a Latin-1 `ü` became U+FFFD, and `replay --writes` sent a write the original never made.
+  if (typeof body !== 'string' && !isUtf8(body))
+    return kind === 'form' ? { requestFormat: 'form', requestBody: null } : { requestBody: null };
   const type = contentType ?? '';
   const text = () => (typeof body === 'string' ? body : new TextDecoder().decode(body));
   if (kind === 'json') return parseJson(text()) ?? { requestBody: null };
