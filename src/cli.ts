@@ -5,6 +5,7 @@ import {
   CommandError,
   type CommandIo,
   commandHelp,
+  dropOutputWhenReaderGoesAway,
   parseCommandArgs,
   processIo,
 } from './cli/command.js';
@@ -54,6 +55,7 @@ function isGroup(word: string | undefined): boolean {
 
 /** Runs the CLI on `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: string[], io: CommandIo = processIo): Promise<number> {
+  if (io === processIo) dropOutputWhenReaderGoesAway();
   const command = [...COMMANDS]
     .sort((a, b) => b.path.length - a.path.length)
     .find((c) => c.path.every((word, i) => argv[i] === word));

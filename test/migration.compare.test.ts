@@ -29,7 +29,7 @@ import { compilePath, formatPath, generalisePath, JsonPathError } from '../src/m
 import { MAX_BODY_DEPTH, type RecordedExchange } from '../src/migration/recording.js';
 import { compareReportSchema } from '../src/migration/report.js';
 import { formatRate, reportTable } from '../src/migration/report-text.js';
-import { runCliCaptured } from './cli-helpers.js';
+import { runCliCaptured, spawnCli } from './cli-helpers.js';
 import { tempDir } from './temp-dir.js';
 
 function exchange(over: Partial<RecordedExchange> = {}): RecordedExchange {
@@ -978,6 +978,27 @@ describe('compare on the command line', () => {
       { pairs: 2, matched: 2, onlyA: 0 },
     );
     assert.equal(run.code, 1, 'a line left out is no pass');
+  });
+});
+
+describe('compare on the command line: a reader that goes away', () => {
+  it('ends with its exit code and no EPIPE stack trace when stdout closes early (| head)', async () => {
+    const dir = tempDir('compare');
+    const a = path.join(dir, 'a.ndjson');
+    const b = path.join(dir, 'b.ndjson');
+    // Differing answers with long values: a report of about 1 MB, far past a pipe's buffer.
+    const line = (value: string) =>
+      Array.from({ length: 4 }, (_, i) =>
+        JSON.stringify(exchange({ requestId: `r${i}`, responseBody: { firstname: value.repeat(1 + i) } })),
+      ).join('\n');
+    writeFileSync(a, `${line('a'.repeat(100_000))}\n`);
+    writeFileSync(b, `${line('b'.repeat(100_000))}\n`);
+    const cli = spawnCli(['compare', a, b, '--json']);
+    await cli.waitFor('stdout', /./);
+    cli.child.stdout.destroy();
+    const exit = await cli.exited;
+    assert.doesNotMatch(cli.stderr(), /EPIPE|Error|\n\s+at /, cli.stderr());
+    assert.deepEqual(exit, { code: 1, signal: null }, 'the exit code of a report with mismatches');
   });
 });
 

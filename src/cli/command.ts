@@ -26,6 +26,22 @@ export const processIo: CommandIo = {
   env: process.env,
 };
 
+/**
+ * A reader that goes away before the end (`idm-compat compare … --json | head`) closes the pipe:
+ * what is left to print is dropped, and the command ends with its own exit code, instead of
+ * Node's EPIPE stack trace. For the real terminal only ({@link processIo}), once per process.
+ */
+export function dropOutputWhenReaderGoesAway(): void {
+  // Added whatever listens already: a pipe into stdout re-throws unless another listener is left.
+  for (const stream of [process.stdout, process.stderr]) {
+    if (!stream.listeners('error').includes(ignoreReaderGone)) stream.on('error', ignoreReaderGone);
+  }
+}
+
+function ignoreReaderGone(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+}
+
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**
