@@ -1125,6 +1125,21 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a legacy namespace named docs, whose operations the interactive docs would answer as unknown pages', async () => {
+    // Accepted, every operation under it answered 404 (reads) or 405 (writes).
+    const configFile = (namespaces: string[]) =>
+      tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, legacy: { namespaces } }));
+    const io = capture();
+    assert.equal(await runCli(['config', 'check', '--config', configFile(['Service', 'docs'])], io), 2);
+    assert.match(io.stderr, /legacy\.namespaces\.1: must not be "docs": the interactive docs live there/);
+    const fine = capture();
+    assert.equal(
+      await runCli(['config', 'check', '--config', configFile(['Service', 'Docs'])], fine),
+      0,
+      fine.stderr,
+    );
+  });
+
   it('refuses metrics.path at or below legacy.basePath, where it would replace legacy operations', async () => {
     const configFile = (metrics: Record<string, unknown>, legacy: Record<string, unknown> = {}) =>
       tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, metrics, legacy }));

@@ -14,6 +14,12 @@ export const SSO_PATHS = {
   landing: '/sso/landing',
 } as const;
 
+/**
+ * The interactive docs' folder below the legacy base path (`{basePath}/docs/`, src/legacy/docs):
+ * no legacy namespace may be named so, or its operations would be answered as unknown docs pages.
+ */
+export const DOCS_FOLDER = 'docs';
+
 /** The migration dashboard, a prefix: `/_migration/` and `/_migration/api/status`. */
 export const DASHBOARD_PATH = '/_migration';
 

@@ -4,7 +4,7 @@ import { HTTP_TOKEN } from '../lib/http-token.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { OPERATION_PATTERN, OPERATION_PATTERN_RULE } from '../lib/operation-patterns.js';
 import { SCHEMA_NAME, SCHEMA_NAME_RULE } from '../store/postgres/schema-name.js';
-import { takenFixedPath } from './fixed-paths.js';
+import { DOCS_FOLDER, takenFixedPath } from './fixed-paths.js';
 
 /**
  * A secret is given as a literal (for development only), or, as production should, by reference:
@@ -139,7 +139,15 @@ const legacySchema = z
       .default('/iserv/api')
       .describe('Path prefix of the legacy API'),
     namespaces: z
-      .array(z.string().regex(/^[A-Za-z0-9_-]+$/))
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9_-]+$/)
+          .refine(
+            (name) => name !== DOCS_FOLDER,
+            `must not be "${DOCS_FOLDER}": the interactive docs live there`,
+          ),
+      )
       .min(1)
       .default(['Service'])
       .describe('Path namespaces the legacy operations answer under, e.g. ["Service", "IServ"]'),
