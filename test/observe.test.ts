@@ -87,7 +87,8 @@ describe('/metrics', () => {
     const after = await scrape(h);
     assert.deepEqual(moved(before, after, 'idm_compat_requests_total'), {
       'idm_compat_requests_total{operation="user.list",status="401",api_user=""}': 1,
-      'idm_compat_requests_total{operation="user.list",status="403",api_user=""}': 1,
+      // Refused for its address, with the right password: counted as that API user's.
+      'idm_compat_requests_total{operation="user.list",status="403",api_user="beta"}': 1,
       'idm_compat_requests_total{operation="unknown",status="404",api_user="alpha"}': 1,
       'idm_compat_requests_total{operation="user.list",status="200",api_user="alpha"}': 1,
       // The scrape before this one.
