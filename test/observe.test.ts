@@ -323,6 +323,22 @@ describe('usage inventory', () => {
     const uncalled = await cli(['usage', '--operation', 'user.create', '--config', h.configFile]);
     assert.equal(uncalled.code, 0, uncalled.stderr);
     assert.match(uncalled.stdout, /No recorded usage/);
+    // So is a misspelt API user (--unused listed every operation for it); a real one without
+    // calls in the window, or one removed since its calls were counted, still answers.
+    for (const args of [
+      ['--user', 'alpah'],
+      ['--unused', '--user', 'ALPHA'],
+    ]) {
+      const misspelt = await cli(['usage', ...args, '--config', h.configFile]);
+      assert.equal(misspelt.code, 2, misspelt.stdout);
+      assert.match(
+        misspelt.stderr,
+        /no API user is named "(alpah|ALPHA)", and no calls were counted under it; closest: alpha/,
+      );
+    }
+    const quiet = await cli(['usage', '--user', 'alpha', '--since', '2999-01-01', '--config', h.configFile]);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.match(quiet.stdout, /No recorded usage/);
     const mixed = await cli(['usage', '--unused', '--operation', 'user.list', '--config', h.configFile]);
     assert.equal(mixed.code, 2);
     assert.match(mixed.stderr, /does not go with --operation/);

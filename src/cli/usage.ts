@@ -56,7 +56,7 @@ credentials) count under the empty user, paths that name no operation under "unk
 running proxy writes its counts every usage.flushIntervalSeconds (default 5) and at shutdown.
 
 Options:
-  --user NAME       only this API user
+  --user NAME       only this API user; a name that is no API user and has no rows is refused (exit 2)
   --operation ID    only this operation (e.g. user.list, group.link.users.add); a name that is no
                     operation and has no rows is refused (exit 2)
   --since WHEN      only rows last seen since WHEN: 2026-09-01 (midnight UTC), 2026-09-01T08:00:00Z
@@ -97,8 +97,24 @@ Examples:
           ...(since === undefined ? {} : { since }),
         });
         // Since when the store counts at all: its first counted call (any user, any outcome).
-        const all = flag(args, 'unused') ? await store.usage.list() : [];
+        const all =
+          flag(args, 'unused') || (user !== undefined && rows.length === 0) ? await store.usage.list() : [];
         const countedSince = all.length === 0 ? undefined : Math.min(...all.map((row) => row.firstSeen));
+        // A misspelt API user has no rows either: "no recorded usage", and with --unused every
+        // operation, read as "this integration calls nothing". One that is no API user and was
+        // never counted (in any window) is refused, with the closest names.
+        if (user !== undefined && rows.length === 0 && !all.some((row) => row.apiUser === user)) {
+          const names = new Set([
+            ...(await store.apiUsers.list()).map((record) => record.name),
+            ...all.map((row) => row.apiUser).filter((name) => name !== ''),
+          ]);
+          if (!names.has(user)) {
+            const near = closest(user, [...names]);
+            throw new CommandError(
+              `no API user is named "${user}", and no calls were counted under it; ${near.length === 0 ? 'this store knows no API user' : `closest: ${near.join(', ')}`}`,
+            );
+          }
+        }
         return { rows, since, countedSince };
       },
       // Not created empty: --unused would then call every operation unused, i.e. retirable.
