@@ -197,15 +197,31 @@ describe('store copy', () => {
   it('leaves rows the target has differently alone, lists them and exits 1', async () => {
     await withStore(pgStore, async (store) => {
       await store.apiUsers.setRanges('portal', ['10.1.0.0/16']);
+      await store.apiUsers.remove('never-logged-in');
       await store.idMap.remove('group', 'G5');
       await store.idMap.insert({ kind: 'group', legacyId: 'G5', uuid: randomUUID(), source: 'import' }, 9);
     });
+    // The old store counted on after the first copy: its calls are not in the target's count.
+    await withStore(
+      () => openSqliteStore(sqliteFile),
+      (store) =>
+        store.usage.add([
+          { apiUser: 'portal', operation: 'user.get', outcome: '4xx', count: 3, firstSeen: 25, lastSeen: 95 },
+        ]),
+    );
     const run = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
     assert.equal(run.code, 1);
-    assert.match(run.stdout, /api users: +0 copied, 1 already there, 1 differ/);
+    // An API user removed from the target since is written again, and named (docs/cli.md).
+    assert.match(run.stdout, /api users: +1 copied, 0 already there, 1 differ/);
+    assert.match(run.stderr, /^ {2}copied: API user never-logged-in$/m);
     assert.match(run.stdout, /id map: +0 copied, 1100 already there, 1 differ/);
+    assert.match(run.stdout, /usage: +0 copied, 3 already there, 1 differ \(4 in the source\)/);
     assert.match(run.stderr, /differs: API user portal: the target has another password or other ranges/);
     assert.match(run.stderr, /differs: group G5: the target maps it to [0-9a-f-]{36}, the source to /);
+    assert.match(
+      run.stderr,
+      /differs: usage portal user\.get 4xx: the target counts 2 since 1970-01-01T00:00:00\.020Z, the source 5 since 1970-01-01T00:00:00\.020Z; the source's are not added/,
+    );
     await withStore(pgStore, async (store) => {
       assert.deepEqual(
         (await store.apiUsers.get('portal'))?.ranges,

@@ -153,6 +153,7 @@ Example:
             ...TABLES.map((table) => line(table.label, result[table.key])),
           ].join('\n'),
         );
+        for (const name of result.apiUsers.copiedNames) io.err(`  copied: API user ${name}`);
         for (const table of TABLES) {
           for (const difference of result[table.key].differences) io.err(`  differs: ${difference}`);
         }

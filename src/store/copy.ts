@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiUserRecord } from './api-users.js';
 import type { IdMapRow } from './id-map.js';
 import type { Store } from './types.js';
+import type { UsageCount } from './usage.js';
 
 /** What happened to one table. */
 export interface CopyTableResult {
@@ -15,6 +16,11 @@ export interface CopyTableResult {
   differ: number;
   /** Up to 20 descriptions of differing rows, without secrets. */
   differences: string[];
+  /**
+   * The API users written, by name (up to 20; empty for the other tables), so that a copy run
+   * again after `apiuser remove` on the target shows whom it brought back.
+   */
+  copiedNames: string[];
 }
 
 /** The result of a copy, per table. */
@@ -62,6 +68,7 @@ const emptyResult = (source: number): CopyTableResult => ({
   present: 0,
   differ: 0,
   differences: [],
+  copiedNames: [],
 });
 
 function differs(result: CopyTableResult, description: string): void {
@@ -110,7 +117,7 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
     await copyIdMap(idRows, to, result.idMap, advance);
     // Rows as they are: `usage.add` would also book each row's whole count into the hour it was
     // last seen, so a lifetime total would show as that hour's calls ("last 24 h").
-    await copyInChunks(usageRows, (part) => to.usage.insertMany(part), result.usage, advance);
+    await copyUsage(usageRows, to, result.usage, advance);
     await copyInChunks(hourRows, (part) => to.usage.insertHourlyMany(part), result.usageHourly, advance);
   } catch (error) {
     // The store's own error when it failed, the signal's when the copy was stopped.
@@ -130,8 +137,10 @@ async function copyApiUsers(
 ): Promise<void> {
   for (const user of users) {
     const { lastLoginAt, ...record } = user;
-    if (await to.apiUsers.create(record)) result.copied++;
-    else {
+    if (await to.apiUsers.create(record)) {
+      result.copied++;
+      if (result.copiedNames.length < MAX_DIFFERENCES) result.copiedNames.push(user.name);
+    } else {
       const existing = await to.apiUsers.get(user.name);
       if (existing && existing.passwordHash === user.passwordHash && sameRanges(existing.ranges, user.ranges))
         result.present++;
@@ -173,6 +182,40 @@ async function copyIdMap(
         );
       }
     }
+    result.present += part.length - copied - differing;
+    await advance(part.length);
+  }
+}
+
+/**
+ * Copies the usage rows the target lacks. A row the target has is "already there" when the
+ * target's count can hold the source's calls (as many or more, counted since as early or
+ * earlier: a copy before the replicas took traffic, grown since); else it differs, since the
+ * source's calls are not added to the target's (a copy made after the replicas took traffic).
+ */
+async function copyUsage(
+  rows: readonly UsageCount[],
+  to: Store,
+  result: CopyTableResult,
+  advance: (rows: number) => Promise<void>,
+): Promise<void> {
+  const key = (row: UsageCount) => JSON.stringify([row.apiUser, row.operation, row.outcome]);
+  const before = new Map((await to.usage.list()).map((row) => [key(row), row]));
+  for (let start = 0; start < rows.length; start += CHUNK) {
+    const part = rows.slice(start, start + CHUNK);
+    const copied = await to.usage.insertMany(part);
+    let differing = 0;
+    for (const row of part) {
+      // Not there before: written now, or by a replica meanwhile (then present).
+      const had = before.get(key(row));
+      if (had === undefined || (had.count >= row.count && had.firstSeen <= row.firstSeen)) continue;
+      differing++;
+      differs(
+        result,
+        `usage ${row.apiUser || '(none)'} ${row.operation} ${row.outcome}: the target counts ${had.count} since ${new Date(had.firstSeen).toISOString()}, the source ${row.count} since ${new Date(row.firstSeen).toISOString()}; the source's are not added`,
+      );
+    }
+    result.copied += copied;
     result.present += part.length - copied - differing;
     await advance(part.length);
   }
