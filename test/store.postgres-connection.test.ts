@@ -117,4 +117,42 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       }
     });
   }
+
+  // They ended `serve` at once with the driver's bare words ("The server does not support SSL
+  // connections"), neither retried nor naming the store.
+  for (const [what, query, why] of [
+    [
+      'sslmode asking for TLS the server does not offer',
+      '?sslmode=verify-full',
+      /^the store \(PostgreSQL\) is unavailable: the TLS connection failed \(the server offers no TLS\): check sslmode in store\.url and the server's certificate$/,
+    ],
+    [
+      'a value the server refuses in the options parameter',
+      `?options=${encodeURIComponent('-c statement_timeout=abc')}`,
+      /^the store \(PostgreSQL\) is unavailable: it refused a setting of the connection \(22023\): check the options parameter of store\.url$/,
+    ],
+    [
+      'an unknown parameter in the options parameter',
+      `?options=${encodeURIComponent('-c no_such_setting=1')}`,
+      /^the store \(PostgreSQL\) is unavailable: it refused a setting of the connection \(42704\): check the options parameter of store\.url$/,
+    ],
+  ] as const) {
+    it(`is unavailable, naming store.url: ${what}`, async () => {
+      const db = new PostgresDatabase({
+        url: `${url}${query}`,
+        poolSize: 1,
+        connectTimeoutMs: 5_000,
+        statementTimeoutMs: 5_000,
+      });
+      try {
+        await assert.rejects(db.query('SELECT 1'), (error: unknown) => {
+          assert.ok(error instanceof StoreUnavailableError, String(error));
+          assert.match(error.message, why);
+          return true;
+        });
+      } finally {
+        await db.close();
+      }
+    });
+  }
 });

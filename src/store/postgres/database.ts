@@ -133,6 +133,37 @@ function loginRefusedDetail(code: unknown): string {
 }
 
 /**
+ * The connection's TLS failed: `sslmode` (or `ssl`) in store.url asks for TLS and the server
+ * offers none (node-postgres says so without a code), or the server's certificate is not trusted
+ * (Node's certificate error codes). Not mended by waiting, but a store that cannot be reached all
+ * the same: retried at start-up, a 503 later, with store.url named.
+ */
+const TLS_ERROR_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function tlsFailure(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (TLS_ERROR_CODES.has(code) || code.startsWith('ERR_SSL_'))) return code;
+  return error.message.includes('does not support SSL') ? 'the server offers no TLS' : undefined;
+}
+
+/**
+ * SQLSTATEs of a setting of the connection the server refuses at login: store.url's `options`
+ * (`-c statement_timeout=abc`: invalid_parameter_value 22023; an unknown parameter:
+ * undefined_object 42704). The proxy's own statements set no parameter.
+ */
+const SETTING_REFUSED_SQLSTATES = new Set(['22023', '42704']);
+
+/**
  * SQLSTATEs of a statement naming a table or schema the database lacks (undefined_table,
  * invalid_schema_name): its schema was dropped, or restored only in part, while the proxy ran.
  * Every request that needs the store fails so until an operator restores it. Not undefined_column
@@ -170,6 +201,17 @@ export function translateError(error: unknown): unknown {
     return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${loginRefusedDetail(code)}`, {
       cause: error,
     });
+  const tls = tlsFailure(error);
+  if (tls !== undefined)
+    return new StoreUnavailableError(
+      `the store (PostgreSQL) is unavailable: the TLS connection failed (${tls}): check sslmode in store.url and the server's certificate`,
+      { cause: error },
+    );
+  if (typeof code === 'string' && SETTING_REFUSED_SQLSTATES.has(code))
+    return new StoreUnavailableError(
+      `the store (PostgreSQL) is unavailable: it refused a setting of the connection (${code}): check the options parameter of store.url`,
+      { cause: error },
+    );
   if (!(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))) return error;
   const detail =
     typeof code === 'string' && SCHEMA_MISSING_SQLSTATES.has(code)
