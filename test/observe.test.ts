@@ -347,6 +347,13 @@ describe('usage inventory', () => {
       assert.equal(bad.code, 2, since);
       assert.match(bad.stderr, /--since: not a date/);
     }
+    // A span too long is a span, said so: it was "not a date … or a span".
+    const long = await cli(['usage', '--since', '9999999d', '--config', h.configFile]);
+    assert.equal(long.code, 2);
+    assert.match(
+      long.stderr,
+      /--since: a span of at most 999999 days, hours or minutes \(30d, 12h, 90m\): 9999999d/,
+    );
     // A date-time without its offset would be read in the machine's time zone while every time
     // printed is UTC: refused for usage and shadow report alike, not guessed.
     for (const command of [['usage'], ['shadow', 'report']]) {
@@ -437,7 +444,7 @@ describe('usage inventory', () => {
     assert.equal(lost.length, 1, logSink.text);
     assert.equal(lost[0]?.level, 50, 'an error');
     assert.deepEqual(
-      ((lost[0]?.lost ?? []) as UsageCount[]).map(({ apiUser, operation, outcome, count }) => [
+      ((lost[0]?.lost ?? []) as Record<string, unknown>[]).map(({ apiUser, operation, outcome, count }) => [
         apiUser,
         operation,
         outcome,
@@ -445,6 +452,14 @@ describe('usage inventory', () => {
       ]),
       [['beta', 'group.get', '2xx', 3]],
     );
+    for (const row of (lost[0]?.lost ?? []) as Record<string, unknown>[]) {
+      for (const time of [row.firstSeen, row.lastSeen])
+        assert.match(
+          String(time),
+          /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+          'times in ISO, as printed elsewhere',
+        );
+    }
     assert.ok(!lines.some((line) => String(line.msg).includes('kept in memory for the next flush')));
   });
 

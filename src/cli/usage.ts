@@ -16,6 +16,10 @@ export function parseSince(text: string, now: number): number {
   const relative = RELATIVE.exec(text);
   if (relative?.[1] && relative[2])
     return now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
+  if (/^\d+[dhm]$/.test(text))
+    throw new CommandError(
+      `--since: a span of at most 999999 days, hours or minutes (30d, 12h, 90m): ${text}`,
+    );
   // A date-time without an offset would be read in this machine's time zone (JavaScript's rule),
   // while a bare date is midnight UTC and every time printed is UTC: 08:00 on a server in Berlin
   // silently meant 06:00Z. It is refused rather than guessed.

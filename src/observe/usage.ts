@@ -52,7 +52,16 @@ export class UsageRecorder implements Observer {
     } catch (error) {
       if (final) {
         this.options.logger.error(
-          { err: error, rows: batch.length, lost: batch },
+          {
+            err: error,
+            rows: batch.length,
+            // Times as every time the proxy prints: ISO 8601, UTC.
+            lost: batch.map((row) => ({
+              ...row,
+              firstSeen: new Date(row.firstSeen).toISOString(),
+              lastSeen: new Date(row.lastSeen).toISOString(),
+            })),
+          },
           'usage inventory not written at shutdown; these counts are lost',
         );
         return;
