@@ -247,7 +247,7 @@ describe('interactive docs: OpenAPI document and assets', () => {
     assert.equal((app.router as SmartRouter<unknown>).activeRouter.name, 'RegExpRouter');
   });
 
-  it('answers HEAD, 404 for other files and 405 for other methods', async () => {
+  it('answers HEAD, 404 for other files whatever the method, and 405 only on its known paths', async () => {
     assert.equal(
       (await call(`${h.url}/iserv/api/docs/openapi.json`, { ...auth(), method: 'HEAD' })).status,
       200,
@@ -260,5 +260,22 @@ describe('interactive docs: OpenAPI document and assets', () => {
     const post = await call(`${h.url}/iserv/api/docs/`, { ...auth(), method: 'POST' });
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    // SPEC 3: 405 is a wrong method on a known path. An unknown path below the docs answered 405
+    // (with an Allow for a resource that does not exist) to every method but GET and HEAD.
+    for (const method of ['PUT', 'DELETE', 'OPTIONS', 'POST', 'PATCH']) {
+      for (const path of ['/docs', '/docs/', '/docs/openapi.json', '/docs/swagger-ui.css']) {
+        const known = await call(`${h.url}/iserv/api${path}`, { ...auth(), method });
+        assert.equal(known.status, 405, `${method} ${path}`);
+        assert.equal(known.headers.get('allow'), 'GET, HEAD', `${method} ${path}`);
+      }
+      for (const path of ['/docs/does-not-exist', '/docs/a/b', '/docs/openapi.json/x']) {
+        const unknown = await call(`${h.url}/iserv/api${path}`, { ...auth(), method });
+        assert.equal(unknown.status, 404, `${method} ${path}: ${unknown.text}`);
+        assert.equal(unknown.headers.get('allow'), null, `${method} ${path}`);
+        assert.deepEqual(unknown.body, { code: 404, message: `No such path: "/iserv/api${path}"` });
+        // Authentication still comes first.
+        assert.equal((await call(`${h.url}/iserv/api${path}`, { method })).status, 401, `${method} ${path}`);
+      }
+    }
   });
 });

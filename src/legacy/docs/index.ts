@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono } from 'hono';
-import { LegacyError, methodNotAllowed } from '../../http/legacy-error.js';
+import { LegacyError } from '../../http/legacy-error.js';
+import { answerWrongMethods } from '../../http/wrong-method.js';
 import { quoteInput } from '../../lib/quote.js';
 import type { AppEnv } from '../../services.js';
 import type { LegacyOperation } from '../operation.js';
@@ -19,9 +20,6 @@ const ASSETS: Record<string, string> = {
   'favicon-16x16.png': 'image/png',
   'favicon-32x32.png': 'image/png',
 };
-
-/** What every path of the docs takes. */
-const DOCS_METHODS = ['GET', 'HEAD'] as const;
 
 /**
  * The interactive docs below the base path: `/docs/` (Swagger UI), `/docs/openapi.json` (OpenAPI
@@ -67,12 +65,12 @@ export function createLegacyDocs(
       return c.body(await content, 200, headers(type));
     });
   }
-  docs.get('/docs/*', (c) => {
+  // A path of the docs asked with another method: 405 with `Allow` (SPEC 3: wrong method on a
+  // known path), read from the routes above. Any other path below the docs is unknown, whatever
+  // the method: 404, as everywhere else.
+  answerWrongMethods(docs);
+  docs.all('/docs/*', (c) => {
     throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
   });
-  for (const path of ['/docs/*', '/docs'])
-    docs.all(path, (c) => {
-      throw methodNotAllowed(c.req.method, DOCS_METHODS);
-    });
   return docs;
 }
