@@ -147,6 +147,68 @@ describe('interactive docs: OpenAPI document and assets', () => {
       assert.doesNotMatch(description(operation.path, operation.method), /in the body|JSON/, operation.id);
   });
 
+  it('words each 403 for its kind: only the user writes refuse a soft-deleted user', async () => {
+    // Group and role operations said "a soft-deleted user may not be changed until restored",
+    // and so did the user's DELETE, which a deleted user takes again (204).
+    const described = (id: string) => {
+      const operation = LEGACY_OPERATIONS.find((op) => op.id === id);
+      assert.ok(operation, id);
+      const response = document.paths[operation.path]?.[operation.method]?.responses['403'] as
+        | { description?: string }
+        | undefined;
+      return String(response?.description);
+    };
+    for (const [id, words] of [
+      ['group.update', 'The group may not be updated'],
+      ['group.delete', 'The group may not be deleted'],
+      ['role.delete', 'The role may not be deleted'],
+      ['user.delete', 'The user may not be deleted'],
+    ] as const) {
+      assert.ok(described(id).startsWith(words), `${id}: ${described(id)}`);
+      assert.doesNotMatch(described(id), /soft-deleted|restore/, id);
+    }
+    const userWrites = LEGACY_OPERATIONS.filter(
+      (op) =>
+        op.tag === 'User' &&
+        op.method !== 'get' &&
+        !['user.create', 'user.delete', 'user.restore'].includes(op.id),
+    );
+    assert.equal(userWrites.length, 12);
+    for (const { id } of userWrites) {
+      assert.match(
+        described(id),
+        /^The user may not be (updated|changed): .*soft-deleted \(restore it first\)/,
+        id,
+      );
+    }
+    // As the proxy answers: a soft-deleted group takes a PUT, a soft-deleted user does not.
+    const base = `${h.url}/iserv/api/Service/Core/Entity`;
+    const json = { 'content-type': 'application/json' };
+    const created = await call(`${base}/Group`, {
+      ...auth(),
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ name: 'Docs Probe' }),
+    });
+    assert.equal(created.status, 201, created.text);
+    const group = `${base}/Group/docs.probe`;
+    assert.equal((await call(group, { ...auth(), method: 'DELETE' })).status, 204);
+    const renamed = await call(group, {
+      ...auth(),
+      method: 'PUT',
+      headers: json,
+      body: '{"name":"Docs Probe 2"}',
+    });
+    assert.equal(renamed.status, 200, renamed.text);
+    const user = await call(`${base}/User/ben.krause`, {
+      ...auth(),
+      method: 'PUT',
+      headers: json,
+      body: '{"auxInfo":"x"}',
+    });
+    assert.equal(user.status, 403, user.text);
+  });
+
   /** The documented JSON schema of a request body. */
   function bodySchema(path: string, method: string): JsonSchema {
     const operation = document.paths[path]?.[method] as unknown as {

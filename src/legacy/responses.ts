@@ -17,15 +17,39 @@ export const legacyErrorSchema = z
 
 const ERRORS = {
   400: 'Invalid request: malformed JSON, wrong types, unknown fields, unknown IDs in the body',
-  403: 'The entity may not be deleted or updated (a soft-deleted user may not be changed until restored)',
   404: 'No entity with this ID',
   502: 'The successor IDM failed or refused the proxy',
   503: "Unavailable for now: no access token could be obtained from the successor IDM, the successor IDM refuses more requests for now (too many requests), or the proxy's store is unavailable (Retry-After where known)",
   504: 'The successor IDM did not answer in time',
 } as const;
 
-/** A documented error status, with the common description or with one of the operation's own. */
-type DocumentedError = keyof typeof ERRORS | readonly [status: keyof typeof ERRORS, description: string];
+/**
+ * A documented error status, with the common description or with one of the operation's own. A
+ * 403 has no common one: what an operation may refuse depends on its kind ({@link forbidden}).
+ */
+type DocumentedError =
+  | keyof typeof ERRORS
+  | readonly [status: keyof typeof ERRORS | 403, description: string];
+
+/**
+ * The 403 of a write on an entity the successor protects (seed 7: "may not be deleted / updated"),
+ * worded for the operation: `forbidden('group', 'deleted')`. `untilRestored`: the operation also
+ * refuses a soft-deleted user until it is restored (the user's update, link changes and password
+ * operations); deleting a deleted user again is no change, and a soft-deleted group or role
+ * takes its writes, so no other operation says so.
+ */
+export function forbidden(
+  entity: 'user' | 'group' | 'role',
+  action: 'deleted' | 'updated' | 'changed',
+  options: { untilRestored?: boolean } = {},
+): DocumentedError {
+  return [
+    403,
+    options.untilRestored
+      ? `The ${entity} may not be ${action}: the successor protects it, or it is soft-deleted (restore it first)`
+      : `The ${entity} may not be ${action} (the successor protects it)`,
+  ];
+}
 
 /**
  * The documented error responses of an operation, e.g. `errorResponses(400, 404)`, or with a

@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { GROUP_TAG, groupParams } from './schema.js';
 
@@ -16,7 +16,7 @@ export const groupDeleteOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted' },
-    ...errorResponses(403, 404),
+    ...errorResponses(forbidden('group', 'deleted'), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'group.delete', { params });

@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { ROLE_TAG, roleParams } from './schema.js';
 
@@ -15,7 +15,7 @@ export const roleDeleteOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted' },
-    ...errorResponses(403, 404),
+    ...errorResponses(forbidden('role', 'deleted'), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'role.delete', { params });

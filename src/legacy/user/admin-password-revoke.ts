@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { USER_TAG, userParams } from './schema.js';
 
@@ -15,7 +15,7 @@ export const userAdminPasswordRevokeOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Revoked' },
-    ...errorResponses(403, 404),
+    ...errorResponses(forbidden('user', 'changed', { untilRestored: true }), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'user.adminpassword.revoke', { params });

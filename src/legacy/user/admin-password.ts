@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { passwordBodySchema, USER_TAG, userParams } from './schema.js';
 
@@ -16,7 +16,7 @@ export const userAdminPasswordSetOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Set' },
-    ...errorResponses(400, 403, 404),
+    ...errorResponses(400, forbidden('user', 'changed', { untilRestored: true }), 404),
   },
   async handler(c, { params, body }) {
     await mappedNone(c, 'user.adminpassword.set', { params, body });

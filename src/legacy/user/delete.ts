@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedNone } from '../translate.js';
 import { USER_TAG, userParams } from './schema.js';
 
@@ -14,7 +14,7 @@ export const userDeleteOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted; GET still shows the user with deleted/deletedBy until it is purged' },
-    ...errorResponses(403, 404),
+    ...errorResponses(forbidden('user', 'deleted'), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'user.delete', { params });

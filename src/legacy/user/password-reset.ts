@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedObject } from '../translate.js';
 import { passwordAnswerSchema, USER_TAG, userParams } from './schema.js';
 
@@ -15,7 +15,7 @@ export const userPasswordResetOperation = defineOperation({
   secretAnswer: true,
   responses: {
     200: { description: 'The temporary password', schema: passwordAnswerSchema },
-    ...errorResponses(403, 404),
+    ...errorResponses(forbidden('user', 'changed', { untilRestored: true }), 404),
   },
   async handler(c, { params }) {
     return c.json(await mappedObject(c, 'user.password.reset', { params }), 200);

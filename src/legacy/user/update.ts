@@ -1,5 +1,5 @@
 import { defineOperation } from '../operation.js';
-import { errorResponses } from '../responses.js';
+import { errorResponses, forbidden } from '../responses.js';
 import { mappedEntity } from '../translate.js';
 import {
   USER_TAG,
@@ -21,7 +21,7 @@ export const userUpdateOperation = defineOperation({
   answer: { result: 'entity', fields: USER_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The writable fields of the updated user', schema: userWritableSchema },
-    ...errorResponses(400, 403, 404),
+    ...errorResponses(400, forbidden('user', 'updated', { untilRestored: true }), 404),
   },
   async handler(c, { params, body }) {
     const user = await mappedEntity(c, 'user.update', { params, body, fields: USER_WRITABLE_FIELDS });
