@@ -5,7 +5,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { SmartRouter } from 'hono/router/smart-router';
 import { createApp } from '../src/app.js';
 import { LEGACY_OPERATIONS } from '../src/legacy/operations.js';
-import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
+import { type AuthHarness, basic, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
+import { parseRaw, rawExchange } from './raw-http.js';
 
 after(closeSharedSandbox);
 
@@ -114,6 +115,40 @@ describe('interactive docs: OpenAPI document and assets', () => {
       }
       for (const status of ['400', '413'])
         assert.ok(documented?.responses[status], `${operation.id} does not document ${status}`);
+    }
+  });
+
+  it('documents a 400 on every operation, the reads included, as the proxy answers it', async () => {
+    // Seed 7: 400 on every operation. The reads of one entity listed none, yet a request the
+    // proxy cannot read (here HTTP/1.1 without Host) is a 400 on them as on every path.
+    const authorization = basic('docs', password);
+    for (const path of [
+      '/Core/Entity/User/admin',
+      '/Core/Entity/Group/admins',
+      '/Core/Entity/Role/ROLE_ADMIN',
+      '/Core/Entity/Privilege/core_manage_users',
+    ]) {
+      const answer = parseRaw(
+        await rawExchange(
+          h.url,
+          `GET /iserv/api/Service${path} HTTP/1.1\r\nAuthorization: ${authorization}\r\nConnection: close\r\n\r\n`,
+        ),
+      );
+      assert.equal(answer.statusLine, 'HTTP/1.1 400 Bad Request', path);
+      assert.match((JSON.parse(answer.body) as { message: string }).message, /^Malformed request: /);
+    }
+    for (const operation of LEGACY_OPERATIONS) {
+      const documented = document.paths[operation.path]?.[operation.method]?.responses['400'] as
+        | { description?: string; content?: unknown }
+        | undefined;
+      assert.ok(documented?.content, `${operation.id} does not document 400`);
+      assert.match(
+        String(documented.description),
+        /Malformed request: an HTTP\/1\.1 request without `Host`/,
+        operation.id,
+      );
+      if (operation.method === 'get')
+        assert.match(String(documented.description), /a read has no other 400/, operation.id);
     }
   });
 

@@ -65,12 +65,3 @@ export function errorResponses(...statuses: DocumentedError[]): OperationRespons
   }
   return out;
 }
-
-/**
- * The 400 of a list: the seed gives every operation one, but a list takes no body and any value
- * of its one parameter, so the proxy answers it only for what every request may get wrong.
- */
-export const LIST_INVALID: DocumentedError = [
-  400,
-  'Invalid request (the seed documents a 400 for every operation; a list reads no body and takes any value of its parameters)',
-];

@@ -16,6 +16,17 @@ const AUTH_RESPONSES: Record<number, string> = {
 };
 
 /**
+ * The 400 every request can get before any operation runs (seed 7: 400 on every operation): one
+ * that cannot be read as HTTP or turned into a URL (src/http/node-listener.ts, src/server.ts).
+ * A read has no other: it reads no body and takes any query.
+ */
+const MALFORMED_REQUEST =
+  'Malformed request: an HTTP/1.1 request without `Host`, a `Host` that is no host name, a backslash in the path, or bytes the HTTP parser cannot read';
+
+/** What a read (GET) can answer 400 for. */
+const READ_INVALID = `${MALFORMED_REQUEST} (a read has no other 400: it reads no request body and takes any query)`;
+
+/**
  * Answers about the request body that every operation other than a GET can give (a GET's body is
  * not read): the body limit, and for an operation that takes no body the 400 for one sent anyway
  * (seed 7: 400 on every operation). An operation with a body documents its own 400.
@@ -49,10 +60,12 @@ export function buildOpenApiDocument(
   for (const operation of operations) {
     const route = openApiRoute(operation);
     const responses = { ...route.responses };
-    for (const [status, description] of Object.entries({
-      ...AUTH_RESPONSES,
-      ...(operation.method === 'get' ? {} : bodyResponses(operation)),
-    })) {
+    const read = operation.method === 'get';
+    for (const [status, description] of [
+      ...Object.entries(AUTH_RESPONSES),
+      ...Object.entries(read ? {} : bodyResponses(operation)),
+      ['400', read ? READ_INVALID : MALFORMED_REQUEST],
+    ]) {
       const declared = responses[status];
       if (!declared)
         responses[status] = { description, content: { 'application/json': { schema: legacyErrorSchema } } };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, hasExtended } from '../operation.js';
-import { errorResponses, LIST_INVALID } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { streamedList } from '../stream.js';
 import {
   GROUP_EXTENDED_FIELDS,
@@ -26,7 +26,7 @@ export const groupListOperation = defineOperation({
   answer: { result: 'collection', fields: EXTENDED_FIELDS },
   responses: {
     200: { description: 'The groups', schema: z.array(groupListItemSchema) },
-    ...errorResponses(LIST_INVALID),
+    ...errorResponses(),
   },
   async handler(c) {
     const fields = hasExtended(c) ? EXTENDED_FIELDS : GROUP_LIST_FIELDS;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../operation.js';
-import { errorResponses, LIST_INVALID } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { mappedList } from '../translate.js';
 import {
   PRIVILEGE_LIST_FIELDS,
@@ -22,7 +22,7 @@ export const privilegeListOperation = defineOperation({
   answer: { result: 'collection', fields: PRIVILEGE_LIST_FIELDS },
   responses: {
     200: { description: 'The privileges', schema: z.array(privilegeListItemSchema) },
-    ...errorResponses(LIST_INVALID),
+    ...errorResponses(),
   },
   async handler(c) {
     return c.json(await mappedList(c, 'privilege.list', { fields: PRIVILEGE_LIST_FIELDS }), 200);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, hasExtended } from '../operation.js';
-import { errorResponses, LIST_INVALID } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { mappedList } from '../translate.js';
 import {
   ROLE_EXTENDED_FIELDS,
@@ -25,7 +25,7 @@ export const roleListOperation = defineOperation({
   answer: { result: 'collection', fields: EXTENDED_FIELDS },
   responses: {
     200: { description: 'The roles', schema: z.array(roleListItemSchema) },
-    ...errorResponses(LIST_INVALID),
+    ...errorResponses(),
   },
   async handler(c) {
     const fields = hasExtended(c) ? EXTENDED_FIELDS : ROLE_LIST_FIELDS;

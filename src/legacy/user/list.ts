@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, hasExtended } from '../operation.js';
-import { errorResponses, LIST_INVALID } from '../responses.js';
+import { errorResponses } from '../responses.js';
 import { streamedList } from '../stream.js';
 import {
   USER_EXTENDED_FIELDS,
@@ -26,7 +26,7 @@ export const userListOperation = defineOperation({
   answer: { result: 'collection', fields: EXTENDED_FIELDS },
   responses: {
     200: { description: 'The users', schema: z.array(userListItemSchema) },
-    ...errorResponses(LIST_INVALID),
+    ...errorResponses(),
   },
   async handler(c) {
     const fields = hasExtended(c) ? EXTENDED_FIELDS : USER_LIST_FIELDS;
