@@ -152,6 +152,41 @@ describe('interactive docs: OpenAPI document and assets', () => {
     }
   });
 
+  it('documents `extended` as the object the seed declares, and the plain forms the proxy takes too', async () => {
+    // Seed 4: "a query parameter of type object". It was declared a string, with no style for
+    // `extended[a]=1`, which the proxy takes as well as `extended=1`.
+    const lists = LEGACY_OPERATIONS.filter((op) => op.answer.result === 'collection');
+    assert.equal(lists.length, 4);
+    for (const operation of lists) {
+      const documented = document.paths[operation.path]?.[operation.method] as unknown as {
+        parameters: {
+          name: string;
+          in: string;
+          style?: string;
+          explode?: boolean;
+          description: string;
+          schema: unknown;
+        }[];
+      };
+      const extended = documented.parameters.find((p) => p.name === 'extended');
+      assert.ok(extended, operation.id);
+      assert.equal(extended.in, 'query');
+      assert.equal(extended.style, 'deepObject', operation.id);
+      assert.equal(extended.explode, true, operation.id);
+      assert.deepEqual(extended.schema, {
+        anyOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'string' } }],
+        description: extended.description,
+      });
+      for (const form of ['`extended`', '`extended=1`', '`extended[]=`', '`extended[all]=1`'])
+        assert.ok(extended.description.includes(form), `${operation.id}: ${form}`);
+    }
+    for (const query of ['', '?extended=1', '?extended[all]=1', '?extended[]=', '?extended']) {
+      const users = await call(`${h.url}/iserv/api/Service/Core/Entity/User${query}`, auth());
+      assert.equal(users.status, 200, query);
+      assert.equal(Array.isArray((users.body as { roles?: unknown }[])[0]?.roles), query !== '', query);
+    }
+  });
+
   it("describes each 400 as the operation answers it: SSO's form and user refusals, a list's no body", async () => {
     // The SSO operation said "malformed JSON, wrong types, unknown fields, unknown IDs in the
     // body" (it takes no JSON) and named none of its refusals; the lists, a body they never read.

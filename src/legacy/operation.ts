@@ -260,6 +260,24 @@ function urlEncodedForm(text: string): Record<string, string | string[]> {
 }
 
 /**
+ * The query of a list: `extended`, which seed 4 declares "a query parameter of type object" and
+ * which counts by its presence alone, in any form ({@link hasExtended}). Documented as the object
+ * (deepObject style: `extended[key]=value`) or the plain value the proxy takes; the bytes of a
+ * URL query are only ever strings, so the object's values are too. `effect`: what it changes.
+ */
+export function extendedQuery(effect: string) {
+  return z.object({
+    extended: z
+      .union([z.string(), z.record(z.string(), z.string())])
+      .optional()
+      .meta({
+        description: `${effect}. Only its presence counts, whatever its value and in any form: \`extended\`, \`extended=1\`, \`extended[]=\` or as an object, \`extended[all]=1\``,
+        param: { style: 'deepObject', explode: true },
+      }),
+  });
+}
+
+/**
  * True when the list query parameter `extended` is present in any form the legacy API accepted:
  * `?extended`, `?extended=1`, `?extended[]=`, `?extended[x]=y`.
  */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ACCOUNT_MAX, legacyId, legacyText } from '../limits.js';
+import { extendedQuery } from '../operation.js';
 
 /**
  * The legacy contract of the Group resource (seed 2 and 4.2): what callers send and get. How
@@ -95,12 +96,7 @@ export const groupWritableSchema = z
 export const groupParams = z.object({ id: legacyId().describe('Legacy group ID') });
 
 /** Query of the list operation. */
-export const groupListQuery = z.object({
-  extended: z
-    .string()
-    .optional()
-    .describe('When present (any value, also as extended[]), users, privileges and flags are included'),
-});
+export const groupListQuery = extendedQuery('When present, users, privileges and flags are included');
 
 /** OpenAPI tag of the group operations. */
 export const GROUP_TAG = 'Group';

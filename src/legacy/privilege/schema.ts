@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { legacyId } from '../limits.js';
+import { extendedQuery } from '../operation.js';
 
 /**
  * The legacy contract of the Privilege resource (seed 2 and 4.4): read-only, linkable to roles
@@ -41,12 +42,9 @@ export const privilegeSchema = z
 export const privilegeParams = z.object({ id: legacyId().describe('Legacy privilege ID') });
 
 /** Query of the list operation. */
-export const privilegeListQuery = z.object({
-  extended: z
-    .string()
-    .optional()
-    .describe('Accepted like on every list; groups and roles are always included'),
-});
+export const privilegeListQuery = extendedQuery(
+  'Accepted like on every list: groups and roles are always included',
+);
 
 /** OpenAPI tag of the privilege operations. */
 export const PRIVILEGE_TAG = 'Privilege';

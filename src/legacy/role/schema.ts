@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { legacyId, legacyText, ROLE_NAME_MAX, TEXT_MAX } from '../limits.js';
+import { extendedQuery } from '../operation.js';
 import { linkBodySchema } from '../user/schema.js';
 
 /**
@@ -56,12 +57,7 @@ export const roleCreateSchema = z
 export const roleParams = z.object({ id: legacyId().describe('Legacy role ID') });
 
 /** Query of the list operation. */
-export const roleListQuery = z.object({
-  extended: z
-    .string()
-    .optional()
-    .describe('When present (any value, also as extended[]), privileges are included'),
-});
+export const roleListQuery = extendedQuery('When present, privileges are included');
 
 /** OpenAPI tag of the role operations. */
 export const ROLE_TAG = 'Role';

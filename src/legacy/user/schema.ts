@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ACCOUNT_MAX, legacyId, legacyText, TEXT_MAX } from '../limits.js';
+import { extendedQuery } from '../operation.js';
 
 /**
  * The legacy contract of the User resource (seed 2 and 4.1): what callers send and get. How
@@ -162,12 +163,7 @@ export const passwordAnswerSchema = z.object({ password: z.string() }).describe(
 export const userParams = z.object({ id: legacyId().describe('Legacy user ID') });
 
 /** Query of the list operation. */
-export const userListQuery = z.object({
-  extended: z
-    .string()
-    .optional()
-    .describe('When present (any value, also as extended[]), roles, groups and privileges are included'),
-});
+export const userListQuery = extendedQuery('When present, roles, groups and privileges are included');
 
 /** OpenAPI tag of the user operations. */
 export const USER_TAG = 'User';
