@@ -312,17 +312,52 @@ describe('interactive docs: OpenAPI document and assets', () => {
     });
   });
 
-  it('documents the length limit of legacy IDs in paths and link bodies', () => {
+  it('documents the limit of legacy IDs in paths and link bodies in bytes, as the proxy checks it', async () => {
+    // The limit is 255 bytes URL-encoded, not 255 characters: `maxLength: 255` said 255 `ä`
+    // would do, and 60 are refused. The description says it; no `maxLength` claims otherwise.
+    const limit = 'at most 255 bytes URL-encoded';
+    let checked = 0;
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
         const { parameters = [] } = operation as unknown as {
-          parameters?: { in: string; schema: JsonSchema }[];
+          parameters?: { in: string; schema: JsonSchema & { minLength?: number; description?: string } }[];
         };
-        for (const parameter of parameters.filter((p) => p.in === 'path'))
-          assert.equal(parameter.schema.maxLength, 255, `${method} ${path}`);
-        if (path.includes('/link/')) assert.equal(bodySchema(path, method).items?.maxLength, 255, path);
+        const schemas = parameters.filter((p) => p.in === 'path').map((p) => p.schema);
+        if (path.includes('/link/')) {
+          const items = bodySchema(path, method).items as JsonSchema & {
+            minLength?: number;
+            description?: string;
+          };
+          schemas.push(items);
+        }
+        for (const schema of schemas) {
+          checked++;
+          assert.equal(schema.maxLength, undefined, `${method} ${path}`);
+          assert.equal(schema.minLength, 1, `${method} ${path}`);
+          assert.ok(schema.description?.includes(limit), `${method} ${path}: ${schema.description}`);
+        }
       }
     }
+    assert.ok(checked > 40, String(checked));
+    const base = `${h.url}/iserv/api/Service/Core/Entity`;
+    const fits = await call(`${base}/User/${encodeURIComponent('ä'.repeat(42))}`, auth());
+    assert.equal(fits.status, 404);
+    assert.match((fits.body as { message: string }).message, /^No user with ID/);
+    const tooLong = await call(`${base}/User/${encodeURIComponent('ä'.repeat(43))}`, auth());
+    assert.equal(tooLong.status, 404);
+    assert.deepEqual((tooLong.body as { errors?: unknown }).errors, [
+      { path: 'path.id', message: 'must be at most 255 bytes URL-encoded' },
+    ]);
+    const linked = await call(`${base}/Group/admins/link/users`, {
+      ...auth(),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(['ä'.repeat(43)]),
+    });
+    assert.equal(linked.status, 400);
+    assert.deepEqual((linked.body as { errors?: unknown }).errors, [
+      { path: 'body.0', message: 'must be at most 255 bytes URL-encoded' },
+    ]);
   });
 
   it('names Basic auth, the first namespace as server and every namespace alias', () => {

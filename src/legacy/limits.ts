@@ -43,14 +43,22 @@ export function legacyText(max: number, options: { empty?: boolean } = {}): z.Zo
 
 /**
  * A legacy ID (path or body): non-empty, well-formed, at most {@link LEGACY_ID_MAX_BYTES} bytes
- * URL-encoded — the rule of src/lib/legacy-id.ts, which `ids import` applies too.
+ * URL-encoded — the rule of src/lib/legacy-id.ts, which `ids import` applies too. `what` starts
+ * its description (`Legacy user ID`), which states the byte limit: the OpenAPI document gets no
+ * `maxLength`, which counts characters and so claimed 255 `ä` (1530 bytes encoded) would do.
  */
-export function legacyId(): z.ZodString {
+export function legacyId(what: string): z.ZodString {
   const { empty, tooLong } = LEGACY_ID_MESSAGES;
-  // `max` is implied by the byte cap; it is stated for the OpenAPI document, and the byte check
-  // runs only where `max` held and the ID is well-formed (each of those has its own message).
-  return wellFormed(z.string().min(1, empty).max(LEGACY_ID_MAX_BYTES, tooLong)).refine(
-    (id) => id.length > LEGACY_ID_MAX_BYTES || hasLoneSurrogate(id) || fitsLegacyIdBytes(id),
-    tooLong,
+  // Too long first, as where it was a `max`; the byte count only for a well-formed ID (an unpaired
+  // surrogate cannot be encoded, and has its own message).
+  const id = z
+    .string()
+    .min(1, empty)
+    .refine(
+      (value) => value.length <= LEGACY_ID_MAX_BYTES && (hasLoneSurrogate(value) || fitsLegacyIdBytes(value)),
+      tooLong,
+    );
+  return wellFormed(id).describe(
+    `${what}: at most ${LEGACY_ID_MAX_BYTES} bytes URL-encoded, as encodeURIComponent encodes it: a letter, digit or one of \`-_.!~*'()\` is one byte, \`ä\` six (42 at most), without control characters`,
   );
 }

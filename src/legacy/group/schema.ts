@@ -93,7 +93,7 @@ export const groupWritableSchema = z
   .describe('GroupWritable');
 
 /** Path parameters of the operations on one group. */
-export const groupParams = z.object({ id: legacyId().describe('Legacy group ID') });
+export const groupParams = z.object({ id: legacyId('Legacy group ID') });
 
 /** Query of the list operation. */
 export const groupListQuery = extendedQuery('When present, users, privileges and flags are included');

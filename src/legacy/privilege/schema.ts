@@ -39,7 +39,7 @@ export const privilegeSchema = z
   .describe('Privilege');
 
 /** Path parameters of the operations on one privilege. */
-export const privilegeParams = z.object({ id: legacyId().describe('Legacy privilege ID') });
+export const privilegeParams = z.object({ id: legacyId('Legacy privilege ID') });
 
 /** Query of the list operation. */
 export const privilegeListQuery = extendedQuery(

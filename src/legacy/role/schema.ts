@@ -54,7 +54,7 @@ export const roleCreateSchema = z
   .describe('RoleCreate');
 
 /** Path parameters of the operations on one role. */
-export const roleParams = z.object({ id: legacyId().describe('Legacy role ID') });
+export const roleParams = z.object({ id: legacyId('Legacy role ID') });
 
 /** Query of the list operation. */
 export const roleListQuery = extendedQuery('When present, privileges are included');

@@ -149,7 +149,7 @@ export const userWritableSchema = z
   .describe('UserWritable');
 
 /** The body of the link operations: a JSON array of legacy ID strings. */
-export const linkBodySchema = z.array(legacyId()).max(1000).describe('IDs to link or unlink');
+export const linkBodySchema = z.array(legacyId('A legacy ID')).max(1000).describe('IDs to link or unlink');
 
 /** The body of the password operations. */
 export const passwordBodySchema = z
@@ -160,7 +160,7 @@ export const passwordBodySchema = z
 export const passwordAnswerSchema = z.object({ password: z.string() }).describe('TemporaryPassword');
 
 /** Path parameters of the operations on one user. */
-export const userParams = z.object({ id: legacyId().describe('Legacy user ID') });
+export const userParams = z.object({ id: legacyId('Legacy user ID') });
 
 /** Query of the list operation. */
 export const userListQuery = extendedQuery('When present, roles, groups and privileges are included');
