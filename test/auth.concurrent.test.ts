@@ -222,7 +222,7 @@ describe('checks past the credential cache at the same time', () => {
     const waiting = auth.authenticate('leaving', password, address);
     for (let i = 0; i < 5; i++) await turn();
     // … and the user goes before its turn comes.
-    await removeApiUser(h.services.store, 'leaving');
+    await removeApiUser(h.services.store, h.services.clock, 'leaving');
     assert.equal((await guess).kind, 'unauthorized');
     assert.deepEqual(await waiting, { kind: 'unauthorized', reason: 'unknown user' });
   });
@@ -236,7 +236,7 @@ describe('checks past the credential cache at the same time', () => {
       outcome: AuthOutcome['kind'],
     ][] = [
       ['reset', (name) => resetApiUserPassword(h.services.store, name), 'unauthorized'],
-      ['removed', (name) => removeApiUser(h.services.store, name), 'unauthorized'],
+      ['removed', (name) => removeApiUser(h.services.store, h.services.clock, name), 'unauthorized'],
       ['ranges', (name) => setApiUserRanges(h.services.store, name, ['10.0.0.0/8']), 'forbidden'],
     ];
     for (const [index, [what, change, outcome]] of changes.entries()) {

@@ -317,7 +317,7 @@ describe('known addresses expire 30 days after their last success', () => {
   it("forgets a user's known addresses when the user is removed", async () => {
     const { loginThrottle } = h.services.store;
     assert.equal(typeof (await loginThrottle.lastSuccess('sync', '10.30.0.5')), 'number');
-    await removeApiUser(h.services.store, 'sync');
+    await removeApiUser(h.services.store, h.services.clock, 'sync');
     assert.equal(await loginThrottle.lastSuccess('sync', '10.30.0.5'), undefined);
   });
 });

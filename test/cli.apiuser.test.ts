@@ -325,12 +325,20 @@ describe('apiuser list and unblock with throttle state', () => {
 });
 
 describe('apiuser remove', () => {
-  it('removes a user', async () => {
+  it('removes a user, and the store records when (store copy does not bring it back)', async () => {
+    const before = Date.now();
     const result = await run('apiuser', 'remove', 'webuntis.sync');
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /Removed API user webuntis\.sync\./);
     assert.equal(await storedUser('webuntis.sync'), undefined);
     assert.ok(!(await listed()).some((u) => u.name === 'webuntis.sync'));
+    const store = openSqliteStore(storeFile);
+    try {
+      const removedAt = (await store.apiUsers.removals()).get('webuntis.sync');
+      assert.ok(removedAt !== undefined && removedAt >= before && removedAt <= Date.now(), String(removedAt));
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses an unknown name', async () => {

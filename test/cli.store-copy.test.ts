@@ -197,7 +197,7 @@ describe('store copy', () => {
   it('leaves rows the target has differently alone, lists them and exits 1', async () => {
     await withStore(pgStore, async (store) => {
       await store.apiUsers.setRanges('portal', ['10.1.0.0/16']);
-      await store.apiUsers.remove('never-logged-in');
+      await store.apiUsers.remove('never-logged-in', 1_700_000_200_000);
       await store.idMap.remove('group', 'G5');
       await store.idMap.insert({ kind: 'group', legacyId: 'G5', uuid: randomUUID(), source: 'import' }, 9);
     });
@@ -211,9 +211,13 @@ describe('store copy', () => {
     );
     const run = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
     assert.equal(run.code, 1);
-    // An API user removed from the target since is written again, and named (docs/cli.md).
-    assert.match(run.stdout, /api users: +1 copied, 0 already there, 1 differ/);
-    assert.match(run.stderr, /^ {2}copied: API user never-logged-in$/m);
+    // An API user removed from the target since is not written back with its old password.
+    assert.match(run.stdout, /api users: +0 copied, 0 already there, 2 differ/);
+    assert.match(
+      run.stderr,
+      /differs: API user never-logged-in: removed from the target at 2023-11-14T\d\d:\d\d:\d\d\.\d{3}Z; not written again \(`apiuser add` it there to bring it back\)/,
+    );
+    assert.doesNotMatch(run.stderr, /copied: API user/);
     assert.match(run.stdout, /id map: +0 copied, 1100 already there, 1 differ/);
     assert.match(run.stdout, /usage: +0 copied, 3 already there, 1 differ \(4 in the source\)/);
     assert.match(run.stderr, /differs: API user portal: the target has another password or other ranges/);
@@ -228,7 +232,24 @@ describe('store copy', () => {
         ['10.1.0.0/16'],
         'the target keeps its own',
       );
+      assert.equal(await store.apiUsers.get('never-logged-in'), undefined, 'the removal stands');
     });
+    // A user of that name created in the source after the removal is another user: copied, named.
+    await withStore(
+      () => openSqliteStore(sqliteFile),
+      async (store) => {
+        await store.apiUsers.remove('never-logged-in', 1_700_000_300_000);
+        await store.apiUsers.create({
+          name: 'never-logged-in',
+          passwordHash: 'scrypt$16384$8$1$c2FsdA$bmV3',
+          ranges: ['192.0.2.0/24'],
+          createdAt: 1_700_000_300_001,
+        });
+      },
+    );
+    const again = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
+    assert.match(again.stdout, /api users: +1 copied, 0 already there, 1 differ/);
+    assert.match(again.stderr, /^ {2}copied: API user never-logged-in$/m);
   });
 
   it('copies from PostgreSQL into a new SQLite file just as well', async () => {

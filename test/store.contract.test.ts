@@ -118,7 +118,7 @@ function storeContract(backend: Backend): void {
         assert.deepEqual(changed?.ranges, ['192.0.2.0/24']);
         assert.equal(await store.apiUsers.setPasswordHash('ghost', 'x'), false);
         assert.equal(await store.apiUsers.setRanges('ghost', []), false);
-        assert.equal(await store.apiUsers.remove('ghost'), false);
+        assert.equal(await store.apiUsers.remove('ghost', 100), false);
       });
 
       it('records logins without ever moving them backwards', async () => {
@@ -149,7 +149,7 @@ function storeContract(backend: Backend): void {
         await expectSame('last login', () => store.apiUsers.recordLogin('versioned', 5));
         await expectSame('a taken name', () => store.apiUsers.create(user('versioned')));
         await expectSame('an unknown user', () => store.apiUsers.setRanges('ghost', []));
-        await expectBump('remove', () => store.apiUsers.remove('versioned'));
+        await expectBump('remove', () => store.apiUsers.remove('versioned', 100));
       });
 
       it('removing a user drops its user and pair counters and known addresses, not address counters', async () => {
@@ -161,13 +161,24 @@ function storeContract(backend: Backend): void {
         ];
         for (const k of keys) await store.loginThrottle.recordFailure(k, 100, 0, () => 0);
         await store.loginThrottle.recordSuccess('leaving', '192.0.2.8', 100, 0, 10);
-        assert.equal(await store.apiUsers.remove('leaving'), true);
+        assert.equal(await store.apiUsers.remove('leaving', 100), true);
         assert.deepEqual(
           (await store.loginThrottle.get(keys)).map((s) => s.scope),
           ['address'],
         );
         assert.equal(await store.loginThrottle.lastSuccess('leaving', '192.0.2.8'), undefined);
         assert.equal(await store.apiUsers.get('leaving'), undefined);
+      });
+
+      it('records a removal by name until a user of the name is created again', async () => {
+        assert.equal(await store.apiUsers.remove('never-there', 50), false);
+        await store.apiUsers.create(user('revoked'));
+        assert.equal(await store.apiUsers.remove('revoked', 1_234), true);
+        const removals = await store.apiUsers.removals();
+        assert.equal(removals.get('revoked'), 1_234);
+        assert.equal(removals.has('never-there'), false, 'nothing recorded for a name that was not there');
+        assert.equal(await store.apiUsers.create(user('revoked')), true);
+        assert.equal((await store.apiUsers.removals()).has('revoked'), false);
       });
 
       it('a second store on the same backing sees changes and their new version', async () => {

@@ -174,7 +174,7 @@ describe('SQLite store', () => {
 
     assert.ok(await server.apiUsers.setRanges('from-cli', ['10.0.0.0/8']));
     assert.deepEqual((await cli.apiUsers.get('from-cli'))?.ranges, ['10.0.0.0/8']);
-    assert.ok(await cli.apiUsers.remove('from-cli'));
+    assert.ok(await cli.apiUsers.remove('from-cli', 100));
     assert.equal(await server.apiUsers.get('from-cli'), undefined);
   });
 

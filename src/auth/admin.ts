@@ -101,10 +101,13 @@ export async function addApiUser(
   return { name, password, ranges: normalized };
 }
 
-/** Removes an API user; its cached credentials stop working at once, in every process. */
-export async function removeApiUser(store: Store, name: string): Promise<void> {
+/**
+ * Removes an API user; its cached credentials stop working at once, in every process. The store
+ * records the removal, so that `store copy` from an older store does not bring it back.
+ */
+export async function removeApiUser(store: Store, clock: Clock, name: string): Promise<void> {
   checkName(name);
-  if (!(await store.apiUsers.remove(name))) throw unknownUser(name);
+  if (!(await store.apiUsers.remove(name, clock.now()))) throw unknownUser(name);
 }
 
 /** Gives an API user a new generated password and clears its failed-login counters. */

@@ -194,7 +194,7 @@ ${CONFIG_HELP}`,
   positionals: true,
   async run(args, io) {
     const name = nameArgument(args);
-    await withStore(args, io, (store) => removeApiUser(store, name));
+    await withStore(args, io, (store) => removeApiUser(store, systemClock, name));
     io.out(`Removed API user ${name}.`);
     return 0;
   },

@@ -20,10 +20,19 @@ export interface ApiUserRepository {
   get(name: string): Promise<ApiUserRecord | undefined>;
   /** Every API user, ordered by name. */
   list(): Promise<ApiUserRecord[]>;
-  /** Inserts a new user; false (and nothing written) when the name is taken. */
+  /**
+   * Inserts a new user; false (and nothing written) when the name is taken. A user created clears
+   * the record of an earlier removal under its name.
+   */
   create(user: Omit<ApiUserRecord, 'lastLoginAt'>): Promise<boolean>;
-  /** Deletes a user, its throttle state and its known addresses; false when there was no such user. */
-  remove(name: string): Promise<boolean>;
+  /**
+   * Deletes a user, its throttle state and its known addresses, and records that it was removed
+   * (`at`), so that `store copy` does not write it back from an older store; false (and nothing
+   * recorded) when there was no such user.
+   */
+  remove(name: string, at: number): Promise<boolean>;
+  /** When each API user removed from this store (and not created again since) was removed, by name. */
+  removals(): Promise<Map<string, number>>;
   /** Replaces the password hash; false when there is no such user. */
   setPasswordHash(name: string, passwordHash: string): Promise<boolean>;
   /** Replaces the ranges; false when there is no such user. */

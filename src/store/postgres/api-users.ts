@@ -53,6 +53,17 @@ export const PG_KNOWN_ADDRESSES_MIGRATION: Migration = {
   `,
 };
 
+/** API users removed, by name (see the SQLite twin). */
+export const PG_API_USER_REMOVALS_MIGRATION: Migration = {
+  id: 'auth-003-api-user-removals',
+  sql: `
+    CREATE TABLE api_user_removals (
+      name TEXT PRIMARY KEY,
+      removed_at BIGINT NOT NULL
+    );
+  `,
+};
+
 interface ApiUserRow {
   name: string;
   password_hash: string;
@@ -115,19 +126,21 @@ export class PostgresApiUserRepository implements ApiUserRepository {
   }
 
   async create(user: Omit<ApiUserRecord, 'lastLoginAt'>): Promise<boolean> {
-    return this.change(
-      async (client) =>
+    return this.change(async (client) => {
+      const created =
         (
           await client.query(
             `INSERT INTO api_users (name, password_hash, ranges, created_at) VALUES ($1, $2, $3, $4)
              ON CONFLICT (name) DO NOTHING`,
             [user.name, user.passwordHash, JSON.stringify(user.ranges), user.createdAt],
           )
-        ).rowCount === 1,
-    );
+        ).rowCount === 1;
+      if (created) await client.query('DELETE FROM api_user_removals WHERE name = $1', [user.name]);
+      return created;
+    });
   }
 
-  async remove(name: string): Promise<boolean> {
+  async remove(name: string, at: number): Promise<boolean> {
     return this.change(async (client) => {
       const removed = (await client.query('DELETE FROM api_users WHERE name = $1', [name])).rowCount === 1;
       if (removed) {
@@ -135,9 +148,21 @@ export class PostgresApiUserRepository implements ApiUserRepository {
           name,
         ]);
         await client.query('DELETE FROM auth_known_addresses WHERE user_name = $1', [name]);
+        await client.query(
+          `INSERT INTO api_user_removals (name, removed_at) VALUES ($1, $2)
+           ON CONFLICT (name) DO UPDATE SET removed_at = excluded.removed_at`,
+          [name, at],
+        );
       }
       return removed;
     });
+  }
+
+  async removals(): Promise<Map<string, number>> {
+    const { rows } = await this.db.query<{ name: string; removed_at: number }>(
+      'SELECT name, removed_at FROM api_user_removals',
+    );
+    return new Map(rows.map((row) => [row.name, row.removed_at]));
   }
 
   async setPasswordHash(name: string, passwordHash: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { MissingStoreError, StoreUnavailableError } from '../errors.js';
 import type { Migration, Store } from '../types.js';
 import {
+  PG_API_USER_REMOVALS_MIGRATION,
   PG_API_USERS_MIGRATION,
   PG_KNOWN_ADDRESSES_MIGRATION,
   PostgresApiUserRepository,
@@ -29,6 +30,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   PG_USAGE_MIGRATION,
   PG_USAGE_HOURLY_MIGRATION,
   PG_SHADOW_MIGRATION,
+  PG_API_USER_REMOVALS_MIGRATION,
 ];
 
 /** The tables each migration creates (in the schema the connections' search_path names), by its id. */

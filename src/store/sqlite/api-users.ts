@@ -56,6 +56,20 @@ export const KNOWN_ADDRESSES_MIGRATION: Migration = {
   `,
 };
 
+/**
+ * API users removed, by name: `store copy` does not write back one the target removed after the
+ * source's copy of it was created (docs/cli.md). Creating a user of the name again clears its row.
+ */
+export const API_USER_REMOVALS_MIGRATION: Migration = {
+  id: 'auth-003-api-user-removals',
+  sql: `
+    CREATE TABLE api_user_removals (
+      name TEXT PRIMARY KEY,
+      removed_at INTEGER NOT NULL
+    );
+  `,
+};
+
 interface ApiUserRow {
   name: string;
   password_hash: string;
@@ -114,6 +128,14 @@ export class SqliteApiUserRepository implements ApiUserRepository {
         "DELETE FROM auth_throttle WHERE user_name = ? AND scope IN ('user', 'pair')",
       ),
       deleteKnown: db.prepare('DELETE FROM auth_known_addresses WHERE user_name = ?'),
+      recordRemoval: db.prepare(
+        `INSERT INTO api_user_removals (name, removed_at) VALUES (?, ?)
+         ON CONFLICT (name) DO UPDATE SET removed_at = excluded.removed_at`,
+      ),
+      clearRemoval: db.prepare('DELETE FROM api_user_removals WHERE name = ?'),
+      removals: db.prepare<[], { name: string; removed_at: number }>(
+        'SELECT name, removed_at FROM api_user_removals',
+      ),
       setHash: db.prepare('UPDATE api_users SET password_hash = ? WHERE name = ?'),
       setRanges: db.prepare('UPDATE api_users SET ranges = ? WHERE name = ?'),
       login: db.prepare(
@@ -137,22 +159,29 @@ export class SqliteApiUserRepository implements ApiUserRepository {
   }
 
   async create(user: Omit<ApiUserRecord, 'lastLoginAt'>): Promise<boolean> {
-    return this.change(
-      () =>
+    return this.change(() => {
+      const created =
         this.statements.insert.run(user.name, user.passwordHash, JSON.stringify(user.ranges), user.createdAt)
-          .changes === 1,
-    );
+          .changes === 1;
+      if (created) this.statements.clearRemoval.run(user.name);
+      return created;
+    });
   }
 
-  async remove(name: string): Promise<boolean> {
+  async remove(name: string, at: number): Promise<boolean> {
     return this.change(() => {
       const removed = this.statements.delete.run(name).changes === 1;
       if (removed) {
         this.statements.deleteThrottle.run(name);
         this.statements.deleteKnown.run(name);
+        this.statements.recordRemoval.run(name, at);
       }
       return removed;
     });
+  }
+
+  async removals(): Promise<Map<string, number>> {
+    return new Map(this.statements.removals.all().map((row) => [row.name, row.removed_at]));
   }
 
   async setPasswordHash(name: string, passwordHash: string): Promise<boolean> {

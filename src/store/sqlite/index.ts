@@ -1,5 +1,6 @@
 import type { Migration, Store } from '../types.js';
 import {
+  API_USER_REMOVALS_MIGRATION,
   API_USERS_MIGRATION,
   KNOWN_ADDRESSES_MIGRATION,
   SqliteApiUserRepository,
@@ -21,6 +22,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   USAGE_MIGRATION,
   USAGE_HOURLY_MIGRATION,
   SHADOW_MIGRATION,
+  API_USER_REMOVALS_MIGRATION,
 ];
 
 /** The SQLite store (the default): one file, WAL mode. */
