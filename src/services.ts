@@ -322,8 +322,14 @@ export interface AppEnv {
     /** Child logger bound to the request id, made on first use: read it through `requestLog(c)`. */
     log?: Logger;
     requestId: string;
-    /** The authenticated API user, once auth has run. */
+    /** The authenticated API user, once auth has run and let the request through. */
     apiUser?: string;
+    /**
+     * The API user whose right password was refused for its source address (403): the request's
+     * log line, metrics and usage count it as that user's, but it was never let through (not
+     * recorded, not replayed).
+     */
+    refusedApiUser?: string;
     /**
      * Whether the request's log lines may be written, for an answer of `status`: decided once per
      * request by the flood limit (`logging.unauthenticatedPerSecond`), so that a request writes

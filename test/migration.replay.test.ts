@@ -141,6 +141,37 @@ describe('replay and compare against the real proxy', () => {
     assert.deepEqual(await groups(), before, 'the replay created a group');
   });
 
+  it('records no request of an API user refused for its address (403), which replay --writes would make', async () => {
+    // The 403 was recorded once the refusal was counted as the user's: a DELETE without a body,
+    // replayed with --writes, deleted on the target what the proxy had refused.
+    const file = path.join(dir, 'refused.ndjson');
+    const recorder = await startHarness({ config: { migration: { recording: { path: file } } } });
+    try {
+      const far = await recorder.addUser('faraway', ['10.9.0.0/16']);
+      const near = await recorder.addUser('nearby', ['127.0.0.0/8']);
+      const refused = await call(`${recorder.url}/iserv/api/Service/Core/Entity/Group/ag.robotik`, {
+        user: 'faraway',
+        password: far,
+        method: 'DELETE',
+      });
+      assert.equal(refused.status, 403, refused.text);
+      const read = await call(`${recorder.url}/iserv/api/Service/Core/Entity/Group/ag.robotik`, {
+        user: 'nearby',
+        password: near,
+        headers: { 'x-request-id': 'admitted' },
+      });
+      assert.equal(read.status, 200, read.text);
+      await recorder.services.migration.recording?.flush();
+    } finally {
+      await recorder.close();
+    }
+    const { exchanges } = await readRecording(file);
+    assert.deepEqual(
+      exchanges.map((e) => [e.requestId, e.apiUser, e.status]),
+      [['admitted', 'nearby', 200]],
+    );
+  });
+
   it('replays the reads, skipping writes, with the same request ids', async () => {
     const out = path.join(dir, 'first.ndjson');
     const run = await replay(reads, out, '--json');

@@ -75,8 +75,9 @@ export function apiUserAuth(options: ApiUserAuthOptions): MiddlewareHandler<AppE
         );
       case 'forbidden':
         // The password was right: the refusal is this API user's, in the log line, the metrics
-        // and the usage inventory (an integration that moved to another address shows as itself).
-        c.set('apiUser', outcome.user);
+        // and the usage inventory (an integration that moved to another address shows as itself),
+        // but it was not let through: not `apiUser`, which the recording takes for admitted.
+        c.set('refusedApiUser', outcome.user);
         throw new LegacyError(
           403,
           `API user ${outcome.user} may not call from ${address ? formatAddress(address) : 'an unknown address'}`,

@@ -132,7 +132,7 @@ export function requestPipeline(
     function finish(doneAt: number, gone: boolean): void {
       const status = c.res.status;
       const durationMs = doneAt - started;
-      const apiUser = c.get('apiUser') ?? '';
+      const apiUser = c.get('apiUser') ?? c.get('refusedApiUser') ?? '';
       observer.request({ operation: name, status, apiUser, durationMs, at: clock.now() });
       if (!logLines(status)) return;
       accessLog[status >= 500 ? 'error' : 'info'](
