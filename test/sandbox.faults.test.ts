@@ -168,6 +168,87 @@ describe('sandbox faults and counters', () => {
   });
 });
 
+describe('sandbox fault rules that could never fire', () => {
+  let sb: RunningSandbox;
+  before(async () => {
+    sb = await sandbox({ seed: false });
+  });
+  after(() => sb.close());
+
+  const putRules = async (rules: unknown[]) => {
+    const res = await fetch(`${sb.url}/__sandbox/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules }),
+    });
+    return { status: res.status, body: obj(await res.json()) };
+  };
+
+  it('refuses a match no request the rules apply to can produce, naming the closest keys', async () => {
+    // Each with a key the closest ones include.
+    const refused: [string, string][] = [
+      ['GET /roles/:id', 'GET /roles/{id}'],
+      ['GET /iserv/idm/api/v1/roles', 'GET /roles'],
+      ['GET /users/{userId}', 'GET /users/{id}'],
+      ['GET /nonexistent-route', 'GET /users'],
+      // Counted, but answered before latency and rules (docs/sandbox.md):
+      ['PUT /users', 'POST /users'],
+      ['GET (unknown route)', 'GET /users'],
+      ['DELETE /token', 'POST /token'],
+      ['PUT *', 'GET /users'],
+      ['users', 'GET /users'],
+    ];
+    for (const [match, closest] of refused) {
+      const { status, body } = await putRules([
+        { match: 'GET /roles', status: 500 },
+        { match, status: 500 },
+      ]);
+      assert.equal(status, 400, match);
+      const violations = body.violations as { propertyPath: string; message: string }[];
+      assert.deepEqual(
+        violations.map((v) => v.propertyPath),
+        ['rules.1.match'],
+        match,
+      );
+      assert.match(violations[0]?.message ?? '', /matches no request that fault rules apply to/, match);
+      const offered = violations[0]?.message.split('closest: ')[1] ?? '';
+      assert.ok(offered.includes(`"${closest}"`), `${match}: closest ${offered}`);
+    }
+    assert.deepEqual(sb.faults.get().rules, [], 'nothing of a refused patch is applied');
+  });
+
+  it('accepts every served route, the token endpoint and the wildcards', async () => {
+    const accepted = ['GET /roles/{id}', 'POST /token', '* /token', '* *', 'GET *', 'PATCH *', '* /roles'];
+    const { status } = await putRules(accepted.map((match) => ({ match, status: 503 })));
+    assert.equal(status, 200);
+    assert.deepEqual(
+      sb.faults.get().rules.map((r) => r.match),
+      accepted,
+    );
+  });
+
+  it('answers 405s and unknown paths without latency or rules, but counts them', async () => {
+    sb.faults.set({ latencyMs: 400, rules: [{ match: '* *', status: 503 }] });
+    sb.counters.reset();
+    try {
+      const client = keyClient(sb);
+      const wrongMethod = await timed(() => client.get('/users', { method: 'PUT' }));
+      assertProblem(wrongMethod.value, 405);
+      const unknown = await timed(() => client.get('/nonexistent-route'));
+      assertProblem(unknown.value, 404);
+      assert.ok(wrongMethod.ms < 300 && unknown.ms < 300, `${wrongMethod.ms} ms, ${unknown.ms} ms`);
+      assert.equal((await client.get('/roles')).status, 503, 'a served route is subject to the rule');
+      assert.deepEqual(sb.counters.snapshot(), {
+        'GET (unknown route)': 1,
+        'GET /roles': 1,
+        'PUT /users': 1,
+      });
+    } finally {
+      sb.faults.reset();
+    }
+  });
+});
+
 describe('sandbox faults from the start options', () => {
   it('applies faults given at start', async () => {
     const sb = await sandbox({

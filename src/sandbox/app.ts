@@ -88,7 +88,9 @@ async function readBody<T>(c: RouteContext<unknown>['c'], spec: BodySpec<T>): Pr
 /**
  * Builds the sandbox's Hono app (it never listens): every API route wrapped so that it is
  * counted, then subjected to faults, then authorised (scope by method), then handled; 405 with
- * `Allow` on known paths, 404 problems elsewhere. Every error is an RFC 7807 problem document.
+ * `Allow` on known paths, 404 problems elsewhere. Those two are counted but never delayed or
+ * failed by faults: they are the client's mistake, and a rule could not name them (the fault
+ * rules accept only the served keys). Every error is an RFC 7807 problem document.
  */
 export function createSandboxApp(services: SandboxAppServices): Hono<SandboxEnv> {
   const { data, settings, guard, faults, counters } = services;

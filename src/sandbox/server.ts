@@ -132,7 +132,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const data = new SandboxData(clock, retentionSeconds * 1000);
   if (options.seed ?? true) loadFixture(data, demoFixture(clock.now()), clock.now());
   if (options.fixture !== undefined) loadFixture(data, options.fixture, clock.now());
-  const faults = new Faults(options.faults ?? {});
   const counters = new Counters();
 
   let route: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
@@ -149,7 +148,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const apiBaseUrl = `${url}${API_BASE}`;
   const tokenEndpoint = `${issuer}${TOKEN_ROUTE}`;
 
+  let faults: Faults;
   try {
+    const settings = { clock, pageSize, maxPageSize, hydraPrefix: options.hydraPrefix ?? true };
+    const routes = apiRoutes({
+      tokenUrl: tokenEndpoint,
+      hydraPrefix: settings.hydraPrefix,
+      pageSize,
+      maxPageSize,
+    });
+    // Rules may match only what goes through the fault injector: the served routes and the token endpoint.
+    faults = new Faults([...routes.map((r) => `${r.method} ${r.path}`), TOKEN_COUNTER_KEY], options.faults);
     const oauth = await createOAuthServer({
       issuer,
       audience: apiBaseUrl,
@@ -165,14 +174,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
         : {}),
     });
     const guard = createTokenGuard({ issuer, audience: apiBaseUrl, jwks: oauth.publicJwks, apiKeys });
-    const settings = { clock, pageSize, maxPageSize, hydraPrefix: options.hydraPrefix ?? true };
     const app = createSandboxApp({
-      routes: apiRoutes({
-        tokenUrl: tokenEndpoint,
-        hydraPrefix: settings.hydraPrefix,
-        pageSize,
-        maxPageSize,
-      }),
+      routes,
       data,
       settings,
       guard,
