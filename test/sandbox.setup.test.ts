@@ -6,8 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { CommandError, type CommandIo, parseCommandArgs } from '../src/cli/command.js';
 import { runSandbox, sandboxCommand, sandboxOptionsFromArgs } from '../src/cli/sandbox.js';
 import { uuidToBase58 } from '../src/lib/uuid.js';
+import { faultPatchSchema } from '../src/sandbox/faults.js';
 import { FixtureError } from '../src/sandbox/fixture.js';
 import { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD, sandboxUuid } from '../src/sandbox/index.js';
+import { runCliCaptured } from './cli-helpers.js';
 import { keyClient, list, obj, sandbox } from './sandbox-helpers.js';
 import { tempDir } from './temp-dir.js';
 
@@ -286,9 +288,15 @@ describe('idm-compat sandbox command', () => {
       [['--page-size', '0'], /^--page-size must be a whole number of at least 1, got "0"$/],
       [['--page-size', '2.5'], /^--page-size must be/],
       [['--page-size', 'ten'], /^--page-size must be/],
-      [['--max-page-size=-3'], /^--max-page-size must be a whole number of at least 1, got "-3"$/],
+      [
+        ['--max-page-size=-3'],
+        /^--max-page-size must be a whole number from 1 to 9007199254740991, got "-3"$/,
+      ],
       [['--max-page-size', ''], /^--max-page-size must be/],
-      [['--retention=-1'], /^--retention must be a whole number of seconds \(0 or more\), got "-1"$/],
+      [
+        ['--retention=-1'],
+        /^--retention must be a whole number of seconds from 0 to 9007199254740991, got "-1"$/,
+      ],
       [['--retention', '1h'], /^--retention must be/],
       [
         ['--page-size', '501'],
@@ -306,6 +314,63 @@ describe('idm-compat sandbox command', () => {
         argv.join(' '),
       );
     }
+  });
+
+  it("refuses every out-of-range number naming the flag and its range (exit 2), not with the sandbox's own error", async () => {
+    const run = await runCliCaptured(['sandbox', '--port', '0', '--no-seed', '--latency', '600001']);
+    assert.equal(run.code, 2);
+    assert.equal(
+      run.stderr.split('\n')[0],
+      'error: --latency must be a whole number of milliseconds from 0 to 600000, got "600001"',
+    );
+    assert.doesNotMatch(run.stderr, /too_big|"origin"/);
+    assert.equal(run.stdout, '');
+
+    const parse = (argv: string[]) => sandboxOptionsFromArgs(parseCommandArgs(sandboxCommand, argv), io());
+    const refused: [string[], string][] = [
+      [['--port', '65536'], '--port must be a port number from 0 to 65535, got "65536"'],
+      [['--latency', '1e9'], '--latency must be a whole number of milliseconds from 0 to 600000, got "1e9"'],
+      [['--error-rate', '1.01'], '--error-rate must be a number from 0 to 1, got "1.01"'],
+      [
+        ['--max-page-size', '9007199254740992'],
+        '--max-page-size must be a whole number from 1 to 9007199254740991, got "9007199254740992"',
+      ],
+      [
+        ['--retention', '1e300'],
+        '--retention must be a whole number of seconds from 0 to 9007199254740991, got "1e300"',
+      ],
+      [
+        ['--page-size', '1e300'],
+        '--page-size 1e+300 is larger than the largest page size 500; raise it with --max-page-size',
+      ],
+    ];
+    for (const [argv, message] of refused) {
+      assert.throws(
+        () => parse(argv),
+        (error: unknown) =>
+          error instanceof CommandError && error.exitCode === 2 && error.message === message,
+        argv.join(' '),
+      );
+    }
+    // The largest values the flags take are what the sandbox itself takes.
+    const largest = parse([
+      '--latency',
+      '600000',
+      '--max-page-size',
+      '9007199254740991',
+      '--retention',
+      '9007199254740991',
+    ]);
+    assert.doesNotThrow(() => faultPatchSchema.parse(largest.faults));
+    assert.equal(largest.maxPageSize, Number.MAX_SAFE_INTEGER);
+  });
+
+  it('names the ranges in --help', async () => {
+    const run = await runCliCaptured(['sandbox', '--help']);
+    assert.equal(run.code, 0);
+    assert.match(run.stdout, /--latency MS .*0 to 600000/);
+    assert.match(run.stdout, /--port N .*0 to 65535/);
+    assert.match(run.stdout, /--error-rate R .*0 to 1/);
   });
 
   it('serves what the flags chose: unprefixed Hydra keys and the page size', async () => {

@@ -10,8 +10,17 @@ import {
   stringOption,
 } from './command.js';
 
-/** The sandbox's default largest page size (server.ts; not imported, to keep the sandbox unloaded). */
+// The sandbox's own limits, repeated here (not imported: every CLI start loads this file, and only
+// the sandbox command may load the sandbox). test/sandbox.setup.test.ts checks that they agree.
+/** The sandbox's default largest page size (server.ts). */
 const DEFAULT_MAX_PAGE_SIZE = 500;
+/** The largest fault latency the sandbox accepts (MAX_LATENCY_MS in faults.ts). */
+const MAX_LATENCY_MS = 600_000;
+/**
+ * Page sizes and the retention are safe integers, as `sandbox.*` in the configuration file and
+ * the API's `itemsPerPage` take them: beyond 2^53 − 1 a number is no longer exact.
+ */
+const MAX_WHOLE = Number.MAX_SAFE_INTEGER;
 
 function numberOption(args: CommandArgs, name: string, check: (n: number) => boolean, expected: string) {
   const raw = stringOption(args, name);
@@ -25,22 +34,25 @@ function numberOption(args: CommandArgs, name: string, check: (n: number) => boo
 
 /** Turns the command line into sandbox options (throws CommandError on bad values). */
 export function sandboxOptionsFromArgs(args: CommandArgs, io: CommandIo): SandboxOptions {
-  const port = numberOption(
-    args,
-    'port',
-    (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
-    'a port number 0-65535',
-  );
+  // Every range is checked here, so that a value the sandbox would refuse stops the command with
+  // a message naming the flag and the range, not with the sandbox's own error for its option.
+  const whole = (min: number, max: number) => (n: number) => Number.isInteger(n) && n >= min && n <= max;
+  const port = numberOption(args, 'port', whole(0, 65535), 'a port number from 0 to 65535');
   const latencyMs = numberOption(
     args,
     'latency',
-    (n) => Number.isInteger(n) && n >= 0,
-    'a whole number of milliseconds',
+    whole(0, MAX_LATENCY_MS),
+    `a whole number of milliseconds from 0 to ${MAX_LATENCY_MS}`,
   );
   const errorRate = numberOption(args, 'error-rate', (n) => n >= 0 && n <= 1, 'a number from 0 to 1');
-  const positive = (n: number) => Number.isInteger(n) && n >= 1;
-  const pageSize = numberOption(args, 'page-size', positive, 'a whole number of at least 1');
-  const maxPageSize = numberOption(args, 'max-page-size', positive, 'a whole number of at least 1');
+  // Its upper bound is the largest page size, checked below with its own message.
+  const pageSize = numberOption(args, 'page-size', whole(1, Infinity), 'a whole number of at least 1');
+  const maxPageSize = numberOption(
+    args,
+    'max-page-size',
+    whole(1, MAX_WHOLE),
+    `a whole number from 1 to ${MAX_WHOLE}`,
+  );
   const largest = maxPageSize ?? DEFAULT_MAX_PAGE_SIZE;
   if (pageSize !== undefined && pageSize > largest) {
     throw new CommandError(
@@ -50,8 +62,8 @@ export function sandboxOptionsFromArgs(args: CommandArgs, io: CommandIo): Sandbo
   const retentionSeconds = numberOption(
     args,
     'retention',
-    (n) => Number.isInteger(n) && n >= 0,
-    'a whole number of seconds (0 or more)',
+    whole(0, MAX_WHOLE),
+    `a whole number of seconds from 0 to ${MAX_WHOLE}`,
   );
   const host = stringOption(args, 'host');
   const fixture = stringOption(args, 'fixture');
@@ -149,21 +161,23 @@ export const sandboxCommand: Command = {
   usage:
     '[--port N] [--host H] [--fixture FILE] [--no-seed] [--no-hydra-prefix] [--page-size N] [--max-page-size N] [--retention SECONDS] [--latency MS] [--error-rate R] [--token-down] [--json]',
   help: `Options:
-  --port N          port to listen on (default: a random free port)
+  --port N          port to listen on, 0 to 65535 (default: a random free port)
   --host H          address to listen on (default 127.0.0.1)
   --fixture FILE    JSON fixture loaded after the demo data (see docs/sandbox.md)
   --no-seed         start without the demo data
   --no-hydra-prefix Hydra collections without the hydra: prefix (member, totalItems, view)
-  --page-size N     items per page when a request names no itemsPerPage (default 30)
-  --max-page-size N largest itemsPerPage; larger requests are clamped (default 500)
+  --page-size N     items per page when a request names no itemsPerPage, from 1 to the
+                    largest page size (default 30)
+  --max-page-size N largest itemsPerPage, at least 1; larger requests are clamped (default 500)
   --retention SECONDS
-                    purge soft-deleted users and groups this long after deletion
+                    purge soft-deleted users and groups this long after deletion, 0 or more
                     (default 2592000 = 30 days; 0: at the next API request)
-  --latency MS      add MS milliseconds to every API and token request
-  --error-rate R    answer that share (0..1) of API requests with 503
+  --latency MS      add MS milliseconds to every API and token request, 0 to 600000
+  --error-rate R    answer that share (0 to 1) of API requests with 503
   --token-down      the token endpoint answers 503
   --json            print the URLs and credentials as one JSON object
 
+Numbers are whole unless said otherwise; a value out of its range stops the command (exit 2).
 Fault switches can be changed at run time: PUT /__sandbox/faults (loopback only).
 Example: idm-compat sandbox --port 9311`,
   options: {
