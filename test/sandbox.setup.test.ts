@@ -7,7 +7,7 @@ import { CommandError, type CommandIo, parseCommandArgs } from '../src/cli/comma
 import { runSandbox, sandboxCommand, sandboxOptionsFromArgs } from '../src/cli/sandbox.js';
 import { uuidToBase58 } from '../src/lib/uuid.js';
 import { faultPatchSchema } from '../src/sandbox/faults.js';
-import { FixtureError } from '../src/sandbox/fixture.js';
+import { FixtureError, type SandboxFixture } from '../src/sandbox/fixture.js';
 import { DEMO_ADMIN_PASSWORD, DEMO_PASSWORD, sandboxUuid } from '../src/sandbox/index.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { keyClient, list, obj, sandbox } from './sandbox-helpers.js';
@@ -183,6 +183,100 @@ describe('sandbox fixtures', () => {
       });
     }
     await assert.rejects(sandbox({ fixture: join(dir, 'missing.json') }), /cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe("sandbox fixtures follow the API's create rules", () => {
+  const uuid = '3f0c2a4e-8d5b-4a51-9b64-2c1f0e7d9a10';
+  const user = { user: 'lab.tech', firstname: 'Lab', lastname: 'Tech' };
+  /** Fixtures the API would refuse, each with the path and the message of its FixtureError. */
+  const refused: [string, unknown, string][] = [
+    [
+      'a role key not shaped ROLE_…',
+      { roles: [{ role: 'lab', name: 'Lab' }] },
+      '$.roles[0].role: A role name looks like ROLE_SOMETHING (upper case, digits, "_").',
+    ],
+    [
+      'a password shorter than 8',
+      { users: [{ ...user, password: 'short' }] },
+      '$.users[0].password: This value is too short. It should have 8 characters or more.',
+    ],
+    [
+      'an admin password shorter than 8',
+      { users: [{ ...user, adminPassword: '1234567' }] },
+      '$.users[0].adminPassword: This value is too short. It should have 8 characters or more.',
+    ],
+    [
+      'an account name the API refuses',
+      { users: [{ ...user, user: 'Lab Tech' }] },
+      '$.users[0].user: This value is not a valid account name: use lower-case letters, digits, ".", "_" and "-".',
+    ],
+    [
+      'a blank first name',
+      { users: [{ ...user, firstname: '  ' }] },
+      '$.users[0].firstname: This value should not be blank.',
+    ],
+    [
+      'an invalid e-mail address',
+      { users: [{ ...user, emailAddress: 'lab.tech' }] },
+      '$.users[0].emailAddress: This value is not a valid email address.',
+    ],
+    [
+      'a group account the API refuses',
+      { groups: [{ name: 'Chemie', group: 'Chemie!' }] },
+      '$.groups[0].group: This value is not a valid account name: use lower-case letters, digits, ".", "_" and "-".',
+    ],
+    [
+      'a group name taken (case-insensitively)',
+      { groups: [{ name: 'LEHRER', group: 'lehrer2' }] },
+      '$.groups[0].name: duplicate group name "LEHRER"',
+    ],
+    [
+      'a user and a group with the same UUID',
+      { users: [{ ...user, id: uuid }], groups: [{ name: 'Chemie', id: uuid }] },
+      `$.groups[0].id: duplicate id ${uuid} (already the id of one of the users)`,
+    ],
+    [
+      'a role with the UUID of a demo user',
+      { roles: [{ role: 'ROLE_LAB', name: 'Lab', id: sandboxUuid('users:admin') }] },
+      `$.roles[0].id: duplicate id ${sandboxUuid('users:admin')} (already the id of one of the users)`,
+    ],
+  ];
+  for (const [what, fixture, message] of refused) {
+    it(`refuses ${what}, naming the entry and the rule`, async () => {
+      // A sandbox that loads anyway is closed, so that the failure does not keep the run alive.
+      const loaded = sandbox({ fixture: fixture as SandboxFixture }).then(async (sb) => {
+        await sb.close();
+        throw new Error('the fixture loaded');
+      });
+      await assert.rejects(loaded, (error: unknown) => {
+        assert.ok(error instanceof FixtureError, String(error));
+        assert.equal(error.message, `sandbox fixture (object): ${message}`);
+        return true;
+      });
+    });
+  }
+
+  it('gives the same reasons as the API for the same values', async () => {
+    const sb = await sandbox({ seed: false });
+    try {
+      const client = keyClient(sb);
+      const role = obj((await client.post('/roles', { role: 'lab2', name: 'Lab' })).body);
+      assert.deepEqual(role.violations, [
+        { propertyPath: 'role', message: 'A role name looks like ROLE_SOMETHING (upper case, digits, "_").' },
+      ]);
+      const created = obj((await client.post('/users', user)).body);
+      const short = await client.post(`/users/${String(created.uuid)}/password`, { password: 'short' });
+      assert.equal(short.status, 422);
+      assert.deepEqual(obj(short.body).violations, [
+        {
+          propertyPath: 'password',
+          message: 'This value is too short. It should have 8 characters or more.',
+        },
+      ]);
+    } finally {
+      await sb.close();
+    }
   });
 });
 

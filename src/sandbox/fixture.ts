@@ -13,7 +13,15 @@ import {
   USER_STATUSES,
   type UserRecord,
 } from './data.js';
-import { accountFromName } from './routes/validation.js';
+import {
+  accountFromName,
+  checkAccount,
+  checkEmail,
+  checkPassword,
+  checkRoleName,
+  requiredText,
+  Violations,
+} from './routes/validation.js';
 
 /** Namespace of the sandbox's name-based (v5) UUIDs. */
 export const SANDBOX_NAMESPACE = '6f1b3a52-5d1e-4c0a-9a58-8e1f2b7c4d90';
@@ -120,6 +128,61 @@ export class FixtureError extends Error {
   }
 }
 
+/**
+ * The API's create rules, applied to every entry with the API's own checks, so that a fixture
+ * holds nothing `POST /users`, `/groups` or `/roles` (or a password change) would refuse:
+ * non-blank names, account names, role names, e-mail addresses, password length. Returns the
+ * first violation as a JSON path below the entry and its message. Uniqueness needs the data
+ * set and is `loadFixture`'s.
+ */
+function firstCreateViolation(fixture: ParsedFixture): { path: string; message: string } | undefined {
+  return (
+    firstViolation('privileges', fixture.privileges, (v, p) => {
+      requiredText(v, 'privilege', p.privilege);
+      requiredText(v, 'name', p.name);
+    }) ??
+    firstViolation('groupFlags', fixture.groupFlags, (v, f) => {
+      requiredText(v, 'name', f.name);
+      requiredText(v, 'title', f.title);
+    }) ??
+    firstViolation('roles', fixture.roles, (v, r) => {
+      checkRoleName(v, 'role', r.role);
+      requiredText(v, 'name', r.name);
+    }) ??
+    firstViolation('users', fixture.users, (v, u) => {
+      if (requiredText(v, 'user', u.user) !== undefined) checkAccount(v, 'user', u.user);
+      requiredText(v, 'firstname', u.firstname);
+      requiredText(v, 'lastname', u.lastname);
+      checkEmail(v, 'emailAddress', u.emailAddress);
+      if (u.password !== undefined) checkPassword(v, 'password', u.password);
+      if (u.adminPassword !== undefined) checkPassword(v, 'adminPassword', u.adminPassword);
+    }) ??
+    firstViolation('groups', fixture.groups, (v, g) => {
+      requiredText(v, 'name', g.name);
+      // As POST /groups: the account given, else the one derived from the name.
+      const field = g.group === undefined ? 'name' : 'group';
+      const account = g.group ?? accountFromName(g.name);
+      if (account === '') v.add(field, 'No account name can be derived from this name.');
+      else checkAccount(v, field, account);
+    })
+  );
+}
+
+/** The first violation `rules` records for an entry of `$.<name>`, with its JSON path. */
+function firstViolation<T>(
+  name: string,
+  list: readonly T[] | undefined,
+  rules: (v: Violations, entry: T) => void,
+): { path: string; message: string } | undefined {
+  for (const [i, entry] of (list ?? []).entries()) {
+    const v = new Violations();
+    rules(v, entry);
+    const first = v.list[0];
+    if (first) return { path: `$.${name}[${i}].${first.propertyPath}`, message: first.message };
+  }
+  return undefined;
+}
+
 /** Reads and validates a fixture from a JSON file or an object. */
 export function parseFixture(input: string | SandboxFixture): { fixture: ParsedFixture; source: string } {
   const source = typeof input === 'string' ? input : '(object)';
@@ -150,6 +213,8 @@ export function parseFixture(input: string | SandboxFixture): { fixture: ParsedF
       : '';
     throw new FixtureError(source, `$${path}`, issue?.message ?? 'invalid');
   }
+  const violation = firstCreateViolation(parsed.data);
+  if (violation) throw new FixtureError(source, violation.path, violation.message);
   return { fixture: parsed.data, source };
 }
 
@@ -173,8 +238,19 @@ export function loadFixture(data: SandboxData, input: string | SandboxFixture, n
   const createdAt = (value: string | undefined) => (value ? Date.parse(value) : now - total + sequence++);
   const ms = (value: string | null | undefined) => (value ? Date.parse(value) : null);
 
+  // Every UUID names one entity, whatever its kind (an IRI or a bare UUID in a reference must not
+  // be ambiguous): ids taken so far by kind, kept up to date while loading.
+  const kinds: ResourceKind[] = ['users', 'groups', 'roles', 'privileges', 'group_flags'];
+  const idsTaken = new Map<string, ResourceKind>();
+  for (const kind of kinds) for (const id of data.store(kind).keys()) idsTaken.set(id, kind);
   const insert = <K extends ResourceKind>(kind: K, record: RecordOf[K], path: string) => {
-    if (data.store(kind).has(record.id)) fail(`${path}.id`, `duplicate id ${record.id}`);
+    const holder = idsTaken.get(record.id);
+    if (holder !== undefined)
+      fail(
+        `${path}.id`,
+        `duplicate id ${record.id}${holder === kind ? '' : ` (already the id of one of the ${holder})`}`,
+      );
+    idsTaken.set(record.id, kind);
     data.store(kind).set(record.id, record);
   };
   const idFor = (kind: ResourceKind, given: string | undefined, key: string) =>
@@ -273,11 +349,14 @@ export function loadFixture(data: SandboxData, input: string | SandboxFixture, n
     if (u.password !== undefined) data.setPassword(record.id, u.password);
     if (u.adminPassword !== undefined) data.setAdminPassword(record.id, u.adminPassword);
   });
+  // Group names are unique too (case-insensitively), as POST /groups checks.
+  const groupNames = new Set([...data.store('groups').values()].map((g) => g.name.toLowerCase()));
   const newGroups: GroupRecord[] = [];
   fixture.groups?.forEach((g, i) => {
     const path = `$.groups[${i}]`;
+    if (groupNames.has(g.name.toLowerCase())) fail(`${path}.name`, `duplicate group name "${g.name}"`);
+    groupNames.add(g.name.toLowerCase());
     const account = g.group ?? accountFromName(g.name);
-    if (!account) fail(`${path}.group`, 'no account name given or derivable from the name');
     takeAccount(account, `${path}.group`);
     const record: GroupRecord = {
       id: idFor('groups', g.id, account),

@@ -12,10 +12,9 @@ import {
   noContent,
 } from './respond.js';
 import { defineRoute, JSON_BODY, type RouteDef } from './route.js';
-import { requiredText, Violations } from './validation.js';
+import { checkRoleName, requiredText, Violations } from './validation.js';
 
 const TAG = 'Role';
-const ROLE_PATTERN = /^ROLE_[A-Z0-9_]+$/;
 
 const createSchema = z
   .object({ role: z.string(), name: z.string(), module: z.string().nullable() })
@@ -38,9 +37,8 @@ export const roleRoutes: RouteDef[] = [
       const v = new Violations();
       const role = requiredText(v, 'role', body.role);
       if (role !== undefined) {
-        if (!ROLE_PATTERN.test(role))
-          v.add('role', 'A role name looks like ROLE_SOMETHING (upper case, digits, "_").');
-        else if (ctx.data.roleByName(role)) v.add('role', 'A role with this name already exists.');
+        if (checkRoleName(v, 'role', role) && ctx.data.roleByName(role))
+          v.add('role', 'A role with this name already exists.');
       }
       const name = requiredText(v, 'name', body.name);
       if (role === undefined || name === undefined || v.list.length > 0) return v.fail();

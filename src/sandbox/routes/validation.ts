@@ -52,6 +52,16 @@ export function checkAccount(v: Violations, field: string, value: string): void 
   }
 }
 
+/** Role names as the server creates them: `ROLE_` and upper case, digits, "_". */
+export const ROLE_PATTERN = /^ROLE_[A-Z0-9_]+$/;
+
+/** Records a violation when `value` is not a role name (`ROLE_SOMETHING`); true when it is one. */
+export function checkRoleName(v: Violations, field: string, value: string): boolean {
+  if (ROLE_PATTERN.test(value)) return true;
+  v.add(field, 'A role name looks like ROLE_SOMETHING (upper case, digits, "_").');
+  return false;
+}
+
 /** Records a violation when `value` is not a plausible e-mail address. */
 export function checkEmail(v: Violations, field: string, value: string | null | undefined): void {
   if (value === null || value === undefined || value === '') return;
