@@ -155,4 +155,23 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       }
     });
   }
+
+  it("leaves a statement's own error of those codes the statement's, not the store unavailable", async () => {
+    const db = new PostgresDatabase({ url, poolSize: 1, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000 });
+    try {
+      for (const statement of [
+        "SET statement_timeout = 'abc'",
+        "SELECT current_setting('no_such_setting')",
+      ]) {
+        await assert.rejects(db.query(statement), (error: unknown) => {
+          assert.ok(!(error instanceof StoreUnavailableError), `${statement}: ${String(error)}`);
+          assert.match(String((error as { code?: string }).code), /^(22023|42704)$/);
+          return true;
+        });
+      }
+      assert.equal((await db.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one, 1);
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -159,9 +159,15 @@ function tlsFailure(error: unknown): string | undefined {
 /**
  * SQLSTATEs of a setting of the connection the server refuses at login: store.url's `options`
  * (`-c statement_timeout=abc`: invalid_parameter_value 22023; an unknown parameter:
- * undefined_object 42704). The proxy's own statements set no parameter.
+ * undefined_object 42704). Only with severity FATAL, which ends the session at its start: a
+ * statement's error of the same codes is ERROR, and stays the statement's.
  */
 const SETTING_REFUSED_SQLSTATES = new Set(['22023', '42704']);
+
+function isSettingRefused(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && SETTING_REFUSED_SQLSTATES.has(code) && severity === 'FATAL';
+}
 
 /**
  * SQLSTATEs of a statement naming a table or schema the database lacks (undefined_table,
@@ -207,7 +213,7 @@ export function translateError(error: unknown): unknown {
       `the store (PostgreSQL) is unavailable: the TLS connection failed (${tls}): check sslmode in store.url and the server's certificate`,
       { cause: error },
     );
-  if (typeof code === 'string' && SETTING_REFUSED_SQLSTATES.has(code))
+  if (isSettingRefused(error))
     return new StoreUnavailableError(
       `the store (PostgreSQL) is unavailable: it refused a setting of the connection (${code}): check the options parameter of store.url`,
       { cause: error },
