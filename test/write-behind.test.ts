@@ -344,6 +344,14 @@ describe('a batch PostgreSQL refuses', () => {
         [[50, 'usage inventory refused by the store; these counts are dropped']],
       );
       assert.equal(((refused[0]?.lost ?? []) as { count: number }[])[0]?.count, 1);
+      assert.deepEqual(
+        ((refused[0]?.lost ?? []) as { firstSeen: string; lastSeen: string }[]).map((c) => [
+          c.firstSeen,
+          c.lastSeen,
+        ]),
+        [['1970-01-01T00:00:01.000Z', '1970-01-01T00:00:01.000Z']],
+        'times in ISO, as printed elsewhere',
+      );
       recorder.request({ operation: 'user.list', status: 200, apiUser: 'portal', durationMs: 1, at: 2000 });
       await recorder.close();
       assert.equal(log.lines().filter((line) => Number(line.level) >= 40).length, 1, log.text);

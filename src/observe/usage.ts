@@ -55,12 +55,7 @@ export class UsageRecorder implements Observer {
           {
             err: error,
             rows: batch.length,
-            // Times as every time the proxy prints: ISO 8601, UTC.
-            lost: batch.map((row) => ({
-              ...row,
-              firstSeen: new Date(row.firstSeen).toISOString(),
-              lastSeen: new Date(row.lastSeen).toISOString(),
-            })),
+            lost: loggedRows(batch),
           },
           'usage inventory not written at shutdown; these counts are lost',
         );
@@ -70,7 +65,7 @@ export class UsageRecorder implements Observer {
       // flush, together with every count added to it meanwhile.
       if (isDataRefusal(error)) {
         this.options.logger.error(
-          { err: error, rows: batch.length, lost: batch },
+          { err: error, rows: batch.length, lost: loggedRows(batch) },
           'usage inventory refused by the store; these counts are dropped',
         );
         return;
@@ -103,4 +98,16 @@ export class UsageRecorder implements Observer {
     known.firstSeen = Math.min(known.firstSeen, firstSeen);
     known.lastSeen = Math.max(known.lastSeen, lastSeen);
   }
+}
+
+/** Counts as a log line names them: their times as every time the proxy prints, ISO 8601 in UTC. */
+function loggedRows(rows: readonly UsageCount[]): (Omit<UsageCount, 'firstSeen' | 'lastSeen'> & {
+  firstSeen: string;
+  lastSeen: string;
+})[] {
+  return rows.map((row) => ({
+    ...row,
+    firstSeen: new Date(row.firstSeen).toISOString(),
+    lastSeen: new Date(row.lastSeen).toISOString(),
+  }));
 }
