@@ -846,6 +846,44 @@ describe('configuration', () => {
     const rotated = capture();
     assert.equal(await runCli(['config', 'check', '--config', configPath], rotated), 2);
     assert.match(rotated.stderr, /rec\.1 is the store \(store\.path\)/);
+    // A store not there yet, named through a linked folder; a secret file; a mapping table.
+    const secret = path.join(dir, 'metrics.pw');
+    writeFileSync(secret, 'scrape-secret\n');
+    const profile = path.join(dir, 'mappings', 'iserv-idm-v1');
+    cpSync(path.resolve('mappings', 'iserv-idm-v1'), profile, { recursive: true });
+    for (const [store2, recording, extra, what] of [
+      [
+        path.join(dir, 'later.db'),
+        path.join(dir, 'same-folder', 'later.db'),
+        {},
+        /later\.db is the store \(store\.path\)/,
+      ],
+      [
+        store,
+        secret,
+        { metrics: { username: 'scraper', password: { file: 'metrics.pw' } } },
+        /metrics\.pw is a secret file/,
+      ],
+      [
+        store,
+        path.join(profile, 'profile.json'),
+        { mappings: { dir: path.join(dir, 'mappings') } },
+        /profile\.json is a file in the mapping profile's folder/,
+      ],
+    ] as const) {
+      writeFileSync(
+        configPath,
+        JSON.stringify({
+          sandbox: { enabled: true },
+          store: { type: 'sqlite', path: store2 },
+          migration: { recording: { path: recording } },
+          ...extra,
+        }),
+      );
+      const io = capture();
+      assert.equal(await runCli(['config', 'check', '--config', configPath], io), 2, recording);
+      assert.match(io.stderr, what);
+    }
     assert.deepEqual(readFileSync(store), storeBytes);
   });
 

@@ -79,6 +79,8 @@ export interface AppConfig extends Omit<ConfigFile, 'successor' | 'sso' | 'store
   mode: 'sandbox' | 'production';
   /** The file the configuration came from; undefined for the embedded defaults. */
   source: string | undefined;
+  /** The files its secrets are read from (`{"file": …}`), resolved: nothing may write to them. */
+  secretFiles: readonly string[];
 }
 
 /** Which secret references must resolve (see `LoadConfigOptions.secrets`). */
@@ -238,7 +240,18 @@ export function parseConfig(
     migration,
     mode: parsed.sandbox.enabled ? 'sandbox' : 'production',
     source: context.file,
+    secretFiles: secretFilesOf(parsed, context.baseDir),
   };
+}
+
+/** The `{"file": …}` secret references anywhere in `value`, resolved as {@link resolveSecret} reads them. */
+function secretFilesOf(value: unknown, baseDir: string): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap((item) => secretFilesOf(item, baseDir));
+  const keys = Object.keys(value);
+  const file = (value as { file?: unknown }).file;
+  if (keys.length === 1 && typeof file === 'string') return [path.resolve(baseDir, file)];
+  return Object.values(value).flatMap((item) => secretFilesOf(item, baseDir));
 }
 
 /**

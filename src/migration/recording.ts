@@ -1,9 +1,10 @@
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, realpathSync, statSync } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
+import { mappingsFolder } from '../config/mappings-folder.js';
 import { hasDotSegment } from '../lib/dot-segments.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
@@ -231,7 +232,10 @@ export async function readRecording(
  * nobody looks in (and without it every flush would fail, logged only as a warning).
  */
 export function checkRecordingPath(
-  config: Pick<AppConfig, 'migration' | 'source' | 'store' | 'server' | 'sandbox'>,
+  config: Pick<
+    AppConfig,
+    'migration' | 'source' | 'store' | 'server' | 'sandbox' | 'secretFiles' | 'mappings'
+  >,
 ): void {
   const file = config.migration.recording?.path;
   if (file === undefined) return;
@@ -276,17 +280,23 @@ const ROTATED_FILES = 5;
 /**
  * The first file the proxy reads or keeps its state in that the recording `file` or one of its
  * rotated files (`file.1` … `file.5`) would be: the SQLite store with its journal files, the
- * configuration file, the TLS files, the sandbox fixture, the compare rules. The recording
- * appends to it, then renames it away at the first rotation (a store renamed away is a new,
- * empty store at the next start, and the old one deleted five rotations later). Compared as the
- * same file (device and inode) where both exist, else by their absolute paths.
+ * configuration file, the files its secrets are read from, the TLS files, the sandbox fixture,
+ * the compare rules, or any file of the mapping profile's folder. The recording appends to it,
+ * then renames it away at the first rotation (a store renamed away is a new, empty store at the
+ * next start, and the old one deleted five rotations later). Compared by their real paths
+ * (symbolic links resolved, also in the folder of a file not there yet), and as the same file
+ * (device and inode, a hard link) where both exist.
  */
 function takenByTheProxy(
-  config: Pick<AppConfig, 'migration' | 'source' | 'store' | 'server' | 'sandbox'>,
+  config: Pick<
+    AppConfig,
+    'migration' | 'source' | 'store' | 'server' | 'sandbox' | 'secretFiles' | 'mappings'
+  >,
   file: string,
 ): { recording: string; what: string } | undefined {
   const guarded: [what: string, file: string | undefined][] = [
     ['the configuration file', config.source],
+    ...config.secretFiles.map((secret): [string, string] => ['a secret file', secret]),
     ['the TLS certificate (server.tls.cert)', config.server.tls?.cert],
     ['the TLS key (server.tls.key)', config.server.tls?.key],
     ['the sandbox fixture (sandbox.fixture)', config.sandbox.fixture],
@@ -301,16 +311,38 @@ function takenByTheProxy(
       ["the store's rollback journal", `${store}-journal`],
     );
   }
+  let profile: string | undefined;
+  try {
+    profile = realPath(mappingsFolder(config));
+  } catch {
+    profile = undefined; // no such folder: the start and `config check` say so in their own words
+  }
   const recordings = [file, ...Array.from({ length: ROTATED_FILES }, (_, n) => `${file}.${n + 1}`)];
   for (const recording of recordings) {
     for (const [what, other] of guarded) {
       if (other !== undefined && sameFile(recording, other)) return { recording, what };
     }
+    if (profile !== undefined && realPath(recording).startsWith(`${profile}${path.sep}`))
+      return { recording, what: `a file in the mapping profile's folder (${profile})` };
   }
   return undefined;
 }
 
+/** `at` with its symbolic links resolved; for a file not there (yet), its folder's. */
+function realPath(at: string): string {
+  try {
+    return realpathSync(at);
+  } catch {
+    try {
+      return path.join(realpathSync(path.dirname(path.resolve(at))), path.basename(at));
+    } catch {
+      return path.resolve(at);
+    }
+  }
+}
+
 function sameFile(a: string, b: string): boolean {
+  if (realPath(a) === realPath(b)) return true;
   const statOf = (at: string) => {
     try {
       return statSync(at);
@@ -319,8 +351,7 @@ function sameFile(a: string, b: string): boolean {
     }
   };
   const [first, second] = [statOf(a), statOf(b)];
-  if (first && second) return first.dev === second.dev && first.ino === second.ino;
-  return path.resolve(a) === path.resolve(b);
+  return first !== undefined && second !== undefined && first.dev === second.dev && first.ino === second.ino;
 }
 
 /** Options of {@link RecordingWriter}. */
