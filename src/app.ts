@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { apiUserAuth } from './auth/middleware.js';
-import { DASHBOARD_PATH, HEALTH_PATHS, SSO_PATHS } from './config/fixed-paths.js';
+import { DASHBOARD_PATH, DOCS_FOLDER, HEALTH_PATHS, SSO_PATHS } from './config/fixed-paths.js';
 import { legacyBodyLimit } from './http/body-limit.js';
 import { compileDeprecation } from './http/deprecation.js';
 import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
@@ -43,7 +43,7 @@ export function createApp(services: Services): Hono<AppEnv> {
       [SSO_PATHS.landing, 'sso.landing'],
     ]),
     prefixes: [
-      [`${basePath}/docs`, 'docs'],
+      [`${basePath}/${DOCS_FOLDER}`, 'docs'],
       [DASHBOARD_PATH, 'ops.dashboard'],
     ],
   };

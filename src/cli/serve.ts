@@ -1,3 +1,4 @@
+import { DOCS_FOLDER } from '../config/fixed-paths.js';
 import { type AppConfig, loadConfig } from '../config/load.js';
 import { createLogger } from '../lib/logger.js';
 import { reloader, reloadOnSignal } from '../reload.js';
@@ -120,7 +121,7 @@ function demoUserNotice(
     `  ${demo.password}`,
     'Try it:',
     `  curl -u ${demo.name}:${demo.password} ${url}`,
-    `Interactive docs: ${running.publicUrl}${legacy.basePath}/docs/`,
+    `Interactive docs: ${running.publicUrl}${legacy.basePath}/${DOCS_FOLDER}/`,
   ].join('\n');
 }
 

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono } from 'hono';
+import { DOCS_FOLDER } from '../../config/fixed-paths.js';
 import { LegacyError } from '../../http/legacy-error.js';
 import { answerWrongMethods } from '../../http/wrong-method.js';
 import { quoteInput } from '../../lib/quote.js';
@@ -20,6 +21,9 @@ const ASSETS: Record<string, string> = {
   'favicon-16x16.png': 'image/png',
   'favicon-32x32.png': 'image/png',
 };
+
+/** The docs' folder below the base path (config/fixed-paths.ts: no namespace may take it). */
+const ROOT = `/${DOCS_FOLDER}`;
 
 /**
  * The interactive docs below the base path: `/docs/` (Swagger UI), `/docs/openapi.json` (OpenAPI
@@ -45,18 +49,18 @@ export function createLegacyDocs(
 
   // Relative, like every URL of the page: behind a reverse proxy that serves the proxy under a
   // path prefix (`legacy.publicUrl` with a path), the browser stays under it.
-  docs.get('/docs', (c) => c.redirect('docs/', 301));
-  docs.get('/docs/', (c) => c.body(DOCS_HTML, 200, headers('text/html; charset=utf-8')));
-  docs.get('/docs/openapi.json', (c) => {
+  docs.get(ROOT, (c) => c.redirect(`${DOCS_FOLDER}/`, 301));
+  docs.get(`${ROOT}/`, (c) => c.body(DOCS_HTML, 200, headers('text/html; charset=utf-8')));
+  docs.get(`${ROOT}/openapi.json`, (c) => {
     openApiJson ??= JSON.stringify(buildOpenApiDocument(operations, options));
     return c.body(openApiJson, 200, headers('application/json'));
   });
-  docs.get('/docs/docs.js', (c) => c.body(DOCS_SCRIPT, 200, headers('text/javascript; charset=utf-8')));
-  docs.get('/docs/docs.css', (c) => c.body(DOCS_CSS, 200, headers('text/css; charset=utf-8')));
+  docs.get(`${ROOT}/docs.js`, (c) => c.body(DOCS_SCRIPT, 200, headers('text/javascript; charset=utf-8')));
+  docs.get(`${ROOT}/docs.css`, (c) => c.body(DOCS_CSS, 200, headers('text/css; charset=utf-8')));
   // One static route per asset, not `/docs/:asset`: a parameter there makes hono fall back from
   // its RegExpRouter to the slower TrieRouter for every request of the app.
   for (const [name, type] of Object.entries(ASSETS)) {
-    docs.get(`/docs/${name}`, async (c) => {
+    docs.get(`${ROOT}/${name}`, async (c) => {
       let content = assetCache.get(name);
       if (!content) {
         content = readFile(path.join(swaggerUiDir, name)).then((buffer) => new Uint8Array(buffer));
@@ -69,7 +73,7 @@ export function createLegacyDocs(
   // known path), read from the routes above. Any other path below the docs is unknown, whatever
   // the method: 404, as everywhere else.
   answerWrongMethods(docs);
-  docs.all('/docs/*', (c) => {
+  docs.all(`${ROOT}/*`, (c) => {
     throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
   });
   return docs;
