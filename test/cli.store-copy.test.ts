@@ -250,6 +250,28 @@ describe('store copy', () => {
     const again = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
     assert.match(again.stdout, /api users: +1 copied, 0 already there, 1 differ/);
     assert.match(again.stderr, /^ {2}copied: API user never-logged-in$/m);
+    // A removal made in the source is carried: an older store copied in later brings nobody back.
+    await withStore(
+      () => openSqliteStore(sqliteFile),
+      (store) => store.apiUsers.remove('portal', 1_700_000_400_000),
+    );
+    await withStore(pgStore, (store) => store.apiUsers.remove('portal', 1_700_000_350_000));
+    const carried = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig, '--json'], env());
+    const tables = (JSON.parse(carried.stdout) as { tables: { apiUsers: { copiedNames: string[] } } }).tables;
+    assert.deepEqual(tables.apiUsers.copiedNames, []);
+    await withStore(pgStore, async (store) => {
+      assert.equal(
+        (await store.apiUsers.removals()).get('portal'),
+        1_700_000_400_000,
+        "the source's later removal",
+      );
+      await store.apiUsers.create({
+        name: 'portal',
+        passwordHash: await hashPassword('portal-password-1'),
+        ranges: ['10.1.0.0/16'],
+        createdAt: 1_700_000_500_000,
+      });
+    });
   });
 
   it('copies from PostgreSQL into a new SQLite file just as well', async () => {

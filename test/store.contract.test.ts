@@ -181,6 +181,26 @@ function storeContract(backend: Backend): void {
         assert.equal((await store.apiUsers.removals()).has('revoked'), false);
       });
 
+      it("records another store's removals for names without a user here, keeping the later time", async () => {
+        await store.apiUsers.create(user('still-here'));
+        await store.apiUsers.create(user('gone-here'));
+        await store.apiUsers.remove('gone-here', 500);
+        await store.apiUsers.recordRemovals(
+          new Map([
+            ['still-here', 900],
+            ['gone-here', 400],
+            ['gone-elsewhere', 700],
+          ]),
+        );
+        const removals = await store.apiUsers.removals();
+        assert.equal(removals.has('still-here'), false, 'a user of the name is here: no removal recorded');
+        assert.equal(removals.get('gone-here'), 500, 'the later time stays');
+        assert.equal(removals.get('gone-elsewhere'), 700);
+        assert.ok(await store.apiUsers.get('still-here'));
+        await store.apiUsers.recordRemovals(new Map([['gone-here', 800]]));
+        assert.equal((await store.apiUsers.removals()).get('gone-here'), 800);
+      });
+
       it('a second store on the same backing sees changes and their new version', async () => {
         const other = await open();
         const version = await other.apiUsers.credentialsVersion();

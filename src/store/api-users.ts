@@ -33,6 +33,11 @@ export interface ApiUserRepository {
   remove(name: string, at: number): Promise<boolean>;
   /** When each API user removed from this store (and not created again since) was removed, by name. */
   removals(): Promise<Map<string, number>>;
+  /**
+   * Records removals made in another store (`store copy`), for names this store has no user of;
+   * a name recorded already keeps the later time. Not a credential change.
+   */
+  recordRemovals(removals: ReadonlyMap<string, number>): Promise<void>;
   /** Replaces the password hash; false when there is no such user. */
   setPasswordHash(name: string, passwordHash: string): Promise<boolean>;
   /** Replaces the ranges; false when there is no such user. */

@@ -16,16 +16,17 @@ export interface CopyTableResult {
   differ: number;
   /** Up to 20 descriptions of differing rows, without secrets. */
   differences: string[];
-  /**
-   * The API users written, by name (up to 20; empty for the other tables), so that a copy run
-   * again after `apiuser remove` on the target shows whom it brought back.
-   */
+}
+
+/** What happened to the API users: also who was written. */
+export interface ApiUserCopyResult extends CopyTableResult {
+  /** The API users written, by name (up to 20): whom a copy gave credentials to. */
   copiedNames: string[];
 }
 
 /** The result of a copy, per table. */
 export interface CopyResult {
-  apiUsers: CopyTableResult;
+  apiUsers: ApiUserCopyResult;
   idMap: CopyTableResult;
   usage: CopyTableResult;
   /** The hourly usage counts behind the dashboard's "last 24 h" (eight days of them). */
@@ -68,7 +69,6 @@ const emptyResult = (source: number): CopyTableResult => ({
   present: 0,
   differ: 0,
   differences: [],
-  copiedNames: [],
 });
 
 function differs(result: CopyTableResult, description: string): void {
@@ -96,7 +96,7 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
   const total = users.length + idRows.length + usageRows.length + hourRows.length;
   options.onStart?.(total);
   const result: CopyResult = {
-    apiUsers: emptyResult(users.length),
+    apiUsers: { ...emptyResult(users.length), copiedNames: [] },
     idMap: emptyResult(idRows.length),
     usage: emptyResult(usageRows.length),
     usageHourly: emptyResult(hourRows.length),
@@ -114,6 +114,9 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
   };
   try {
     await copyApiUsers(users, to, result.apiUsers, advance);
+    // The source's removals too, for names the target has no user of: a copy from an older
+    // store into the target later must not bring back whom the source had revoked.
+    await to.apiUsers.recordRemovals(await from.apiUsers.removals());
     await copyIdMap(idRows, to, result.idMap, advance);
     // Rows as they are: `usage.add` would also book each row's whole count into the hour it was
     // last seen, so a lifetime total would show as that hour's calls ("last 24 h").
@@ -132,7 +135,7 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
 async function copyApiUsers(
   users: readonly ApiUserRecord[],
   to: Store,
-  result: CopyTableResult,
+  result: ApiUserCopyResult,
   advance: (rows: number) => Promise<void>,
 ): Promise<void> {
   const removals = await to.apiUsers.removals();

@@ -158,6 +158,17 @@ export class PostgresApiUserRepository implements ApiUserRepository {
     });
   }
 
+  async recordRemovals(removals: ReadonlyMap<string, number>): Promise<void> {
+    if (removals.size === 0) return;
+    await this.db.query(
+      `INSERT INTO api_user_removals (name, removed_at)
+       SELECT name, removed_at FROM unnest($1::text[], $2::bigint[]) AS copied (name, removed_at)
+       WHERE NOT EXISTS (SELECT 1 FROM api_users WHERE api_users.name = copied.name)
+       ON CONFLICT (name) DO UPDATE SET removed_at = GREATEST(api_user_removals.removed_at, excluded.removed_at)`,
+      [[...removals.keys()], [...removals.values()]],
+    );
+  }
+
   async removals(): Promise<Map<string, number>> {
     const { rows } = await this.db.query<{ name: string; removed_at: number }>(
       'SELECT name, removed_at FROM api_user_removals',

@@ -133,6 +133,11 @@ export class SqliteApiUserRepository implements ApiUserRepository {
          ON CONFLICT (name) DO UPDATE SET removed_at = excluded.removed_at`,
       ),
       clearRemoval: db.prepare('DELETE FROM api_user_removals WHERE name = ?'),
+      copyRemoval: db.prepare(
+        `INSERT INTO api_user_removals (name, removed_at)
+         SELECT @name, @at WHERE NOT EXISTS (SELECT 1 FROM api_users WHERE name = @name)
+         ON CONFLICT (name) DO UPDATE SET removed_at = max(removed_at, excluded.removed_at)`,
+      ),
       removals: db.prepare<[], { name: string; removed_at: number }>(
         'SELECT name, removed_at FROM api_user_removals',
       ),
@@ -182,6 +187,12 @@ export class SqliteApiUserRepository implements ApiUserRepository {
 
   async removals(): Promise<Map<string, number>> {
     return new Map(this.statements.removals.all().map((row) => [row.name, row.removed_at]));
+  }
+
+  async recordRemovals(removals: ReadonlyMap<string, number>): Promise<void> {
+    this.db.transaction(() => {
+      for (const [name, at] of removals) this.statements.copyRemoval.run({ name, at });
+    })();
   }
 
   async setPasswordHash(name: string, passwordHash: string): Promise<boolean> {
