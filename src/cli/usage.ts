@@ -103,17 +103,19 @@ Examples:
         // Since when the store counts at all: its first counted call (any user, any outcome).
         const all =
           flag(args, 'unused') || (user !== undefined && rows.length === 0) ? await store.usage.list() : [];
-        const countedSince = all.length === 0 ? undefined : Math.min(...all.map((row) => row.firstSeen));
+        // A loop, not Math.min(...rows): an inventory of many rows would overflow the call's arguments.
+        let countedSince: number | undefined;
+        for (const row of all)
+          if (countedSince === undefined || row.firstSeen < countedSince) countedSince = row.firstSeen;
         // A misspelt API user has no rows either: "no recorded usage", and with --unused every
         // operation, read as "this integration calls nothing". One that is no API user and was
         // never counted (in any window) is refused, with the closest names.
         if (user !== undefined && rows.length === 0 && !all.some((row) => row.apiUser === user)) {
-          const names = new Set([
-            ...(await store.apiUsers.list()).map((record) => record.name),
-            ...all.map((row) => row.apiUser).filter((name) => name !== ''),
-          ]);
-          if (!names.has(user)) {
-            const near = closest(user, [...names]);
+          const apiUsers = (await store.apiUsers.list()).map((record) => record.name);
+          if (!apiUsers.includes(user)) {
+            // Suggested among the API users and the names counted (of users removed since, too).
+            const counted = all.map((row) => row.apiUser).filter((name) => name !== '');
+            const near = closest(user, [...new Set([...apiUsers, ...counted])]);
             throw new CommandError(
               `no API user is named "${user}", and no calls were counted under it; ${near.length === 0 ? 'this store knows no API user' : `closest: ${near.join(', ')}`}`,
             );
