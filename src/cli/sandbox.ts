@@ -18,7 +18,7 @@ const DEFAULT_MAX_PAGE_SIZE = 500;
 const MAX_LATENCY_MS = 600_000;
 /**
  * Page sizes and the retention are safe integers, as `sandbox.*` in the configuration file and
- * the API's `itemsPerPage` take them: beyond 2^53 − 1 a number is no longer exact.
+ * the API's page size parameter take them: beyond 2^53 − 1 a number is no longer exact.
  */
 const MAX_WHOLE = Number.MAX_SAFE_INTEGER;
 

@@ -33,16 +33,17 @@ type DocumentedError =
 
 /**
  * The 403 of a write on an entity the successor protects (seed 7: "may not be deleted / updated"),
- * worded for the operation: `forbidden('group', 'deleted')`. `untilRestored`: the operation also
- * refuses a soft-deleted user until it is restored (the user's update, link changes and password
- * operations); deleting a deleted user again is no change, and a soft-deleted group or role
- * takes its writes, so no other operation says so.
+ * worded for the operation: `forbidden(GROUP_TAG, 'deleted')`, the kind named by its OpenAPI tag.
+ * `untilRestored`: the operation also refuses a soft-deleted user until it is restored (the user's
+ * update, link changes and password operations); deleting a deleted user again is no change, and a
+ * soft-deleted group or role takes its writes, so no other operation says so.
  */
 export function forbidden(
-  entity: 'user' | 'group' | 'role',
+  tag: string,
   action: 'deleted' | 'updated' | 'changed',
   options: { untilRestored?: boolean } = {},
 ): DocumentedError {
+  const entity = tag.toLowerCase();
   return [
     403,
     options.untilRestored

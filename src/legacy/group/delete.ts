@@ -16,7 +16,7 @@ export const groupDeleteOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted' },
-    ...errorResponses(forbidden('group', 'deleted'), 404),
+    ...errorResponses(forbidden(GROUP_TAG, 'deleted'), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'group.delete', { params });

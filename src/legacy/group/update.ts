@@ -22,7 +22,7 @@ export const groupUpdateOperation = defineOperation({
   answer: { result: 'entity', fields: GROUP_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The name and account of the updated group', schema: groupWritableSchema },
-    ...errorResponses(400, forbidden('group', 'updated'), 404),
+    ...errorResponses(400, forbidden(GROUP_TAG, 'updated'), 404),
   },
   async handler(c, { params, body }) {
     const group = await mappedEntity(c, 'group.update', { params, body, fields: GROUP_WRITABLE_FIELDS });

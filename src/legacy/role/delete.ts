@@ -15,7 +15,7 @@ export const roleDeleteOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted' },
-    ...errorResponses(forbidden('role', 'deleted'), 404),
+    ...errorResponses(forbidden(ROLE_TAG, 'deleted'), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'role.delete', { params });

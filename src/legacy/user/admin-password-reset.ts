@@ -15,7 +15,7 @@ export const userAdminPasswordResetOperation = defineOperation({
   secretAnswer: true,
   responses: {
     200: { description: 'The temporary administrator password', schema: passwordAnswerSchema },
-    ...errorResponses(forbidden('user', 'changed', { untilRestored: true }), 404),
+    ...errorResponses(forbidden(USER_TAG, 'changed', { untilRestored: true }), 404),
   },
   async handler(c, { params }) {
     return c.json(await mappedObject(c, 'user.adminpassword.reset', { params }), 200);

@@ -15,7 +15,7 @@ export const userAdminPasswordRevokeOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Revoked' },
-    ...errorResponses(forbidden('user', 'changed', { untilRestored: true }), 404),
+    ...errorResponses(forbidden(USER_TAG, 'changed', { untilRestored: true }), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'user.adminpassword.revoke', { params });

@@ -16,7 +16,7 @@ export const userAdminPasswordSetOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Set' },
-    ...errorResponses(400, forbidden('user', 'changed', { untilRestored: true }), 404),
+    ...errorResponses(400, forbidden(USER_TAG, 'changed', { untilRestored: true }), 404),
   },
   async handler(c, { params, body }) {
     await mappedNone(c, 'user.adminpassword.set', { params, body });

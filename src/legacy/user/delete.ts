@@ -14,7 +14,7 @@ export const userDeleteOperation = defineOperation({
   answer: { result: 'none' },
   responses: {
     204: { description: 'Deleted; GET still shows the user with deleted/deletedBy until it is purged' },
-    ...errorResponses(forbidden('user', 'deleted'), 404),
+    ...errorResponses(forbidden(USER_TAG, 'deleted'), 404),
   },
   async handler(c, { params }) {
     await mappedNone(c, 'user.delete', { params });

@@ -29,7 +29,7 @@ export function userLinkOperation(spec: {
     answer: { result: 'entity', fields: USER_FIELDS },
     responses: {
       200: { description: 'The updated user', schema: userSchema },
-      ...errorResponses(400, forbidden('user', 'changed', { untilRestored: true }), 404),
+      ...errorResponses(400, forbidden(USER_TAG, 'changed', { untilRestored: true }), 404),
     },
     async handler(c, { params, body }) {
       const user = await mappedEntity(c, spec.id, { params, body, fields: USER_FIELDS });

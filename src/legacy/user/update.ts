@@ -21,7 +21,7 @@ export const userUpdateOperation = defineOperation({
   answer: { result: 'entity', fields: USER_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The writable fields of the updated user', schema: userWritableSchema },
-    ...errorResponses(400, forbidden('user', 'updated', { untilRestored: true }), 404),
+    ...errorResponses(400, forbidden(USER_TAG, 'updated', { untilRestored: true }), 404),
   },
   async handler(c, { params, body }) {
     const user = await mappedEntity(c, 'user.update', { params, body, fields: USER_WRITABLE_FIELDS });
