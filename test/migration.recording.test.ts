@@ -344,6 +344,14 @@ describe('redaction', () => {
     }
     const omitted = exchange({ responseBody: null, responseBodyOmitted: 'too-deep' });
     assert.equal(recordedExchangeSchema.safeParse(omitted).success, true);
+    // A request body marked unreadable is null: one with a body would be replayed with it.
+    const forged = recordedExchangeSchema.safeParse(
+      exchange({ requestBody: { a: 1 }, requestBodyOmitted: 'unreadable' }),
+    );
+    assert.deepEqual(
+      forged.error?.issues.map((issue) => issue.path.join('.')),
+      ['requestBodyOmitted'],
+    );
   });
 
   it("replay's URL stays below --target's base path", () => {
@@ -662,7 +670,7 @@ describe('request parts of a recorded exchange', () => {
     assert.deepEqual(recordedLocation('/iserv/apix/y', '/iserv/api'), { path: '/iserv/apix/y', query: '' });
   });
 
-  it('records JSON bodies parsed, form bodies as fields, anything else as null', async () => {
+  it('records JSON bodies parsed, form bodies as fields, anything else as null marked unreadable (none or a blank one unmarked)', async () => {
     assert.deepEqual(await recordedBody('application/json', '{"firstname":"Ada"}'), {
       requestBody: { firstname: 'Ada' },
     });
@@ -678,10 +686,12 @@ describe('request parts of a recorded exchange', () => {
     });
     assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', 'a=1', 'json'), {
       requestBody: null,
+      requestBodyOmitted: 'unreadable',
     });
     assert.deepEqual(await recordedBody('application/json', 'username=x', 'form'), {
       requestFormat: 'form',
       requestBody: null,
+      requestBodyOmitted: 'unreadable',
     });
     assert.deepEqual(await recordedBody('application/x-www-form-urlencoded', 'username=ada.l&username=x'), {
       requestFormat: 'form',
@@ -697,8 +707,16 @@ describe('request parts of a recorded exchange', () => {
       ),
       { requestFormat: 'form', requestBody: { username: 'ada.l' } },
     );
-    assert.deepEqual(await recordedBody('application/json', '{broken'), { requestBody: null });
+    assert.deepEqual(await recordedBody('application/json', '{broken'), {
+      requestBody: null,
+      requestBodyOmitted: 'unreadable',
+    });
+    assert.deepEqual(await recordedBody('application/json', Buffer.from('{"a":"\xfc"}', 'latin1')), {
+      requestBody: null,
+      requestBodyOmitted: 'unreadable',
+    });
     assert.deepEqual(await recordedBody('application/json', ''), { requestBody: null });
+    assert.deepEqual(await recordedBody('application/json', ' \r\n'), { requestBody: null });
     assert.deepEqual(recordedAnswer(''), null);
     assert.deepEqual(recordedAnswer('<html>'), null);
     assert.deepEqual(recordedAnswer('{"a":1}'), { a: 1 });

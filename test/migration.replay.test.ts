@@ -106,39 +106,56 @@ describe('replay and compare against the real proxy', () => {
     await h?.close();
   });
 
-  it('records a body refused as not UTF-8 as null, so that replay --writes does not make the write the original never made', async () => {
+  it('records a body it cannot hold (not UTF-8, not JSON) as null marked unreadable, which replay --writes does not send', async () => {
     // Recorded decoded, the Latin-1 `ü` became U+FFFD: the replay created group "Gr\uFFFDn AG".
+    // Recorded as a bare null, a DELETE refused for its body was replayed without one: deleted.
     const file = path.join(dir, 'latin1.ndjson');
     const recorder = await startHarness({ config: { migration: { recording: { path: file } } } });
     try {
       const integration = await recorder.addUser('integration', ['127.0.0.0/8']);
-      const refused = await call(`${recorder.url}/iserv/api/Service/Core/Entity/Group`, {
-        user: 'integration',
-        password: integration,
-        method: 'POST',
-        headers: { 'content-type': 'application/json; charset=iso-8859-1', 'x-request-id': 'latin-1' },
-        body: Buffer.from('{"name":"Gr\u00fcn AG"}', 'latin1'),
-      });
-      assert.equal(refused.status, 400, refused.text);
+      const send = (id: string, method: string, at: string, type: string, body: Buffer) =>
+        call(`${recorder.url}/iserv/api/Service/Core${at}`, {
+          user: 'integration',
+          password: integration,
+          method,
+          headers: { 'content-type': type, 'x-request-id': id },
+          body,
+        });
+      const latin1 = Buffer.from('{"name":"Gr\u00fcn AG"}', 'latin1');
+      for (const [id, method, at, type, body] of [
+        ['latin-1', 'POST', '/Entity/Group', 'application/json; charset=iso-8859-1', latin1],
+        [
+          'delete-latin-1',
+          'DELETE',
+          '/Entity/User/clara.vogel',
+          'application/json',
+          Buffer.from('\xfc', 'latin1'),
+        ],
+        ['delete-text', 'DELETE', '/Entity/User/andreas.wolf', 'text/plain', Buffer.from('please')],
+      ] as const) {
+        const refused = await send(id, method, at, type, body);
+        assert.equal(refused.status, 400, `${id}: ${refused.text}`);
+      }
       await recorder.services.migration.recording?.flush();
     } finally {
       await recorder.close();
     }
     const { exchanges } = await readRecording(file);
     assert.deepEqual(
-      exchanges.map((e) => [e.requestId, e.operation, e.status, e.requestBody]),
-      [['latin-1', 'group.create', 400, null]],
+      exchanges.map((e) => [e.requestId, e.status, e.requestBody, e.requestBodyOmitted]),
+      [
+        ['latin-1', 400, null, 'unreadable'],
+        ['delete-latin-1', 400, null, 'unreadable'],
+        ['delete-text', 400, null, 'unreadable'],
+      ],
     );
-    const groups = async () =>
-      (
-        (await call(`${target}/Service/Core/Entity/Group`, { user: 'migration', password })).body as {
-          name: string;
-        }[]
-      ).map((g) => g.name);
-    const before = await groups();
+    const read = async (at: string) =>
+      (await call(`${target}/Service/Core${at}`, { user: 'migration', password })).body;
+    const before = [await read('/Entity/Group'), await read('/Entity/User/clara.vogel')];
     const run = await replay(file, path.join(dir, 'latin1-out.ndjson'), '--writes', '--json');
-    assert.equal(JSON.parse(run.stdout).replayed, 1, run.stderr);
-    assert.deepEqual(await groups(), before, 'the replay created a group');
+    const summary = JSON.parse(run.stdout);
+    assert.deepEqual([summary.replayed, summary.skipped.unreadableBody], [0, 3], run.stderr);
+    assert.deepEqual([await read('/Entity/Group'), await read('/Entity/User/clara.vogel')], before);
   });
 
   it('records no request of an API user refused for its address (403), which replay --writes would make', async () => {
@@ -189,7 +206,7 @@ describe('replay and compare against the real proxy', () => {
         total: 6,
         replayed: 4,
         failed: 0,
-        skipped: { writes: 2, operations: 0, redactedBody: 0 },
+        skipped: { writes: 2, operations: 0, redactedBody: 0, unreadableBody: 0 },
         statuses: { 200: 3, 404: 1 },
       },
     );
@@ -261,7 +278,12 @@ describe('replay and compare against the real proxy', () => {
     );
     const written = await replay(writes, path.join(dir, 'writes-out.ndjson'), '--writes', '--json');
     assert.equal(written.code, 0, written.stderr);
-    assert.deepEqual(JSON.parse(written.stdout).skipped, { writes: 0, operations: 0, redactedBody: 1 });
+    assert.deepEqual(JSON.parse(written.stdout).skipped, {
+      writes: 0,
+      operations: 0,
+      redactedBody: 1,
+      unreadableBody: 0,
+    });
     assert.deepEqual(JSON.parse(written.stdout).statuses, { 200: 1 });
 
     const changed = path.join(dir, 'changed.ndjson');
@@ -289,7 +311,12 @@ describe('replay and compare against the real proxy', () => {
 
     // --operations narrows the replay to matching operation ids.
     const only = await replay(reads, path.join(dir, 'only.ndjson'), '--operations', 'group.*', '--json');
-    assert.deepEqual(JSON.parse(only.stdout).skipped, { writes: 0, operations: 5, redactedBody: 0 });
+    assert.deepEqual(JSON.parse(only.stdout).skipped, {
+      writes: 0,
+      operations: 5,
+      redactedBody: 0,
+      unreadableBody: 0,
+    });
     assert.equal(JSON.parse(only.stdout).replayed, 1);
   });
 

@@ -231,7 +231,7 @@ Example:
         writeError ??= error;
       }
     }
-    const skipped = summary.skipped.writes + summary.skipped.operations + summary.skipped.redactedBody;
+    const skipped = Object.values(summary.skipped).reduce((sum, count) => sum + count, 0);
     if (flag(args, 'json')) {
       io.out(
         JSON.stringify({
@@ -254,7 +254,8 @@ Example:
       io.out(
         `${file}: replayed ${summary.replayed} of ${summary.total} requests against ${target} → ${out}` +
           ` (${skipped} skipped: ${summary.skipped.writes} writes, ${summary.skipped.operations} other operations,` +
-          ` ${summary.skipped.redactedBody} with a redacted body; ${summary.failures.length} failed)` +
+          ` ${summary.skipped.redactedBody} with a redacted body, ${summary.skipped.unreadableBody} with a body the recording could not hold;` +
+          ` ${summary.failures.length} failed)` +
           (statuses === '' ? '' : `\nstatuses: ${statuses}`),
       );
     }

@@ -4,7 +4,13 @@ import { decodedAnswer } from './answer-decoding.js';
 import type { RecordedExchange } from './recording.js';
 
 /** The request half of a recorded exchange, as derived from what arrived on the wire. */
-export type RecordedRequest = Pick<RecordedExchange, 'path' | 'query' | 'requestFormat' | 'requestBody'>;
+export type RecordedRequest = Pick<
+  RecordedExchange,
+  'path' | 'query' | 'requestFormat' | 'requestBody' | 'requestBodyOmitted'
+>;
+
+/** What the recording keeps of a request's body. */
+type RecordedBody = Pick<RecordedExchange, 'requestFormat' | 'requestBody' | 'requestBodyOmitted'>;
 
 const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
 
@@ -52,28 +58,44 @@ async function parseForm(
 
 /**
  * The recorded body of a request (not yet redacted): the JSON it parses to, or its form fields
- * as an object (string fields only, the first of a repeated name), else null (also for bytes
- * that are not UTF-8). `kind` is what the
- * operation reads; without it, multipart is a form, a URL-encoded body that is valid JSON is
- * JSON (legacy clients such as `curl -d` send JSON under the form content type), else a form.
+ * as an object (string fields only, the first of a repeated name), else null: with
+ * `requestBodyOmitted: "unreadable"` when there was a body, not blank, that is none of these
+ * (bytes that are not UTF-8 included, which the proxy refuses with 400), so that `replay` does not
+ * send the request without it. `kind` is what the operation reads; without it, multipart is a
+ * form, a URL-encoded body that is valid JSON is JSON (legacy clients such as `curl -d` send JSON
+ * under the form content type), else a form.
  */
 export async function recordedBody(
   contentType: string | undefined,
   body: string | Uint8Array | undefined,
   kind?: 'json' | 'form',
-): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
+): Promise<RecordedBody> {
   if (body === undefined || body.length === 0) return { requestBody: null };
-  // Bytes that are not UTF-8 are refused by the proxy (400) and never parsed: recorded decoded,
-  // a Latin-1 `ü` became U+FFFD, and `replay --writes` sent a write the original never made.
+  // Decoded leniently, a Latin-1 `ü` became U+FFFD and `replay --writes` sent a write the
+  // proxy had refused.
   if (typeof body !== 'string' && !isUtf8(body))
-    return kind === 'form' ? { requestFormat: 'form', requestBody: null } : { requestBody: null };
-  const type = contentType ?? '';
-  const text = () => (typeof body === 'string' ? body : new TextDecoder().decode(body));
-  if (kind === 'json') return parseJson(text()) ?? { requestBody: null };
+    return {
+      ...(kind === 'form' ? { requestFormat: 'form' } : {}),
+      requestBody: null,
+      requestBodyOmitted: 'unreadable',
+    };
+  const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+  if (text.trim() === '') return { requestBody: null };
+  const parsed = await parsedBody(contentType ?? '', text, body, kind);
+  return parsed.requestBody === null ? { ...parsed, requestBodyOmitted: 'unreadable' } : parsed;
+}
+
+async function parsedBody(
+  type: string,
+  text: string,
+  body: string | Uint8Array,
+  kind: 'json' | 'form' | undefined,
+): Promise<RecordedBody> {
+  if (kind === 'json') return parseJson(text) ?? { requestBody: null };
   if (kind === 'form')
     return FORM.test(type) ? parseForm(type, body) : { requestFormat: 'form', requestBody: null };
   if (MULTIPART.test(type)) return parseForm(type, body);
-  const json = parseJson(text());
+  const json = parseJson(text);
   if (json) return json;
   return FORM.test(type) ? parseForm(type, body) : { requestBody: null };
 }
@@ -147,7 +169,7 @@ export async function recordedRequestBody(
   operation: RecordedOperation | undefined,
   contentType: string | undefined,
   body: string | Uint8Array | undefined,
-): Promise<Pick<RecordedExchange, 'requestFormat' | 'requestBody'>> {
+): Promise<RecordedBody> {
   if (operation?.body?.secret && body !== undefined && body.length > 0) return { requestBody: REDACTED };
   return recordedBody(contentType, body, operation?.body?.kind);
 }

@@ -68,6 +68,14 @@ export const recordedExchangeSchema = z
       .optional()
       .describe('How the body was sent: JSON (default) or form fields'),
     requestBody: z.unknown().describe('Parsed JSON, the form fields as an object, or null'),
+    // Optional, as responseBodyOmitted. `replay` does not send such a request: with no body, a
+    // write the proxy refused for its body (a DELETE's) would be carried out on the target.
+    requestBodyOmitted: z
+      .literal('unreadable')
+      .optional()
+      .describe(
+        'Set when the request had a body the recording cannot hold: not UTF-8, not JSON nor form fields',
+      ),
     status: z.int().min(0).max(999),
     responseBody: z.unknown().describe('Parsed JSON answer, or null (empty or not JSON)'),
     // Optional, so that recordings written before it still read; absent, a null body is one the
@@ -88,7 +96,11 @@ export const recordedExchangeSchema = z
       path: ['responseBodyOmitted'],
       message: 'only with a null responseBody of an answer that has a body (not 204, 205 or 304)',
     },
-  );
+  )
+  .refine((line) => line.requestBodyOmitted === undefined || line.requestBody === null, {
+    path: ['requestBodyOmitted'],
+    message: 'only with a null requestBody',
+  });
 
 /** One line of a recording. */
 export type RecordedExchange = z.infer<typeof recordedExchangeSchema>;

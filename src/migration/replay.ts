@@ -37,6 +37,11 @@ export interface ReplaySkipped {
   operations: number;
   /** Bodies holding a redacted secret (a password): replaying would send the placeholder. */
   redactedBody: number;
+  /**
+   * Bodies the recording could not hold (`requestBodyOmitted`: not UTF-8, not JSON nor form):
+   * replayed without one, a write refused for its body (a DELETE's) would be carried out.
+   */
+  unreadableBody: number;
 }
 
 /** A request the target did not answer. */
@@ -107,12 +112,13 @@ export async function replayExchanges(
     throw new RangeError('rate must be a positive number');
   const patterns = options.operations ?? ['*'];
   const now = options.now ?? Date.now;
-  const skipped: ReplaySkipped = { writes: 0, operations: 0, redactedBody: 0 };
+  const skipped: ReplaySkipped = { writes: 0, operations: 0, redactedBody: 0, unreadableBody: 0 };
   const selected: RecordedExchange[] = [];
   for (const exchange of exchanges) {
     if (!patterns.some((pattern) => patternMatches(pattern, exchange.operation))) skipped.operations += 1;
     else if (!isRead(exchange) && !options.writes) skipped.writes += 1;
     else if (hasRedactedBody(exchange)) skipped.redactedBody += 1;
+    else if (exchange.requestBodyOmitted !== undefined) skipped.unreadableBody += 1;
     else selected.push(exchange);
   }
   // undici is loaded here, not with the module: its index loads all of it (fetch, WebSocket,
