@@ -850,6 +850,8 @@ describe('configuration', () => {
     const secret = path.join(dir, 'metrics.pw');
     writeFileSync(secret, 'scrape-secret\n');
     const profile = path.join(dir, 'mappings', 'iserv-idm-v1');
+    const danglingLink = path.join(dir, 'to-future.db');
+    symlinkSync(path.join(dir, 'future.db'), danglingLink);
     cpSync(path.resolve('mappings', 'iserv-idm-v1'), profile, { recursive: true });
     for (const [store2, recording, extra, what] of [
       [
@@ -857,6 +859,14 @@ describe('configuration', () => {
         path.join(dir, 'same-folder', 'later.db'),
         {},
         /later\.db is the store \(store\.path\)/,
+      ],
+      // A link to the store a first start will create; the journal of a store closed cleanly.
+      [path.join(dir, 'future.db'), danglingLink, {}, /to-future\.db is the store \(store\.path\)/],
+      [
+        store,
+        path.join(dir, 'same-folder', 'store.db-journal'),
+        {},
+        /store\.db-journal is the store's rollback journal/,
       ],
       [
         store,

@@ -1,4 +1,4 @@
-import { createReadStream, realpathSync, statSync } from 'node:fs';
+import { createReadStream, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -340,15 +340,25 @@ function takenByTheProxy(
   return undefined;
 }
 
-/** `at` with its symbolic links resolved; for a file not there (yet), its folder's. */
-function realPath(at: string): string {
+/**
+ * `at` with its symbolic links resolved; for a file not there (yet), its folder's, and the target
+ * of a link that points at nothing yet (a link to the store a first start will create).
+ */
+function realPath(at: string, hops = 0): string {
   try {
     return realpathSync(at);
   } catch {
+    const absolute = path.resolve(at);
     try {
-      return path.join(realpathSync(path.dirname(path.resolve(at))), path.basename(at));
+      if (hops < 40 && lstatSync(absolute).isSymbolicLink())
+        return realPath(path.resolve(path.dirname(absolute), readlinkSync(absolute)), hops + 1);
     } catch {
-      return path.resolve(at);
+      // not there at all: its folder's real path below
+    }
+    try {
+      return path.join(realpathSync(path.dirname(absolute)), path.basename(absolute));
+    } catch {
+      return absolute;
     }
   }
 }
