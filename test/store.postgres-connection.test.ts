@@ -132,6 +132,16 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       /^the store \(PostgreSQL\) is unavailable: it refused a setting of the connection \(22023\): check the options parameter of store\.url$/,
     ],
     [
+      'a parameter the server takes only at its own start',
+      `?options=${encodeURIComponent('-c max_connections=5')}`,
+      /^the store \(PostgreSQL\) is unavailable: it refused a setting of the connection \(55P02\): check the options parameter of store\.url$/,
+    ],
+    [
+      'options that are no setting at all',
+      `?options=${encodeURIComponent('--nosuch')}`,
+      /^the store \(PostgreSQL\) is unavailable: it refused a setting of the connection \(42601\): check the options parameter of store\.url$/,
+    ],
+    [
       'an unknown parameter in the options parameter',
       `?options=${encodeURIComponent('-c no_such_setting=1')}`,
       /^the store \(PostgreSQL\) is unavailable: it refused a setting of the connection \(42704\): check the options parameter of store\.url$/,

@@ -53,7 +53,7 @@ const types = {
 };
 
 /** SQLSTATE classes and codes that mean "the database is not there right now". */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '25P03']);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '53300', '57014', '25P03']);
 const UNAVAILABLE_ERRNOS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -157,16 +157,23 @@ function tlsFailure(error: unknown): string | undefined {
 }
 
 /**
- * SQLSTATEs of a setting of the connection the server refuses at login: store.url's `options`
- * (`-c statement_timeout=abc`: invalid_parameter_value 22023; an unknown parameter:
- * undefined_object 42704). Only with severity FATAL, which ends the session at its start: a
- * statement's error of the same codes is ERROR, and stays the statement's.
+ * The server ended the session at its start for what the connection asked (severity FATAL, not a
+ * refused login, not the server going away or full): store.url's `options` (`-c
+ * statement_timeout=abc`: invalid_parameter_value 22023; an unknown parameter: undefined_object
+ * 42704; one that needs a restart: 55P02; `--nosuch`: a syntax error 42601). A statement's error
+ * of the same codes is an ERROR, and stays the statement's.
  */
-const SETTING_REFUSED_SQLSTATES = new Set(['22023', '42704']);
-
 function isSettingRefused(error: unknown): boolean {
   const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
-  return typeof code === 'string' && SETTING_REFUSED_SQLSTATES.has(code) && severity === 'FATAL';
+  // Class 57 (operator intervention: shut down, terminated, an idle session timed out) is the
+  // session ending, whenever it comes.
+  return (
+    typeof code === 'string' &&
+    severity === 'FATAL' &&
+    !code.startsWith('57') &&
+    !isConnectionFailure(error) &&
+    !isRefusedForNow(error)
+  );
 }
 
 /**
