@@ -1208,6 +1208,33 @@ describe('configuration', () => {
     }
   });
 
+  it("refuses a legacy.basePath on the proxy's own health, SSO or dashboard paths, whose pages would answer its operations", async () => {
+    // Below /_migration every legacy call met the dashboard's own credentials (401).
+    for (const [basePath, taken] of [
+      ['/_migration', '/_migration/'],
+      ['/_migration/api', '/_migration/'],
+      ['/healthz', '/healthz'],
+      ['/sso/continue', '/sso/continue'],
+    ] as const) {
+      const io = capture();
+      const file = tempFile(
+        'config.json',
+        JSON.stringify({ sandbox: { enabled: true }, legacy: { basePath } }),
+      );
+      assert.equal(await runCli(['config', 'check', '--config', file], io), 2, basePath);
+      assert.match(
+        io.stderr,
+        new RegExp(`legacy\\.basePath: must not be the proxy's own ${taken.replace(/[/.]/g, '\\$&')}`),
+      );
+    }
+    const fine = capture();
+    const sso = tempFile(
+      'config.json',
+      JSON.stringify({ sandbox: { enabled: true }, legacy: { basePath: '/sso' } }),
+    );
+    assert.equal(await runCli(['config', 'check', '--config', sso], fine), 0, fine.stderr);
+  });
+
   it("refuses metrics.path on the proxy's own health, SSO or dashboard paths, whose pages it would replace", async () => {
     for (const [path, taken] of [
       ['/healthz', '/healthz'],

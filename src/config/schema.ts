@@ -832,6 +832,16 @@ export const configSchema = z
         message: `must not be the proxy's own ${taken}, e.g. /metrics`,
       });
     }
+    // The other way round: legacy operations below a health, SSO or dashboard path would meet that
+    // page's handler first (below /_migration, the dashboard's own credentials).
+    const basePathTaken = takenFixedPath(basePath);
+    if (basePathTaken !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['legacy', 'basePath'],
+        message: `must not be the proxy's own ${basePathTaken}, e.g. /iserv/api`,
+      });
+    }
   });
 
 /**
