@@ -201,12 +201,14 @@ describe('store copy', () => {
       await store.idMap.remove('group', 'G5');
       await store.idMap.insert({ kind: 'group', legacyId: 'G5', uuid: randomUUID(), source: 'import' }, 9);
     });
-    // The old store counted on after the first copy: its calls are not in the target's count.
+    // The old store counted on after the first copy: its calls are not in the target's counts,
+    // neither the lifetime rows nor the hours behind the dashboard's "last 24 h".
     await withStore(
       () => openSqliteStore(sqliteFile),
       (store) =>
         store.usage.add([
           { apiUser: 'portal', operation: 'user.get', outcome: '4xx', count: 3, firstSeen: 25, lastSeen: 95 },
+          { ...LONG_USE, count: 5, firstSeen: LONG_USE.lastSeen },
         ]),
     );
     const run = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
@@ -219,7 +221,12 @@ describe('store copy', () => {
     );
     assert.doesNotMatch(run.stderr, /copied: API user/);
     assert.match(run.stdout, /id map: +0 copied, 1100 already there, 1 differ/);
-    assert.match(run.stdout, /usage: +0 copied, 3 already there, 1 differ \(4 in the source\)/);
+    assert.match(run.stdout, /usage: +0 copied, 2 already there, 2 differ \(4 in the source\)/);
+    assert.match(run.stdout, /usage hours: +0 copied, 0 already there, 1 differ \(1 in the source\)/);
+    assert.match(
+      run.stderr,
+      /differs: usage hour untis group\.list \d{4}-\d\d-\d\dT\d\d:00:00\.000Z: the target counts 40, the source 45; the source's are not added/,
+    );
     assert.match(run.stderr, /differs: API user portal: the target has another password or other ranges/);
     assert.match(run.stderr, /differs: group G5: the target maps it to [0-9a-f-]{36}, the source to /);
     assert.match(
@@ -254,6 +261,13 @@ describe('store copy', () => {
     await withStore(
       () => openSqliteStore(sqliteFile),
       (store) => store.apiUsers.remove('portal', 1_700_000_400_000),
+    );
+    // Removed from the source, still a user of the target: a copy never deletes, but says so.
+    const flagged = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig], env());
+    assert.equal(flagged.code, 1);
+    assert.match(
+      flagged.stderr,
+      /differs: API user portal: removed from the source at 2023-11-14T\d\d:\d\d:\d\d\.\d{3}Z, still a user of the target with its credentials \(`apiuser remove` it there too\)/,
     );
     await withStore(pgStore, (store) => store.apiUsers.remove('portal', 1_700_000_350_000));
     const carried = await cli(['store', 'copy', '--from', sqliteConfig, '--to', pgConfig, '--json'], env());

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ApiUserRecord } from './api-users.js';
 import type { IdMapRow } from './id-map.js';
 import type { Store } from './types.js';
-import type { UsageCount } from './usage.js';
+import type { UsageCount, UsageHour } from './usage.js';
 
 /** What happened to one table. */
 export interface CopyTableResult {
@@ -76,6 +76,8 @@ function differs(result: CopyTableResult, description: string): void {
   if (result.differences.length < MAX_DIFFERENCES) result.differences.push(description);
 }
 
+const iso = (at: number) => new Date(at).toISOString();
+
 const sameRanges = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((range, i) => range === b[i]);
 
@@ -114,14 +116,29 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
   };
   try {
     await copyApiUsers(users, to, result.apiUsers, advance);
-    // The source's removals too, for names the target has no user of: a copy from an older
-    // store into the target later must not bring back whom the source had revoked.
-    await to.apiUsers.recordRemovals(await from.apiUsers.removals());
+    await carryRemovals(from, to, result.apiUsers);
     await copyIdMap(idRows, to, result.idMap, advance);
     // Rows as they are: `usage.add` would also book each row's whole count into the hour it was
     // last seen, so a lifetime total would show as that hour's calls ("last 24 h").
-    await copyUsage(usageRows, to, result.usage, advance);
-    await copyInChunks(hourRows, (part) => to.usage.insertHourlyMany(part), result.usageHourly, advance);
+    const [targetUsage, targetHours] = await Promise.all([to.usage.list(), to.usage.hourly()]);
+    await copyCounts(
+      usageRows,
+      (part) => to.usage.insertMany(part),
+      new Map(targetUsage.map((row) => [usageKey(row), row])),
+      usageKey,
+      usageDiffers,
+      result.usage,
+      advance,
+    );
+    await copyCounts(
+      hourRows,
+      (part) => to.usage.insertHourlyMany(part),
+      new Map(targetHours.map((row) => [hourKey(row), row])),
+      hourKey,
+      hourDiffers,
+      result.usageHourly,
+      advance,
+    );
   } catch (error) {
     // The store's own error when it failed, the signal's when the copy was stopped.
     const why = signal?.aborted && error === signal.reason ? signal.reason : error;
@@ -130,6 +147,25 @@ export async function copyStore(from: Store, to: Store, options: CopyStoreOption
     });
   }
   return result;
+}
+
+/**
+ * The source's removals, for names the target has no user of: a copy from an older store into
+ * the target later must not bring back whom the source had revoked. A user the source removed
+ * that the target still has (copied before the removal) differs: a copy never deletes, and the
+ * credentials revoked on the old box would stay live on the new one without a word.
+ */
+async function carryRemovals(from: Store, to: Store, result: ApiUserCopyResult): Promise<void> {
+  const removals = await from.apiUsers.removals();
+  await to.apiUsers.recordRemovals(removals);
+  for (const [name, removedAt] of removals) {
+    const still = await to.apiUsers.get(name);
+    if (still && still.createdAt <= removedAt)
+      differs(
+        result,
+        `API user ${name}: removed from the source at ${iso(removedAt)}, still a user of the target with its credentials (\`apiuser remove\` it there too)`,
+      );
+  }
 }
 
 async function copyApiUsers(
@@ -147,7 +183,7 @@ async function copyApiUsers(
     if (removedAt !== undefined && user.createdAt <= removedAt) {
       differs(
         result,
-        `API user ${user.name}: removed from the target at ${new Date(removedAt).toISOString()}; not written again (\`apiuser add\` it there to bring it back)`,
+        `API user ${user.name}: removed from the target at ${iso(removedAt)}; not written again (\`apiuser add\` it there to bring it back)`,
       );
       await advance(1);
       continue;
@@ -203,32 +239,33 @@ async function copyIdMap(
 }
 
 /**
- * Copies the usage rows the target lacks. A row the target has is "already there" when the
- * target's count can hold the source's calls (as many or more, counted since as early or
- * earlier: a copy before the replicas took traffic, grown since); else it differs, since the
- * source's calls are not added to the target's (a copy made after the replicas took traffic).
+ * Copies counts (usage rows, hourly usage counts) chunk by chunk with `insert`, which skips what
+ * the target has and answers how many it added. A row the target had before (`before`, by `key`)
+ * is "already there" when the target's count can hold the source's (`differsFrom` answers
+ * undefined: as many calls or more, counted since as early or earlier — the copy's own row, grown
+ * since); else it differs, since the source's calls are not added to the target's (a copy made
+ * after the replicas took traffic, or a source that counted on after the copy).
  */
-async function copyUsage(
-  rows: readonly UsageCount[],
-  to: Store,
+async function copyCounts<T>(
+  rows: readonly T[],
+  insert: (part: readonly T[]) => Promise<number>,
+  before: ReadonlyMap<string, T>,
+  key: (row: T) => string,
+  differsFrom: (had: T, row: T) => string | undefined,
   result: CopyTableResult,
   advance: (rows: number) => Promise<void>,
 ): Promise<void> {
-  const key = (row: UsageCount) => JSON.stringify([row.apiUser, row.operation, row.outcome]);
-  const before = new Map((await to.usage.list()).map((row) => [key(row), row]));
   for (let start = 0; start < rows.length; start += CHUNK) {
     const part = rows.slice(start, start + CHUNK);
-    const copied = await to.usage.insertMany(part);
+    const copied = await insert(part);
     let differing = 0;
     for (const row of part) {
       // Not there before: written now, or by a replica meanwhile (then present).
       const had = before.get(key(row));
-      if (had === undefined || (had.count >= row.count && had.firstSeen <= row.firstSeen)) continue;
+      const difference = had === undefined ? undefined : differsFrom(had, row);
+      if (difference === undefined) continue;
       differing++;
-      differs(
-        result,
-        `usage ${row.apiUser || '(none)'} ${row.operation} ${row.outcome}: the target counts ${had.count} since ${new Date(had.firstSeen).toISOString()}, the source ${row.count} since ${new Date(row.firstSeen).toISOString()}; the source's are not added`,
-      );
+      differs(result, difference);
     }
     result.copied += copied;
     result.present += part.length - copied - differing;
@@ -236,18 +273,15 @@ async function copyUsage(
   }
 }
 
-/** Inserts rows chunk by chunk with `insert`, which skips what the target has and answers how many it added. */
-async function copyInChunks<T>(
-  rows: readonly T[],
-  insert: (part: readonly T[]) => Promise<number>,
-  result: CopyTableResult,
-  advance: (rows: number) => Promise<void>,
-): Promise<void> {
-  for (let start = 0; start < rows.length; start += CHUNK) {
-    const part = rows.slice(start, start + CHUNK);
-    const copied = await insert(part);
-    result.copied += copied;
-    result.present += part.length - copied;
-    await advance(part.length);
-  }
+const usageKey = (row: UsageCount) => JSON.stringify([row.apiUser, row.operation, row.outcome]);
+const hourKey = (row: UsageHour) => JSON.stringify([row.apiUser, row.operation, row.hour]);
+
+function usageDiffers(had: UsageCount, row: UsageCount): string | undefined {
+  if (had.count >= row.count && had.firstSeen <= row.firstSeen) return undefined;
+  return `usage ${row.apiUser || '(none)'} ${row.operation} ${row.outcome}: the target counts ${had.count} since ${iso(had.firstSeen)}, the source ${row.count} since ${iso(row.firstSeen)}; the source's are not added`;
+}
+
+function hourDiffers(had: UsageHour, row: UsageHour): string | undefined {
+  if (had.count >= row.count) return undefined;
+  return `usage hour ${row.apiUser || '(none)'} ${row.operation} ${iso(row.hour)}: the target counts ${had.count}, the source ${row.count}; the source's are not added`;
 }
