@@ -20,6 +20,10 @@ after(async () => {
   await server?.destroy();
 });
 
+/** A pool of one connection to `url`, with the timeouts of a replica's defaults. */
+const oneConnection = (url: string) =>
+  new PostgresDatabase({ url, poolSize: 1, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000 });
+
 describe('a PostgreSQL connection cut while a transaction holds it', () => {
   let url: string;
   before(async () => {
@@ -95,12 +99,7 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
     it(`is unavailable (a 503), not a failure of the statement: ${what}`, async () => {
       const target = new URL(url);
       await change(target);
-      const db = new PostgresDatabase({
-        url: target.href,
-        poolSize: 1,
-        connectTimeoutMs: 5_000,
-        statementTimeoutMs: 5_000,
-      });
+      const db = oneConnection(target.href);
       try {
         await assert.rejects(db.query('SELECT 1'), (error: unknown) => {
           assert.ok(error instanceof StoreUnavailableError, String(error));
@@ -148,12 +147,7 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
     ],
   ] as const) {
     it(`is unavailable, naming store.url: ${what}`, async () => {
-      const db = new PostgresDatabase({
-        url: `${url}${query}`,
-        poolSize: 1,
-        connectTimeoutMs: 5_000,
-        statementTimeoutMs: 5_000,
-      });
+      const db = oneConnection(`${url}${query}`);
       try {
         await assert.rejects(db.query('SELECT 1'), (error: unknown) => {
           assert.ok(error instanceof StoreUnavailableError, String(error));
@@ -167,7 +161,7 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
   }
 
   it("leaves a statement's own error of those codes the statement's, not the store unavailable", async () => {
-    const db = new PostgresDatabase({ url, poolSize: 1, connectTimeoutMs: 5_000, statementTimeoutMs: 5_000 });
+    const db = oneConnection(url);
     try {
       for (const statement of [
         "SET statement_timeout = 'abc'",
