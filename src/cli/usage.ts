@@ -56,8 +56,8 @@ export const usageCommand: Command = {
   usage: '[--user NAME] [--operation ID] [--since WHEN] [--unused] [--config FILE] [--json]',
   help: `Every request the proxy answers is counted per (API user, legacy operation, outcome class 2xx/
 4xx/5xx) with first and last seen. Requests refused before an API user was known (no or wrong
-credentials) count under the empty user, paths that name no operation under "unknown". The
-running proxy writes its counts every usage.flushIntervalSeconds (default 5) and at shutdown.
+credentials) count under the empty user (one refused for its address, under its API user), paths
+that name no operation under "unknown". The running proxy writes its counts every usage.flushIntervalSeconds (default 5) and at shutdown.
 
 Options:
   --user NAME       only this API user; a name that is no API user and has no rows is refused (exit 2)

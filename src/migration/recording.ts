@@ -237,18 +237,19 @@ export async function readRecording(
   return { exchanges, problems };
 }
 
+/** What the recording path is checked against: its own keys and the files the proxy reads or keeps. */
+type RecordingPathConfig = Pick<
+  AppConfig,
+  'migration' | 'source' | 'store' | 'server' | 'sandbox' | 'secretFiles' | 'mappings'
+>;
+
 /**
  * Refuses a `migration.recording.path` the writer could never open — its folder missing or not a
  * folder, or the path itself a folder — with a {@link ConfigError} at that key, at start and in
  * `config check`. The folder is not created: a mistyped path would record, unseen, to a folder
  * nobody looks in (and without it every flush would fail, logged only as a warning).
  */
-export function checkRecordingPath(
-  config: Pick<
-    AppConfig,
-    'migration' | 'source' | 'store' | 'server' | 'sandbox' | 'secretFiles' | 'mappings'
-  >,
-): void {
+export function checkRecordingPath(config: RecordingPathConfig): void {
   const file = config.migration.recording?.path;
   if (file === undefined) return;
   const taken = takenByTheProxy(config, file);
@@ -300,10 +301,7 @@ const ROTATED_FILES = 5;
  * (device and inode, a hard link) where both exist.
  */
 function takenByTheProxy(
-  config: Pick<
-    AppConfig,
-    'migration' | 'source' | 'store' | 'server' | 'sandbox' | 'secretFiles' | 'mappings'
-  >,
+  config: RecordingPathConfig,
   file: string,
 ): { recording: string; what: string } | undefined {
   const guarded: [what: string, file: string | undefined][] = [
