@@ -53,7 +53,7 @@ export function checkAccount(v: Violations, field: string, value: string): void 
 }
 
 /** Role names as the server creates them: `ROLE_` and upper case, digits, "_". */
-export const ROLE_PATTERN = /^ROLE_[A-Z0-9_]+$/;
+const ROLE_PATTERN = /^ROLE_[A-Z0-9_]+$/;
 
 /** Records a violation when `value` is not a role name (`ROLE_SOMETHING`); true when it is one. */
 export function checkRoleName(v: Violations, field: string, value: string): boolean {
