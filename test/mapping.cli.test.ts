@@ -591,6 +591,66 @@ describe('idm-compat ids import / export', () => {
     assert.deepEqual(summary.rejections, [{ line: 2, reason: 'kind "user", but --kind group' }]);
   });
 
+  it('names a row by the line it starts on, also after a quoted field with CRLF or LF line breaks', async () => {
+    // After a CRLF inside quotes every later row was named one line too far (csv-parse counts the
+    // CR and the LF), and a row over several lines was named by its last line.
+    const dir = tempDir('ids-lines');
+    const config = writeConfig(dir, DEFAULT_PROFILE);
+    const file = path.join(dir, 'lines.csv');
+    writeFileSync(
+      file,
+      [
+        'kind,legacy_id,uuid', // 1
+        'group,"q', // 2
+        'q",bad', // 3
+        '', // 4
+        ' ', // 5
+        'group,L6,bad', // 6
+        'group,"a\nb\nc",bad', // 7–9
+        'group,L10,bad', // 10
+      ].join('\r\n'),
+    );
+    const run = await cli(['ids', 'import', file, '--config', config, '--json']);
+    assert.equal(run.code, 1, run.err);
+    const { rejections } = JSON.parse(run.out) as { rejections: { line: number }[] };
+    assert.deepEqual(
+      rejections.map((row) => row.line),
+      [2, 6, 7, 10],
+    );
+  });
+
+  it('refuses a header with two columns for one part of a row, and --kind given twice with different values (exit 2)', async () => {
+    // The last column won unseen: `legacy_id` twice imported the second one's value, and an empty
+    // last column rejected the row as "empty legacy ID"; `--kind user --kind group` imported as group.
+    const dir = tempDir('ids-twice');
+    const config = writeConfig(dir, DEFAULT_PROFILE);
+    for (const [header, why] of [
+      ['kind,legacy_id,uuid,legacy_id', /2 columns for the legacy ID \(legacy_id, legacy_id\)/],
+      ['kind,id,uuid,legacy_id', /2 columns for the legacy ID \(id, legacy_id\)/],
+      ['kind,legacy_id,uuid,hexuuid', /2 columns for the UUID \(uuid, hexuuid\)/],
+    ] as const) {
+      const file = path.join(dir, 'twice.csv');
+      writeFileSync(file, `${header}\ngroup,first,${randomUUID()},second\n`);
+      const run = await cli(['ids', 'import', file, '--config', config]);
+      assert.equal(run.code, 2, `${header}: ${run.out}`);
+      assert.match(run.err, why);
+    }
+    const file = path.join(dir, 'k.csv');
+    writeFileSync(file, `legacy_id,uuid\nteachers,${randomUUID()}\n`);
+    const kinds = await cli(['ids', 'import', file, '--kind', 'user', '--kind', 'group', '--config', config]);
+    assert.equal(kinds.code, 2, kinds.out);
+    assert.match(kinds.err, /^error: option --kind given twice with different values \("user", "group"\): give it once/);
+    const store = openSqliteStore(path.join(dir, 'store.db'));
+    try {
+      assert.equal(await store.idMap.count('group'), 0, 'nothing imported');
+      assert.equal(await store.idMap.count('user'), 0);
+    } finally {
+      await store.close();
+    }
+    const same = await cli(['ids', 'import', file, '--kind', 'group', '--kind', 'group', '--config', config]);
+    assert.equal(same.code, 0, same.err);
+  });
+
   it('refuses an unknown --kind (exit 2) as ids import does, instead of exporting an empty table', async () => {
     // It printed the CSV header alone with exit 0: "no rows of that kind" for a typo or `User`.
     const output = path.join(dir, 'unknown-kind.csv');

@@ -90,14 +90,32 @@ export class CommandError extends Error {
   }
 }
 
-/** Parses argv for `command`, adding the `--help` flag every command has. */
+/**
+ * Parses argv for `command`, adding the `--help` flag every command has. An option that takes one
+ * value given twice with different values (`--kind user --kind group`) is a usage error: parseArgs
+ * would keep the last one unseen, and which one the user meant is not known. The same value twice
+ * is taken.
+ */
 export function parseCommandArgs(command: Command, argv: string[]): CommandArgs & { help: boolean } {
-  const { values, positionals } = parseArgs({
+  const options: Options = { ...command.options, help: { type: 'boolean', short: 'h' } };
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
-    options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+    options,
     allowPositionals: command.positionals ?? false,
     strict: true,
+    tokens: true,
   });
+  const given = new Map<string, string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.value === undefined || options[token.name]?.multiple) continue;
+    const earlier = given.get(token.name);
+    if (earlier !== undefined && earlier !== token.value) {
+      throw new CommandError(
+        `option --${token.name} given twice with different values (${JSON.stringify(earlier)}, ${JSON.stringify(token.value)}): give it once`,
+      );
+    }
+    given.set(token.name, token.value);
+  }
   const { help, ...rest } = values;
   return { values: rest, positionals, help: help === true };
 }

@@ -28,6 +28,18 @@ const LEGACY_COLUMNS = ['legacy_id', 'legacyid', 'legacy', '_id', 'id'];
 const UUID_COLUMNS = ['uuid', 'hexuuid', 'successor_uuid'];
 
 /**
+ * The line a CSV record starts on, from the line it ends on (csv-parse's `info.lines`) and its raw
+ * text (the blank lines skipped before it, the record, its line break): a record whose quoted
+ * field holds line breaks is named by its first line, where an editor shows it.
+ */
+function firstLine(lastLine: number, raw: string): number {
+  const record = raw.replace(/^(?:[ \t]*\n)+/, '').replace(/\n$/, '');
+  let breaks = 0;
+  for (let at = record.indexOf('\n'); at !== -1; at = record.indexOf('\n', at + 1)) breaks++;
+  return lastLine - breaks;
+}
+
+/**
  * Why `kind` (a `--kind` of `ids import` or `ids export`) cannot be used: not a kind of the
  * profile (kinds are exact, lower-case names: `User` is none), with the kinds it has; undefined
  * when it is one.
@@ -64,7 +76,9 @@ export async function importIdCsv(options: {
   const { parse } = await import('csv-parse/sync');
   // The header as read, not the first row's keys: a short first row has fewer of them.
   let header: string[] | undefined;
-  const records = parse(options.text, {
+  // CRLF read as LF: csv-parse counts a CRLF inside a quoted field as two lines, so every row after
+  // one was given a line too far. A value that held one is refused anyway (a control character).
+  const records = parse(options.text.replaceAll('\r\n', '\n'), {
     bom: true,
     columns: (names: string[]) => {
       header = names.map((name) => name.trim().toLowerCase());
@@ -74,14 +88,25 @@ export async function importIdCsv(options: {
     trim: true,
     relax_column_count: true,
     info: true,
-  }) as { record: Record<string, string | undefined>; info: { lines: number } }[];
+    raw: true,
+  }) as { record: Record<string, string | undefined>; info: { lines: number }; raw: string }[];
   // An empty file, or one whose header lacks a column, imports nothing: it is no ID table (a
   // wrong file, an export cut off), not an empty one.
   const named = header ?? [];
-  const column = (names: string[]) => names.find((name) => named.includes(name));
-  const kindColumn = column(KIND_COLUMNS);
-  const legacyColumn = column(LEGACY_COLUMNS);
-  const uuidColumn = column(UUID_COLUMNS);
+  // A header with two columns for one part of a row (`legacy_id` twice, or `legacy_id` and `id`)
+  // is refused: which one holds it is not known (a row took the last one's value unseen).
+  const column = (what: string, names: string[]) => {
+    const found = named.filter((name) => names.includes(name));
+    if (found.length > 1) {
+      throw new Error(
+        `the CSV's header has ${found.length} columns for the ${what} (${found.join(', ')}): keep one; its header is ${quoteInput(named.join(','), 100)}`,
+      );
+    }
+    return found[0];
+  };
+  const kindColumn = column('kind', KIND_COLUMNS);
+  const legacyColumn = column('legacy ID', LEGACY_COLUMNS);
+  const uuidColumn = column('UUID', UUID_COLUMNS);
   if (legacyColumn === undefined || uuidColumn === undefined) {
     throw new Error(
       `the CSV needs a header with the columns legacy_id and uuid (and kind, unless --kind is given); ${header === undefined ? 'the file is empty' : `its header is ${quoteInput(named.join(','), 100)}`}`,
@@ -97,8 +122,8 @@ export async function importIdCsv(options: {
   const seenLegacy = new Map<string, number>();
   const seenUuid = new Map<string, number>();
   const notTable = new Set<string>();
-  for (const { record, info } of records) {
-    const line = info.lines;
+  for (const { record, info, raw } of records) {
+    const line = firstLine(info.lines, raw);
     const given = kindColumn === undefined ? undefined : record[kindColumn];
     const kind = given || defaultKind;
     const legacyId = record[legacyColumn];
