@@ -639,7 +639,10 @@ describe('idm-compat ids import / export', () => {
     writeFileSync(file, `legacy_id,uuid\nteachers,${randomUUID()}\n`);
     const kinds = await cli(['ids', 'import', file, '--kind', 'user', '--kind', 'group', '--config', config]);
     assert.equal(kinds.code, 2, kinds.out);
-    assert.match(kinds.err, /^error: option --kind given twice with different values \("user", "group"\): give it once/);
+    assert.match(
+      kinds.err,
+      /^error: option --kind given twice with different values \("user", "group"\): give it once/,
+    );
     const store = openSqliteStore(path.join(dir, 'store.db'));
     try {
       assert.equal(await store.idMap.count('group'), 0, 'nothing imported');
