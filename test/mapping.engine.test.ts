@@ -50,6 +50,8 @@ describe('template filters', () => {
     assert.equal(render(key, '  Groß & Klein!  '), 'ROLE_GROSS_KLEIN');
     assert.equal(render(key, 'Élève à l’école'), 'ROLE_ELEVE_A_LECOLE');
     assert.equal(render('{x|ascii|lower|dots}', 'Klasse 9 Übung'), 'klasse.9.uebung');
+    // An umlaut sent decomposed (`u` and U+0308) gave ROLE_MULLER, the precomposed one ROLE_MUELLER.
+    assert.equal(render(key, 'Mu\u0308ller Fo\u0308rderkurs'), 'ROLE_MUELLER_FOERDERKURS');
     assert.equal(render('{x|trim}', '  a b '), 'a b');
   });
 

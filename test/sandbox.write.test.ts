@@ -454,6 +454,9 @@ describe('sandbox writes', () => {
       assert.equal(res.status, 201);
       const body = obj(res.body);
       assert.equal(body.group, 'klasse.9.uebung');
+      // Decomposed (`U` and U+0308, as macOS writes names): the same account, taken (422).
+      const decomposed = await client.post('/groups', { name: 'Klasse 9 U\u0308bung' });
+      assert.deepEqual(violationPaths(assertProblem(decomposed, 422)), ['name']);
       assert.deepEqual(
         [body.owner, body.home, body.privileges, body.flags, body.members, body.deleted],
         [null, null, [], [], [], null],

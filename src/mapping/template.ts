@@ -22,9 +22,14 @@ const TRANSLITERATION: Record<string, string> = {
  * from a display name); a list value is filtered element by element.
  */
 export const TEMPLATE_FILTERS = {
-  /** German umlauts and ß transliterated (ä → ae, ß → ss), other accents dropped, other non-ASCII removed. */
+  /**
+   * German umlauts and ß transliterated (ä → ae, ß → ss), other accents dropped, other non-ASCII
+   * removed. Composed first (NFC), so that an umlaut sent decomposed (`u` and U+0308, as macOS
+   * writes names) gives the same value as the one precomposed character.
+   */
   ascii: (text: string) =>
     text
+      .normalize('NFC')
       .replace(/[äöüÄÖÜß]/g, (c) => TRANSLITERATION[c] ?? c)
       .normalize('NFKD')
       .replace(/\p{M}/gu, '')

@@ -83,11 +83,13 @@ export function checkPassword(v: Violations, field: string, value: string | unde
 }
 
 /**
- * A group account derived from its name: lower case, German umlauts transliterated, accents
- * dropped, spaces to dots, then only `[a-z0-9._-]` kept.
+ * A group account derived from its name: lower case, German umlauts transliterated (composed
+ * first: a decomposed `u` and U+0308 is an `ü` too), accents dropped, spaces to dots, then only
+ * `[a-z0-9._-]` kept.
  */
 export function accountFromName(name: string): string {
   return name
+    .normalize('NFC')
     .trim()
     .toLowerCase()
     .replaceAll('ä', 'ae')
