@@ -336,6 +336,39 @@ describe('answers a real successor may give', () => {
     assert.equal(write.status, 403, write.text);
   });
 
+  it("a create refused with 403 in its collection: a 502 for the proxy's permission, not the protected entity's 403; a link refused so stays the legacy 403", async () => {
+    // A create has no entity to protect: it answered 403 "The entity may not be deleted or updated".
+    instead = refusing403(
+      (request) => request.method === 'POST' && request.url.pathname === '/iserv/idm/api/v1/users',
+      'Access Denied.',
+    );
+    const created = await proxy.call<ErrorBody>('POST', '/Entity/User', {
+      username: 'refused.create',
+      firstname: 'R',
+      lastname: 'C',
+    });
+    assert.equal(created.status, 502, created.text);
+    assert.match(created.body.message, /^The successor refused the proxy's access/);
+    assert.doesNotMatch(created.text, /may not be deleted or updated/);
+    const [line] = proxy.logSink
+      .lines()
+      .filter((entry) => entry.reqId === created.headers.get('x-request-id'));
+    assert.match(
+      String(line?.successor),
+      /which protects no entity, so the proxy's client lacks a permission/,
+    );
+    assert.equal(proxy.sandbox.data.userByAccount('refused.create'), undefined);
+    // A write on an entity (a link of a group to a user) refused so is its protection.
+    instead = refusing403(
+      (request) =>
+        request.method === 'POST' &&
+        /^\/iserv\/idm\/api\/v1\/users\/[^/]+\/groups$/.test(request.url.pathname),
+      'Protected.',
+    );
+    const linked = await proxy.call<ErrorBody>('POST', '/Entity/User/mia.fischer/link/groups', ['lehrer']);
+    assert.equal(linked.status, 403, linked.text);
+  });
+
   it('with an API key: a read refused with 403 is a 502 that names the key, after one call (no token to renew); a write refused so is the legacy 403', async () => {
     const keyed = await startUserProxy({
       successor: {

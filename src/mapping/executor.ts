@@ -4,7 +4,7 @@ import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { mapPages, primed } from '../successor/collections.js';
 import {
-  asMissingCollection,
+  asStandingCollectionError,
   mayHaveBeenApplied,
   publicUpstreamMessage,
   UpstreamError,
@@ -989,8 +989,9 @@ export class OperationExecutor {
       if (error instanceof UpstreamError && (step.tolerate as ReadonlySet<string>).has(error.code)) {
         return { tolerated: true };
       }
-      // A create in a kind's collection that answers 404: no entity is gone, the path is wrong.
-      throw namesNoEntity(step) ? asMissingCollection(error) : error;
+      // A create in a kind's collection that answers 404 (no entity is gone: the path is wrong) or
+      // 403 (no entity is protected: the proxy's client lacks a permission).
+      throw namesNoEntity(step) ? asStandingCollectionError(error) : error;
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger.js';
-import { asMissingCollection, UpstreamError } from './errors.js';
+import { asStandingCollectionError, UpstreamError } from './errors.js';
 import { type ApiBase, resolveTarget } from './targets.js';
 
 /**
@@ -201,7 +201,7 @@ async function* pagesOf(
   try {
     const firstPage = settings.standing
       ? await read(first).catch((error: unknown) => {
-          throw asMissingCollection(error);
+          throw asStandingCollectionError(error);
         })
       : await read(first);
     let pages: AsyncGenerator<Parcel<Item[]>, void, undefined>;

@@ -40,6 +40,11 @@ export class UpstreamError extends Error {
        * operation itself, e.g. on a protected entity (a legacy 403).
        */
       scope?: string;
+      /**
+       * Set on a `forbidden` about the client's permissions that names no scope (a create refused
+       * in a standing collection, see `asStandingCollectionError`): a 502 too, not a legacy 403.
+       */
+      permission?: true;
       /** The answer's Retry-After, when a refusal for now (429) said when to try again. */
       retryAfter?: string;
       /** Set on network-level failures that an idempotent read may retry. */
@@ -62,18 +67,32 @@ export class UpstreamError extends Error {
 }
 
 /**
- * A 404 of a standing collection (a kind's, there whatever entities exist: read, or created in)
- * as what it is: the successor has no such collection, so the base URL or the profile's
- * collection path is wrong. Taken for `not_found`, it read to the legacy caller as "no such user",
- * an empty 404 of a list, or a create's 404. Any other error as it is.
+ * A failure of a call on a standing collection (a kind's, there whatever entities exist: read, or
+ * created in) as what it is; any other error as it is:
+ * - a 404: the successor has no such collection, so the base URL or the profile's collection path
+ *   is wrong. Taken for `not_found`, it read to the legacy caller as "no such user", an empty 404
+ *   of a list, or a create's 404.
+ * - a 403 of the API that names no scope: no entity is protected there, so a permission of the
+ *   proxy's client is missing (a 502, SPEC 6). Taken for a protected entity, a refused create
+ *   read to the legacy caller as the 403 "may not be deleted or updated".
  */
-export function asMissingCollection(error: unknown): unknown {
-  if (!(error instanceof UpstreamError && error.code === 'not_found')) return error;
-  return new UpstreamError(
-    'bad_response',
-    `${error.message}; a collection that is always there, so successor.baseUrl or the collection path in the mapping profile is wrong`,
-    { ...error.details, cause: error },
-  );
+export function asStandingCollectionError(error: unknown): unknown {
+  if (!(error instanceof UpstreamError)) return error;
+  if (error.code === 'not_found') {
+    return new UpstreamError(
+      'bad_response',
+      `${error.message}; a collection that is always there, so successor.baseUrl or the collection path in the mapping profile is wrong`,
+      { ...error.details, cause: error },
+    );
+  }
+  if (isProtectedEntity(error)) {
+    return new UpstreamError(
+      'forbidden',
+      `${error.message}; refused in a collection, which protects no entity, so the proxy's client lacks a permission`,
+      { ...error.details, permission: true, cause: error },
+    );
+  }
+  return error;
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -176,6 +195,7 @@ export function isProtectedEntity(error: UpstreamError): boolean {
     error.details.status === 403 &&
     error.source === 'api' &&
     error.details.scope === undefined &&
+    error.details.permission !== true &&
     // Entities are protected from change; a refused read is the client's permissions (502).
     !isReadMethod(error.details.method)
   );
