@@ -213,6 +213,38 @@ describe('legacy error model', () => {
     assert.deepEqual(error.errors, [{ path: 'body', message: `Unrecognized keys: ${listed} and 2 more` }]);
   });
 
+  it("names a resource's fields a body cannot write apart from unknown keys: a GET's answer sent back as a PUT", async () => {
+    // They were all "Unrecognized keys", though the seed documents them (read-only).
+    const user = `${h.url}/iserv/api/Service/Core/Entity/User/admin`;
+    const got = await call(user, auth());
+    assert.equal(got.status, 200);
+    const answer = await call(user, {
+      ...auth(),
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...(got.body as object), nickname: 'x' }),
+    });
+    const error = assertLegacyError(answer, 400);
+    assert.deepEqual(error.errors, [
+      {
+        path: 'body',
+        message:
+          'Fields this call cannot write: "created", "createdBy", "lastlogin", "deleted", "deletedBy", "roles", "groups", "admin", "privileges", "_id"',
+      },
+      { path: 'body', message: 'Unrecognized key: "nickname"' },
+    ]);
+    // A create cannot set what an update can (a group's account): named so too.
+    const group = await call(`${h.url}/iserv/api/Service/Core/Entity/Group`, {
+      ...auth(),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'G', account: 'g' }),
+    });
+    assert.deepEqual(assertLegacyError(group, 400).errors, [
+      { path: 'body', message: 'Field this call cannot write: "account"' },
+    ]);
+  });
+
   it('415 for a compressed body: the legacy server read none, and its bytes were "not valid UTF-8"', async () => {
     const body = gzipSync(JSON.stringify({ firstname: 'Gz' }));
     const compressed = await call(`${h.url}/iserv/api/Service/Core/Entity/User/admin`, {

@@ -116,7 +116,7 @@ export function parseCommandArgs(command: Command, argv: string[]): CommandArgs 
     }
     given.set(token.name, token.value);
   }
-  const { help, ...rest } = values;
+  const { help, ...rest } = values as CommandArgs['values'];
   return { values: rest, positionals, help: help === true };
 }
 

@@ -50,6 +50,7 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
     'body',
     operation.body?.schema,
     reading === undefined ? undefined : await reading,
+    operation.body?.notWritable,
   );
   const response = await operation.handler(c, { params, query, body });
   // The seed: every operation responds with application/json. The answers with a body carry it

@@ -46,8 +46,18 @@ export interface LegacyOperation<
    * `secret`: it carries a password, so the recording and shadow mode's samples keep it only as
    * `[redacted]`, whatever its shape (a misspelt key or a bare string would slip past redaction by
    * key name; `recordedRequestBody` in src/migration/exchange.ts).
+   * `notWritable`: fields of the resource (a GET answers them) that the body cannot set; a body
+   * that sends them (a GET's answer sent back unchanged as a PUT) is refused naming them not
+   * writable, not unknown ({@link fieldsNotIn}).
    */
-  body?: { kind: 'json' | 'form'; schema: B; required: boolean; description?: string; secret?: boolean };
+  body?: {
+    kind: 'json' | 'form';
+    schema: B;
+    required: boolean;
+    description?: string;
+    secret?: boolean;
+    notWritable?: readonly string[];
+  };
   /**
    * What the handler hands its mapping operation, when that is not the path's parameters and the
    * body's fields: the names `{params.…}` and `{body.…}` of the operation's steps may use (SSO
@@ -79,6 +89,11 @@ export function defineOperation<P extends z.ZodType, Q extends z.ZodType, B exte
   operation: LegacyOperation<P, Q, B>,
 ): LegacyOperation {
   return operation as unknown as LegacyOperation;
+}
+
+/** The fields of a resource (`fields`, a GET's) that a body schema (a strict object) does not take. */
+export function fieldsNotIn(fields: readonly string[], body: z.ZodObject): string[] {
+  return fields.filter((field) => !(field in body.shape));
 }
 
 /** Converts `/Core/Entity/User/{id}` to Hono's `/Core/Entity/User/:id`. */
@@ -123,24 +138,45 @@ export function openApiRoute(operation: LegacyOperation): RouteConfig {
   };
 }
 
-/** Renders zod issues as the legacy `errors` list, paths prefixed with where the value came from. */
-export function issuesToErrors(where: 'body' | 'query' | 'path', error: z.ZodError): LegacyErrorItem[] {
-  return error.issues.map((issue) => ({
-    path: [where, ...issue.path.map((segment) => shorten(String(segment), QUOTE_MAX_CHARS))].join('.'),
-    // Unknown keys listed as every list of input is (10, then `and N more`): zod lists them all,
-    // and cut to length the list ended in the middle of a key.
-    message:
-      issue.code === 'unrecognized_keys'
-        ? `Unrecognized key${issue.keys.length === 1 ? '' : 's'}: ${quoteList(issue.keys)}`
-        : shorten(issue.message, 2 * QUOTE_MAX_CHARS),
-  }));
+/**
+ * Renders zod issues as the legacy `errors` list, paths prefixed with where the value came from.
+ * Keys it does not take are named unknown, or not writable when `notWritable` has them (fields of
+ * the resource the part cannot set): one item for each sort.
+ */
+export function issuesToErrors(
+  where: 'body' | 'query' | 'path',
+  error: z.ZodError,
+  notWritable: readonly string[] = [],
+): LegacyErrorItem[] {
+  return error.issues.flatMap((issue) => {
+    const path = [where, ...issue.path.map((segment) => shorten(String(segment), QUOTE_MAX_CHARS))].join('.');
+    if (issue.code !== 'unrecognized_keys')
+      return [{ path, message: shorten(issue.message, 2 * QUOTE_MAX_CHARS) }];
+    // Keys listed as every list of input is (10, then `and N more`): zod lists them all, and cut
+    // to length the list ended in the middle of a key.
+    const fixed = issue.keys.filter((key) => notWritable.includes(key));
+    const unknown = issue.keys.filter((key) => !notWritable.includes(key));
+    const plural = (keys: readonly string[]) => (keys.length === 1 ? '' : 's');
+    return [
+      ...(fixed.length === 0
+        ? []
+        : [{ path, message: `Field${plural(fixed)} this call cannot write: ${quoteList(fixed)}` }]),
+      ...(unknown.length === 0
+        ? []
+        : [{ path, message: `Unrecognized key${plural(unknown)}: ${quoteList(unknown)}` }]),
+    ];
+  });
 }
 
-/** Validates one part of the request, throwing the legacy 400 with every problem listed. */
+/**
+ * Validates one part of the request, throwing the legacy 400 with every problem listed
+ * (`notWritable`: see {@link issuesToErrors}).
+ */
 export function validatePart<S extends z.ZodType>(
   where: 'body' | 'query' | 'path',
   schema: S | undefined,
   value: unknown,
+  notWritable?: readonly string[],
 ): z.output<S> | undefined {
   if (!schema) return undefined;
   const result = schema.safeParse(value);
@@ -148,7 +184,7 @@ export function validatePart<S extends z.ZodType>(
     // A path ID that cannot be valid names no entity: 404, as an unknown one.
     if (where === 'path')
       throw new LegacyError(404, 'No entity with this ID', issuesToErrors(where, result.error));
-    throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, result.error));
+    throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, result.error, notWritable));
   }
   return result.data;
 }

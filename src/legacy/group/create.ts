@@ -1,4 +1,4 @@
-import { defineOperation } from '../operation.js';
+import { defineOperation, fieldsNotIn } from '../operation.js';
 import { errorResponses } from '../responses.js';
 import { locationOf, mappedEntity } from '../translate.js';
 import { GROUP_CREATE_FIELDS, GROUP_FIELDS, GROUP_TAG, groupCreateSchema, groupSchema } from './schema.js';
@@ -17,7 +17,12 @@ export const groupCreateOperation = defineOperation({
   description:
     'The account is derived from the name by the successor. The answer has account set, users, privileges and flags empty, and the other fields null, as the legacy API answered.',
   tag: GROUP_TAG,
-  body: { kind: 'json', schema: groupCreateSchema, required: true },
+  body: {
+    kind: 'json',
+    schema: groupCreateSchema,
+    required: true,
+    notWritable: fieldsNotIn(GROUP_FIELDS, groupCreateSchema),
+  },
   answer: { result: 'entity', fields: GROUP_CREATE_FIELDS },
   responses: {
     201: { description: 'The created group (Location names it)', schema: groupSchema },

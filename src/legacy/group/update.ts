@@ -1,7 +1,8 @@
-import { defineOperation } from '../operation.js';
+import { defineOperation, fieldsNotIn } from '../operation.js';
 import { errorResponses, forbidden } from '../responses.js';
 import { mappedEntity } from '../translate.js';
 import {
+  GROUP_FIELDS,
   GROUP_TAG,
   GROUP_WRITABLE_FIELDS,
   groupParams,
@@ -18,7 +19,12 @@ export const groupUpdateOperation = defineOperation({
   description: 'Changing the account changes the legacy ID of the group when IDs are account names.',
   tag: GROUP_TAG,
   params: groupParams,
-  body: { kind: 'json', schema: groupUpdateSchema, required: true },
+  body: {
+    kind: 'json',
+    schema: groupUpdateSchema,
+    required: true,
+    notWritable: fieldsNotIn(GROUP_FIELDS, groupUpdateSchema),
+  },
   answer: { result: 'entity', fields: GROUP_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The name and account of the updated group', schema: groupWritableSchema },

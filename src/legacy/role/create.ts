@@ -1,4 +1,4 @@
-import { defineOperation } from '../operation.js';
+import { defineOperation, fieldsNotIn } from '../operation.js';
 import { errorResponses } from '../responses.js';
 import { locationOf, mappedEntity } from '../translate.js';
 import { ROLE_FIELDS, ROLE_TAG, roleCreateSchema, roleSchema } from './schema.js';
@@ -16,7 +16,12 @@ export const roleCreateOperation = defineOperation({
   description:
     'Body: name, module and optionally privileges (privilege IDs, all checked before anything is written). The legacy ID is the technical key derived from the name (by default ROLE_ + the name in upper case ASCII, other characters as _). If granting the privileges fails, the role is removed again and the error says so.',
   tag: ROLE_TAG,
-  body: { kind: 'json', schema: roleCreateSchema, required: true },
+  body: {
+    kind: 'json',
+    schema: roleCreateSchema,
+    required: true,
+    notWritable: fieldsNotIn(ROLE_FIELDS, roleCreateSchema),
+  },
   answer: { result: 'entity', fields: ROLE_FIELDS },
   responses: {
     201: { description: 'The created role (Location names it)', schema: roleSchema },

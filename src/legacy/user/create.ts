@@ -1,4 +1,4 @@
-import { defineOperation } from '../operation.js';
+import { defineOperation, fieldsNotIn } from '../operation.js';
 import { errorResponses } from '../responses.js';
 import { locationOf, mappedEntity } from '../translate.js';
 import { USER_FIELDS, USER_TAG, userCreateSchema, userSchema } from './schema.js';
@@ -10,7 +10,12 @@ export const userCreateOperation = defineOperation({
   path: '/Core/Entity/User',
   summary: 'Creates a user',
   tag: USER_TAG,
-  body: { kind: 'json', schema: userCreateSchema, required: true },
+  body: {
+    kind: 'json',
+    schema: userCreateSchema,
+    required: true,
+    notWritable: fieldsNotIn(USER_FIELDS, userCreateSchema),
+  },
   answer: { result: 'entity', fields: USER_FIELDS },
   responses: {
     201: { description: 'The created user (Location names it)', schema: userSchema },

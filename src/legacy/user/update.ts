@@ -1,7 +1,8 @@
-import { defineOperation } from '../operation.js';
+import { defineOperation, fieldsNotIn } from '../operation.js';
 import { errorResponses, forbidden } from '../responses.js';
 import { mappedEntity } from '../translate.js';
 import {
+  USER_FIELDS,
   USER_TAG,
   USER_WRITABLE_FIELDS,
   userParams,
@@ -17,7 +18,12 @@ export const userUpdateOperation = defineOperation({
   summary: 'Updates a user',
   tag: USER_TAG,
   params: userParams,
-  body: { kind: 'json', schema: userUpdateSchema, required: true },
+  body: {
+    kind: 'json',
+    schema: userUpdateSchema,
+    required: true,
+    notWritable: fieldsNotIn(USER_FIELDS, userUpdateSchema),
+  },
   answer: { result: 'entity', fields: USER_WRITABLE_FIELDS },
   responses: {
     200: { description: 'The writable fields of the updated user', schema: userWritableSchema },
