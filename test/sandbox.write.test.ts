@@ -503,6 +503,20 @@ describe('sandbox writes', () => {
         ['owner'],
       );
       assertProblem(await client.post('/groups', { name: 'Typed', group: 5 }), 400);
+      // 33 `ä` are a short name, but 66 characters of account: the violation says which is too long.
+      const long = assertProblem(await client.post('/groups', { name: 'ä'.repeat(33) }), 422);
+      assert.deepEqual(
+        (long.violations as { propertyPath: string; message: string }[]).map((v) => [
+          v.propertyPath,
+          v.message,
+        ]),
+        [
+          [
+            'name',
+            'The account derived from this value is too long (66 characters). It should have 64 characters or less.',
+          ],
+        ],
+      );
       assert.equal(sb.data.groups.size, before);
     });
 

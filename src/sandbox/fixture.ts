@@ -163,7 +163,7 @@ function firstCreateViolation(fixture: ParsedFixture): { path: string; message: 
       const field = g.group === undefined ? 'name' : 'group';
       const account = g.group ?? accountFromName(g.name);
       if (account === '') v.add(field, 'No account name can be derived from this name.');
-      else checkAccount(v, field, account);
+      else checkAccount(v, field, account, g.group === undefined);
     })
   );
 }

@@ -69,8 +69,14 @@ export const groupRoutes: RouteDef[] = [
       if (account !== undefined) {
         if (account === '') v.add(field, 'No account name can be derived from this name.');
         else {
-          checkAccount(v, field, account);
-          if (ctx.data.accountTaken(account)) v.add(field, 'This account name is already in use.');
+          checkAccount(v, field, account, body.group === undefined);
+          if (ctx.data.accountTaken(account))
+            v.add(
+              field,
+              body.group === undefined
+                ? `The account derived from this value ("${account}") is already in use.`
+                : 'This account name is already in use.',
+            );
         }
       }
       const owner = body.owner === undefined ? null : resolveOwner(v, ctx.data, body.owner);

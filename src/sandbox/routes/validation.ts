@@ -43,12 +43,18 @@ export function requiredText(
   return value;
 }
 
-/** Records a violation when `value` is not a valid account name. */
-export function checkAccount(v: Violations, field: string, value: string): void {
-  if (value.length > ACCOUNT_MAX)
-    v.add(field, `This value is too long. It should have ${ACCOUNT_MAX} characters or less.`);
-  else if (!ACCOUNT_PATTERN.test(value)) {
-    v.add(field, 'This value is not a valid account name: use lower-case letters, digits, ".", "_" and "-".');
+/**
+ * Records a violation when `value` is not a valid account name. `derived`: the account was derived
+ * from the name in `field` (a group's), so the violation says so: the name itself may be short
+ * enough (33 `ä` give 66 characters of account).
+ */
+export function checkAccount(v: Violations, field: string, value: string, derived = false): void {
+  const subject = derived ? 'The account derived from this value' : 'This value';
+  if (value.length > ACCOUNT_MAX) {
+    const length = derived ? ` (${value.length} characters)` : '';
+    v.add(field, `${subject} is too long${length}. It should have ${ACCOUNT_MAX} characters or less.`);
+  } else if (!ACCOUNT_PATTERN.test(value)) {
+    v.add(field, `${subject} is not a valid account name: use lower-case letters, digits, ".", "_" and "-".`);
   }
 }
 
