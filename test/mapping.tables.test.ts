@@ -384,6 +384,36 @@ describe('a broken profile', () => {
     );
   });
 
+  it("refuses a locked field that is no boolean: SSO took anything but true for 'not locked'", () => {
+    // Both passed every check; after a reload a locked user got an SSO token.
+    const asText = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        ((json.fields as Json).locked as Json).format = 'string';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      asText.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${path.join('fields', 'user.json')} $.fields.locked.format: gives a string, but the legacy field locked is a boolean (POST /Sso/authenticate)`,
+      ],
+    );
+    const fromStatus = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        (json.fields as Json).locked = { attribute: 'status', direction: 'read', values: 'userStatus' };
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      fromStatus.problems.map((p) => `${p.path}: ${p.message}`),
+      ['$.fields.locked: gives a string, but the legacy field locked is a boolean (POST /Sso/authenticate)'],
+    );
+  });
+
   it('finds references to value tables, kinds and settings that do not exist', () => {
     const values = brokenProfile('fields/user.json', (json) => {
       ((json.fields as Json).status as Json).values = 'noSuchTable';

@@ -72,6 +72,13 @@ export interface LegacyOperation<
    */
   answer: ServedAnswer;
   /**
+   * The legacy types of the fields in `answer`, when the operation's own answer is not that entity
+   * (SSO reads the user's `deleted` and `locked` and answers a token): else its 200 or 201 answer's
+   * schema says them. A profile that gives another type (a `locked` that is no boolean, which the
+   * handler would take for "not locked") is refused when it loads.
+   */
+  answerFields?: z.ZodObject;
+  /**
    * The answer carries a password (the password resets' temporary one): the migration tools keep
    * its values only as `[redacted]`, its keys and shape kept for comparison, since an answer from
    * another server could name the password otherwise (`SecretBodies` in src/migration/recording.ts).

@@ -50,6 +50,8 @@ export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIO
     operation.mappingInput?.bodyFields ??
     (operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : []),
   answer: operation.answer,
-  answerShapes: fieldShapes((operation.responses[200] ?? operation.responses[201])?.schema),
+  answerShapes: fieldShapes(
+    operation.answerFields ?? (operation.responses[200] ?? operation.responses[201])?.schema,
+  ),
   bodyShapes: fieldShapes(operation.body?.schema),
 }));

@@ -8,7 +8,13 @@ import { UpstreamError } from '../../successor/errors.js';
 import { defineOperation } from '../operation.js';
 import { errorResponses } from '../responses.js';
 import { mappedEntity } from '../translate.js';
-import { SSO_TAG, SSO_USER_FIELDS, ssoAuthenticateForm, ssoAuthenticationSchema } from './schema.js';
+import {
+  SSO_TAG,
+  SSO_USER_FIELDS,
+  ssoAuthenticateForm,
+  ssoAuthenticationSchema,
+  ssoUserFields,
+} from './schema.js';
 
 /**
  * POST /Service/Sso/authenticate: issues a single-use SSO token for an existing user that is
@@ -34,6 +40,7 @@ export const ssoAuthenticateOperation = defineOperation({
   // The handler resolves the form's username as the path entity would be: `{params.username}`.
   mappingInput: { params: ['username'], bodyFields: [] },
   answer: { result: 'entity', fields: SSO_USER_FIELDS },
+  answerFields: ssoUserFields,
   responses: {
     200: { description: 'The token and where to send the browser', schema: ssoAuthenticationSchema },
     ...errorResponses([

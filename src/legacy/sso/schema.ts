@@ -38,3 +38,11 @@ export const ssoAuthenticationSchema = z
  * three exist for SSO only and appear in no legacy answer).
  */
 export const SSO_USER_FIELDS = ['username', 'deleted', 'locked', 'uuid'] as const;
+
+/** The legacy types of {@link SSO_USER_FIELDS}, which the profile's field table must give. */
+export const ssoUserFields = z.object({
+  username: z.string(),
+  deleted: z.string().nullable(),
+  locked: z.boolean(),
+  uuid: z.string(),
+});
