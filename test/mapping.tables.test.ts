@@ -373,6 +373,41 @@ describe('a broken profile', () => {
     );
   });
 
+  it('refuses an enumerated legacy field mapped without a value table, read or written', () => {
+    // It passed every check: the proxy then answered the successor's own status words, and sent a
+    // legacy "i" as it came, for the successor to refuse.
+    const error = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        delete ((json.fields as Json).status as Json).values;
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${path.join('fields', 'user.json')} $.fields.status: has no value table, but the legacy field status is one of "a", "r", "i": the successor's values would be answered as they are, and legacy values written as they are sent; name a value table that maps them in "values" (GET /Core/Entity/User)`,
+      ],
+    );
+    // Written only (and a format that passes strings on): the write half alone.
+    const written = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        fields.status = { attribute: 'status', direction: 'write', format: 'string' };
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      written.problems.filter((p) => p.path === '$.fields.status').map((p) => p.message),
+      [
+        'has no value table, but the legacy field status is one of "a", "r", "i": legacy values written as they are sent; name a value table that maps them in "values" (POST /Core/Entity/User)',
+      ],
+    );
+  });
+
   it('names the JSON path of a value the schema refuses', () => {
     const error = brokenProfile('fields/user.json', (json) => {
       ((json.fields as Json).username as Json).direction = 'sideways';

@@ -179,12 +179,27 @@ function renderedType(field: ContractField): LegacyFieldShape['type'] | undefine
 const quoted = (values: readonly string[]) => values.map((value) => JSON.stringify(value)).join(', ');
 
 /**
+ * The problem of a field without a value table that maps an enumerated legacy field: no format or
+ * derivation of the engine turns the successor's values into the enumeration's, so the successor's
+ * own values would be answered as they are, and a legacy value written unchanged (most often
+ * refused by a successor that has words for them).
+ */
+function unenumerated(field: ContractField, name: string, values: readonly string[], label: string): string {
+  const harm = [
+    ...(field.readable ? ["the successor's values would be answered as they are"] : []),
+    ...(field.writable ? ['legacy values written as they are sent'] : []),
+  ].join(', and ');
+  return `has no value table, but the legacy field ${name} is one of ${quoted(values)}: ${harm}; name a value table that maps them in "values" (${label})`;
+}
+
+/**
  * What a field table gives or takes that the legacy field it maps cannot be, by field table and
  * field, as [JSON path below the field, message], one per field and kind of mistake however many
  * operations meet it: a type the legacy field does not have (`format: "boolean"` on the string
- * `type`); a value table that gives a value outside the legacy field's enumeration (user status
- * `x`, not one of a, r, i), or, for a field written, lacks one of its values (a legacy write of
- * `i` refused by the table). The legacy routes check bodies before the mapping, so such a table
+ * `type`); no value table at all on an enumerated legacy field (see `unenumerated`); a value
+ * table that gives a value outside the legacy field's enumeration (user status `x`, not one of
+ * a, r, i), or, for a field written, lacks one of its values (a legacy write of `i` refused by
+ * the table). The legacy routes check bodies before the mapping, so such a table
  * answered values no legacy client expects and refused values every legacy client sends.
  */
 export function contractProblems<F extends ContractField, R extends { fields: ReadonlyMap<string, F> }>(
@@ -214,6 +229,13 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           `gives a ${rendered}, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
         );
       }
+      if (legacy.values && !field.values && (rendered === undefined || rendered === legacy.type))
+        add(
+          op.resource,
+          `${name} values`,
+          `$.fields.${name}`,
+          unenumerated(field, name, legacy.values, shape.label),
+        );
       if (legacy.values && field.values) {
         const given = [
           ...field.values.legacyValues,
@@ -239,6 +261,13 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           `${name} type`,
           `$.fields.${name}.format`,
           `takes a boolean, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
+        );
+      if (legacy.values && !field.values && field.format !== 'boolean')
+        add(
+          op.resource,
+          `${name} values`,
+          `$.fields.${name}`,
+          unenumerated(field, name, legacy.values, shape.label),
         );
       if (legacy.values && field.values) {
         const missing = legacy.values.filter((value) => !field.values?.legacyValues.includes(value));
