@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { reloadOnSignal } from '../src/reload.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
 
-type User = { firstname: string; lastname: string; admin: boolean };
+type User = { firstname: string; lastname: string; auxInfo: string | null; admin: boolean };
 
 async function waitForLog(proxy: UserProxy, message: RegExp, from: number): Promise<Record<string, unknown>> {
   for (let i = 0; i < 100; i++) {
@@ -118,8 +118,9 @@ describe('mapping reload on SIGHUP', () => {
 
   it('applies a good change at once: other attribute, other setting, no code change', async () => {
     const fields = JSON.parse(original.fields);
-    // Read-only: two writable fields on one attribute are refused (a body with both loses one).
-    fields.fields.lastname = { ...fields.fields.lastname, attribute: 'firstname', direction: 'read' };
+    // Read-only: two writable fields on one attribute are refused (a body with both loses one);
+    // an optional body field, since one a create requires must stay writable.
+    fields.fields.auxInfo = { ...fields.fields.auxInfo, attribute: 'firstname', direction: 'read' };
     writeFileSync(fieldsFile, JSON.stringify(fields, null, 2));
     const profile = JSON.parse(original.profile);
     profile.settings.adminRole = 'ROLE_TEACHER';
@@ -129,7 +130,7 @@ describe('mapping reload on SIGHUP', () => {
     await waitForLog(proxy, /mapping profile reloaded/, mark);
     const teacher = await proxy.call<User & { roles: string[] }>('GET', '/Entity/User/thomas.becker');
     assert.equal(teacher.status, 200, teacher.text);
-    assert.equal(teacher.body.lastname, teacher.body.firstname);
+    assert.equal(teacher.body.auxInfo, teacher.body.firstname);
     assert.ok(teacher.body.roles.includes('ROLE_TEACHER'));
     assert.equal(teacher.body.admin, true, 'admin now follows the configured role');
   });
@@ -142,6 +143,7 @@ describe('mapping reload on SIGHUP', () => {
     assert.equal(result.profile, 'iserv-idm-v1');
     const user = await proxy.call<User>('GET', '/Entity/User/thomas.becker');
     assert.equal(user.body.lastname, 'Becker');
+    assert.equal(user.body.auxInfo, null);
     assert.equal(user.body.admin, false);
   });
 });

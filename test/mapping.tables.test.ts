@@ -408,6 +408,66 @@ describe('a broken profile', () => {
     );
   });
 
+  it('refuses a body field a create requires that the field table does not write; an optional one may be read-only', () => {
+    // Both passed every check, and then every create answered 400 "firstname cannot be written"
+    // (or "name …"), blaming the legacy client for the profile.
+    const user = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        (fields.firstname as Json).direction = 'read';
+        fields.lastname = { attribute: 'lastname', direction: 'read', format: 'string' };
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    const file = path.join('fields', 'user.json');
+    assert.deepEqual(
+      user.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      ['firstname', 'lastname'].map(
+        (name) =>
+          `${file} $.fields.${name}.direction: ${name} is read-only, but POST /Core/Entity/User requires it in its legacy body (mapped as kind user in operations/user.json): every such call would answer 400 "${name} cannot be written"; make it "both"`,
+      ),
+    );
+    const group = brokenProfile(
+      'fields/group.json',
+      (json) => {
+        ((json.fields as Json).name as Json).direction = 'read';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      group.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${path.join('fields', 'group.json')} $.fields.name.direction: name is read-only, but POST /Core/Entity/Group requires it in its legacy body (mapped as kind group in operations/group.json): every such call would answer 400 "name cannot be written"; make it "both"`,
+      ],
+    );
+    // A field the table lacks altogether is named as well (after what reads it).
+    const missing = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        delete (json.fields as Json).username;
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.match(
+      missing.problems.at(-1)?.message ?? '',
+      /^no writable field username, which POST \/Core\/Entity\/User requires in its legacy body \(mapped as kind user in operations\/user\.json\): every such call would answer 400 "username cannot be written"$/,
+    );
+    // Optional body fields (a create's type, every field of a PUT) may be read-only: sending one
+    // is the documented 400 for that field.
+    const dir = path.join(tempDir('mapping'), 'read-only-optional');
+    cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+    const fieldsFile = path.join(dir, 'fields', 'user.json');
+    const table = JSON.parse(readFileSync(fieldsFile, 'utf8')) as { fields: Record<string, Json> };
+    for (const name of ['type', 'importId', 'auxInfo', 'status'])
+      (table.fields[name] as Json).direction = 'read';
+    writeFileSync(fieldsFile, JSON.stringify(table));
+    assert.doesNotThrow(() => loadProfile(dir, REQUIRED_OPERATIONS));
+  });
+
   it('names the JSON path of a value the schema refuses', () => {
     const error = brokenProfile('fields/user.json', (json) => {
       ((json.fields as Json).username as Json).direction = 'sideways';

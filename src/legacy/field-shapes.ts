@@ -50,3 +50,16 @@ export function fieldShapes(schema: z.ZodType | undefined): Record<string, Legac
   }
   return shapes;
 }
+
+/**
+ * The fields of an object body schema that a body cannot do without: those the schema refuses
+ * when missing (not optional, no default). None for a schema that is no object.
+ */
+export function requiredFields(schema: z.ZodType | undefined): string[] {
+  if (schema === undefined) return [];
+  const object = unwrapped(schema);
+  if (object.def.type !== 'object') return [];
+  return Object.entries((object as z.ZodObject).shape)
+    .filter(([, field]) => !(field as z.ZodType).safeParse(undefined).success)
+    .map(([name]) => name);
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RequiredOperation } from '../mapping/engine.js';
 import type { SecretBodies } from '../migration/recording.js';
-import { fieldShapes } from './field-shapes.js';
+import { fieldShapes, requiredFields } from './field-shapes.js';
 import { GROUP_OPERATIONS } from './group/index.js';
 import type { LegacyOperation } from './operation.js';
 import { PRIVILEGE_OPERATIONS } from './privilege/index.js';
@@ -39,19 +39,23 @@ export const SECRET_BODIES: SecretBodies = {
  * its path parameters and body fields (what `{params.…}` and `{body.…}` of its steps may name),
  * and what its handler takes from the answer.
  */
-export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIONS.map((operation) => ({
-  id: operation.id,
-  label: `${operation.method.toUpperCase()} ${operation.path}`,
-  params:
-    operation.mappingInput?.params ??
-    [...operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] ?? ''),
+export const REQUIRED_OPERATIONS: readonly RequiredOperation[] = LEGACY_OPERATIONS.map((operation) => {
   // A body that is no object (a link body's array of IDs) has no fields to name.
-  bodyFields:
+  const bodyFields =
     operation.mappingInput?.bodyFields ??
-    (operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : []),
-  answer: operation.answer,
-  answerShapes: fieldShapes(
-    operation.answerFields ?? (operation.responses[200] ?? operation.responses[201])?.schema,
-  ),
-  bodyShapes: fieldShapes(operation.body?.schema),
-}));
+    (operation.body?.schema instanceof z.ZodObject ? Object.keys(operation.body.schema.shape) : []);
+  return {
+    id: operation.id,
+    label: `${operation.method.toUpperCase()} ${operation.path}`,
+    params:
+      operation.mappingInput?.params ??
+      [...operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => match[1] ?? ''),
+    bodyFields,
+    requiredBodyFields: requiredFields(operation.body?.schema).filter((name) => bodyFields.includes(name)),
+    answer: operation.answer,
+    answerShapes: fieldShapes(
+      operation.answerFields ?? (operation.responses[200] ?? operation.responses[201])?.schema,
+    ),
+    bodyShapes: fieldShapes(operation.body?.schema),
+  };
+});

@@ -17,10 +17,12 @@ import type {
 } from './schema.js';
 import {
   contractProblems,
+  type FieldNeed,
   type RequiredOperation,
   servedProblems,
   unreadableFields,
   unusedFields,
+  unwritableBodyFields,
 } from './served-check.js';
 import {
   compileJsonTemplate,
@@ -449,6 +451,16 @@ export function compileProfile(
     }
   }
 
+  for (const [resource, byField] of unwritableBodyFields(operations, shapes, brokenFields)) {
+    for (const [name, need] of byField) {
+      const present = resource.fields.has(name);
+      problem(
+        resource.file,
+        present ? `$.fields.${name}.direction` : '$.fields',
+        unwritable(name, present, need),
+      );
+    }
+  }
   for (const [resource, byKey] of contractProblems(operations, shapes)) {
     for (const [at, message] of byKey.values()) problem(resource.file, at, message);
   }
@@ -488,6 +500,17 @@ export function compileProfile(
       ],
     },
   };
+}
+
+/** The problem of a body field that operations require and the field table does not write (see `unwritableBodyFields`). */
+function unwritable(name: string, present: boolean, { labels, mappedAs }: FieldNeed): string {
+  const [require, their] =
+    labels.length === 1 ? ['requires', 'its legacy body'] : ['require', 'their legacy bodies'];
+  const which = `${labels.join(', ')} ${require} ${present ? 'it ' : ''}in ${their} (mapped as ${[...mappedAs].join('; ')})`;
+  const refused = `every such call would answer 400 "${name} cannot be written"`;
+  return present
+    ? `${name} is read-only, but ${which}: ${refused}; make it "both"`
+    : `no writable field ${name}, which ${which}: ${refused}`;
 }
 
 /**

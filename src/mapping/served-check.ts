@@ -26,6 +26,11 @@ export interface RequiredOperation {
   /** The fields of its legacy JSON or form body, the names `{body.<name>}` may use; none when the body is no object. */
   bodyFields: readonly string[];
   /**
+   * Those of `bodyFields` its legacy body cannot do without (a create's names): each must be
+   * writable in the kind's field table when the operation writes its body through it (`{fields}`).
+   */
+  requiredBodyFields?: readonly string[];
+  /**
    * What the legacy handler takes from the operation: the result type its table must answer, and
    * for an entity or collection every legacy field it may render (all variants, `?extended` too),
    * each of which must be a readable field of the kind's field table. Checked when the profile
@@ -47,7 +52,7 @@ export interface LegacyFieldShape {
 
 /** The parts of a compiled field table the field check reads. */
 interface AnsweringResource {
-  fields: ReadonlyMap<string, { readable: boolean }>;
+  fields: ReadonlyMap<string, { readable: boolean; writable: boolean }>;
 }
 
 /** The parts of a compiled operation the field check reads. */
@@ -56,6 +61,8 @@ interface AnsweringOperation<R extends AnsweringResource> {
   kind: { name: string };
   resource: R | undefined;
   result: { type: string };
+  /** Whether it writes its legacy body through the field table (`{fields}`). */
+  usesFields: boolean;
 }
 
 /**
@@ -117,6 +124,38 @@ export function unreadableFields<R extends AnsweringResource>(
       const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
       byField.set(name, need);
       need.labels.push(shapes.get(id)?.label ?? id);
+      need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
+    }
+  }
+  return found;
+}
+
+/**
+ * The legacy body fields served operations require that their kind's field table does not write,
+ * where the operation writes its body through the table (`{fields}`): per field table, each such
+ * field with the operations that need it, as `unreadableFields` has them. Every call of such an
+ * operation carries the field, and the table refuses it ("cannot be written"): a 400 that blames
+ * the legacy client for the profile. Optional body fields (all of an update's) may be read-only:
+ * a profile may keep a field from being written, and a body that carries it is refused. Operations
+ * that name body fields one by one (`{body.<name>}`) do not go through the table and are left alone.
+ */
+export function unwritableBodyFields<R extends AnsweringResource>(
+  operations: ReadonlyMap<string, AnsweringOperation<R>>,
+  shapes: ReadonlyMap<string, RequiredOperation>,
+  brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
+): Map<R, Map<string, FieldNeed>> {
+  const found = new Map<R, Map<string, FieldNeed>>();
+  for (const [id, op] of operations) {
+    const shape = shapes.get(id);
+    if (!op.resource || !op.usesFields || !shape) continue;
+    for (const name of shape.requiredBodyFields ?? []) {
+      if (op.resource.fields.get(name)?.writable === true) continue;
+      if (brokenFields.get(op.kind.name)?.has(name)) continue;
+      const byField = found.get(op.resource) ?? new Map<string, FieldNeed>();
+      found.set(op.resource, byField);
+      const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
+      byField.set(name, need);
+      need.labels.push(shape.label);
       need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
     }
   }
