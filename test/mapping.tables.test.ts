@@ -468,6 +468,67 @@ describe('a broken profile', () => {
     assert.doesNotThrow(() => loadProfile(dir, REQUIRED_OPERATIONS));
   });
 
+  it("refuses a default the legacy field cannot be: another type, the successor's value, no date", () => {
+    // All passed every check, and an answer then said "type": 0, "lastlogin": "never", "roles": "none".
+    const error = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        Object.assign(fields.type as Json, { default: 0 });
+        Object.assign(fields.deleted as Json, { default: false });
+        Object.assign(fields.lastlogin as Json, { default: 'never' });
+        Object.assign(fields.roles as Json, { default: 'none' });
+        Object.assign(fields.groups as Json, { default: null });
+        Object.assign(fields.status as Json, { default: 'active' });
+        Object.assign(fields.created as Json, { default: '2026-02-30' });
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    const file = path.join('fields', 'user.json');
+    assert.deepEqual(
+      error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${file} $.fields.status.default: default "active" is not a value of the legacy field status (it has "a", "r", "i", and a default is answered as it stands; GET /Core/Entity/User)`,
+        `${file} $.fields.created.default: default "2026-02-30" is not a date as format "date" answers one, e.g. "2026-01-01" (GET /Core/Entity/User)`,
+        `${file} $.fields.lastlogin.default: default "never" is not a date-time as format "date-time" answers one, with seconds and a numeric offset, e.g. "2026-01-01T08:00:00+00:00" (GET /Core/Entity/User)`,
+        `${file} $.fields.roles.default: default "none" is a string, but the legacy field roles is an array (GET /Core/Entity/User)`,
+        `${file} $.fields.groups.default: default null, but the legacy field groups is never null (it is an array; GET /Core/Entity/User)`,
+        `${file} $.fields.type.default: default 0 is a number, but the legacy field type is a string (POST /Core/Entity/User)`,
+        `${file} $.fields.deleted.default: default false is a boolean, but the legacy field deleted is a string (POST /Core/Entity/User)`,
+      ],
+    );
+    // A date-time as another writer puts it (Z, no seconds) is not what the format answers.
+    const zulu = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        Object.assign((json.fields as Json).lastlogin as Json, { default: '2026-01-01T08:00Z' });
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.equal(zulu.problems.length, 1);
+    assert.equal(zulu.problems[0]?.path, '$.fields.lastlogin.default');
+    // Legacy values of the legacy type pass, and null where the legacy field may be null.
+    const dir = path.join(tempDir('mapping'), 'defaults');
+    cpSync(DEFAULT_PROFILE, dir, { recursive: true });
+    const fieldsFile = path.join(dir, 'fields', 'user.json');
+    const table = JSON.parse(readFileSync(fieldsFile, 'utf8')) as { fields: Record<string, Json> };
+    const defaults: Record<string, unknown> = {
+      status: 'i',
+      type: null,
+      auxInfo: '',
+      created: '1970-01-01',
+      lastlogin: '1970-01-01T00:00:00+00:00',
+      deleted: null,
+      roles: [],
+      admin: false,
+    };
+    for (const [name, value] of Object.entries(defaults)) (table.fields[name] as Json).default = value;
+    writeFileSync(fieldsFile, JSON.stringify(table));
+    assert.doesNotThrow(() => loadProfile(dir, REQUIRED_OPERATIONS));
+  });
+
   it('names the JSON path of a value the schema refuses', () => {
     const error = brokenProfile('fields/user.json', (json) => {
       ((json.fields as Json).username as Json).direction = 'sideways';

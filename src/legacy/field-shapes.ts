@@ -11,9 +11,23 @@ function unwrapped(schema: z.ZodType): z.ZodType {
   return inner;
 }
 
-/** What a profile's field must give for one legacy field: its JSON type, and an enumeration's values. */
+/** Whether a nullable wrapper is among those around the schema: the field may be null. */
+function isNullable(schema: z.ZodType): boolean {
+  let inner = schema;
+  while (WRAPPERS.has(inner.def.type)) {
+    if (inner.def.type === 'nullable') return true;
+    inner = (inner.def as unknown as { innerType: z.ZodType }).innerType;
+  }
+  return false;
+}
+
+/**
+ * What a profile's field must give for one legacy field: its JSON type, an enumeration's values,
+ * and whether it may be null.
+ */
 function shapeOf(schema: z.ZodType): LegacyFieldShape | undefined {
   const inner = unwrapped(schema);
+  const nullable = isNullable(schema);
   switch (inner.def.type) {
     case 'enum':
       return {
@@ -21,13 +35,14 @@ function shapeOf(schema: z.ZodType): LegacyFieldShape | undefined {
         values: Object.values((inner.def as unknown as { entries: Record<string, string> }).entries).map(
           String,
         ),
+        nullable,
       };
     case 'string':
-      return { type: 'string' };
+      return { type: 'string', nullable };
     case 'boolean':
-      return { type: 'boolean' };
+      return { type: 'boolean', nullable };
     case 'array':
-      return { type: 'array' };
+      return { type: 'array', nullable };
     default:
       return undefined;
   }

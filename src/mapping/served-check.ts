@@ -1,7 +1,9 @@
 // What a profile must offer the legacy operations the proxy serves, checked when it loads: the
 // operations' own description (path parameters, body fields, what each handler takes from its
 // table) and the problems of a profile that does not fit it.
+import { QUOTE_MAX_CHARS, shorten } from '../lib/quote.js';
 import { LEGACY_ID_FIELD } from './attributes.js';
+import { toLegacyDate, toLegacyDateTime } from './formats.js';
 import type { OperationTable } from './schema.js';
 
 /**
@@ -44,10 +46,14 @@ export interface RequiredOperation {
   bodyShapes?: Readonly<Record<string, LegacyFieldShape>>;
 }
 
-/** A legacy field's JSON type (a date is a string), and the values of an enumerated one (user status: a, r, i). */
+/**
+ * A legacy field's JSON type (a date is a string), the values of an enumerated one (user status:
+ * a, r, i), and whether it may be null (what the legacy API answers for a value it lacks).
+ */
 export interface LegacyFieldShape {
   type: 'string' | 'boolean' | 'array';
   values?: readonly string[];
+  nullable?: boolean;
 }
 
 /** The parts of a compiled field table the field check reads. */
@@ -195,6 +201,7 @@ interface ContractField {
   readable: boolean;
   writable: boolean;
   format: 'string' | 'date' | 'date-time' | 'boolean' | undefined;
+  default: unknown;
   values: { name: string; legacyValues: readonly string[]; fallback: string | null } | undefined;
   ref: unknown;
   many: boolean;
@@ -217,6 +224,43 @@ function renderedType(field: ContractField): LegacyFieldShape['type'] | undefine
 
 const quoted = (values: readonly string[]) => values.map((value) => JSON.stringify(value)).join(', ');
 
+/** A JSON type with its article, as messages name it: `a string`, `an array`. */
+const aType = (type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+
+/**
+ * What is wrong with a field's `default` for the legacy field it answers, or undefined. The engine
+ * answers a default as it stands in the table, in place of a missing or null successor value,
+ * past the field's value table and format (src/mapping/fields.ts, `readField`): so it is checked
+ * as a legacy value — of the legacy field's JSON type, one of an enumeration's values (not the
+ * successor's word for it), for a `date` or `date-time` format exactly as the format answers a
+ * value (`2026-01-01`, `2026-01-01T08:00:00+00:00`). `null` is what a field without a default
+ * answers: allowed where the legacy field may be null, refused where it never is (a list, `admin`).
+ */
+function defaultProblem(
+  field: ContractField,
+  name: string,
+  legacy: LegacyFieldShape,
+  label: string,
+): string | undefined {
+  const value = field.default;
+  if (value === undefined) return undefined;
+  if (value === null)
+    return legacy.nullable
+      ? undefined
+      : `default null, but the legacy field ${name} is never null (it is ${aType(legacy.type)}; ${label})`;
+  const text = shorten(JSON.stringify(value), QUOTE_MAX_CHARS);
+  const type = Array.isArray(value) ? 'array' : typeof value;
+  if (type !== legacy.type)
+    return `default ${text} is ${aType(type)}, but the legacy field ${name} is ${aType(legacy.type)} (${label})`;
+  if (legacy.values && !legacy.values.includes(value as string))
+    return `default ${text} is not a value of the legacy field ${name} (it has ${quoted(legacy.values)}, and a default is answered as it stands; ${label})`;
+  if (field.format === 'date' && toLegacyDate(value) !== value)
+    return `default ${text} is not a date as format "date" answers one, e.g. "2026-01-01" (${label})`;
+  if (field.format === 'date-time' && toLegacyDateTime(value) !== value)
+    return `default ${text} is not a date-time as format "date-time" answers one, with seconds and a numeric offset, e.g. "2026-01-01T08:00:00+00:00" (${label})`;
+  return undefined;
+}
+
 /**
  * The problem of a field without a value table that maps an enumerated legacy field: no format or
  * derivation of the engine turns the successor's values into the enumeration's, so the successor's
@@ -235,11 +279,12 @@ function unenumerated(field: ContractField, name: string, values: readonly strin
  * What a field table gives or takes that the legacy field it maps cannot be, by field table and
  * field, as [JSON path below the field, message], one per field and kind of mistake however many
  * operations meet it: a type the legacy field does not have (`format: "boolean"` on the string
- * `type`); no value table at all on an enumerated legacy field (see `unenumerated`); a value
- * table that gives a value outside the legacy field's enumeration (user status `x`, not one of
- * a, r, i), or, for a field written, lacks one of its values (a legacy write of `i` refused by
- * the table). The legacy routes check bodies before the mapping, so such a table
- * answered values no legacy client expects and refused values every legacy client sends.
+ * `type`); a `default` the legacy field cannot be (see `defaultProblem`); no value table at all
+ * on an enumerated legacy field (see `unenumerated`); a value table that gives a value outside
+ * the legacy field's enumeration (user status `x`, not one of a, r, i), or, for a field written,
+ * lacks one of its values (a legacy write of `i` refused by the table). The legacy routes check
+ * bodies before the mapping, so such a table answered values no legacy client expects and
+ * refused values every legacy client sends.
  */
 export function contractProblems<F extends ContractField, R extends { fields: ReadonlyMap<string, F> }>(
   operations: ReadonlyMap<string, AnsweringOperation<R>>,
@@ -268,6 +313,9 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           `gives a ${rendered}, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
         );
       }
+      const wrongDefault = defaultProblem(field, name, legacy, shape.label);
+      if (wrongDefault !== undefined)
+        add(op.resource, `${name} default`, `$.fields.${name}.default`, wrongDefault);
       if (legacy.values && !field.values && (rendered === undefined || rendered === legacy.type))
         add(
           op.resource,
