@@ -489,13 +489,14 @@ describe('a broken profile', () => {
     assert.deepEqual(
       error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
       [
+        // SSO reads the user's deleted too (first of the operations that take it).
+        `${file} $.fields.deleted.default: default false is a boolean, but the legacy field deleted is a string (POST /Sso/authenticate)`,
         `${file} $.fields.status.default: default "active" is not a value of the legacy field status (it has "a", "r", "i", and a default is answered as it stands; GET /Core/Entity/User)`,
         `${file} $.fields.created.default: default "2026-02-30" is not a date as format "date" answers one, e.g. "2026-01-01" (GET /Core/Entity/User)`,
         `${file} $.fields.lastlogin.default: default "never" is not a date-time as format "date-time" answers one, with seconds and a numeric offset, e.g. "2026-01-01T08:00:00+00:00" (GET /Core/Entity/User)`,
         `${file} $.fields.roles.default: default "none" is a string, but the legacy field roles is an array (GET /Core/Entity/User)`,
         `${file} $.fields.groups.default: default null, but the legacy field groups is never null (it is an array; GET /Core/Entity/User)`,
         `${file} $.fields.type.default: default 0 is a number, but the legacy field type is a string (POST /Core/Entity/User)`,
-        `${file} $.fields.deleted.default: default false is a boolean, but the legacy field deleted is a string (POST /Core/Entity/User)`,
       ],
     );
     // A date-time as another writer puts it (Z, no seconds) is not what the format answers.
