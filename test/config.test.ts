@@ -576,6 +576,49 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses in `config check` and at start an sso.oidc.redirectUri with credentials, a query or a fragment', async () => {
+    // `config check` said valid, and no login could succeed: openid-client sends the code
+    // exchange's redirect_uri without the query, so the provider refused every code (invalid_grant).
+    const dir = tempDir('config');
+    const configFile = (redirectUri: string) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          successor: { baseUrl: 'http://127.0.0.1:19450/api', auth: { type: 'apiKey', key: 'k' } },
+          legacy: { publicUrl: 'http://127.0.0.1:19451' },
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+          sso: {
+            oidc: { issuer: 'http://127.0.0.1:19452/auth', clientId: 'c', clientSecret: 's', redirectUri },
+          },
+        }),
+      );
+    for (const redirectUri of [
+      'http://127.0.0.1:19451/sso/callback?x=1',
+      'http://127.0.0.1:19451/sso/callback?',
+      'http://127.0.0.1:19451/sso/callback#frag',
+      'http://user:pw-in-url@127.0.0.1:19451/sso/callback',
+    ]) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(redirectUri)], io), 2, redirectUri);
+        assert.match(
+          io.stderr,
+          /sso\.oidc\.redirectUri: must be scheme:\/\/host\[:port\]\[\/path\]: no credentials, query or fragment \(the code exchange sends it without query and fragment, so the provider would refuse every code\)/,
+          `${command.join(' ')} ${redirectUri}`,
+        );
+        assert.doesNotMatch(io.stderr, /pw-in-url/);
+      }
+    }
+    assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
+    const io = capture();
+    assert.equal(
+      await runCli(['config', 'check', '--config', configFile('http://127.0.0.1:19451/sso/callback')], io),
+      0,
+      io.stderr,
+    );
+    assert.match(io.stdout, /valid \(production mode\)/);
+  });
+
   it('takes a store without `type` as SQLite, its documented default, and names the choices for a wrong one', () => {
     // `"store": {"path": …}` was refused: "store.type: Invalid discriminator value".
     const config = (store: unknown) =>

@@ -60,7 +60,7 @@ const urlSchema = z.url({ protocol: /^https?$/ });
 /**
  * A base URL that paths are appended to: no credentials (they would be ignored, or handed to
  * clients in links; secrets come from the environment, SPEC 2), no query or fragment (they would
- * be dropped, or swallow the path).
+ * be dropped, or swallow the path). `use` says why, in the message.
  */
 function baseUrlSchema(use: string) {
   return urlSchema.refine((url) => {
@@ -336,7 +336,12 @@ const ssoOidcSchema = z
     ),
     clientId: z.string().min(1).describe('Client id of the proxy at the provider'),
     clientSecret: secretSchema.describe('Client secret of the proxy at the provider (a secret)'),
-    redirectUri: urlSchema
+    // openid-client sends the code exchange's redirect_uri without the callback's query and
+    // fragment, so with either no code was ever accepted (invalid_grant); RFC 6749 3.1.2 forbids
+    // a fragment, and credentials would be handed to every browser in the authorization URL.
+    redirectUri: baseUrlSchema(
+      'the code exchange sends it without query and fragment, so the provider would refuse every code',
+    )
       .optional()
       .describe('Callback registered at the provider; default {publicUrl}/sso/callback'),
     scopes: z
