@@ -619,6 +619,53 @@ describe('configuration', () => {
     assert.match(io.stdout, /valid \(production mode\)/);
   });
 
+  it('refuses in `config check` and at start an sso.oidc.redirectUri off /sso/callback without legacy.publicUrl', async () => {
+    // `config check` said valid: the browser came back to the proxy itself at a path it does not
+    // answer (404), since no reverse proxy maps that path without legacy.publicUrl.
+    const dir = tempDir('config');
+    const configFile = (redirectUri: string, publicUrl?: string) =>
+      tempFile(
+        'config.json',
+        JSON.stringify({
+          server: { port: 19453 },
+          successor: { baseUrl: 'http://127.0.0.1:19450/api', auth: { type: 'apiKey', key: 'k' } },
+          ...(publicUrl === undefined ? {} : { legacy: { publicUrl } }),
+          store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+          sso: {
+            oidc: { issuer: 'http://127.0.0.1:19452/auth', clientId: 'c', clientSecret: 's', redirectUri },
+          },
+        }),
+      );
+    for (const redirectUri of [
+      'http://127.0.0.1:19453/callback',
+      'http://127.0.0.1:19453/sso/callback/',
+      'http://127.0.0.1:19453/idm-compat/sso/callback',
+    ]) {
+      for (const command of [['config', 'check'], ['serve']]) {
+        const io = capture();
+        assert.equal(await runCli([...command, '--config', configFile(redirectUri)], io), 2, redirectUri);
+        assert.match(
+          io.stderr,
+          /sso\.oidc\.redirectUri: has the path \/\S+, but without legacy\.publicUrl browsers come back to the proxy itself, whose callback is \/sso\/callback/,
+          `${command.join(' ')} ${redirectUri}`,
+        );
+      }
+    }
+    assert.equal(existsSync(path.join(dir, 'store.db')), false, 'serve opened the store before refusing');
+    for (const [redirectUri, publicUrl] of [
+      ['http://127.0.0.1:19453/sso/callback', undefined],
+      // Behind a reverse proxy (legacy.publicUrl) another path may be forwarded to the callback.
+      ['http://127.0.0.1:19451/idm-compat/callback', 'http://127.0.0.1:19451/idm-compat'],
+    ] as const) {
+      const io = capture();
+      assert.equal(
+        await runCli(['config', 'check', '--config', configFile(redirectUri, publicUrl)], io),
+        0,
+        io.stderr,
+      );
+    }
+  });
+
   it('takes a store without `type` as SQLite, its documented default, and names the choices for a wrong one', () => {
     // `"store": {"path": …}` was refused: "store.type: Invalid discriminator value".
     const config = (store: unknown) =>

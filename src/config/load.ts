@@ -7,6 +7,7 @@ import { serverOrigin } from '../http/public-url.js';
 import { JsonFileError, parseJsonFile } from '../lib/json-syntax.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { utf8Text } from '../lib/utf8-text.js';
+import { SSO_PATHS } from './fixed-paths.js';
 import {
   type ConfigFile,
   configSchema,
@@ -260,6 +261,9 @@ function secretFilesOf(value: unknown, baseDir: string): string[] {
  * login to the browser for its own host, so the browser would never bring it to a callback
  * elsewhere, and every login would end in "started in another browser". With port 0 and no
  * `legacy.publicUrl` the proxy's origin is not known before it listens: refused as well.
+ * Without `legacy.publicUrl` the browser comes back to the proxy itself, with no reverse proxy
+ * to map another path to its callback: a path other than `/sso/callback` is refused too (such a
+ * callback would be answered 404).
  */
 function redirectUriProblem(
   parsed: ConfigFile,
@@ -277,8 +281,14 @@ function redirectUriProblem(
   } catch {
     return undefined; // a listen address no URL can name is refused above
   }
-  const origin = new URL(redirectUri).origin;
-  if (origin === reached) return undefined;
+  const { origin, pathname } = new URL(redirectUri);
+  if (origin === reached) {
+    if (configured !== undefined || pathname === SSO_PATHS.callback) return undefined;
+    return {
+      path: 'sso.oidc.redirectUri',
+      message: `has the path ${pathname}, but without legacy.publicUrl browsers come back to the proxy itself, whose callback is ${SSO_PATHS.callback}: leave redirectUri out, give it the path ${SSO_PATHS.callback}, or, behind a reverse proxy that forwards another path there, set legacy.publicUrl`,
+    };
+  }
   return {
     path: 'sso.oidc.redirectUri',
     message: `is on ${origin}, but browsers start the login on ${reached} (${configured === undefined ? 'the listen address; set legacy.publicUrl' : 'legacy.publicUrl'}): the cookie binding the login to the browser is set there and would never come along to the callback; leave redirectUri out ({publicUrl}/sso/callback) or give it publicUrl's origin`,
