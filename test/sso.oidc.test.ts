@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { parseConfig } from '../src/config/load.js';
 import { ManualClock } from '../src/lib/clock.js';
 import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
@@ -32,6 +33,49 @@ async function closedPort(): Promise<number> {
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return typeof address === 'object' && address ? address.port : 9;
+}
+
+/** A call of the sandbox's API, as an administrator would make it; fails the test unless 2xx. */
+async function sandboxApi(
+  sandbox: RunningSandbox,
+  method: string,
+  path: string,
+  body: unknown,
+): Promise<void> {
+  const answer = await fetch(`${sandbox.apiBaseUrl}${path}`, {
+    method,
+    headers: {
+      'x-iserv-authentication': sandbox.apiKey,
+      'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+    },
+    body: JSON.stringify(body),
+  });
+  assert.ok(answer.ok, `${method} ${path}: ${answer.status} ${await answer.text()}`);
+}
+
+/** Creates a user at the sandbox; its successor UUID. */
+async function createUser(sandbox: RunningSandbox, account: string): Promise<string> {
+  await sandboxApi(sandbox, 'POST', '/users', { user: account, firstname: 'Sso', lastname: 'Test' });
+  const id = sandbox.data.userByAccount(account)?.id;
+  assert.ok(id, account);
+  return id;
+}
+
+/** Renames a user at the sandbox (the legacy `PUT …/User/{id} {"username": …}`). */
+async function renameUser(sandbox: RunningSandbox, account: string, to: string): Promise<void> {
+  const id = sandbox.data.userByAccount(account)?.id;
+  assert.ok(id, account);
+  await sandboxApi(sandbox, 'PATCH', `/users/${id}`, { user: to });
+}
+
+/** The `sso` fields of the last identity mismatch warning in `proxy`'s log. */
+function lastMismatch(proxy: SsoProxy): Record<string, unknown> | undefined {
+  const warning = proxy.logSink
+    .lines()
+    .filter((l) => l.msg?.toString().startsWith('SSO identity mismatch'))
+    .at(-1);
+  if (warning) assert.equal(warning.level, 40);
+  return warning?.sso as Record<string, unknown> | undefined;
 }
 
 /**
@@ -150,6 +194,28 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
     } finally {
       proxy.sandbox.faults.reset();
     }
+  });
+
+  it('refuses (403) a newcomer who took over the username since the token was issued (sub is not the UUID)', async () => {
+    // The token's user was renamed and a new user created under its old name: the provider signed
+    // in the newcomer by login_hint, whose username claim matched, and the check let them in.
+    const original = await createUser(proxy.sandbox, 'sso.z');
+    const { return_to } = await proxy.token('sso.z');
+    await renameUser(proxy.sandbox, 'sso.z', 'sso.z.old');
+    const newcomer = await createUser(proxy.sandbox, 'sso.z');
+    assert.notEqual(newcomer, original);
+    const browser = new Browser();
+    const { last } = await browser.follow(return_to);
+    assert.ok(last.url.href.startsWith(callback), last.url.href);
+    assertPage(last, 403);
+    assert.match(last.text, /Signed in as someone else/);
+    assert.ok(!browser.hops.some((hop) => hop.location?.pathname === '/sso/landing'), 'never sent on');
+    const sso = lastMismatch(proxy);
+    assert.deepEqual(sso?.expected, { username: 'sso.z', uuid: original, usernameNow: 'sso.z.old' });
+    assert.deepEqual(sso?.received, { username: 'sso.z', sub: newcomer });
+    const code = browser.hops.find((hop) => hop.url.href.startsWith(callback))?.url.searchParams.get('code');
+    assert.ok(code);
+    assert.ok(!proxy.logSink.text.includes(code), 'no code in the log');
   });
 
   /** Locks a user at the sandbox (as an administrator would, through its API). */
@@ -650,6 +716,140 @@ describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenti
       }
     });
   }
+});
+
+describe('SSO at a provider whose sub is not the successor UUID (the username claim decides)', () => {
+  // A provider of a few lines that signs in whoever login_hint names, with an opaque `sub` and the
+  // name as preferred_username: a correct ID token (signed, nonce, audience) for the name.
+  let sandbox: RunningSandbox;
+  let provider: LoopbackServer;
+  let proxy: SsoProxy;
+  const nonces = new Map<string, { nonce: string; name: string }>();
+  before(async () => {
+    sandbox = await oidcSandbox({
+      redirectUris: ['http://127.0.0.1/sso/callback'],
+      applicationType: 'native',
+    });
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    provider = await startLoopback(async (request, res) => {
+      const issuer = `http://${request.headers.host}/auth`;
+      const json = (body: unknown): void => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      };
+      switch (request.url.pathname) {
+        case '/auth/.well-known/openid-configuration':
+          return json({
+            issuer,
+            authorization_endpoint: `${issuer}/authorize`,
+            token_endpoint: `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ['code'],
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
+          });
+        case '/auth/jwks':
+          return json({ keys: [jwk] });
+        case '/auth/authorize': {
+          const params = request.url.searchParams;
+          const code = `code-${nonces.size}`;
+          nonces.set(code, { nonce: params.get('nonce') ?? '', name: params.get('login_hint') ?? '' });
+          const back = new URL(params.get('redirect_uri') ?? '');
+          back.searchParams.set('code', code);
+          back.searchParams.set('state', params.get('state') ?? '');
+          res.writeHead(302, { location: back.href }).end();
+          return;
+        }
+        case '/auth/token': {
+          const login = nonces.get(new URLSearchParams(request.body).get('code') ?? '');
+          if (!login) {
+            res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}');
+            return;
+          }
+          const idToken = await new SignJWT({
+            nonce: login.nonce,
+            preferred_username: login.name,
+          })
+            .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+            .setIssuer(issuer)
+            .setAudience('legacy-sso')
+            .setSubject(`opaque-${login.name}`)
+            .setIssuedAt()
+            .setExpirationTime('5m')
+            .sign(privateKey);
+          return json({
+            access_token: 'an-access-token',
+            token_type: 'Bearer',
+            expires_in: 300,
+            id_token: idToken,
+          });
+        }
+      }
+      res.writeHead(404).end();
+    });
+    proxy = await startSsoProxy({
+      sandbox,
+      config: {
+        sso: {
+          target: 'https://portal.example/login',
+          oidc: { issuer: `${provider.url}/auth`, clientId: 'legacy-sso', clientSecret: 'the-client-secret' },
+        },
+      },
+    });
+  });
+  after(async () => {
+    await proxy?.close();
+    await provider?.close();
+    await sandbox?.close();
+  });
+
+  /** Follows return_to up to sso.target (not into it): the last hop, and where it sends the browser. */
+  function signIn(returnTo: string) {
+    return new Browser().follow(returnTo, (url) => url.origin === 'https://portal.example');
+  }
+
+  it("signs the user in when the successor confirms that the token's user still has the username", async () => {
+    await createUser(sandbox, 'opaque.a');
+    const { last, next } = await signIn((await proxy.token('opaque.a')).return_to);
+    assert.equal(last.url.pathname, '/sso/callback', last.text);
+    assert.equal(next?.href, 'https://portal.example/login?login_hint=opaque.a');
+    const completed = proxy.logSink
+      .lines()
+      .filter((l) => l.msg === 'request completed' && String(l.path).startsWith('/sso/callback'))
+      .at(-1);
+    assert.equal(completed?.successorCalls, 1, 'the successor was asked once');
+  });
+
+  it("refuses (403) once the token's user was renamed and another user took the name", async () => {
+    const original = await createUser(sandbox, 'opaque.b');
+    const { return_to } = await proxy.token('opaque.b');
+    await renameUser(sandbox, 'opaque.b', 'opaque.b.old');
+    await createUser(sandbox, 'opaque.b');
+    const { last, next } = await signIn(return_to);
+    assert.equal(next, undefined, 'never sent on');
+    assert.equal(last.url.pathname, '/sso/callback');
+    assertPage(last, 403);
+    assert.match(last.text, /Signed in as someone else/);
+    const sso = lastMismatch(proxy);
+    assert.deepEqual(sso?.expected, { username: 'opaque.b', uuid: original, usernameNow: 'opaque.b.old' });
+    assert.deepEqual(sso?.received, { username: 'opaque.b', sub: 'opaque-opaque.b' });
+    assert.doesNotMatch(proxy.logSink.text, /an-access-token|the-client-secret|code-\d/);
+  });
+
+  it('answers the 502 page, not a sign-in, when the successor fails the confirming read', async () => {
+    await createUser(sandbox, 'opaque.c');
+    const { return_to } = await proxy.token('opaque.c');
+    sandbox.faults.set({ rules: [{ match: 'GET /users/{id}', status: 503 }] });
+    try {
+      const { last, next } = await signIn(return_to);
+      assert.equal(next, undefined, 'never sent on');
+      assert.equal(last.url.pathname, '/sso/callback');
+      assertPage(last, 502);
+      assert.match(last.text, /Sign-in is not available right now/);
+    } finally {
+      sandbox.faults.reset();
+    }
+  });
 });
 
 describe('SSO behind a reverse proxy that strips a path prefix (legacy.publicUrl with a path)', () => {

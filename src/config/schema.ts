@@ -354,7 +354,9 @@ const ssoOidcSchema = z
       .string()
       .min(1)
       .default('preferred_username')
-      .describe("ID token claim holding the username; `sub` equal to the user's successor UUID matches too"),
+      .describe(
+        "ID token claim holding the username; `sub` equal to the user's successor UUID matches too. A matching username with another `sub` counts only while the successor's user the token was issued for still has it",
+      ),
     loginTtlSeconds: z
       .int()
       .min(10)

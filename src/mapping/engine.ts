@@ -8,7 +8,7 @@ import { describeUpstreamError, UpstreamError } from '../successor/errors.js';
 import type { CompiledField, CompiledProfile } from './compile.js';
 import { MappingError, type MappingProblem, TranslationError } from './errors.js';
 import { OperationExecutor, type RunInput, type RunResult } from './executor.js';
-import { legacyViolations, type UnusableFieldValue } from './fields.js';
+import { legacyViolations, type RenderedEntity, type UnusableFieldValue } from './fields.js';
 import { IdResolver } from './ids.js';
 import { loadProfile } from './load.js';
 import type { RequiredOperation } from './served-check.js';
@@ -34,6 +34,17 @@ export interface MappingEngine {
    * successor API call of the run adds to `calls` when it is given (the request's log line).
    */
   run(operationId: string, input: RunInput, calls?: CallStats): Promise<RunResult>;
+  /**
+   * Reads the entity of the operation's kind with this successor UUID and renders `fields` through
+   * its field table; undefined when the successor has none. A successor failure is a
+   * TranslationError (`upstream`), as with `run`.
+   */
+  readByUuid(
+    operationId: string,
+    uuid: string,
+    fields: readonly string[],
+    calls?: CallStats,
+  ): Promise<RenderedEntity | undefined>;
 }
 
 /** Builds the engine of a compiled profile. */
@@ -61,19 +72,29 @@ export function createMappingEngine(profile: CompiledProfile, deps: MappingDeps)
       try {
         return await executor.run(operationId, input, calls);
       } catch (error) {
-        // The successor's 404 means the entity went away between resolution and use: not found.
-        if (error instanceof UpstreamError) {
-          const violations = legacyViolations(profile.operations.get(operationId), error);
-          throw new TranslationError(
-            error.code === 'not_found' ? 'not_found' : 'upstream',
-            describeUpstreamError(error),
-            violations === undefined ? { upstream: error } : { upstream: error, violations },
-          );
-        }
-        throw error;
+        throw asTranslationError(profile, operationId, error);
+      }
+    },
+    async readByUuid(operationId, uuid, fields, calls) {
+      try {
+        return await executor.readByUuid(operationId, uuid, fields, calls);
+      } catch (error) {
+        throw asTranslationError(profile, operationId, error);
       }
     },
   };
+}
+
+/** A successor failure of an operation as a TranslationError; any other error as it is. */
+function asTranslationError(profile: CompiledProfile, operationId: string, error: unknown): unknown {
+  if (!(error instanceof UpstreamError)) return error;
+  // The successor's 404 means the entity went away between resolution and use: not found.
+  const violations = legacyViolations(profile.operations.get(operationId), error);
+  return new TranslationError(
+    error.code === 'not_found' ? 'not_found' : 'upstream',
+    describeUpstreamError(error),
+    violations === undefined ? { upstream: error } : { upstream: error, violations },
+  );
 }
 
 /**

@@ -22,6 +22,7 @@ import type {
 import { TranslationError } from './errors.js';
 import {
   legacyViolations,
+  type RenderedEntity,
   type RenderPlan,
   renderEntities,
   renderEntitiesJson,
@@ -311,6 +312,39 @@ export class OperationExecutor {
         return this.#readCachedSubject(op, legacyId, uuid, input, calls);
     }
     return this.#runCounted(op, input, calls);
+  }
+
+  /**
+   * Reads the entity of `operationId`'s kind that has this successor UUID and renders `fields`
+   * through the operation's field table (one successor call): what the entity is now, e.g. whether
+   * the user an SSO token was issued for still has its username. Undefined when the successor has
+   * no such entity (404); other failures reject like the client does.
+   */
+  async readByUuid(
+    operationId: string,
+    uuid: string,
+    fields: readonly string[],
+    calls?: CallStats,
+  ): Promise<RenderedEntity | undefined> {
+    const op = this.profile.operations.get(operationId);
+    if (!op) {
+      throw new TranslationError(
+        'profile_error',
+        `Operation ${operationId} has no entry in the operation tables of mapping profile ${this.profile.name}`,
+      );
+    }
+    const { list } = this.#attributesOf(this.#resource(op), fields);
+    const ticket = this.ids.ticket();
+    let entity: Entity;
+    try {
+      entity = await this.ids.read(op.kind, uuid, list, calls);
+    } catch (error) {
+      if (error instanceof UpstreamError && error.code === 'not_found') return undefined;
+      throw error;
+    }
+    this.ids.remember(op.kind, entity, ticket);
+    const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
+    return rendered;
   }
 
   /**

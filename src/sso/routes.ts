@@ -3,9 +3,11 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { SSO_PATHS } from '../config/fixed-paths.js';
 import { publicUrlOf } from '../http/public-url.js';
 import { requestLog } from '../http/request-log.js';
+import { ssoAuthenticateOperation } from '../legacy/sso/authenticate.js';
 import { normalizeUuid } from '../lib/uuid.js';
+import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
-import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty } from './oidc.js';
+import { SsoOidcError, type SsoOidcFailure, type SsoRelyingParty, type VerifiedIdentity } from './oidc.js';
 import { securityHeaders, ssoPage } from './pages.js';
 import { hashSecret, randomSecret, SSO_TOKEN_PATTERN, targetUrl, tokenId } from './tokens.js';
 
@@ -198,20 +200,26 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
     } catch (error) {
       return oidcFailurePage(c, error, token.username, tokenId(login.tokenHash));
     }
-    const sameUser =
-      (identity.username !== undefined && identity.username === token.username) ||
-      normalizeUuid(identity.sub) === token.userUuid;
-    if (!sameUser) {
+    const verdict = await identityVerdict(services, identity, token, c.get('calls'));
+    if (verdict !== 'same') {
+      const renamed = typeof verdict === 'object';
       log.warn(
         {
           sso: {
             tokenId: tokenId(login.tokenHash),
-            expected: { username: token.username, uuid: token.userUuid },
+            expected: {
+              username: token.username,
+              uuid: token.userUuid,
+              // What the successor calls the token's user now (null: it has no such user any more).
+              ...(renamed ? { usernameNow: verdict.usernameNow } : {}),
+            },
             received: { username: identity.username, sub: identity.sub },
             issuer: party.issuer,
           },
         },
-        'SSO identity mismatch: the identity provider signed in someone else than the user the token was issued for',
+        renamed
+          ? "SSO identity mismatch: the username claim names the token's user, but sub is not its UUID and the successor's user of that UUID no longer has the username (renamed or removed since): the identity provider signed in whoever holds the name now"
+          : 'SSO identity mismatch: the identity provider signed in someone else than the user the token was issued for',
       );
       return ssoPage(c, 403, {
         title: 'Signed in as someone else',
@@ -235,6 +243,29 @@ export function registerSso(app: Hono<AppEnv>, services: Services): void {
         'This page of idm-compat stands in for the portal login (sso.target). Configure sso.target to send visitors to the real portal.',
     });
   });
+}
+
+/**
+ * Whether the ID token names the user the SSO token was issued for (SPEC 3). `sub` equal to the
+ * user's successor UUID (dashed or base58) is that user: a UUID is never another user's. The
+ * username claim equal to the username is only a name, which another user may hold by now (the
+ * token's user renamed or removed, a new user created under the name): then the successor is asked
+ * (one read) whether the user with the token's UUID still has that username, and a `{usernameNow}`
+ * says it does not. A successor failure rejects (the callback's 502/503/504 page).
+ */
+async function identityVerdict(
+  services: Services,
+  identity: VerifiedIdentity,
+  token: { username: string; userUuid: string },
+  calls: CallStats | undefined,
+): Promise<'same' | 'other' | { usernameNow: string | null }> {
+  if (normalizeUuid(identity.sub) === token.userUuid) return 'same';
+  if (identity.username === undefined || identity.username !== token.username) return 'other';
+  const now = await services.mappings
+    .current()
+    .readByUuid(ssoAuthenticateOperation.id, token.userUuid, ['username'], calls);
+  const usernameNow = typeof now?.value.username === 'string' ? now.value.username : null;
+  return usernameNow === token.username ? 'same' : { usernameNow };
 }
 
 /**
