@@ -417,7 +417,46 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
         .at(-1);
       const sso = warning?.sso as { failure?: string; reason?: string } | undefined;
       assert.equal(sso?.failure, 'invalid');
-      assert.match(sso?.reason ?? '', /JWT claim value .*OAUTH_JWT_CLAIM_COMPARISON_FAILED/);
+      assert.match(
+        sso?.reason ?? '',
+        /^the code exchange: unexpected JWT claim value encountered: unexpected ID Token "nonce" claim value \(OAUTH_JWT_CLAIM_COMPARISON_FAILED\)$/,
+      );
+    });
+
+    it('refuses a callback with another iss or a parameter given twice (403), logging which check failed', async () => {
+      // The log said only "invalid response encountered (OAUTH_INVALID_RESPONSE)".
+      const cases: [string, (query: URLSearchParams) => void, RegExp][] = [
+        [
+          'iss',
+          (q) => q.set('iss', 'https://elsewhere.example/auth'),
+          /^the code exchange: invalid response encountered: unexpected "iss" \(issuer\) response parameter value \(OAUTH_INVALID_RESPONSE\)$/,
+        ],
+        [
+          'state twice',
+          (q) => q.append('state', q.get('state') ?? ''),
+          /^the code exchange: invalid response encountered: "state" parameter must be provided only once \(OAUTH_INVALID_RESPONSE\)$/,
+        ],
+      ];
+      for (const [name, change, reason] of cases) {
+        const browser = new Browser();
+        const back = await toCallback(browser, (await proxy.token('lena.mueller')).return_to);
+        assert.ok(back.searchParams.get('iss'), 'the provider sends iss (RFC 9207)');
+        const hop = await browser.get(tampered(back, change));
+        assertPage(hop, 403);
+        assertNeverSentOn(browser);
+        const warning = proxy.logSink
+          .lines()
+          .filter((l) => l.msg === 'SSO login failed at the identity provider')
+          .at(-1);
+        const sso = warning?.sso as { failure?: string; reason?: string } | undefined;
+        assert.equal(sso?.failure, 'invalid', name);
+        assert.match(sso?.reason ?? '', reason, name);
+        for (const secret of [back.searchParams.get('code'), back.searchParams.get('state')])
+          assert.ok(
+            secret && !JSON.stringify(warning).includes(secret),
+            `${name}: no code or state in the log`,
+          );
+      }
     });
   });
 
@@ -576,12 +615,17 @@ describe('SSO at a provider whose discovery is unusable', () => {
       applicationType: 'native',
     });
     // Answers every request with 200 JSON that is no discovery document (no issuer, no endpoints),
-    // or with 404 under /missing.
+    // with 404 under /missing, or a document of another issuer under /other.
     broken = createHttpServer((request, response) => {
       request.resume();
       if (request.url?.startsWith('/missing')) {
         response.writeHead(404, { 'content-type': 'application/json' });
         response.end('{"error":"not_found"}');
+        return;
+      }
+      if (request.url?.startsWith('/other')) {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"issuer":"https://elsewhere.example/auth"}');
         return;
       }
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -595,8 +639,18 @@ describe('SSO at a provider whose discovery is unusable', () => {
     await sandbox.close();
   });
 
-  for (const path of ['/auth', '/missing/auth']) {
-    it(`answers 502, not a failed check, when the discovery at ${path} is no usable document; the token stays unused`, async () => {
+  // The log's reason names what failed: it was "discovery of …: unexpected HTTP response status
+  // code (OAUTH_RESPONSE_IS_NOT_CONFORM)", without the status or the address asked.
+  const reasons: Record<string, (at: string) => string> = {
+    '/auth': (at) =>
+      `discovery of ${at}: invalid response encountered: "response" body "issuer" property must be a string (OAUTH_INVALID_RESPONSE)`,
+    '/missing/auth': (at) =>
+      `discovery of ${at}: ${at}/.well-known/openid-configuration answered 404: unexpected HTTP response status code (OAUTH_RESPONSE_IS_NOT_CONFORM)`,
+    '/other/auth': (at) =>
+      `discovery of ${at}: discovered metadata issuer does not match the expected issuer (the document names "https://elsewhere.example/auth"; set sso.oidc.issuer to it) (OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED)`,
+  };
+  for (const [path, reason] of Object.entries(reasons)) {
+    it(`answers 502, not a failed check, when the discovery at ${path} is no usable document; the token stays unused; the log says why`, async () => {
       // It was a 403 "could not be verified … start the sign-in again", which no retry could mend.
       const proxy = await startSsoProxy({
         sandbox,
@@ -608,6 +662,12 @@ describe('SSO at a provider whose discovery is unusable', () => {
         assertPage(first, 502);
         const again = await new Browser().get(return_to);
         assertPage(again, 502);
+        const logged = proxy.logSink
+          .lines()
+          .find((l) => l.msg === 'SSO login failed at the identity provider');
+        const sso = logged?.sso as { failure?: string; reason?: string } | undefined;
+        assert.equal(sso?.failure, 'unavailable');
+        assert.equal(sso?.reason, reason(`${issuer}${path}`));
       } finally {
         await proxy.close();
       }

@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import type { ResolvedSsoConfig } from '../config/load.js';
 import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
+import { quoteInput } from '../lib/quote.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 
 /** The `sso.oidc` block with its secret resolved. */
@@ -204,13 +205,62 @@ export class SsoRelyingParty {
       if (error.code === 'OAUTH_TIMEOUT' || error.code === undefined || error.cause instanceof TypeError) {
         return new SsoOidcError('unavailable', `${what} failed: ${error.message}`, { cause: error });
       }
-      const status: unknown = error.cause instanceof Response ? error.cause.status : undefined;
-      if (typeof status === 'number' && status >= 500) {
-        return new SsoOidcError('unavailable', `${what} failed with ${status}`, { cause: error });
+      const detail = `${clientErrorDetail(error)} (${error.code})`;
+      const status = answerOf(error)?.status;
+      if (status !== undefined && status >= 500) {
+        return new SsoOidcError('unavailable', `${what} failed: ${detail}`, { cause: error });
       }
-      return new SsoOidcError('invalid', `${what}: ${error.message} (${error.code})`, { cause: error });
+      return new SsoOidcError('invalid', `${what}: ${detail}`, { cause: error });
     }
     const reason = error instanceof Error ? error.message : String(error);
     return new SsoOidcError('unavailable', `${what} failed: ${reason}`, { cause: error });
   }
+}
+
+/**
+ * What an openid-client ClientError says failed, for the log. Its message alone is generic
+ * ("unexpected HTTP response status code", "invalid response encountered"): so the answer it is
+ * about, by address and status (a discovery document that is not there: which URL answered 404),
+ * or the check of oauth4webapi that failed, whose message names the parameter or claim (`"iss"`,
+ * a parameter given twice, the nonce) and no value. Nothing deeper: those causes hold the
+ * callback's parameters (the code), the expected state or nonce, or a parser's quote of an answer.
+ */
+function clientErrorDetail(error: oidc.ClientError): string {
+  const answer = answerOf(error);
+  if (answer) {
+    const type =
+      error.code === 'OAUTH_RESPONSE_IS_NOT_JSON'
+        ? ` with content-type ${quoteInput(answer.contentType ?? '')}`
+        : '';
+    return `${answer.url || 'the provider'} answered ${answer.status}${type}: ${error.message}`;
+  }
+  const check = error.cause;
+  if (check instanceof Error && check.name === 'OperationProcessingError' && check.message !== error.message)
+    return `${error.message}: ${check.message}${announcedIssuer(check.cause)}`;
+  return `${error.message}${announcedIssuer(check)}`;
+}
+
+/**
+ * For a discovery document naming another issuer than `sso.oidc.issuer` (the details of the failed
+ * comparison, openid-client's or oauth4webapi's): the one it names (public metadata, bounded), so
+ * that the operator can copy it. Empty for any other failure.
+ */
+function announcedIssuer(details: unknown): string {
+  if (typeof details !== 'object' || details === null) return '';
+  const { attribute, body } = details as { attribute?: unknown; body?: unknown };
+  if (attribute !== 'issuer' || typeof body !== 'object' || body === null) return '';
+  const named: unknown = (body as { issuer?: unknown }).issuer;
+  return typeof named === 'string'
+    ? ` (the document names ${quoteInput(named)}; set sso.oidc.issuer to it)`
+    : '';
+}
+
+/** The answer an openid-client error is about (its cause, a fetch Response of any undici copy), if any. */
+function answerOf(
+  error: oidc.ClientError,
+): { status: number; url: string; contentType: string | undefined } | undefined {
+  const response: unknown = error.cause;
+  if (Object.prototype.toString.call(response) !== '[object Response]') return undefined;
+  const { status, url, headers } = response as Response;
+  return { status, url, contentType: headers.get('content-type') ?? undefined };
 }
