@@ -1278,6 +1278,34 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses an sso.target with credentials, which every browser would be sent with; a query and a fragment stay', async () => {
+    // Accepted: /sso/continue redirected every browser to https://u:pw@portal…
+    const configFile = (target: string) =>
+      tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, sso: { target } }));
+    const io = capture();
+    assert.equal(
+      await runCli(
+        ['config', 'check', '--config', configFile('https://u:pw-in-target@portal.example/login')],
+        io,
+      ),
+      2,
+    );
+    assert.match(
+      io.stderr,
+      /sso\.target: must not hold credentials \(user:password@\): every browser is sent to it/,
+    );
+    assert.doesNotMatch(io.stderr, /pw-in-target/);
+    const fine = capture();
+    assert.equal(
+      await runCli(
+        ['config', 'check', '--config', configFile('https://portal.example/login?school=1#start')],
+        fine,
+      ),
+      0,
+      fine.stderr,
+    );
+  });
+
   it('refuses metrics.path at or below legacy.basePath, where it would replace legacy operations', async () => {
     const configFile = (metrics: Record<string, unknown>, legacy: Record<string, unknown> = {}) =>
       tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, metrics, legacy }));

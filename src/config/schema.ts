@@ -375,6 +375,11 @@ const ssoSchema = z
       .default(60)
       .describe('How long an SSO token from POST /Service/Sso/authenticate stays valid (single use)'),
     target: urlSchema
+      // Handed to every browser in the redirect: a password in it would be too.
+      .refine(
+        (url) => !URL.canParse(url) || (new URL(url).username === '' && new URL(url).password === ''),
+        'must not hold credentials (user:password@): every browser is sent to it',
+      )
       .optional()
       .describe(
         'Portal login target /sso/continue redirects to (login_hint added); default {publicUrl}/sso/landing',
