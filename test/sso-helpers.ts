@@ -59,7 +59,7 @@ export async function startSsoProxy(options: SsoProxyOptions = {}): Promise<SsoP
   const raw = {
     server: { port: 0, shutdownTimeoutMs: 2000, ...extra.server },
     store: { type: 'sqlite', path: dbPath },
-    mappings: { dir: path.resolve('mappings') },
+    mappings: { dir: path.resolve('mappings'), ...extra.mappings },
     ...(external
       ? {
           successor: {

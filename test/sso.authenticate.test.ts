@@ -2,10 +2,12 @@
 // IDM with demo data), a real SQLite file, an API user from the store.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { type SsoAnswer, type SsoProxy, startSsoProxy } from './sso-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 interface ErrorBody {
   code: number;
@@ -111,6 +113,31 @@ describe('POST /Service/Sso/authenticate', () => {
       assert.equal(body.errors?.[0]?.path, 'body.username');
     }
     assert.equal(tokenRows(proxy).length, before);
+  });
+
+  it('gives no token when the field table passes a locked on that is no boolean (a plain field): 502', async () => {
+    // Only `true` refused: a profile whose locked passed the successor's value on as it came let
+    // every user through, whatever it said.
+    const dir = tempDir('sso-locked');
+    cpSync(path.resolve('mappings', 'iserv-idm-v1'), path.join(dir, 'iserv-idm-v1'), { recursive: true });
+    const file = path.join(dir, 'iserv-idm-v1', 'fields', 'user.json');
+    const table = JSON.parse(readFileSync(file, 'utf8')) as { fields: Record<string, unknown> };
+    table.fields.locked = { attribute: 'status', direction: 'read' };
+    writeFileSync(file, JSON.stringify(table));
+    const plain = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
+    try {
+      const answer = await plain.authenticate({ username: 'lena.mueller' });
+      assert.equal(answer.status, 502, answer.text);
+      assert.doesNotMatch(answer.text, /token/);
+      assert.equal(tokenRows(plain).length, 0);
+      const [line] = plain.logSink.lines().filter((entry) => entry.msg === 'request failed');
+      assert.match(
+        String(line?.err && (line.err as { message: string }).message),
+        /has locked "\\"active\\"", which is no boolean/,
+      );
+    } finally {
+      await plain.close();
+    }
   });
 
   it('refuses a JSON body, a missing or empty username and unknown fields with 400', async () => {

@@ -77,6 +77,15 @@ export const ssoAuthenticateOperation = defineOperation({
         { path: 'body.username', message: 'the user is locked' },
       ]);
     }
+    // Anything but a boolean or nothing (a field without format or value table that passes the
+    // successor's "true" or 1 on) cannot say "not locked": no token then (the profile check refuses
+    // the formats and value tables that give no boolean, but not a plain field).
+    if (user.locked !== false && user.locked !== null && user.locked !== undefined) {
+      throw new UpstreamError(
+        'bad_response',
+        `the successor's user ${quoteInput(username)} has locked ${quoteInput(JSON.stringify(user.locked))}, which is no boolean: give the field locked of the user field table format "boolean"`,
+      );
+    }
     const userUuid = typeof user.uuid === 'string' ? normalizeUuid(user.uuid) : undefined;
     if (!userUuid) {
       throw new UpstreamError(
