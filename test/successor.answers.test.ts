@@ -367,6 +367,24 @@ describe('answers a real successor may give', () => {
     );
     const linked = await proxy.call<ErrorBody>('POST', '/Entity/User/mia.fischer/link/groups', ['lehrer']);
     assert.equal(linked.status, 403, linked.text);
+    // A create's later write on the entity it created (a new role's grants): nothing protects the
+    // new role yet, so that 403 is the missing permission too; the create is rolled back.
+    instead = refusing403(
+      (request) =>
+        request.method === 'POST' &&
+        /^\/iserv\/idm\/api\/v1\/roles\/[^/]+\/privileges$/.test(request.url.pathname),
+      'Access Denied.',
+    );
+    const granted = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+      name: 'Refused Grant',
+      module: 'Core',
+      privileges: ['mail_external'],
+    });
+    assert.equal(granted.status, 502, granted.text);
+    assert.match(granted.body.message, /^The successor refused the proxy's access/);
+    assert.match(granted.body.message, /Rolled back/);
+    assert.doesNotMatch(granted.text, /may not be deleted or updated/);
+    assert.equal(proxy.sandbox.data.roleByName('ROLE_REFUSED_GRANT'), undefined);
   });
 
   it('with an API key: a read refused with 403 is a 502 that names the key, after one call (no token to renew); a write refused so is the legacy 403', async () => {

@@ -4,6 +4,7 @@ import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { mapPages, primed } from '../successor/collections.js';
 import {
+  asMissingPermission,
   asStandingCollectionError,
   mayHaveBeenApplied,
   publicUpstreamMessage,
@@ -59,6 +60,16 @@ function newExecutorMemo(): ExecutorMemo {
     subjectWantsNoUndo: new PairMemo(),
     renders: new PairMemo(),
   };
+}
+
+/** What a step's call gave: its answer, a collection read or its pages, or a tolerated refusal. */
+interface SentStep {
+  body?: unknown;
+  /** Where the successor says the answered entity lives (see `SuccessorResponse.location`). */
+  location?: string | undefined;
+  collection?: Entity[];
+  pages?: AsyncGenerator<Entity[], void>;
+  tolerated?: boolean;
 }
 
 /** A read-only entity operation takes the entity from the resolution of its path entity itself. */
@@ -502,7 +513,15 @@ export class OperationExecutor {
           failedStep = step;
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
-          const outcome = await this.#send(step, lookup, op.kind, step === streamStep);
+          // A write after this run created its entity (a create's grants): nothing can protect the
+          // new entity yet, so a 403 there is the proxy client's missing permission, as the create's own.
+          const onCreated = step.write && !op.subject && state.subject !== undefined;
+          let outcome: SentStep;
+          try {
+            outcome = await this.#send(step, lookup, op.kind, step === streamStep);
+          } catch (error) {
+            throw onCreated ? asMissingPermission(error, 'refused on the entity this call created') : error;
+          }
           pending.pop();
           failedItem = undefined;
           if (step.write) {
@@ -972,14 +991,7 @@ export class OperationExecutor {
     lookup: VariableLookup,
     kind?: CompiledKind,
     stream = false,
-  ): Promise<{
-    body?: unknown;
-    /** Where the successor says the answered entity lives (see `SuccessorResponse.location`). */
-    location?: string | undefined;
-    collection?: Entity[];
-    pages?: AsyncGenerator<Entity[], void>;
-    tolerated?: boolean;
-  }> {
+  ): Promise<SentStep> {
     const path = renderText(step.path, lookup, encodeURIComponent);
     const query: SuccessorQuery = {};
     for (const [param, template] of step.query) {
@@ -1023,9 +1035,10 @@ export class OperationExecutor {
       if (error instanceof UpstreamError && (step.tolerate as ReadonlySet<string>).has(error.code)) {
         return { tolerated: true };
       }
-      // A create in a kind's collection that answers 404 (no entity is gone: the path is wrong) or
-      // 403 (no entity is protected: the proxy's client lacks a permission).
-      throw namesNoEntity(step) ? asStandingCollectionError(error) : error;
+      // A write to a kind's collection that answers 404 (no entity is gone: the path is wrong), or
+      // a create there 403 (no entity is protected: the proxy's client lacks a permission).
+      const create = 'returnsEntity' in step && step.returnsEntity === true;
+      throw namesNoEntity(step) ? asStandingCollectionError(error, create) : error;
     }
   }
 

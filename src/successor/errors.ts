@@ -72,11 +72,13 @@ export class UpstreamError extends Error {
  * - a 404: the successor has no such collection, so the base URL or the profile's collection path
  *   is wrong. Taken for `not_found`, it read to the legacy caller as "no such user", an empty 404
  *   of a list, or a create's 404.
- * - a 403 of the API that names no scope: no entity is protected there, so a permission of the
- *   proxy's client is missing (a 502, SPEC 6). Taken for a protected entity, a refused create
- *   read to the legacy caller as the 403 "may not be deleted or updated".
+ * - for a create (`create`: the call makes the entity it answers), a 403 of the API that names no
+ *   scope: no entity is protected there, so a permission of the proxy's client is missing (a 502,
+ *   SPEC 6). Taken for a protected entity, a refused create read to the legacy caller as the 403
+ *   "may not be deleted or updated". Another write to a fixed path (a relation written with both
+ *   IDs in its body) may well be refused for an entity's protection: it keeps its 403.
  */
-export function asStandingCollectionError(error: unknown): unknown {
+export function asStandingCollectionError(error: unknown, create = false): unknown {
   if (!(error instanceof UpstreamError)) return error;
   if (error.code === 'not_found') {
     return new UpstreamError(
@@ -85,14 +87,26 @@ export function asStandingCollectionError(error: unknown): unknown {
       { ...error.details, cause: error },
     );
   }
-  if (isProtectedEntity(error)) {
-    return new UpstreamError(
-      'forbidden',
-      `${error.message}; refused in a collection, which protects no entity, so the proxy's client lacks a permission`,
-      { ...error.details, permission: true, cause: error },
-    );
-  }
-  return error;
+  return create ? asMissingPermission(error, 'refused in a collection, which protects no entity') : error;
+}
+
+/**
+ * A 403 of the API that names no scope, on a write where no entity can be protected (`why`: a
+ * create in its collection, a write on the entity this very call created), as what it is: a
+ * permission of the proxy's client is missing (a 502, SPEC 6), not the legacy 403 "may not be
+ * deleted or updated". Any other error as it is.
+ */
+export function asMissingPermission(error: unknown, why: string): unknown {
+  if (!(error instanceof UpstreamError && isProtectedEntity(error))) return error;
+  return new UpstreamError(
+    'forbidden',
+    `${error.message}; ${why}, so the proxy's client lacks a permission`,
+    {
+      ...error.details,
+      permission: true,
+      cause: error,
+    },
+  );
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
