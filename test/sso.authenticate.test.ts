@@ -115,28 +115,34 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.equal(tokenRows(proxy).length, before);
   });
 
-  it('gives no token when the field table passes a locked on that is no boolean (a plain field): 502', async () => {
-    // Only `true` refused: a profile whose locked passed the successor's value on as it came let
-    // every user through, whatever it said.
-    const dir = tempDir('sso-locked');
-    cpSync(path.resolve('mappings', 'iserv-idm-v1'), path.join(dir, 'iserv-idm-v1'), { recursive: true });
-    const file = path.join(dir, 'iserv-idm-v1', 'fields', 'user.json');
-    const table = JSON.parse(readFileSync(file, 'utf8')) as { fields: Record<string, unknown> };
-    table.fields.locked = { attribute: 'status', direction: 'read' };
-    writeFileSync(file, JSON.stringify(table));
-    const plain = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
-    try {
-      const answer = await plain.authenticate({ username: 'lena.mueller' });
-      assert.equal(answer.status, 502, answer.text);
-      assert.doesNotMatch(answer.text, /token/);
-      assert.equal(tokenRows(plain).length, 0);
-      const [line] = plain.logSink.lines().filter((entry) => entry.msg === 'request failed');
-      assert.match(
-        String(line?.err && (line.err as { message: string }).message),
+  it('gives no token when a plain field passes on a locked that is no boolean or a deleted that is no date: 502', async () => {
+    // Only `true` refused, and anything but null was "deleted": a profile whose locked passed the
+    // successor's status on let every user through; one whose deleted was a boolean flag refused all.
+    for (const [field, mapped, why] of [
+      [
+        'locked',
+        { attribute: 'status', direction: 'read' },
         /has locked "\\"active\\"", which is no boolean/,
-      );
-    } finally {
-      await plain.close();
+      ],
+      ['deleted', { attribute: 'locked', direction: 'read' }, /has deleted "false", which is no string/],
+    ] as const) {
+      const dir = tempDir(`sso-${field}`);
+      cpSync(path.resolve('mappings', 'iserv-idm-v1'), path.join(dir, 'iserv-idm-v1'), { recursive: true });
+      const file = path.join(dir, 'iserv-idm-v1', 'fields', 'user.json');
+      const table = JSON.parse(readFileSync(file, 'utf8')) as { fields: Record<string, unknown> };
+      table.fields[field] = mapped;
+      writeFileSync(file, JSON.stringify(table));
+      const plain = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
+      try {
+        const answer = await plain.authenticate({ username: 'lena.mueller' });
+        assert.equal(answer.status, 502, `${field}: ${answer.text}`);
+        assert.doesNotMatch(answer.text, /token/);
+        assert.equal(tokenRows(plain).length, 0);
+        const [line] = plain.logSink.lines().filter((entry) => entry.msg === 'request failed');
+        assert.match(String(line?.err && (line.err as { message: string }).message), why);
+      } finally {
+        await plain.close();
+      }
     }
   });
 

@@ -67,6 +67,11 @@ export const ssoAuthenticateOperation = defineOperation({
     }
     const user = found.value;
     const username = typeof user.username === 'string' && user.username !== '' ? user.username : requested;
+    // A plain field (no format, no value table) passes the successor's value on as it comes, which
+    // the profile check cannot see: a `deleted` that is no date (a boolean flag) or a `locked` that
+    // is no boolean cannot say "not deleted" or "not locked". No token then, and the log says why.
+    notOfType(user.deleted, 'string', 'deleted', username);
+    notOfType(user.locked, 'boolean', 'locked', username);
     if (user.deleted !== null && user.deleted !== undefined) {
       throw new LegacyError(400, `User ${quoteInput(username)} is deleted`, [
         { path: 'body.username', message: 'the user is deleted' },
@@ -76,15 +81,6 @@ export const ssoAuthenticateOperation = defineOperation({
       throw new LegacyError(400, `User ${quoteInput(username)} is locked`, [
         { path: 'body.username', message: 'the user is locked' },
       ]);
-    }
-    // Anything but a boolean or nothing (a field without format or value table that passes the
-    // successor's "true" or 1 on) cannot say "not locked": no token then (the profile check refuses
-    // the formats and value tables that give no boolean, but not a plain field).
-    if (user.locked !== false && user.locked !== null && user.locked !== undefined) {
-      throw new UpstreamError(
-        'bad_response',
-        `the successor's user ${quoteInput(username)} has locked ${quoteInput(JSON.stringify(user.locked))}, which is no boolean: give the field locked of the user field table format "boolean"`,
-      );
     }
     const userUuid = typeof user.uuid === 'string' ? normalizeUuid(user.uuid) : undefined;
     if (!userUuid) {
@@ -103,3 +99,15 @@ export const ssoAuthenticateOperation = defineOperation({
     );
   },
 });
+
+/**
+ * Throws the 502 of an answer the proxy cannot use when the user's `field` holds something other
+ * than a value of `type` or nothing (null, absent).
+ */
+function notOfType(value: unknown, type: 'string' | 'boolean', field: string, username: string): void {
+  if (value === null || value === undefined || typeof value === type) return;
+  throw new UpstreamError(
+    'bad_response',
+    `the successor's user ${quoteInput(username)} has ${field} ${quoteInput(JSON.stringify(value))}, which is no ${type}: give the field ${field} of the user field table ${type === 'boolean' ? 'format "boolean"' : 'format "date-time"'}`,
+  );
+}
