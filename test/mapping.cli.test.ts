@@ -617,17 +617,31 @@ describe('idm-compat ids import / export', () => {
       rejections.map((row) => row.line),
       [2, 6, 7, 10],
     );
+    // Lines that end in a lone CR (Excel for Mac), and a lone CR inside quotes in an LF file.
+    writeFileSync(file, 'kind,legacy_id,uuid\r\rgroup,"a\r\rb",bad\rgroup,L5,bad\r');
+    const mac = await cli(['ids', 'import', file, '--config', config, '--json']);
+    assert.deepEqual(
+      (JSON.parse(mac.out) as { rejections: { line: number }[] }).rejections.map((row) => row.line),
+      [3, 6],
+    );
+    writeFileSync(file, 'kind,legacy_id,uuid\ngroup,"a\rb",bad\ngroup,L4,bad\n');
+    const lone = await cli(['ids', 'import', file, '--config', config, '--json']);
+    assert.deepEqual(
+      (JSON.parse(lone.out) as { rejections: { line: number }[] }).rejections.map((row) => row.line),
+      [2, 4],
+    );
   });
 
-  it('refuses a header with two columns for one part of a row, and --kind given twice with different values (exit 2)', async () => {
+  it('refuses a header naming a column twice, and --kind given twice with different values (exit 2)', async () => {
     // The last column won unseen: `legacy_id` twice imported the second one's value, and an empty
     // last column rejected the row as "empty legacy ID"; `--kind user --kind group` imported as group.
+    // Two names of one part (`legacy_id` and an export's row number `id`) take the first in order.
     const dir = tempDir('ids-twice');
     const config = writeConfig(dir, DEFAULT_PROFILE);
     for (const [header, why] of [
-      ['kind,legacy_id,uuid,legacy_id', /2 columns for the legacy ID \(legacy_id, legacy_id\)/],
-      ['kind,id,uuid,legacy_id', /2 columns for the legacy ID \(id, legacy_id\)/],
-      ['kind,legacy_id,uuid,hexuuid', /2 columns for the UUID \(uuid, hexuuid\)/],
+      ['kind,legacy_id,uuid,legacy_id', /the column legacy_id twice: keep one/],
+      ['kind,uuid,legacy_id,uuid', /the column uuid twice: keep one/],
+      ['Kind,legacy_id,uuid,kind', /the column kind twice: keep one/],
     ] as const) {
       const file = path.join(dir, 'twice.csv');
       writeFileSync(file, `${header}\ngroup,first,${randomUUID()},second\n`);
@@ -635,6 +649,10 @@ describe('idm-compat ids import / export', () => {
       assert.equal(run.code, 2, `${header}: ${run.out}`);
       assert.match(run.err, why);
     }
+    const numbered = path.join(dir, 'numbered.csv');
+    writeFileSync(numbered, `id,kind,legacy_id,uuid\n1,group,NUMBERED,${randomUUID()}\n`);
+    const first = await cli(['ids', 'import', numbered, '--config', config, '--json']);
+    assert.equal(first.code, 0, first.err);
     const file = path.join(dir, 'k.csv');
     writeFileSync(file, `legacy_id,uuid\nteachers,${randomUUID()}\n`);
     const kinds = await cli(['ids', 'import', file, '--kind', 'user', '--kind', 'group', '--config', config]);
@@ -645,7 +663,8 @@ describe('idm-compat ids import / export', () => {
     );
     const store = openSqliteStore(path.join(dir, 'store.db'));
     try {
-      assert.equal(await store.idMap.count('group'), 0, 'nothing imported');
+      assert.deepEqual([...(await store.idMap.byLegacyIds('group', ['NUMBERED', '1'])).keys()], ['NUMBERED']);
+      assert.equal(await store.idMap.count('group'), 1, 'nothing else imported');
       assert.equal(await store.idMap.count('user'), 0);
     } finally {
       await store.close();

@@ -76,9 +76,10 @@ export async function importIdCsv(options: {
   const { parse } = await import('csv-parse/sync');
   // The header as read, not the first row's keys: a short first row has fewer of them.
   let header: string[] | undefined;
-  // CRLF read as LF: csv-parse counts a CRLF inside a quoted field as two lines, so every row after
-  // one was given a line too far. A value that held one is refused anyway (a control character).
-  const records = parse(options.text.replaceAll('\r\n', '\n'), {
+  // CRLF and a lone CR (Excel for Mac's line end) read as LF: csv-parse counts a CRLF inside a
+  // quoted field as two lines, so every row after one was given a line too far. A value that held
+  // either is refused anyway (a control character).
+  const records = parse(options.text.replace(/\r\n?/g, '\n'), {
     bom: true,
     columns: (names: string[]) => {
       header = names.map((name) => name.trim().toLowerCase());
@@ -93,20 +94,21 @@ export async function importIdCsv(options: {
   // An empty file, or one whose header lacks a column, imports nothing: it is no ID table (a
   // wrong file, an export cut off), not an empty one.
   const named = header ?? [];
-  // A header with two columns for one part of a row (`legacy_id` twice, or `legacy_id` and `id`)
-  // is refused: which one holds it is not known (a row took the last one's value unseen).
-  const column = (what: string, names: string[]) => {
-    const found = named.filter((name) => names.includes(name));
-    if (found.length > 1) {
+  // The first of a part's names the header has (`legacy_id` before `id`: an export may add a row
+  // number as `id`); one named twice is refused, as which of the two holds it is not known (a row
+  // took the last one's value unseen).
+  const column = (names: string[]) => {
+    const found = names.find((name) => named.includes(name));
+    if (found !== undefined && named.indexOf(found) !== named.lastIndexOf(found)) {
       throw new Error(
-        `the CSV's header has ${found.length} columns for the ${what} (${found.join(', ')}): keep one; its header is ${quoteInput(named.join(','), 100)}`,
+        `the CSV's header has the column ${found} twice: keep one; its header is ${quoteInput(named.join(','), 100)}`,
       );
     }
-    return found[0];
+    return found;
   };
-  const kindColumn = column('kind', KIND_COLUMNS);
-  const legacyColumn = column('legacy ID', LEGACY_COLUMNS);
-  const uuidColumn = column('UUID', UUID_COLUMNS);
+  const kindColumn = column(KIND_COLUMNS);
+  const legacyColumn = column(LEGACY_COLUMNS);
+  const uuidColumn = column(UUID_COLUMNS);
   if (legacyColumn === undefined || uuidColumn === undefined) {
     throw new Error(
       `the CSV needs a header with the columns legacy_id and uuid (and kind, unless --kind is given); ${header === undefined ? 'the file is empty' : `its header is ${quoteInput(named.join(','), 100)}`}`,
