@@ -262,5 +262,14 @@ function answerOf(
   const response: unknown = error.cause;
   if (Object.prototype.toString.call(response) !== '[object Response]') return undefined;
   const { status, url, headers } = response as Response;
-  return { status, url, contentType: headers.get('content-type') ?? undefined };
+  // Without its query: a gateway may put a key there (`?subscription-key=…`), which the provider's
+  // discovery document hands on, and the log is no place for it.
+  return { status, url: withoutQuery(url), contentType: headers.get('content-type') ?? undefined };
+}
+
+/** A URL's origin and path alone; '' for none (a Response made without one). */
+function withoutQuery(url: string): string {
+  if (!URL.canParse(url)) return '';
+  const { origin, pathname } = new URL(url);
+  return `${origin}${pathname}`;
 }
