@@ -481,6 +481,7 @@ describe('a broken profile', () => {
         Object.assign(fields.groups as Json, { default: null });
         Object.assign(fields.status as Json, { default: 'active' });
         Object.assign(fields.created as Json, { default: '2026-02-30' });
+        Object.assign(fields.privileges as Json, { default: [1, null, { a: 2 }] });
         return json;
       },
       REQUIRED_OPERATIONS,
@@ -495,7 +496,9 @@ describe('a broken profile', () => {
         `${file} $.fields.created.default: default "2026-02-30" is not a date as format "date" answers one, e.g. "2026-01-01" (GET /Core/Entity/User)`,
         `${file} $.fields.lastlogin.default: default "never" is not a date-time as format "date-time" answers one, with seconds and a numeric offset, e.g. "2026-01-01T08:00:00+00:00" (GET /Core/Entity/User)`,
         `${file} $.fields.roles.default: default "none" is a string, but the legacy field roles is an array (GET /Core/Entity/User)`,
-        `${file} $.fields.groups.default: default null, but the legacy field groups is never null (it is an array; GET /Core/Entity/User)`,
+        `${file} $.fields.groups.default: default null, but the legacy field groups is never null (it is an array; GET /Core/Entity/User): give [] or leave the default out (null is what a field without one answers)`,
+        // The legacy lists hold IDs: a default's elements are strings too.
+        `${file} $.fields.privileges.default: default [1,null,{"a":2}] holds other values than strings, but the legacy field privileges lists strings (IDs; GET /Core/Entity/User)`,
         `${file} $.fields.type.default: default 0 is a number, but the legacy field type is a string (POST /Core/Entity/User)`,
       ],
     );

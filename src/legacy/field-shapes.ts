@@ -41,8 +41,13 @@ function shapeOf(schema: z.ZodType): LegacyFieldShape | undefined {
       return { type: 'string', nullable };
     case 'boolean':
       return { type: 'boolean', nullable };
-    case 'array':
-      return { type: 'array', nullable };
+    case 'array': {
+      // Every legacy list is one of IDs, strings: said, so that a default's elements are checked.
+      const element = unwrapped((inner.def as unknown as { element: z.ZodType }).element);
+      return element.def.type === 'string'
+        ? { type: 'array', items: 'string', nullable }
+        : { type: 'array', nullable };
+    }
     default:
       return undefined;
   }

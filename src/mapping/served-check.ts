@@ -54,6 +54,8 @@ export interface LegacyFieldShape {
   type: 'string' | 'boolean' | 'array';
   values?: readonly string[];
   nullable?: boolean;
+  /** A list's element type, when it is known (the legacy lists hold IDs: strings). */
+  items?: 'string';
 }
 
 /** The parts of a compiled field table the field check reads. */
@@ -247,11 +249,17 @@ function defaultProblem(
   if (value === null)
     return legacy.nullable
       ? undefined
-      : `default null, but the legacy field ${name} is never null (it is ${aType(legacy.type)}; ${label})`;
+      : `default null, but the legacy field ${name} is never null (it is ${aType(legacy.type)}; ${label}): ${legacy.type === 'array' ? 'give [] or leave' : 'leave'} the default out (null is what a field without one answers)`;
   const text = shorten(JSON.stringify(value), QUOTE_MAX_CHARS);
   const type = Array.isArray(value) ? 'array' : typeof value;
   if (type !== legacy.type)
     return `default ${text} is ${aType(type)}, but the legacy field ${name} is ${aType(legacy.type)} (${label})`;
+  if (
+    legacy.items === 'string' &&
+    Array.isArray(value) &&
+    !value.every((element) => typeof element === 'string')
+  )
+    return `default ${text} holds other values than strings, but the legacy field ${name} lists strings (IDs; ${label})`;
   if (legacy.values && !legacy.values.includes(value as string))
     return `default ${text} is not a value of the legacy field ${name} (it has ${quoted(legacy.values)}, and a default is answered as it stands; ${label})`;
   if (field.format === 'date' && toLegacyDate(value) !== value)
@@ -310,7 +318,7 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           op.resource,
           `${name} type`,
           field.format === undefined ? `$.fields.${name}` : `$.fields.${name}.format`,
-          `gives a ${rendered}, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
+          `gives ${aType(rendered)}, but the legacy field ${name} is ${aType(legacy.type)} (${shape.label})`,
         );
       }
       const wrongDefault = defaultProblem(field, name, legacy, shape.label);
@@ -347,7 +355,7 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           op.resource,
           `${name} type`,
           `$.fields.${name}.format`,
-          `takes a boolean, but the legacy field ${name} is a ${legacy.type} (${shape.label})`,
+          `takes a boolean, but the legacy field ${name} is ${aType(legacy.type)} (${shape.label})`,
         );
       if (legacy.values && !field.values && field.format !== 'boolean')
         add(
