@@ -454,9 +454,10 @@ describe('sandbox writes', () => {
       assert.equal(res.status, 201);
       const body = obj(res.body);
       assert.equal(body.group, 'klasse.9.uebung');
-      // Decomposed (`U` and U+0308, as macOS writes names): the same account, taken (422).
+      // Decomposed (`U` and U+0308, as macOS writes names): the same name and account, taken (422).
       const decomposed = await client.post('/groups', { name: 'Klasse 9 U\u0308bung' });
-      assert.deepEqual(violationPaths(assertProblem(decomposed, 422)), ['name']);
+      assert.deepEqual(violationPaths(assertProblem(decomposed, 422)), ['name', 'name']);
+      assert.match(JSON.stringify(decomposed.body), /A group with this name already exists/);
       assert.deepEqual(
         [body.owner, body.home, body.privileges, body.flags, body.members, body.deleted],
         [null, null, [], [], [], null],

@@ -63,12 +63,17 @@ const urlSchema = z.url({ protocol: /^https?$/ });
  * be dropped, or swallow the path). `use` says why, in the message.
  */
 function baseUrlSchema(use: string) {
-  return urlSchema.refine((url) => {
-    // Not a URL at all: urlSchema says so (zod runs the refinement all the same).
-    if (!URL.canParse(url)) return true;
-    const parsed = new URL(url);
-    return parsed.username === '' && parsed.password === '' && !/[?#]/.test(url);
-  }, `must be scheme://host[:port][/path]: no credentials, query or fragment (${use})`);
+  return urlSchema.refine(
+    (url) => holdsNoCredentials(url) && !/[?#]/.test(url),
+    `must be scheme://host[:port][/path]: no credentials, query or fragment (${use})`,
+  );
+}
+
+/** Whether a URL has no `user:password@`; true for no URL at all, which urlSchema refuses itself (zod runs a refinement all the same). */
+function holdsNoCredentials(url: string): boolean {
+  if (!URL.canParse(url)) return true;
+  const { username, password } = new URL(url);
+  return username === '' && password === '';
 }
 
 const serverSchema = z
@@ -376,10 +381,7 @@ const ssoSchema = z
       .describe('How long an SSO token from POST /Service/Sso/authenticate stays valid (single use)'),
     target: urlSchema
       // Handed to every browser in the redirect: a password in it would be too.
-      .refine(
-        (url) => !URL.canParse(url) || (new URL(url).username === '' && new URL(url).password === ''),
-        'must not hold credentials (user:password@): every browser is sent to it',
-      )
+      .refine(holdsNoCredentials, 'must not hold credentials (user:password@): every browser is sent to it')
       .optional()
       .describe(
         'Portal login target /sso/continue redirects to (login_hint added); default {publicUrl}/sso/landing',

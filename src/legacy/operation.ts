@@ -100,7 +100,7 @@ export function defineOperation<P extends z.ZodType, Q extends z.ZodType, B exte
 
 /** The fields of a resource (`fields`, a GET's) that a body schema (a strict object) does not take. */
 export function fieldsNotIn(fields: readonly string[], body: z.ZodObject): string[] {
-  return fields.filter((field) => !(field in body.shape));
+  return fields.filter((field) => !Object.hasOwn(body.shape, field));
 }
 
 /** Converts `/Core/Entity/User/{id}` to Hono's `/Core/Entity/User/:id`. */

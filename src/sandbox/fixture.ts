@@ -20,6 +20,7 @@ import {
   checkPassword,
   checkRoleName,
   requiredText,
+  sameName,
   Violations,
 } from './routes/validation.js';
 
@@ -350,12 +351,12 @@ export function loadFixture(data: SandboxData, input: string | SandboxFixture, n
     if (u.adminPassword !== undefined) data.setAdminPassword(record.id, u.adminPassword);
   });
   // Group names are unique too (case-insensitively), as POST /groups checks.
-  const groupNames = new Set([...data.store('groups').values()].map((g) => g.name.toLowerCase()));
+  const groupNames = new Set([...data.store('groups').values()].map((g) => sameName(g.name)));
   const newGroups: GroupRecord[] = [];
   fixture.groups?.forEach((g, i) => {
     const path = `$.groups[${i}]`;
-    if (groupNames.has(g.name.toLowerCase())) fail(`${path}.name`, `duplicate group name "${g.name}"`);
-    groupNames.add(g.name.toLowerCase());
+    if (groupNames.has(sameName(g.name))) fail(`${path}.name`, `duplicate group name "${g.name}"`);
+    groupNames.add(sameName(g.name));
     const account = g.group ?? accountFromName(g.name);
     takeAccount(account, `${path}.group`);
     const record: GroupRecord = {

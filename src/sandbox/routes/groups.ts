@@ -13,7 +13,7 @@ import {
   noContent,
 } from './respond.js';
 import { defineRoute, JSON_BODY, MERGE_PATCH, type RouteDef } from './route.js';
-import { accountFromName, checkAccount, requiredText, Violations } from './validation.js';
+import { accountFromName, checkAccount, requiredText, sameName, Violations } from './validation.js';
 
 const TAG = 'Group';
 
@@ -26,10 +26,11 @@ const patchSchema = z
   .partial()
   .strict();
 
+/** Whether another group has this name: case aside, and a decomposed umlaut the same as a composed one. */
 function nameTaken(data: SandboxData, name: string, except?: string): boolean {
-  const wanted = name.toLowerCase();
+  const wanted = sameName(name);
   for (const group of data.groups.values())
-    if (group.id !== except && group.name.toLowerCase() === wanted) return true;
+    if (group.id !== except && sameName(group.name) === wanted) return true;
   return false;
 }
 

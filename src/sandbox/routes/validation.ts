@@ -88,6 +88,11 @@ export function checkPassword(v: Violations, field: string, value: string | unde
   return true;
 }
 
+/** A name as two names are compared: composed (NFC), lower case. */
+export function sameName(name: string): string {
+  return name.normalize('NFC').toLowerCase();
+}
+
 /**
  * A group account derived from its name: lower case, German umlauts transliterated (composed
  * first: a decomposed `u` and U+0308 is an `ü` too), accents dropped, spaces to dots, then only
