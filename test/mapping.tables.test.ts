@@ -498,8 +498,23 @@ describe('a broken profile', () => {
         `${file} $.fields.roles.default: default "none" is a string, but the legacy field roles is an array (GET /Core/Entity/User)`,
         `${file} $.fields.groups.default: default null, but the legacy field groups is never null (it is an array; GET /Core/Entity/User): give [] or leave the default out (null is what a field without one answers)`,
         // The legacy lists hold IDs: a default's elements are strings too.
-        `${file} $.fields.privileges.default: default [1,null,{"a":2}] holds other values than strings, but the legacy field privileges lists strings (IDs; GET /Core/Entity/User)`,
+        `${file} $.fields.privileges.default: default [1,null,{"a":2}] holds other values than non-empty strings, but the legacy field privileges lists IDs (GET /Core/Entity/User)`,
         `${file} $.fields.type.default: default 0 is a number, but the legacy field type is a string (POST /Core/Entity/User)`,
+      ],
+    );
+    // An empty ID is no ID either.
+    const emptyId = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        Object.assign((json.fields as Record<string, Json>).roles as Json, { default: [''] });
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      emptyId.problems.map((p) => p.message),
+      [
+        'default [""] holds other values than non-empty strings, but the legacy field roles lists IDs (GET /Core/Entity/User)',
       ],
     );
     // A date-time as another writer puts it (Z, no seconds) is not what the format answers.

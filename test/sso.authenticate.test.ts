@@ -144,6 +144,21 @@ describe('POST /Service/Sso/authenticate', () => {
         await plain.close();
       }
     }
+    // An empty deletion date (a plain field's default "") is none: it refused every user as deleted.
+    const dir = tempDir('sso-deleted-empty');
+    cpSync(path.resolve('mappings', 'iserv-idm-v1'), path.join(dir, 'iserv-idm-v1'), { recursive: true });
+    const file = path.join(dir, 'iserv-idm-v1', 'fields', 'user.json');
+    const table = JSON.parse(readFileSync(file, 'utf8')) as { fields: Record<string, unknown> };
+    table.fields.deleted = { attribute: 'deleted', direction: 'read', default: '' };
+    writeFileSync(file, JSON.stringify(table));
+    const empty = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
+    try {
+      assert.equal((await empty.authenticate({ username: 'lena.mueller' })).status, 200);
+      const locked = await empty.authenticate({ username: 'leon.weber' });
+      assert.match((locked.body as ErrorBody).message, /^User "leon\.weber" is locked$/);
+    } finally {
+      await empty.close();
+    }
   });
 
   it('refuses a JSON body, a missing or empty username and unknown fields with 400', async () => {

@@ -385,6 +385,39 @@ describe('answers a real successor may give', () => {
     assert.match(granted.body.message, /Rolled back/);
     assert.doesNotMatch(granted.text, /may not be deleted or updated/);
     assert.equal(proxy.sandbox.data.roleByName('ROLE_REFUSED_GRANT'), undefined);
+    // Its undo refused so too: the rollback's failure is the missing permission, not a protection.
+    const grants = (request: SeenRequest) =>
+      request.method === 'POST' &&
+      /^\/iserv\/idm\/api\/v1\/roles\/[^/]+\/privileges$/.test(request.url.pathname);
+    const deletesOfRoles = (request: SeenRequest) =>
+      request.method === 'DELETE' && /^\/iserv\/idm\/api\/v1\/roles\/[^/]+$/.test(request.url.pathname);
+    instead = refusing403((request) => grants(request) || deletesOfRoles(request), 'Access Denied.');
+    const stuck = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+      name: 'Stuck Grant',
+      module: 'Core',
+      privileges: ['mail_external'],
+    });
+    assert.equal(stuck.status, 502, stuck.text);
+    assert.match(stuck.body.message, /Rollback failed \(The successor refused the proxy's access/);
+    assert.match(stuck.body.message, /still applied: create role "Stuck Grant"/);
+    assert.doesNotMatch(stuck.text, /may not be deleted or updated/);
+    // A 404 of the new role's grant: no unknown path entity of the caller's (a create has none),
+    // but an answer the proxy cannot use; rolled back.
+    instead = (request, res) => {
+      if (!grants(request)) return false;
+      res.writeHead(404, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'Not Found', status: 404, detail: 'Not Found' }));
+      return true;
+    };
+    const lost = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+      name: 'Lost Grant',
+      module: 'Core',
+      privileges: ['mail_external'],
+    });
+    assert.equal(lost.status, 502, lost.text);
+    assert.match(lost.body.message, /^The successor gave an answer the proxy cannot use/);
+    assert.match(lost.body.message, /Rolled back/);
+    assert.equal(proxy.sandbox.data.roleByName('ROLE_LOST_GRANT'), undefined);
   });
 
   it('with an API key: a read refused with 403 is a 502 that names the key, after one call (no token to renew); a write refused so is the legacy 403', async () => {

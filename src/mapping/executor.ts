@@ -4,7 +4,7 @@ import type { CallStats } from '../observe/observer.js';
 import { countingCalls, type SuccessorClient, type SuccessorQuery } from '../successor/client.js';
 import { mapPages, primed } from '../successor/collections.js';
 import {
-  asMissingPermission,
+  asCreatedEntityError,
   asStandingCollectionError,
   mayHaveBeenApplied,
   publicUpstreamMessage,
@@ -513,14 +513,14 @@ export class OperationExecutor {
           failedStep = step;
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
-          // A write after this run created its entity (a create's grants): nothing can protect the
-          // new entity yet, so a 403 there is the proxy client's missing permission, as the create's own.
+          // A write after this run created its entity (a create's grants): its 403 and 404 are not
+          // the protected or unknown path entity's (asCreatedEntityError).
           const onCreated = step.write && !op.subject && state.subject !== undefined;
           let outcome: SentStep;
           try {
             outcome = await this.#send(step, lookup, op.kind, step === streamStep);
           } catch (error) {
-            throw onCreated ? asMissingPermission(error, 'refused on the entity this call created') : error;
+            throw onCreated ? asCreatedEntityError(error) : error;
           }
           pending.pop();
           failedItem = undefined;
@@ -916,7 +916,9 @@ export class OperationExecutor {
               : label(undo, undefined, lookup),
           );
         }
-      } catch (error) {
+      } catch (caught) {
+        // The undo of a create's writes is on the entity it created (asCreatedEntityError).
+        const error = op.subject ? caught : asCreatedEntityError(caught);
         if (!(error instanceof UpstreamError)) throw error;
         failed = publicUpstreamMessage(error);
         failure = error;

@@ -257,9 +257,9 @@ function defaultProblem(
   if (
     legacy.items === 'string' &&
     Array.isArray(value) &&
-    !value.every((element) => typeof element === 'string')
+    !value.every((element) => typeof element === 'string' && element !== '')
   )
-    return `default ${text} holds other values than strings, but the legacy field ${name} lists strings (IDs; ${label})`;
+    return `default ${text} holds other values than non-empty strings, but the legacy field ${name} lists IDs (${label})`;
   if (legacy.values && !legacy.values.includes(value as string))
     return `default ${text} is not a value of the legacy field ${name} (it has ${quoted(legacy.values)}, and a default is answered as it stands; ${label})`;
   if (field.format === 'date' && toLegacyDate(value) !== value)

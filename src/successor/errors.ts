@@ -91,12 +91,30 @@ export function asStandingCollectionError(error: unknown, create = false): unkno
 }
 
 /**
+ * A failure of a write on the entity this very call created (a create's later steps, such as a new
+ * role's grants, or the undo of its writes), as what it is: nothing can protect that entity yet,
+ * so a 403 is a permission the proxy's client lacks ({@link asMissingPermission}); and it cannot be
+ * gone unless the successor lost it, so a 404 is an answer the proxy cannot use (a 502), not the
+ * caller's unknown path entity, of which a create has none. Any other error as it is.
+ */
+export function asCreatedEntityError(error: unknown): unknown {
+  if (error instanceof UpstreamError && error.code === 'not_found' && error.source === 'api') {
+    return new UpstreamError(
+      'bad_response',
+      `${error.message}; the entity this call created, which the successor cannot have lost so soon: its path in the mapping profile may be wrong`,
+      { ...error.details, cause: error },
+    );
+  }
+  return asMissingPermission(error, 'refused on the entity this call created');
+}
+
+/**
  * A 403 of the API that names no scope, on a write where no entity can be protected (`why`: a
  * create in its collection, a write on the entity this very call created), as what it is: a
  * permission of the proxy's client is missing (a 502, SPEC 6), not the legacy 403 "may not be
  * deleted or updated". Any other error as it is.
  */
-export function asMissingPermission(error: unknown, why: string): unknown {
+function asMissingPermission(error: unknown, why: string): unknown {
   if (!(error instanceof UpstreamError && isProtectedEntity(error))) return error;
   return new UpstreamError(
     'forbidden',

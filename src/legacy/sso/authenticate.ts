@@ -72,7 +72,8 @@ export const ssoAuthenticateOperation = defineOperation({
     // is no boolean cannot say "not deleted" or "not locked". No token then, and the log says why.
     notOfType(user.deleted, 'string', 'deleted', username);
     notOfType(user.locked, 'boolean', 'locked', username);
-    if (user.deleted !== null && user.deleted !== undefined) {
+    // An empty deletion date is none, as a `date` format reads it (a plain field or a default "").
+    if (typeof user.deleted === 'string' && user.deleted !== '') {
       throw new LegacyError(400, `User ${quoteInput(username)} is deleted`, [
         { path: 'body.username', message: 'the user is deleted' },
       ]);
