@@ -111,6 +111,28 @@ async function prefixFront(
   return { front, url: `${front.url}${prefix}`, backend };
 }
 
+/** The `sso` fields of the proxy's last "failed at the identity provider" log line. */
+function lastProviderFailure(proxy: SsoProxy): { failure?: string; reason?: string } | undefined {
+  const warning = proxy.logSink
+    .lines()
+    .filter((l) => l.msg === 'SSO login failed at the identity provider')
+    .at(-1);
+  return warning?.sso as { failure?: string; reason?: string } | undefined;
+}
+
+/** The discovery document of a small provider at `issuer`: code flow, RS256 ID tokens, keys at /jwks. */
+function discoveryOf(issuer: string): Record<string, unknown> {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    jwks_uri: `${issuer}/jwks`,
+    response_types_supported: ['code'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
+  };
+}
+
 describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
   const clock = new ManualClock(Date.now());
   let proxy: SsoProxy;
@@ -411,11 +433,7 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
       assertPage(hop, 403);
       assert.equal(hop.location, undefined);
       assertNeverSentOn(browser);
-      const warning = proxy.logSink
-        .lines()
-        .filter((l) => l.msg === 'SSO login failed at the identity provider')
-        .at(-1);
-      const sso = warning?.sso as { failure?: string; reason?: string } | undefined;
+      const sso = lastProviderFailure(proxy);
       assert.equal(sso?.failure, 'invalid');
       assert.match(
         sso?.reason ?? '',
@@ -444,16 +462,12 @@ describe('SSO with OIDC in sandbox mode (the embedded provider)', () => {
         const hop = await browser.get(tampered(back, change));
         assertPage(hop, 403);
         assertNeverSentOn(browser);
-        const warning = proxy.logSink
-          .lines()
-          .filter((l) => l.msg === 'SSO login failed at the identity provider')
-          .at(-1);
-        const sso = warning?.sso as { failure?: string; reason?: string } | undefined;
+        const sso = lastProviderFailure(proxy);
         assert.equal(sso?.failure, 'invalid', name);
         assert.match(sso?.reason ?? '', reason, name);
         for (const secret of [back.searchParams.get('code'), back.searchParams.get('state')])
           assert.ok(
-            secret && !JSON.stringify(warning).includes(secret),
+            secret && !JSON.stringify(proxy.logSink.lines()).includes(secret),
             `${name}: no code or state in the log`,
           );
       }
@@ -690,17 +704,7 @@ describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenti
     provider = await startLoopback((request, res) => {
       const issuer = `http://${request.headers.host}/auth`;
       if (request.url.pathname === '/auth/.well-known/openid-configuration') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            issuer,
-            authorization_endpoint: `${issuer}/authorize`,
-            token_endpoint: `${issuer}/token`,
-            jwks_uri: `${issuer}/jwks`,
-            response_types_supported: ['code'],
-            subject_types_supported: ['public'],
-            id_token_signing_alg_values_supported: ['RS256'],
-          }),
-        );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(discoveryOf(issuer)));
         return;
       }
       if (request.url.pathname === '/auth/authorize') {
@@ -799,15 +803,7 @@ describe('SSO at a provider whose sub is not the successor UUID (the username cl
       };
       switch (request.url.pathname) {
         case '/auth/.well-known/openid-configuration':
-          return json({
-            issuer,
-            authorization_endpoint: `${issuer}/authorize`,
-            token_endpoint: `${issuer}/token`,
-            jwks_uri: `${issuer}/jwks`,
-            response_types_supported: ['code'],
-            subject_types_supported: ['public'],
-            id_token_signing_alg_values_supported: ['RS256'],
-          });
+          return json(discoveryOf(issuer));
         case '/auth/jwks':
           return json({ keys: [jwk] });
         case '/auth/authorize': {

@@ -127,15 +127,26 @@ export function unreadableFields<R extends AnsweringResource>(
     for (const name of 'fields' in answer ? answer.fields : []) {
       if (name === LEGACY_ID_FIELD || op.resource.fields.get(name)?.readable === true) continue;
       if (brokenFields.get(op.kind.name)?.has(name)) continue;
-      const byField = found.get(op.resource) ?? new Map<string, FieldNeed>();
-      found.set(op.resource, byField);
-      const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
-      byField.set(name, need);
-      need.labels.push(shapes.get(id)?.label ?? id);
-      need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
+      noteNeed(found, op, op.resource, name, shapes.get(id)?.label ?? id);
     }
   }
   return found;
+}
+
+/** Records that the operation `label` (mapped as `op`) needs `name` of its kind's field table. */
+function noteNeed<R extends AnsweringResource>(
+  found: Map<R, Map<string, FieldNeed>>,
+  op: AnsweringOperation<R>,
+  resource: R,
+  name: string,
+  label: string,
+): void {
+  const byField = found.get(resource) ?? new Map<string, FieldNeed>();
+  found.set(resource, byField);
+  const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
+  byField.set(name, need);
+  need.labels.push(label);
+  need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
 }
 
 /**
@@ -159,12 +170,7 @@ export function unwritableBodyFields<R extends AnsweringResource>(
     for (const name of shape.requiredBodyFields ?? []) {
       if (op.resource.fields.get(name)?.writable === true) continue;
       if (brokenFields.get(op.kind.name)?.has(name)) continue;
-      const byField = found.get(op.resource) ?? new Map<string, FieldNeed>();
-      found.set(op.resource, byField);
-      const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
-      byField.set(name, need);
-      need.labels.push(shape.label);
-      need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
+      noteNeed(found, op, op.resource, name, shape.label);
     }
   }
   return found;
