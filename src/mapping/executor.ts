@@ -514,8 +514,9 @@ export class OperationExecutor {
           const lookup: VariableLookup = (path) =>
             path[0] === 'item' && item ? this.#refVariable(op.items, item, path[1]) : lookupBase(path);
           // A write after this run created its entity (a create's grants): its 403 and 404 are not
-          // the protected or unknown path entity's (asCreatedEntityError).
-          const onCreated = step.write && !op.subject && state.subject !== undefined;
+          // the protected or unknown path entity's (asCreatedEntityError); a path that names a body
+          // item alone is about that item (its 404: the item gone, below).
+          const onCreated = step.write && !op.subject && state.subject !== undefined && !namesItemAlone(step);
           let outcome: SentStep;
           try {
             outcome = await this.#send(step, lookup, op.kind, step === streamStep);
