@@ -13,7 +13,7 @@ import type { AppConfig } from './config/load.js';
 import { loadTlsFiles, type TlsFiles, tlsDigest } from './config/tls.js';
 import { configWarnings } from './config/warnings.js';
 import { connectionDropReporter } from './http/connection-limit.js';
-import { NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
+import { continueWhenRead, NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
 import { serverOrigin } from './http/public-url.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
@@ -77,7 +77,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const publicUrl = services.publicUrl ?? url;
     // Attached once the address is known (port 0 picks one): between the end of listen() and here
     // only promise continuations run, never an I/O callback, so no request arrives without it.
-    server.on('request', nodeRequestListener(app.fetch, { defaultHost: new URL(publicUrl).host, logger }));
+    const listener = nodeRequestListener(app.fetch, { defaultHost: new URL(publicUrl).host, logger });
+    server.on('request', listener);
+    server.on('checkContinue', continueWhenRead(listener));
     logger.info(
       { url, mode: config.mode, successor: services.config.successor.baseUrl },
       'idm-compat listening',

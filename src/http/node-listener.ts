@@ -69,6 +69,28 @@ export function nodeRequestListener(
       : served(incoming, outgoing);
 }
 
+/**
+ * A listener for Node's `checkContinue` (a request with `Expect: 100-continue`): the `100
+ * Continue` is sent when the request's body is first read, not at once as Node does without the
+ * listener. A request refused before its body is needed (401 or 403 of the API-user check, 429,
+ * 413 by its declared length, an operation that takes no body refused) is answered without the
+ * client having sent the body: the client waits for the 100, and gets the refusal instead (RFC 9110
+ * 10.1.1). The answer then says `Connection: close` (the body announced and not read), so a client
+ * that sends the body after its own wait cannot have it read as the next request.
+ */
+export function continueWhenRead(
+  listener: (incoming: IncomingMessage, outgoing: ServerResponse) => unknown,
+): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  return (incoming, outgoing) => {
+    // `resume`: the stream starts flowing, which every reader of the body (the adapter's web
+    // stream, a direct read) does first.
+    incoming.once('resume', () => {
+      if (!outgoing.headersSent && !outgoing.writableEnded) outgoing.writeContinue();
+    });
+    void listener(incoming, outgoing);
+  };
+}
+
 /** "Invalid host header" → "invalid host header", for the end of a sentence. */
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
