@@ -9,9 +9,20 @@ import { announcesBody, requestHeader } from './request-headers.js';
 /**
  * Refuses a body sent compressed (`Content-Encoding: gzip`): the legacy server read none, and
  * read as it is the body was "not valid UTF-8", or passed through to the old server without the
- * header that says how to read it. 415 (RFC 9110 15.5.16) naming the coding.
+ * header that says how to read it. 415 (RFC 9110 15.5.16) naming the coding. A transfer coding
+ * other than `chunked` (`gzip, chunked`, an unknown `foo, chunked`; Node's parser checks only the
+ * last) is one the proxy does not implement: 501 (RFC 9112 6.1) naming it. Read as it was, such a
+ * body was taken as plain, or was "not valid UTF-8".
  */
 function unencoded(c: Context<AppEnv>): void {
+  const transfer = requestHeader(c, 'transfer-encoding');
+  if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) {
+    throw new LegacyError(
+      501,
+      `The request body is sent with Transfer-Encoding ${quoteInput(transfer)}: only chunked is implemented; send it chunked alone, or with a Content-Length, uncompressed`,
+      [{ path: 'body', message: 'must not be sent in another transfer coding than chunked' }],
+    );
+  }
   const coding = requestHeader(c, 'content-encoding');
   if (coding === undefined || /^\s*(identity)?\s*$/i.test(coding)) return;
   throw new LegacyError(

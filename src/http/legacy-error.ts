@@ -1,5 +1,5 @@
 /** Status codes the legacy surface answers with on error. */
-export type LegacyStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 502 | 503 | 504;
+export type LegacyStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 501 | 502 | 503 | 504;
 
 export interface LegacyErrorItem {
   path: string;
