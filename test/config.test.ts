@@ -1278,6 +1278,20 @@ describe('configuration', () => {
     );
   });
 
+  it('says why an auth.realm is refused: empty, too long, or a quote or backslash in it', async () => {
+    // An empty realm was "printable ASCII without quotes or backslashes", which it is.
+    for (const [realm, why] of [
+      ['', /auth\.realm: must not be empty/],
+      ['r'.repeat(101), /auth\.realm: at most 100 characters/],
+      ['a"b', /auth\.realm: printable ASCII without quotes or backslashes/],
+    ] as const) {
+      const io = capture();
+      const file = tempFile('config.json', JSON.stringify({ sandbox: { enabled: true }, auth: { realm } }));
+      assert.equal(await runCli(['config', 'check', '--config', file], io), 2, realm);
+      assert.match(io.stderr, why);
+    }
+  });
+
   it('refuses an sso.target with credentials, which every browser would be sent with; a query and a fragment stay', async () => {
     // Accepted: /sso/continue redirected every browser to https://u:pw@portal…
     const configFile = (target: string) =>

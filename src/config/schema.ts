@@ -493,7 +493,9 @@ const authSchema = z
   .strictObject({
     realm: z
       .string()
-      .regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,100}$/, 'printable ASCII without quotes or backslashes')
+      .min(1, 'must not be empty')
+      .max(100, 'at most 100 characters')
+      .regex(/^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/, 'printable ASCII without quotes or backslashes')
       .default('idm-compat')
       .describe('Realm named in WWW-Authenticate: Basic realm="…"'),
     credentialCacheTtlSeconds: z
