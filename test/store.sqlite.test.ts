@@ -2,10 +2,11 @@
 // once each and recorded, reopening, and two connections on one file (the server and a CLI command).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { StoreUnavailableError } from '../src/store/errors.js';
 import { sqliteDriverFor } from '../src/store/sqlite/connection.js';
 import { migrate, openSqliteConnection, openSqliteDatabase } from '../src/store/sqlite/database.js';
 import { openSqliteStore, SQLITE_MIGRATIONS, type SqliteStore } from '../src/store/sqlite/index.js';
@@ -220,6 +221,31 @@ describe('SQLite store', () => {
       assert.equal(db.prepare('SELECT n FROM t WHERE n = ?').get(4), undefined);
     } finally {
       db.close();
+    }
+  });
+
+  it('is not ready once its file was replaced or removed while it runs (it still has the old one open)', async () => {
+    // A backup restored with `mv`, or the file deleted: readiness said ready, and the proxy went on
+    // serving the old file while `apiuser` commands changed the new one.
+    for (const how of ['replaced', 'removed'] as const) {
+      const file = freshFile();
+      const store = openSqliteStore(file);
+      try {
+        await store.ping();
+        if (how === 'replaced') {
+          copyFileSync(file, `${file}.bak`);
+          renameSync(`${file}.bak`, file);
+        } else rmSync(file);
+        await assert.rejects(
+          store.ping(),
+          (error: Error) =>
+            error instanceof StoreUnavailableError &&
+            error.message.includes(`${file} was ${how} while the proxy runs`) &&
+            /restart the proxy/.test(error.message),
+        );
+      } finally {
+        await store.close();
+      }
     }
   });
 

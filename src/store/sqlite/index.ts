@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { StoreUnavailableError } from '../errors.js';
 import type { Migration, Store } from '../types.js';
 import {
   API_USER_REMOVALS_MIGRATION,
@@ -36,7 +38,20 @@ export class SqliteStore implements Store {
   readonly usage: SqliteUsageRepository;
   readonly shadow: SqliteShadowRepository;
 
-  constructor(readonly db: SqliteDatabase) {
+  /**
+   * The file the store was opened from and its identity then (device and inode); none for an
+   * in-memory store.
+   */
+  private readonly opened: { file: string; dev: number; ino: number } | undefined;
+
+  constructor(
+    readonly db: SqliteDatabase,
+    file?: string,
+  ) {
+    if (file !== undefined && file !== ':memory:') {
+      const { dev, ino } = statSync(file);
+      this.opened = { file, dev, ino };
+    }
     this.apiUsers = waitingOutLocks(new SqliteApiUserRepository(db));
     this.loginThrottle = waitingOutLocks(new SqliteLoginThrottleRepository(db));
     this.idMap = waitingOutLocks(new SqliteIdMapRepository(db), ['upsert']);
@@ -45,8 +60,26 @@ export class SqliteStore implements Store {
     this.shadow = waitingOutLocks(new SqliteShadowRepository(db));
   }
 
+  /**
+   * Readiness: SQLite answers, and `store.path` still names the file the store has open. A file
+   * removed, or replaced (a backup restored with `mv`) while the proxy runs, left it serving from
+   * the old one, ready, while `apiuser` commands changed the new file: a removed API user kept
+   * working. The check is one `stat`.
+   */
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+    if (!this.opened) return;
+    const { file, dev, ino } = this.opened;
+    let now: { dev: number; ino: number } | undefined;
+    try {
+      now = statSync(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (now?.dev === dev && now.ino === ino) return;
+    throw new StoreUnavailableError(
+      `the store (SQLite) is unavailable: ${file} was ${now ? 'replaced' : 'removed'} while the proxy runs, which still has the old file open; API users and IDs changed since are in the new one: restart the proxy (a restored backup takes a restart)`,
+    );
   }
 
   async close(): Promise<void> {
@@ -58,7 +91,7 @@ export class SqliteStore implements Store {
 
 /** Opens the SQLite store at `file` and brings its schema up to date. */
 export function openSqliteStore(file: string): SqliteStore {
-  return new SqliteStore(openSqliteDatabase(file, SQLITE_MIGRATIONS));
+  return new SqliteStore(openSqliteDatabase(file, SQLITE_MIGRATIONS), file);
 }
 
 export { isFileAccessError } from './database.js';
