@@ -283,6 +283,28 @@ describe('answers a real successor may give', () => {
       assert.equal(callsSince(from).length, 1);
     });
 
+    it('a Retry-After that is neither whole seconds nor an HTTP date is not passed on', async () => {
+      // `soon`, `-5`, `1.5` reached the legacy client as they came; RFC 9110 allows neither.
+      for (const [given, passed] of [
+        ['soon', null],
+        ['-5', null],
+        ['1.5', null],
+        ['99999999999999', null],
+        [' 17 ', '17'],
+      ] as const) {
+        instead = (request, res) => {
+          if (request.method !== 'GET' || !request.url.pathname.startsWith('/iserv/idm/api/v1/'))
+            return false;
+          res.writeHead(429, { 'content-type': 'application/problem+json', 'retry-after': given });
+          res.end(JSON.stringify({ title: 'Too Many Requests', status: 429 }));
+          return true;
+        };
+        const answer = await proxy.call<ErrorBody>('GET', '/Entity/User/lena.mueller');
+        assert.equal(answer.status, 503, answer.text);
+        assert.equal(answer.headers.get('retry-after'), passed, given);
+      }
+    });
+
     it('a write: 503 with Retry-After, sent once, nothing said about an unknown outcome', async () => {
       instead = tooMany('POST');
       const from = relay.requests.length;

@@ -84,7 +84,7 @@ export function upstreamToLegacy(
         ? '; the outcome of the change is unknown: it may or may not be in effect, check it before retrying'
         : '';
     // A 503 (no token for now, or a 429 of the API) passes on when the successor said to try again.
-    const retryAfter = status === 503 ? error.details.retryAfter : undefined;
+    const retryAfter = status === 503 ? validRetryAfter(error.details.retryAfter) : undefined;
     return new LegacyError(
       status,
       `${words}${unknown}${logHint(context)}`,
@@ -238,4 +238,19 @@ export function renderLegacyError(c: Context, error: LegacyError): Response {
     error.status,
     error.headers ? { ...error.headers, ...NO_SNIFF } : NO_SNIFF,
   );
+}
+
+/**
+ * A successor's `Retry-After` as RFC 9110 10.2.3 allows it, to be passed on: a whole number of
+ * seconds (at most nine digits) or an HTTP-date; undefined for anything else (`soon`, `-5`, `1.5`,
+ * a number too large for a client to hold), which a client that parses the header could trip on.
+ */
+function validRetryAfter(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d{1,9}$/.test(trimmed)) return trimmed;
+  return /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(trimmed) &&
+    !Number.isNaN(Date.parse(trimmed))
+    ? trimmed
+    : undefined;
 }
