@@ -131,6 +131,36 @@ describe('serve on SIGTERM', () => {
     assert.equal(burst.length, 20);
   });
 
+  it('a second signal stops at once (exit 143), saying so, with every collected log line written', async () => {
+    // Node's default ended the process: up to a second of lines was lost, answered requests' too.
+    const { cli } = startServe();
+    const [, url = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(sandbox mode\)/);
+    const sandboxUrl = logLines(cli).find((line) => line.msg === 'sandbox IDM listening')?.url;
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+    for (let i = 0; i < 5; i++) {
+      const response = await fetch(`${url}/healthz`, { headers: { 'x-request-id': `mark-${i}` } });
+      assert.equal(response.status, 200);
+    }
+    await slowSandbox(sandboxUrl);
+    const inFlight = fetch(`${url}/readyz`).catch(() => 'cut off');
+    await sleep(300);
+    cli.child.kill('SIGTERM');
+    await cli.waitFor('stderr', /SIGTERM: finishing in-flight requests/);
+    cli.child.kill('SIGTERM');
+    assert.deepEqual(await cli.exited, { code: 143, signal: null }, cli.stderr());
+    await inFlight;
+    assert.match(cli.stderr(), /SIGTERM again: stopping at once/);
+    const lines = logLines(cli);
+    assert.equal(
+      lines.filter((l) => String(l.reqId).startsWith('mark-') && l.msg === 'request completed').length,
+      5,
+      'every answered request is in the log',
+    );
+    assert.ok(
+      lines.some((l) => l.msg === 'SIGTERM again: stopping at once; requests still in flight are cut off'),
+    );
+  });
+
   it('a signal during start-up still stops gracefully once started (exit 0, not killed)', async () => {
     const { cli, storeFile } = startServe();
     // The store is opened first in start-up; the demo user, the sandbox and the listener follow.

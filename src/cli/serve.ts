@@ -3,7 +3,7 @@ import { type AppConfig, loadConfig } from '../config/load.js';
 import { createLogger } from '../lib/logger.js';
 import { reloader, reloadOnSignal } from '../reload.js';
 import { type RunningServer, startServer } from '../server.js';
-import { type Command, type CommandArgs, type CommandIo, stringOption } from './command.js';
+import { type Command, type CommandArgs, type CommandIo, processIo, stringOption } from './command.js';
 import { nextStopSignal } from './stop-signal.js';
 
 /** `idm-compat serve`: runs the proxy until SIGINT/SIGTERM, then shuts down gracefully. */
@@ -80,6 +80,23 @@ async function serve(args: CommandArgs, io: CommandIo, hangupDuringStartUp: () =
   io.err(`idm-compat listening on ${running.url} (${config.mode} mode)`);
   if (running.demoUser) io.err(demoUserNotice(running, config.legacy, stringOption(args, 'config')));
   const signal = await stopSignal.received;
+  // A second stop signal ends the process at once, as Node's default would, but with a line
+  // saying so and the collected log lines written (the exit flushes them): Node's default dropped
+  // up to a second of lines, answered requests' among them. Only when the command writes to the
+  // real terminal (the binary's io is processIo with the stop signal added), not for an in-process
+  // run (tests), whose process is not the proxy's.
+  const forced = (second: NodeJS.Signals) => {
+    logger.warn(
+      { signal: second },
+      `${second} again: stopping at once; requests still in flight are cut off`,
+    );
+    io.err(`${second} again: stopping at once`);
+    process.exit(second === 'SIGINT' ? 130 : 143);
+  };
+  if (io.out === processIo.out) {
+    process.once('SIGINT', forced);
+    process.once('SIGTERM', forced);
+  }
   stopReloading();
   const ignore = () => logger.info('SIGHUP ignored: the proxy is shutting down');
   process.on('SIGHUP', ignore);

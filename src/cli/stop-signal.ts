@@ -5,7 +5,8 @@
  * starts is kept, and the proxy shuts down gracefully once it has started, instead of Node's
  * default for an unhandled signal (the process ends with nothing flushed); on Node 24 and later
  * except while the binary replaces itself (src/cli/young-generation.ts). Once a signal arrived
- * the handlers go, so a second one ends the process at once.
+ * the handlers go, so a second one ends the process at once (`serve` then exits itself, with a
+ * line saying so and its log written: src/cli/serve.ts).
  */
 export interface StopSignal {
   /** Resolves with the first stop signal. */
