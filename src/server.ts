@@ -93,7 +93,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       closing ??= (async () => {
         drain.draining = true;
         const timeoutMs = config.server.shutdownTimeoutMs;
-        await stopListening(listening, timeoutMs);
+        await stopListening(listening, timeoutMs, () => services.inFlight.cuttingOff());
         await handlersSettled(services, timeoutMs);
         await services.close();
         logger.info('idm-compat stopped');
@@ -318,13 +318,19 @@ async function closeAtOnce(server: Server): Promise<void> {
   await closed;
 }
 
-/** Stops accepting connections, lets in-flight requests finish, and cuts what is left after the timeout. */
-async function stopListening(server: Server, timeoutMs: number): Promise<void> {
+/**
+ * Stops accepting connections, lets in-flight requests finish, and cuts what is left after the
+ * timeout (`cuttingOff` is told first).
+ */
+async function stopListening(server: Server, timeoutMs: number, cuttingOff: () => void): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   // close() drops only the connections idle at that moment; a keep-alive connection whose
   // in-flight request finishes later would hold shutdown open until the client lets go.
   const sweeper = setInterval(() => server.closeIdleConnections(), 50);
-  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  const timer = setTimeout(() => {
+    cuttingOff();
+    server.closeAllConnections();
+  }, timeoutMs);
   await closed;
   clearInterval(sweeper);
   clearTimeout(timer);

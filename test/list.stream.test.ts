@@ -15,10 +15,11 @@ import { runInNewContext } from 'node:vm';
 import { GROUP_EXTENDED_FIELDS, GROUP_LIST_FIELDS } from '../src/legacy/group/schema.js';
 import { USER_EXTENDED_FIELDS, USER_LIST_FIELDS } from '../src/legacy/user/schema.js';
 import { silentLogger } from '../src/lib/logger.js';
-import type { RunningSandbox } from '../src/sandbox/index.js';
+import { type RunningSandbox, startSandbox } from '../src/sandbox/index.js';
 import { createSuccessorClient, type SuccessorClient } from '../src/successor/client.js';
 import { mapPages, streamAllPages } from '../src/successor/collections.js';
 import { releaseBody } from '../src/successor/http.js';
+import { basic, startHarness } from './auth-helpers.js';
 import { sandbox } from './sandbox-helpers.js';
 import { tempDir } from './temp-dir.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
@@ -316,6 +317,47 @@ describe('a streamed list whose caller hangs up after the first chunk', () => {
       assert.ok(read < pages / 2, `${read} of ${pages} pages read`);
     } finally {
       proxy.sandbox.faults.reset();
+    }
+  });
+});
+
+describe('a streamed list the shutdown cuts off', () => {
+  it('says so at warn level, not that the client went away', async () => {
+    // The proxy cut the connection at server.shutdownTimeoutMs, and the line at info level said
+    // "the client went away".
+    const idm = await startSandbox({ port: 0, fixture: { users: USERS } });
+    const h = await startHarness({
+      sandbox: idm,
+      config: { server: { shutdownTimeoutMs: 300 }, successor: { pageSize: 5, pageConcurrency: 1 } },
+    });
+    let closed = false;
+    try {
+      const password = await h.addUser('lister', ['127.0.0.0/8']);
+      idm.faults.set({ latencyMs: 150 });
+      const response = await fetch(`${h.url}/iserv/api/Service/Core/Entity/User`, {
+        headers: { authorization: basic('lister', password), 'x-request-id': 'cut-by-shutdown' },
+      });
+      assert.equal(response.status, 200);
+      const body = response.text().then(
+        () => 'whole',
+        () => 'cut off',
+      );
+      await h.close();
+      closed = true;
+      assert.equal(await body, 'cut off', 'the list ends without its last chunk');
+      const lines = h.logSink.lines().filter((line) => line.reqId === 'cut-by-shutdown');
+      assert.deepEqual(
+        lines.filter((line) => line.msg !== 'request completed').map((line) => [line.level, line.msg]),
+        [
+          [
+            40,
+            'list answer cut off by the shutdown: server.shutdownTimeoutMs passed before its last page; the client got an incomplete list',
+          ],
+        ],
+      );
+    } finally {
+      if (!closed) await h.close();
+      await idm.close();
     }
   });
 });

@@ -9,6 +9,20 @@
 export class InFlightRequests {
   #running = 0;
   #idle: (() => void)[] = [];
+  #cutOff = false;
+
+  /**
+   * Whether a shutdown has cut the connections still open (`server.shutdownTimeoutMs` passed): an
+   * answer that ends unfinished from now on was cut off by the proxy, not left by its client.
+   */
+  get cutOff(): boolean {
+    return this.#cutOff;
+  }
+
+  /** Marks the connections as cut off by the shutdown (see `cutOff`). */
+  cuttingOff(): void {
+    this.#cutOff = true;
+  }
 
   /** How many handlers run now. */
   get running(): number {

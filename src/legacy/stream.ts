@@ -108,7 +108,14 @@ export async function streamedList(
       },
       async cancel() {
         gone = true;
-        if (!failed)
+        // A failed page was logged where it failed. Cut off by the shutdown (server.shutdownTimeoutMs
+        // passed), the client got an incomplete list it did not ask to end: a warning, not its leaving.
+        if (!failed && c.get('services').inFlight.cutOff)
+          requestLog(c).warn(
+            { operation: operationId },
+            'list answer cut off by the shutdown: server.shutdownTimeoutMs passed before its last page; the client got an incomplete list',
+          );
+        else if (!failed)
           requestLog(c).info(
             { operation: operationId },
             'list answer not finished: the client went away; no further pages are read',
