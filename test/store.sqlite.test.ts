@@ -224,6 +224,40 @@ describe('SQLite store', () => {
     }
   });
 
+  it('is not ready while its writes fail for the disk (SQLITE_FULL), and ready at the next write that succeeds', async () => {
+    // Readiness was `SELECT 1`: a full disk made every SSO token and failed login a 503 while the
+    // replica said ready. A full disk, caused for real: the file may grow no further.
+    const store = openSqliteStore(freshFile());
+    try {
+      const pages = store.db.prepare<[], number>('PRAGMA page_count').pluck().get() ?? 0;
+      store.db.exec(`PRAGMA max_page_count = ${pages}`);
+      const big = 'x'.repeat(64 * 1024);
+      await assert.rejects(
+        store.apiUsers.create({ name: 'big', passwordHash: big, ranges: ['127.0.0.1/32'], createdAt: 0 }),
+        (error: Error) => error instanceof StoreUnavailableError && /SQLITE_FULL/.test(error.message),
+      );
+      await assert.rejects(
+        store.ping(),
+        (error: Error) =>
+          error instanceof StoreUnavailableError &&
+          /a write failed with SQLITE_FULL at .* and none succeeded since/.test(error.message),
+      );
+      store.db.exec('PRAGMA max_page_count = 1073741823');
+      assert.equal(
+        await store.apiUsers.create({
+          name: 'small',
+          passwordHash: 'h',
+          ranges: ['127.0.0.1/32'],
+          createdAt: 0,
+        }),
+        true,
+      );
+      await store.ping();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('is not ready once its file was replaced or removed while it runs (it still has the old one open)', async () => {
     // A backup restored with `mv`, or the file deleted: readiness said ready, and the proxy went on
     // serving the old file while `apiuser` commands changed the new one.

@@ -32,6 +32,13 @@ export interface SqliteDatabase {
   exec(sql: string): void;
   transaction<A extends unknown[], T>(fn: (...args: A) => T): SqliteTransaction<A, T>;
   close(): void;
+  /**
+   * The last write that failed for the file or disk (read-only, full, failing, gone: its SQLite
+   * code) and when (ms since the epoch),
+   * unless a write succeeded since; a store's connection keeps it (see `unavailableAsStoreError`),
+   * a bare one has none.
+   */
+  writeFailure?(): { code: string; at: number } | undefined;
 }
 
 /**

@@ -139,14 +139,35 @@ function whenAvailable<T>(statement: () => T): T {
   }
 }
 
+/** The codes of a write that failed for the file or the disk, not for another connection's lock. */
+const WRITE_FAILURE_NAMES = new Set(['SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_CANTOPEN']);
+
 /**
  * The connection with every statement, transaction and `exec` run through `whenAvailable`, so that
  * no repository has to remember it: an API user's, a throttle counter's or an SSO token's write
  * that cannot be made now answers 503 like the ID table's and the write-behinds' do.
  */
 function unavailableAsStoreError(db: SqliteDatabase): SqliteDatabase {
+  // The last write that failed for the file or the disk, until a statement's write succeeds (store
+  // readiness). A transaction or `exec` that fails so is one too; one that succeeds proves nothing
+  // by itself (it may only have read), its statements' writes do.
+  let failure: { code: string; at: number } | undefined;
+  const watching = <T>(work: () => T): T => {
+    try {
+      return whenAvailable(work);
+    } catch (error) {
+      const code = error instanceof StoreUnavailableError ? primaryCode(error.cause) : undefined;
+      if (code !== undefined && WRITE_FAILURE_NAMES.has(code)) failure = { code, at: Date.now() };
+      throw error;
+    }
+  };
+  const writing = <T>(write: () => T): T => {
+    const done = watching(write);
+    failure = undefined;
+    return done;
+  };
   const statement = <P extends SqliteParams, R>(prepared: SqliteStatement<P, R>): SqliteStatement<P, R> => ({
-    run: (...params) => whenAvailable(() => prepared.run(...params)),
+    run: (...params) => writing(() => prepared.run(...params)),
     get: (...params) => whenAvailable(() => prepared.get(...params)),
     all: (...params) => whenAvailable(() => prepared.all(...params)),
     pluck: () => statement(prepared.pluck()),
@@ -155,14 +176,15 @@ function unavailableAsStoreError(db: SqliteDatabase): SqliteDatabase {
     driver: db.driver,
     prepare: <P extends SqliteParams, R>(sql: string) =>
       statement(whenAvailable(() => db.prepare<P, R>(sql))),
-    exec: (sql) => whenAvailable(() => db.exec(sql)),
+    exec: (sql) => watching(() => db.exec(sql)),
     transaction: <A extends unknown[], T>(fn: (...args: A) => T): SqliteTransaction<A, T> => {
       const transaction = db.transaction(fn);
-      return Object.assign((...args: A) => whenAvailable(() => transaction(...args)), {
-        immediate: (...args: A) => whenAvailable(() => transaction.immediate(...args)),
+      return Object.assign((...args: A) => watching(() => transaction(...args)), {
+        immediate: (...args: A) => watching(() => transaction.immediate(...args)),
       });
     },
     close: () => db.close(),
+    writeFailure: () => failure,
   };
 }
 

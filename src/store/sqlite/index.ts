@@ -27,6 +27,13 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   API_USER_REMOVALS_MIGRATION,
 ];
 
+/**
+ * How long readiness fails after a write failed for the file or the disk (SQLITE_FULL, _IOERR,
+ * _READONLY, _CANTOPEN) while no write succeeded since. Then it says ready again, so that a
+ * replica no traffic reaches is tried anew: its next write shows whether the disk is still full.
+ */
+const WRITE_FAILURE_READY_AFTER_MS = 30_000;
+
 /** The SQLite store (the default): one file, WAL mode. */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
@@ -61,13 +68,21 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Readiness: SQLite answers, and `store.path` still names the file the store has open. A file
+   * Readiness: SQLite answers, its writes did not fail for the file or the disk lately (see
+   * WRITE_FAILURE_READY_AFTER_MS; a full disk made every SSO token and failed login a 503 while
+   * the replica said ready), and `store.path` still names the file the store has open. A file
    * removed, or replaced (a backup restored with `mv`) while the proxy runs, left it serving from
    * the old one, ready, while `apiuser` commands changed the new file: a removed API user kept
    * working. The check is one `stat`.
    */
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
+    const failed = this.db.writeFailure?.();
+    if (failed && Date.now() - failed.at < WRITE_FAILURE_READY_AFTER_MS) {
+      throw new StoreUnavailableError(
+        `the store (SQLite) is unavailable: a write failed with ${failed.code} at ${new Date(failed.at).toISOString()} and none succeeded since (a full or failing disk, a file it may not write); ready again ${WRITE_FAILURE_READY_AFTER_MS / 1000} s after the last such failure, or at the next write that succeeds`,
+      );
+    }
     if (!this.opened) return;
     const { file, dev, ino } = this.opened;
     let now: { dev: number; ino: number } | undefined;
