@@ -20,7 +20,7 @@ import { createModeHolder, type ModeHolder, ModeTable } from './migration/modes.
 import { checkRecordingPath, RecordingWriter } from './migration/recording.js';
 import { ShadowRunner } from './migration/shadow.js';
 import { createMetrics, type Metrics } from './observe/metrics.js';
-import { type CallStats, combineObservers, type Observer } from './observe/observer.js';
+import { type AnswerCutOff, type CallStats, combineObservers, type Observer } from './observe/observer.js';
 import { UsageRecorder } from './observe/usage.js';
 import type { RunningSandbox } from './sandbox/index.js';
 import { SsoRelyingParty } from './sso/oidc.js';
@@ -351,5 +351,7 @@ export interface AppEnv {
      * request's log line.
      */
     streaming?: Promise<void>;
+    /** Set by a streamed answer the proxy cut off before its end (see `Observer.answerCutOff`). */
+    answerCutOff?: AnswerCutOff;
   };
 }

@@ -234,6 +234,13 @@ describe('a streamed list whose caller hangs up after the first chunk', () => {
         [[50, 'list answer cut off: a later page failed']],
       );
       assert.match(String((logged[0]?.err as { message?: unknown } | undefined)?.message), /500/);
+      // The completion line and the metrics say the 200 was cut off: it was an info line of a 200.
+      const done = linesOf(proxy, 'later-page-failed').find((line) => line.msg === 'request completed');
+      assert.deepEqual([done?.level, done?.status, done?.answerCutOff], [50, 200, 'failed']);
+      assert.match(
+        await proxy.services.metrics.registry.metrics(),
+        /^idm_compat_answers_cut_off_total\{operation="user\.list",reason="failed"\} 1$/m,
+      );
       assert.deepEqual(printed.output(), [], 'nothing beside the log');
     } finally {
       printed.restore();
@@ -355,6 +362,8 @@ describe('a streamed list the shutdown cuts off', () => {
           ],
         ],
       );
+      const done = lines.find((line) => line.msg === 'request completed');
+      assert.deepEqual([done?.level, done?.answerCutOff], [40, 'shutdown']);
     } finally {
       if (!closed) await h.close();
       await idm.close();

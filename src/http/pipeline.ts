@@ -134,8 +134,13 @@ export function requestPipeline(
       const durationMs = doneAt - started;
       const apiUser = c.get('apiUser') ?? c.get('refusedApiUser') ?? '';
       observer.request({ operation: name, status, apiUser, durationMs, at: clock.now() });
+      // A streamed answer cut off after its 200 (a later page failed, the shutdown): its line says
+      // so at the level of what cut it, though the status is what the client got.
+      const cutOff = c.get('answerCutOff');
+      if (cutOff) observer.answerCutOff?.(name, cutOff);
       if (!logLines(status)) return;
-      accessLog[status >= 500 ? 'error' : 'info'](
+      const level = status >= 500 || cutOff === 'failed' ? 'error' : cutOff ? 'warn' : 'info';
+      accessLog[level](
         {
           reqId: requestId,
           method: c.req.method,
@@ -147,6 +152,7 @@ export function requestPipeline(
           successorCalls: stats.calls,
           successorMs: Math.round(stats.durationMs * 10) / 10,
           clientGone: gone || undefined,
+          answerCutOff: cutOff,
         },
         'request completed',
       );

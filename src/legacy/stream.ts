@@ -95,6 +95,7 @@ export async function streamedList(
         } catch (error) {
           if (gone) return;
           failed = true;
+          c.set('answerCutOff', 'failed');
           requestLog(c).error(
             { err: error, operation: operationId },
             'list answer cut off: a later page failed',
@@ -110,12 +111,13 @@ export async function streamedList(
         gone = true;
         // A failed page was logged where it failed. Cut off by the shutdown (server.shutdownTimeoutMs
         // passed), the client got an incomplete list it did not ask to end: a warning, not its leaving.
-        if (!failed && c.get('services').inFlight.cutOff)
+        if (!failed && c.get('services').inFlight.cutOff) {
+          c.set('answerCutOff', 'shutdown');
           requestLog(c).warn(
             { operation: operationId },
             'list answer cut off by the shutdown: server.shutdownTimeoutMs passed before its last page; the client got an incomplete list',
           );
-        else if (!failed)
+        } else if (!failed)
           requestLog(c).info(
             { operation: operationId },
             'list answer not finished: the client went away; no further pages are read',

@@ -123,6 +123,12 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     help: 'Exchanges left out of the recording (migration.recording) because its queue was full: a slow or stalled disk',
     registers: [registry],
   });
+  const cutOffAnswers = new Counter({
+    name: 'idm_compat_answers_cut_off_total',
+    help: 'Streamed answers (large lists) begun with 200 and cut off before their end: a later page failed, or the shutdown cut the connection; their requests count with status 200',
+    labelNames: ['operation', 'reason'] as const,
+    registers: [registry],
+  });
   // The histograms by their labelled children, kept in plain maps: prom-client then skips turning
   // the label values into an object per call (it still checks and hashes them in `observe`). The
   // children are as many as the series themselves (bounded label values).
@@ -165,6 +171,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     shadowComparison: (operation, outcome) => shadowComparisons.inc({ operation, outcome }),
     connectionDropped: () => droppedConnections.inc(),
     recordingDropped: () => droppedRecordings.inc(),
+    answerCutOff: (operation, reason) => cutOffAnswers.inc({ operation, reason }),
   };
   return { registry, observer };
 }

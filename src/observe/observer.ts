@@ -53,7 +53,16 @@ export interface Observer {
   connectionDropped?(): void;
   /** A recording line was dropped: the recording's queue was full (a slow or stalled disk). */
   recordingDropped?(): void;
+  /**
+   * A streamed answer (a large list) begun with 200 was cut off before its end by the proxy: a
+   * later page failed (`failed`), or the shutdown's timeout cut its connection (`shutdown`). Its
+   * request is still counted with the status its client got.
+   */
+  answerCutOff?(operation: string, reason: AnswerCutOff): void;
 }
+
+/** Why a streamed answer was cut off before its end (see `Observer.answerCutOff`). */
+export type AnswerCutOff = 'failed' | 'shutdown';
 
 /** What a shadow comparison came to. */
 export type ShadowOutcomeKind = 'match' | 'mismatch' | 'error' | 'skipped';
@@ -101,6 +110,7 @@ export function combineObservers(...observers: readonly Observer[]): Required<Ob
     shadowComparison: each('shadowComparison'),
     connectionDropped: each('connectionDropped'),
     recordingDropped: each('recordingDropped'),
+    answerCutOff: each('answerCutOff'),
   };
 }
 
