@@ -232,6 +232,23 @@ describe('legacy error model', () => {
     const accepted = await exchange(basic);
     assert.match(accepted, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
     assert.ok(accepted.includes(body.slice(1, -1)), accepted);
+    // A request without a body continues at once and keeps its connection.
+    const read = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        answer += chunk;
+        if (/\r\n\r\n\{[\s\S]*\}$/.test(answer)) {
+          socket.destroy();
+          resolve(answer);
+        }
+      });
+      socket.on('error', reject);
+      socket.write(`GET ${user} HTTP/1.1\r\nHost: localhost\r\n${basic}Expect: 100-continue\r\n\r\n`);
+    });
+    assert.match(read, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    assert.match(read, /\r\nConnection: keep-alive\r\n/i);
   });
 
   it('lists unknown body keys as every list of input: 10, then "and N more"', async () => {

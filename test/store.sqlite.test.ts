@@ -224,24 +224,33 @@ describe('SQLite store', () => {
     }
   });
 
-  it('is not ready while its writes fail for the disk (SQLITE_FULL), and ready at the next write that succeeds', async () => {
+  it('is not ready while its writes fail for the disk (SQLITE_FULL): for 30 s, or until a write changes a row', async () => {
     // Readiness was `SELECT 1`: a full disk made every SSO token and failed login a 503 while the
     // replica said ready. A full disk, caused for real: the file may grow no further.
-    const store = openSqliteStore(freshFile());
+    let now = 1_000_000;
+    const store = openSqliteStore(freshFile(), { now: () => now });
     try {
       const pages = store.db.prepare<[], number>('PRAGMA page_count').pluck().get() ?? 0;
       store.db.exec(`PRAGMA max_page_count = ${pages}`);
       const big = 'x'.repeat(64 * 1024);
+      const full = () =>
+        store.apiUsers.create({ name: 'big', passwordHash: big, ranges: ['127.0.0.1/32'], createdAt: 0 });
       await assert.rejects(
-        store.apiUsers.create({ name: 'big', passwordHash: big, ranges: ['127.0.0.1/32'], createdAt: 0 }),
+        full(),
         (error: Error) => error instanceof StoreUnavailableError && /SQLITE_FULL/.test(error.message),
       );
-      await assert.rejects(
-        store.ping(),
-        (error: Error) =>
-          error instanceof StoreUnavailableError &&
-          /a write failed with SQLITE_FULL at .* and none succeeded since/.test(error.message),
-      );
+      const notReady = /a write failed with SQLITE_FULL at .* and none succeeded since/;
+      await assert.rejects(store.ping(), notReady);
+      // A write that changes nothing (a login time for no such user) proves nothing.
+      await store.apiUsers.recordLogin('nobody', now);
+      await assert.rejects(store.ping(), notReady);
+      // 30 s after the last failure it says ready again (a replica no traffic reaches is tried
+      // anew), and the next failure makes it not ready once more.
+      now += 30_000;
+      await store.ping();
+      await assert.rejects(full());
+      await assert.rejects(store.ping(), notReady);
+      // A write that changes a row, committed: ready at once.
       store.db.exec('PRAGMA max_page_count = 1073741823');
       assert.equal(
         await store.apiUsers.create({
@@ -274,7 +283,7 @@ describe('SQLite store', () => {
           store.ping(),
           (error: Error) =>
             error instanceof StoreUnavailableError &&
-            error.message.includes(`${file} was ${how} while the proxy runs`) &&
+            error.message.includes(`the file at store.path was ${how} while the proxy runs`) &&
             /restart the proxy/.test(error.message),
         );
       } finally {

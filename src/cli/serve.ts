@@ -105,6 +105,9 @@ async function serve(args: CommandArgs, io: CommandIo, hangupDuringStartUp: () =
   io.err(`${signal}: finishing in-flight requests…`);
   await closed.catch(() => undefined);
   process.off('SIGHUP', ignore);
+  // Stopped: a signal from now on meets Node's default, not the forced exit's code.
+  process.off('SIGINT', forced);
+  process.off('SIGTERM', forced);
   return 0;
 }
 

@@ -82,11 +82,18 @@ export function continueWhenRead(
   listener: (incoming: IncomingMessage, outgoing: ServerResponse) => unknown,
 ): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   return (incoming, outgoing) => {
-    // `resume`: the stream starts flowing, which every reader of the body (the adapter's web
-    // stream, a direct read) does first.
-    incoming.once('resume', () => {
-      if (!outgoing.headersSent && !outgoing.writableEnded) outgoing.writeContinue();
-    });
+    const length = incoming.headers['content-length'];
+    if (incoming.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      // No body to wait for (a GET, say): continue at once, or Node closes the connection after
+      // the answer, as it does when no 100 went out.
+      outgoing.writeContinue();
+    } else {
+      // `resume`: the stream starts flowing, which every reader of the body (the adapter's web
+      // stream, a direct read) does first.
+      incoming.once('resume', () => {
+        if (!outgoing.headersSent && !outgoing.writableEnded) outgoing.writeContinue();
+      });
+    }
     void listener(incoming, outgoing);
   };
 }

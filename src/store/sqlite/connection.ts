@@ -33,10 +33,9 @@ export interface SqliteDatabase {
   transaction<A extends unknown[], T>(fn: (...args: A) => T): SqliteTransaction<A, T>;
   close(): void;
   /**
-   * The last write that failed for the file or disk (read-only, full, failing, gone: its SQLite
-   * code) and when (ms since the epoch),
-   * unless a write succeeded since; a store's connection keeps it (see `unavailableAsStoreError`),
-   * a bare one has none.
+   * The last write that failed for the file or the disk (read-only, full, failing, gone: its
+   * SQLite code) and when (ms since the epoch), unless a write changed a row and was committed
+   * since; a store's connection keeps it (`unavailableAsStoreError`), a bare one has none.
    */
   writeFailure?(): { code: string; at: number } | undefined;
 }

@@ -22,7 +22,11 @@ import { openNodeSqlite } from './driver-node-sqlite.js';
  * event loop (`waitingOutLocks`); every "not now" answer of SQLite's is a StoreUnavailableError
  * (`unavailableAsStoreError`). Opening itself fails with SQLite's own error, as a start-up should.
  */
-export function openSqliteDatabase(file: string, migrations: readonly Migration[]): SqliteDatabase {
+export function openSqliteDatabase(
+  file: string,
+  migrations: readonly Migration[],
+  now: () => number = Date.now,
+): SqliteDatabase {
   if (file !== ':memory:') {
     mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     // A new file readable by its owner only: it holds the API users' password hashes, SSO and
@@ -53,7 +57,7 @@ export function openSqliteDatabase(file: string, migrations: readonly Migration[
     db.close();
     throw error;
   }
-  return unavailableAsStoreError(db);
+  return unavailableAsStoreError(db, now);
 }
 
 /** Runs `statement`, again every 10 ms while SQLite answers SQLITE_BUSY, for up to the busy timeout. */
@@ -147,27 +151,43 @@ const WRITE_FAILURE_NAMES = new Set(['SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_
  * no repository has to remember it: an API user's, a throttle counter's or an SSO token's write
  * that cannot be made now answers 503 like the ID table's and the write-behinds' do.
  */
-function unavailableAsStoreError(db: SqliteDatabase): SqliteDatabase {
-  // The last write that failed for the file or the disk, until a statement's write succeeds (store
-  // readiness). A transaction or `exec` that fails so is one too; one that succeeds proves nothing
-  // by itself (it may only have read), its statements' writes do.
+function unavailableAsStoreError(db: SqliteDatabase, now: () => number): SqliteDatabase {
+  // The last write that failed for the file or the disk, until a write changes a row and is
+  // committed (store readiness). A statement that changed nothing proves nothing (an UPDATE of a
+  // login time for a user that is gone writes no page), nor does one whose transaction then fails.
   let failure: { code: string; at: number } | undefined;
+  let depth = 0;
+  let changedInTransaction = false;
   const watching = <T>(work: () => T): T => {
     try {
       return whenAvailable(work);
     } catch (error) {
       const code = error instanceof StoreUnavailableError ? primaryCode(error.cause) : undefined;
-      if (code !== undefined && WRITE_FAILURE_NAMES.has(code)) failure = { code, at: Date.now() };
+      if (code !== undefined && WRITE_FAILURE_NAMES.has(code)) failure = { code, at: now() };
       throw error;
     }
   };
-  const writing = <T>(write: () => T): T => {
+  const run = (write: () => { changes: number }): { changes: number } => {
     const done = watching(write);
-    failure = undefined;
+    if (done.changes > 0) {
+      if (depth === 0) failure = undefined;
+      else changedInTransaction = true;
+    }
     return done;
   };
+  const inTransaction = <T>(work: () => T): T => {
+    if (depth === 0) changedInTransaction = false;
+    depth += 1;
+    try {
+      const done = watching(work);
+      if (depth === 1 && changedInTransaction) failure = undefined;
+      return done;
+    } finally {
+      depth -= 1;
+    }
+  };
   const statement = <P extends SqliteParams, R>(prepared: SqliteStatement<P, R>): SqliteStatement<P, R> => ({
-    run: (...params) => writing(() => prepared.run(...params)),
+    run: (...params) => run(() => prepared.run(...params)),
     get: (...params) => whenAvailable(() => prepared.get(...params)),
     all: (...params) => whenAvailable(() => prepared.all(...params)),
     pluck: () => statement(prepared.pluck()),
@@ -179,8 +199,8 @@ function unavailableAsStoreError(db: SqliteDatabase): SqliteDatabase {
     exec: (sql) => watching(() => db.exec(sql)),
     transaction: <A extends unknown[], T>(fn: (...args: A) => T): SqliteTransaction<A, T> => {
       const transaction = db.transaction(fn);
-      return Object.assign((...args: A) => watching(() => transaction(...args)), {
-        immediate: (...args: A) => watching(() => transaction.immediate(...args)),
+      return Object.assign((...args: A) => inTransaction(() => transaction(...args)), {
+        immediate: (...args: A) => inTransaction(() => transaction.immediate(...args)),
       });
     },
     close: () => db.close(),

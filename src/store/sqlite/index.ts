@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { StoreUnavailableError } from '../errors.js';
 import type { Migration, Store } from '../types.js';
 import {
@@ -54,6 +55,7 @@ export class SqliteStore implements Store {
   constructor(
     readonly db: SqliteDatabase,
     file?: string,
+    private readonly now: () => number = Date.now,
   ) {
     if (file !== undefined && file !== ':memory:') {
       const { dev, ino } = statSync(file);
@@ -78,22 +80,24 @@ export class SqliteStore implements Store {
   async ping(): Promise<void> {
     this.db.prepare('SELECT 1').get();
     const failed = this.db.writeFailure?.();
-    if (failed && Date.now() - failed.at < WRITE_FAILURE_READY_AFTER_MS) {
+    if (failed && this.now() - failed.at < WRITE_FAILURE_READY_AFTER_MS) {
       throw new StoreUnavailableError(
         `the store (SQLite) is unavailable: a write failed with ${failed.code} at ${new Date(failed.at).toISOString()} and none succeeded since (a full or failing disk, a file it may not write); ready again ${WRITE_FAILURE_READY_AFTER_MS / 1000} s after the last such failure, or at the next write that succeeds`,
       );
     }
     if (!this.opened) return;
     const { file, dev, ino } = this.opened;
-    let now: { dev: number; ino: number } | undefined;
+    // Asynchronous: a hung network mount must not stop the event loop (the probe's timeout races it).
+    let current: { dev: number; ino: number } | undefined;
     try {
-      now = statSync(file);
+      current = await stat(file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    if (now?.dev === dev && now.ino === ino) return;
+    if (current?.dev === dev && current.ino === ino) return;
+    // store.path, not the path itself: /readyz answers without credentials.
     throw new StoreUnavailableError(
-      `the store (SQLite) is unavailable: ${file} was ${now ? 'replaced' : 'removed'} while the proxy runs, which still has the old file open; API users and IDs changed since are in the new one: restart the proxy (a restored backup takes a restart)`,
+      `the store (SQLite) is unavailable: the file at store.path was ${current ? 'replaced' : 'removed'} while the proxy runs, which still has the old file open; API users and IDs changed since are in the new one: restart the proxy (a restored backup takes a restart)`,
     );
   }
 
@@ -105,8 +109,9 @@ export class SqliteStore implements Store {
 }
 
 /** Opens the SQLite store at `file` and brings its schema up to date. */
-export function openSqliteStore(file: string): SqliteStore {
-  return new SqliteStore(openSqliteDatabase(file, SQLITE_MIGRATIONS), file);
+export function openSqliteStore(file: string, options: { now?: () => number } = {}): SqliteStore {
+  const now = options.now ?? Date.now;
+  return new SqliteStore(openSqliteDatabase(file, SQLITE_MIGRATIONS, now), file, now);
 }
 
 export { isFileAccessError } from './database.js';
