@@ -20,7 +20,7 @@ import {
   startHarness,
 } from './auth-helpers.js';
 import { LogSink } from './log-sink.js';
-import { parseRaw, rawExchange } from './raw-http.js';
+import { parseRaw, rawExchange, rawUntilClosed } from './raw-http.js';
 
 interface ErrorBody {
   code: number;
@@ -323,26 +323,16 @@ describe('legacy error model', () => {
   });
 
   it('501 for a transfer coding other than chunked: it was read as plain (an unknown one) or "not valid UTF-8" (gzip)', async () => {
-    const { port } = new URL(h.url);
     const { user, password: secret } = auth();
     const basic = Buffer.from(`${user}:${secret}`).toString('base64');
     for (const coding of ['foo, chunked', 'gzip, chunked']) {
       const body = '{"name":"TEfoo","module":"Core"}';
-      const answer = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1');
-        let text = '';
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        socket.on('error', reject);
-        socket.on('close', () => resolve(text));
-        socket.write(
-          `POST /iserv/api/Service/Core/Entity/Role HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${basic}\r\n` +
-            `Content-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n` +
-            `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
-        );
-      });
+      const answer = await rawUntilClosed(
+        h.url,
+        `POST /iserv/api/Service/Core/Entity/Role HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${basic}\r\n` +
+          `Content-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n` +
+          `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      );
       const { statusLine, body: text } = parseRaw(answer);
       assert.equal(statusLine, 'HTTP/1.1 501 Not Implemented', coding);
       assert.equal(

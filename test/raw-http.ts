@@ -16,6 +16,24 @@ export function rawExchange(url: string, request: string): Promise<string> {
   });
 }
 
+/**
+ * Sends raw bytes to host:port without ending its side of the connection (as a client that does
+ * not half-close), and reads until the server closes it.
+ */
+export function rawUntilClosed(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
 /** Status line, headers (lower-case names) and body of a raw HTTP/1.1 answer. */
 export function parseRaw(answer: string): { statusLine: string; headers: Map<string, string>; body: string } {
   const [head = '', body = ''] = answer.split('\r\n\r\n', 2);
