@@ -20,7 +20,7 @@ import {
   startHarness,
 } from './auth-helpers.js';
 import { LogSink } from './log-sink.js';
-import { parseRaw, rawExchange, rawUntilClosed } from './raw-http.js';
+import { parseRaw, rawExchange } from './raw-http.js';
 
 interface ErrorBody {
   code: number;
@@ -327,11 +327,12 @@ describe('legacy error model', () => {
     const basic = Buffer.from(`${user}:${secret}`).toString('base64');
     for (const coding of ['foo, chunked', 'gzip, chunked']) {
       const body = '{"name":"TEfoo","module":"Core"}';
-      const answer = await rawUntilClosed(
+      const answer = await rawExchange(
         h.url,
         `POST /iserv/api/Service/Core/Entity/Role HTTP/1.1\r\nHost: x\r\nAuthorization: Basic ${basic}\r\n` +
           `Content-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n` +
           `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        { halfClose: false },
       );
       const { statusLine, body: text } = parseRaw(answer);
       assert.equal(statusLine, 'HTTP/1.1 501 Not Implemented', coding);

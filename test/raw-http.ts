@@ -1,29 +1,21 @@
 // Raw HTTP/1.1 on a socket, for what fetch and node:http would not send (or would tidy up).
 import { connect } from 'node:net';
 
-/** Sends raw bytes to host:port and reads until the server closes the connection. */
-export function rawExchange(url: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(request));
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      answer += chunk;
-    });
-    socket.on('error', reject);
-    socket.on('close', () => resolve(answer));
-  });
-}
-
 /**
- * Sends raw bytes to host:port without ending its side of the connection (as a client that does
- * not half-close), and reads until the server closes it.
+ * Sends raw bytes to host:port and reads until the server closes the connection. `halfClose:
+ * false`: the client's side stays open after the request, as most clients keep it (Node's server
+ * drops a half-closed connection whose answer is not written yet).
  */
-export function rawUntilClosed(url: string, request: string): Promise<string> {
+export function rawExchange(
+  url: string,
+  request: string,
+  options: { halfClose?: boolean } = {},
+): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(request));
+    const socket = connect(Number(port), hostname, () =>
+      options.halfClose === false ? socket.write(request) : socket.end(request),
+    );
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
