@@ -120,33 +120,50 @@ export function unreadableFields<R extends AnsweringResource>(
   shapes: ReadonlyMap<string, RequiredOperation>,
   brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
 ): Map<R, Map<string, FieldNeed>> {
+  return fieldsNeeded(operations, shapes, brokenFields, (op, shape) => {
+    const answer = shape.answer;
+    if (!answer || op.result.type !== answer.result || !('fields' in answer)) return undefined;
+    return {
+      names: answer.fields.filter((name) => name !== LEGACY_ID_FIELD),
+      met: (field) => field.readable,
+    };
+  });
+}
+
+/**
+ * Per field table, the fields `need` names for each operation (and what the field must be, `met`)
+ * that the table has not so, with the operations that need each; a field with a problem of its own
+ * (`brokenFields`) is left out.
+ */
+function fieldsNeeded<R extends AnsweringResource>(
+  operations: ReadonlyMap<string, AnsweringOperation<R>>,
+  shapes: ReadonlyMap<string, RequiredOperation>,
+  brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
+  need: (
+    op: AnsweringOperation<R>,
+    shape: RequiredOperation,
+  ) =>
+    | { names: readonly string[]; met: (field: { readable: boolean; writable: boolean }) => boolean }
+    | undefined,
+): Map<R, Map<string, FieldNeed>> {
   const found = new Map<R, Map<string, FieldNeed>>();
   for (const [id, op] of operations) {
-    const answer = shapes.get(id)?.answer;
-    if (!op.resource || !answer || op.result.type !== answer.result) continue;
-    for (const name of 'fields' in answer ? answer.fields : []) {
-      if (name === LEGACY_ID_FIELD || op.resource.fields.get(name)?.readable === true) continue;
-      if (brokenFields.get(op.kind.name)?.has(name)) continue;
-      noteNeed(found, op, op.resource, name, shapes.get(id)?.label ?? id);
+    const shape = shapes.get(id);
+    const resource = op.resource;
+    const wanted = resource && shape ? need(op, shape) : undefined;
+    if (!resource || !shape || !wanted) continue;
+    for (const name of wanted.names) {
+      const field = resource.fields.get(name);
+      if ((field && wanted.met(field)) || brokenFields.get(op.kind.name)?.has(name)) continue;
+      const byField = found.get(resource) ?? new Map<string, FieldNeed>();
+      found.set(resource, byField);
+      const needed = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
+      byField.set(name, needed);
+      needed.labels.push(shape.label);
+      needed.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
     }
   }
   return found;
-}
-
-/** Records that the operation `label` (mapped as `op`) needs `name` of its kind's field table. */
-function noteNeed<R extends AnsweringResource>(
-  found: Map<R, Map<string, FieldNeed>>,
-  op: AnsweringOperation<R>,
-  resource: R,
-  name: string,
-  label: string,
-): void {
-  const byField = found.get(resource) ?? new Map<string, FieldNeed>();
-  found.set(resource, byField);
-  const need = byField.get(name) ?? { labels: [], mappedAs: new Set<string>() };
-  byField.set(name, need);
-  need.labels.push(label);
-  need.mappedAs.add(`kind ${op.kind.name} in ${op.file}`);
 }
 
 /**
@@ -163,17 +180,9 @@ export function unwritableBodyFields<R extends AnsweringResource>(
   shapes: ReadonlyMap<string, RequiredOperation>,
   brokenFields: ReadonlyMap<string, ReadonlySet<string>>,
 ): Map<R, Map<string, FieldNeed>> {
-  const found = new Map<R, Map<string, FieldNeed>>();
-  for (const [id, op] of operations) {
-    const shape = shapes.get(id);
-    if (!op.resource || !op.usesFields || !shape) continue;
-    for (const name of shape.requiredBodyFields ?? []) {
-      if (op.resource.fields.get(name)?.writable === true) continue;
-      if (brokenFields.get(op.kind.name)?.has(name)) continue;
-      noteNeed(found, op, op.resource, name, shape.label);
-    }
-  }
-  return found;
+  return fieldsNeeded(operations, shapes, brokenFields, (op, shape) =>
+    op.usesFields ? { names: shape.requiredBodyFields ?? [], met: (field) => field.writable } : undefined,
+  );
 }
 
 /**
