@@ -30,6 +30,8 @@ let url = '';
 let configFile = '';
 const env = (): NodeJS.ProcessEnv => ({ IDM_TEST_PG_URL: url });
 const running: CliProcess[] = [];
+/** The process behind each replica's base URL, for what a failed request says. */
+const processOf = new Map<string, CliProcess>();
 /** Base URLs of the two replicas. */
 let replicas: [string, string] = ['', ''];
 
@@ -70,8 +72,9 @@ function writeConfig(dir: string, name: string, store: Record<string, unknown> =
 async function startReplica(config: string): Promise<{ cli: CliProcess; url: string }> {
   const cli = spawnCli(['serve', '--config', config], { env: { ...env(), HOST: '127.0.0.1', PORT: '0' } });
   running.push(cli);
-  const [, base] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(production mode\)/);
-  return { cli, url: base ?? '' };
+  const [, base = ''] = await cli.waitFor('stderr', /idm-compat listening on (\S+) \(production mode\)/);
+  processOf.set(base, cli);
+  return { cli, url: base };
 }
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -123,15 +126,21 @@ async function request(
     body = JSON.stringify(options.body);
     headers['content-type'] = 'application/json';
   }
-  const response = await fetch(`${base}${pathname}`, {
-    method: options.method ?? 'GET',
-    headers,
-    body,
-    redirect: 'manual',
-    // A hang is a failure: every answer must come within the store's timeouts.
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await response.text();
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(`${base}${pathname}`, {
+      method: options.method ?? 'GET',
+      headers,
+      body,
+      redirect: 'manual',
+      // A hang is a failure: every answer must come within the store's timeouts.
+      signal: AbortSignal.timeout(15_000),
+    });
+    text = await response.text();
+  } catch (error) {
+    throw withReplicaOutput(error, base);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -139,6 +148,25 @@ async function request(
     parsed = undefined;
   }
   return { status: response.status, body: parsed, text, headers: response.headers };
+}
+
+/**
+ * A request that got no answer, with what the replica at `base` wrote, and how it ended if it is
+ * gone: a replica that dies in the middle of a test (a crash under a database fault) says why.
+ */
+function withReplicaOutput(error: unknown, base: string): unknown {
+  const replica = processOf.get(base);
+  if (!replica) return error;
+  const { exitCode, signalCode } = replica.child;
+  const ended =
+    exitCode === null && signalCode === null
+      ? 'still running'
+      : `exited (code ${exitCode}, signal ${signalCode})`;
+  const tail = (text: string) => text.split('\n').slice(-40).join('\n');
+  return new Error(
+    `no answer from the replica at ${base}, ${ended}\n--- its stderr\n${tail(replica.stderr())}\n--- its stdout (last lines)\n${tail(replica.stdout())}`,
+    { cause: error },
+  );
 }
 
 /** Waits until `condition` holds, at most `withinMs` (the bound the specification sets). */
