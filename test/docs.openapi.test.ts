@@ -23,6 +23,7 @@ interface OpenApiDocument {
 
 interface JsonSchema {
   maxLength?: number;
+  format?: string;
   properties?: Record<string, JsonSchema>;
   items?: JsonSchema;
 }
@@ -288,6 +289,27 @@ describe('interactive docs: OpenAPI document and assets', () => {
     assert.ok(schema, `${method} ${path} has no JSON body`);
     return schema;
   }
+
+  it("types the seed's dates as date and date-time", () => {
+    const formats = (path: string) => {
+      const answer = (document.paths[path]?.get?.responses['200'] ?? {}) as {
+        content?: Record<string, { schema: JsonSchema }>;
+      };
+      const schema = answer.content?.['application/json']?.schema;
+      assert.ok(schema, `GET ${path} has no JSON answer`);
+      return Object.fromEntries(
+        Object.entries(schema.properties ?? {})
+          .filter(([, field]) => field.format !== undefined)
+          .map(([name, field]) => [name, field.format]),
+      );
+    };
+    assert.deepEqual(formats('/Core/Entity/User/{id}'), {
+      created: 'date',
+      lastlogin: 'date-time',
+      deleted: 'date',
+    });
+    assert.deepEqual(formats('/Core/Entity/Group/{id}'), { created: 'date', deleted: 'date' });
+  });
 
   it('documents one length limit per writable field, the same on create and update', () => {
     const limits = (schema: JsonSchema) =>

@@ -373,6 +373,48 @@ describe('a broken profile', () => {
     );
   });
 
+  it('refuses a date format on a legacy string that is no date of that kind', () => {
+    // Both passed every check: `format: "date"` on username answered null for every account and
+    // refused every create with a 400 (the legacy client blamed); "date" on the date-time lastlogin
+    // answered it without its time.
+    const error = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        (fields.username as Json).format = 'date';
+        (fields.lastlogin as Json).format = 'date';
+        (fields.created as Json).format = 'date-time';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    const file = path.join('fields', 'user.json');
+    assert.deepEqual(
+      error.problems.map((p) => `${p.file} ${p.path}: ${p.message}`),
+      [
+        `${file} $.fields.username.format: format "date" answers and takes only dates, but the legacy field username is a plain string: its values would be answered as null and written only as dates (a 400 for anything else); leave the format out or name "string" (POST /Sso/authenticate)`,
+        `${file} $.fields.created.format: format "date-time" does not fit the legacy field created, which is a date: name format "date" (GET /Core/Entity/User)`,
+        `${file} $.fields.lastlogin.format: format "date" does not fit the legacy field lastlogin, which is a date-time: name format "date-time" (GET /Core/Entity/User)`,
+      ],
+    );
+    // Written only: the body's half finds it too.
+    const written = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        fields.auxInfo = { attribute: 'auxInfo', direction: 'write', format: 'date-time' };
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      written.problems.filter((p) => p.path === '$.fields.auxInfo.format').map((p) => p.message),
+      [
+        'format "date-time" answers and takes only date-times, but the legacy field auxInfo is a plain string: its values would be answered as null and written only as date-times (a 400 for anything else); leave the format out or name "string" (POST /Core/Entity/User)',
+      ],
+    );
+  });
+
   it('refuses an enumerated legacy field mapped without a value table, read or written', () => {
     // It passed every check: the proxy then answered the successor's own status words, and sent a
     // legacy "i" as it came, for the successor to refuse.

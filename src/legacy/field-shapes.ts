@@ -1,5 +1,15 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { LegacyFieldShape } from '../mapping/served-check.js';
+
+/**
+ * A legacy date (`YYYY-MM-DD`) and date-time (ISO 8601 with a numeric offset), as the seed types
+ * them: strings whose `format` the OpenAPI document says, and the profile check reads (a profile
+ * field's `format: "date"` belongs on a legacy date, not on `username`).
+ */
+export const legacyDate = z.string().meta({ format: 'date', description: 'Date, YYYY-MM-DD' });
+export const legacyDateTime = z
+  .string()
+  .meta({ format: 'date-time', description: 'Date-time, ISO 8601 with offset' });
 
 /** The wrappers that leave a field's own type as it is: null or absent allowed, a default. */
 const WRAPPERS = new Set(['nullable', 'optional', 'default', 'readonly']);
@@ -21,9 +31,15 @@ function isNullable(schema: z.ZodType): boolean {
   return false;
 }
 
+/** The date kind of a legacy string field (`legacyDate`, `legacyDateTime`), if it is one. */
+function dateFormatOf(schema: z.ZodType): 'date' | 'date-time' | undefined {
+  const format = schema.meta()?.format;
+  return format === 'date' || format === 'date-time' ? format : undefined;
+}
+
 /**
  * What a profile's field must give for one legacy field: its JSON type, an enumeration's values,
- * and whether it may be null.
+ * whether it may be null, and which strings are dates.
  */
 function shapeOf(schema: z.ZodType): LegacyFieldShape | undefined {
   const inner = unwrapped(schema);
@@ -37,8 +53,10 @@ function shapeOf(schema: z.ZodType): LegacyFieldShape | undefined {
         ),
         nullable,
       };
-    case 'string':
-      return { type: 'string', nullable };
+    case 'string': {
+      const format = dateFormatOf(inner);
+      return format === undefined ? { type: 'string', nullable } : { type: 'string', format, nullable };
+    }
     case 'boolean':
       return { type: 'boolean', nullable };
     case 'array': {

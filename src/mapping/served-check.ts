@@ -48,12 +48,15 @@ export interface RequiredOperation {
 
 /**
  * A legacy field's JSON type (a date is a string), the values of an enumerated one (user status:
- * a, r, i), and whether it may be null (what the legacy API answers for a value it lacks).
+ * a, r, i), whether it may be null (what the legacy API answers for a value it lacks), and whether
+ * a string is a date.
  */
 export interface LegacyFieldShape {
   type: 'string' | 'boolean' | 'array';
   values?: readonly string[];
   nullable?: boolean;
+  /** A string that holds a date (`YYYY-MM-DD`) or a date-time (ISO 8601 with a numeric offset). */
+  format?: 'date' | 'date-time';
   /** A list's element type, when it is known (the legacy lists hold IDs: strings). */
   items?: 'string';
 }
@@ -285,6 +288,27 @@ function defaultProblem(
 }
 
 /**
+ * The problem of a `date` or `date-time` format on a legacy string field of another kind, or
+ * undefined. The format answers only dates (anything else as null) and takes only dates, so on a
+ * plain string (`username`) every value that is no date answers null and every write of one is
+ * refused (400), blaming the client; on a legacy date of the other kind it answers `2026-01-01`
+ * where a date-time is due, or a time where a date is.
+ */
+function dateFormatProblem(
+  field: ContractField,
+  name: string,
+  legacy: LegacyFieldShape,
+  label: string,
+): string | undefined {
+  if ((field.format !== 'date' && field.format !== 'date-time') || legacy.type !== 'string') return undefined;
+  if (legacy.format === field.format) return undefined;
+  const format = `format "${field.format}"`;
+  if (legacy.format === undefined)
+    return `${format} answers and takes only ${field.format === 'date' ? 'dates' : 'date-times'}, but the legacy field ${name} is a plain string: its values would be answered as null and written only as ${field.format === 'date' ? 'dates' : 'date-times'} (a 400 for anything else); leave the format out or name "string" (${label})`;
+  return `${format} does not fit the legacy field ${name}, which is a ${legacy.format}: name format "${legacy.format}" (${label})`;
+}
+
+/**
  * The problem of a field without a value table that maps an enumerated legacy field: no format or
  * derivation of the engine turns the successor's values into the enumeration's, so the successor's
  * own values would be answered as they are, and a legacy value written unchanged (most often
@@ -302,7 +326,7 @@ function unenumerated(field: ContractField, name: string, values: readonly strin
  * What a field table gives or takes that the legacy field it maps cannot be, by field table and
  * field, as [JSON path below the field, message], one per field and kind of mistake however many
  * operations meet it: a type the legacy field does not have (`format: "boolean"` on the string
- * `type`); a `default` the legacy field cannot be (see `defaultProblem`); no value table at all
+ * `type`); a date format on a legacy string of another kind (see `dateFormatProblem`); a `default` the legacy field cannot be (see `defaultProblem`); no value table at all
  * on an enumerated legacy field (see `unenumerated`); a value table that gives a value outside
  * the legacy field's enumeration (user status `x`, not one of a, r, i), or, for a field written,
  * lacks one of its values (a legacy write of `i` refused by the table). The legacy routes check
@@ -336,6 +360,8 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           `gives ${aType(rendered)}, but the legacy field ${name} is ${aType(legacy.type)} (${shape.label})`,
         );
       }
+      const wrongDate = dateFormatProblem(field, name, legacy, shape.label);
+      if (wrongDate !== undefined) add(op.resource, `${name} format`, `$.fields.${name}.format`, wrongDate);
       const wrongDefault = defaultProblem(field, name, legacy, shape.label);
       if (wrongDefault !== undefined)
         add(op.resource, `${name} default`, `$.fields.${name}.default`, wrongDefault);
@@ -372,6 +398,8 @@ export function contractProblems<F extends ContractField, R extends { fields: Re
           `$.fields.${name}.format`,
           `takes a boolean, but the legacy field ${name} is ${aType(legacy.type)} (${shape.label})`,
         );
+      const wrongDate = dateFormatProblem(field, name, legacy, shape.label);
+      if (wrongDate !== undefined) add(op.resource, `${name} format`, `$.fields.${name}.format`, wrongDate);
       if (legacy.values && !field.values && field.format !== 'boolean')
         add(
           op.resource,

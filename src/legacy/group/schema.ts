@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { legacyDate } from '../field-shapes.js';
 import { ACCOUNT_MAX, legacyId, legacyText } from '../limits.js';
 import { extendedQuery } from '../operation.js';
 
@@ -7,7 +8,6 @@ import { extendedQuery } from '../operation.js';
  * each field maps to the successor lives in the mapping tables, not here.
  */
 
-const date = z.string().describe('Date, YYYY-MM-DD');
 const ids = (what: string) => z.array(z.string()).describe(`${what} IDs`);
 
 /** The fields of a group list item, in the seed's order, then `_id`. */
@@ -48,7 +48,7 @@ export const groupListItemSchema = z
     name: z.string().nullable(),
     owner: z.string().nullable().describe('Legacy user ID of the owner'),
     createdBy: z.string().nullable().describe('Legacy user ID of the creating user'),
-    created: date.nullable(),
+    created: legacyDate.nullable(),
     _id: z.string().describe('Legacy ID'),
     users: ids('Member user').optional(),
     privileges: ids('Privilege').optional(),
@@ -63,9 +63,9 @@ export const groupSchema = z
     account: z.string().describe('Account'),
     home: z.string().nullable().describe('Directory'),
     owner: z.string().nullable().describe('Legacy user ID of the owner'),
-    created: date.nullable(),
+    created: legacyDate.nullable(),
     createdBy: z.string().nullable(),
-    deleted: date.nullable().describe('Deleted on (soft delete)'),
+    deleted: legacyDate.nullable().describe('Deleted on (soft delete)'),
     deletedBy: z.string().nullable(),
     flags: ids('Group flag'),
     users: ids('Member user'),

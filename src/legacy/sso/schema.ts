@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { legacyDate } from '../field-shapes.js';
 import { wellFormed } from '../limits.js';
 import { formText } from '../operation.js';
 
@@ -42,7 +43,7 @@ export const SSO_USER_FIELDS = ['username', 'deleted', 'locked', 'uuid'] as cons
 /** The legacy types of {@link SSO_USER_FIELDS}, which the profile's field table must give. */
 export const ssoUserFields = z.object({
   username: z.string(),
-  deleted: z.string().nullable(),
+  deleted: legacyDate.nullable(),
   locked: z.boolean(),
   uuid: z.string(),
 });

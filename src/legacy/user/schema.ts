@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { legacyDate, legacyDateTime } from '../field-shapes.js';
 import { ACCOUNT_MAX, legacyId, legacyText, TEXT_MAX } from '../limits.js';
 import { extendedQuery } from '../operation.js';
 
@@ -7,8 +8,6 @@ import { extendedQuery } from '../operation.js';
  * each field maps to the successor lives in the mapping tables, not here.
  */
 
-const date = z.string().describe('Date, YYYY-MM-DD');
-const dateTime = z.string().describe('Date-time, ISO 8601 with offset');
 const ids = (what: string) => z.array(z.string()).describe(`${what} IDs`);
 
 /** The fields of a user list item, in the seed's order, then `_id`. */
@@ -67,9 +66,9 @@ export const userListItemSchema = z
     firstname: z.string().nullable(),
     lastname: z.string().nullable(),
     status: status.nullable(),
-    created: date.nullable(),
+    created: legacyDate.nullable(),
     createdBy: z.string().nullable().describe('Legacy ID of the creating user'),
-    lastlogin: dateTime.nullable(),
+    lastlogin: legacyDateTime.nullable(),
     _id: z.string().describe('Legacy ID'),
     roles: ids('Role').optional(),
     groups: ids('Group').optional(),
@@ -87,10 +86,10 @@ export const userSchema = z
     type: z.string().nullable().describe('User type'),
     importId: z.string().nullable().describe('Import ID'),
     auxInfo: z.string().nullable().describe('Class/Information'),
-    created: date.nullable(),
+    created: legacyDate.nullable(),
     createdBy: z.string().nullable(),
-    lastlogin: dateTime.nullable(),
-    deleted: date.nullable().describe('Deleted on (soft delete)'),
+    lastlogin: legacyDateTime.nullable(),
+    deleted: legacyDate.nullable().describe('Deleted on (soft delete)'),
     deletedBy: z.string().nullable(),
     roles: ids('Role'),
     groups: ids('Group'),
