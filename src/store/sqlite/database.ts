@@ -76,19 +76,41 @@ function whileBusy(statement: () => void): void {
   }
 }
 
-/**
- * SQLite's primary result codes that mean "not now" rather than "not this": busy or locked beyond
- * the busy timeout, a read-only file, a failing disk, a full one, a file it cannot open.
- */
-const UNAVAILABLE_CODES = new Map<number, string>([
-  [5, 'SQLITE_BUSY'],
-  [6, 'SQLITE_LOCKED'],
-  [8, 'SQLITE_READONLY'],
-  [10, 'SQLITE_IOERR'],
-  [13, 'SQLITE_FULL'],
-  [14, 'SQLITE_CANTOPEN'],
-]);
-const UNAVAILABLE_NAMES = new Set(UNAVAILABLE_CODES.values());
+/** What the proxy makes of one of SQLite's primary result codes. */
+interface PrimaryCode {
+  /** Its number, as node:sqlite's `errcode` holds it in its low byte. */
+  code: number;
+  /**
+   * "Not now" rather than "not this": the same statement may pass later (busy or locked beyond the
+   * busy timeout, a read-only file, a failing or full disk, a file it cannot open). Thrown as a
+   * StoreUnavailableError (`whenAvailable`).
+   */
+  unavailable: boolean;
+  /** A write that failed for the file or the disk, not for another connection's lock (store readiness). */
+  writeFailure: boolean;
+  /** The store takes no writes now, though it may answer reads (StoreUnavailableError `refusesWrites`). */
+  refusesWrites: boolean;
+  /** Opening the store failed for its file's place or rights (`isFileAccessError`). */
+  fileAccess: boolean;
+}
+
+/** The primary result codes the proxy tells apart, by name; any other is an error as it is. */
+const PRIMARY_CODES: Readonly<Record<string, PrimaryCode>> = {
+  SQLITE_PERM: { code: 3, unavailable: false, writeFailure: false, refusesWrites: false, fileAccess: true },
+  SQLITE_BUSY: { code: 5, unavailable: true, writeFailure: false, refusesWrites: false, fileAccess: false },
+  SQLITE_LOCKED: { code: 6, unavailable: true, writeFailure: false, refusesWrites: false, fileAccess: false },
+  SQLITE_READONLY: { code: 8, unavailable: true, writeFailure: true, refusesWrites: true, fileAccess: true },
+  SQLITE_IOERR: { code: 10, unavailable: true, writeFailure: true, refusesWrites: false, fileAccess: false },
+  SQLITE_FULL: { code: 13, unavailable: true, writeFailure: true, refusesWrites: true, fileAccess: false },
+  SQLITE_CANTOPEN: {
+    code: 14,
+    unavailable: true,
+    writeFailure: true,
+    refusesWrites: false,
+    fileAccess: true,
+  },
+};
+const NAME_OF_CODE = new Map(Object.entries(PRIMARY_CODES).map(([name, { code }]) => [code, name]));
 
 /** The name of the primary result code of a driver's error (`SQLITE_BUSY`), or undefined for another error. */
 function primaryCode(error: unknown): string | undefined {
@@ -96,9 +118,15 @@ function primaryCode(error: unknown): string | undefined {
   // better-sqlite3: its code, extended codes named after their primary one (SQLITE_IOERR_WRITE);
   // node:sqlite: its errcode, whose low byte is the primary code.
   if (typeof code === 'string' && code.startsWith('SQLITE_')) return code.split('_', 2).join('_');
-  if (typeof errcode === 'number')
-    return UNAVAILABLE_CODES.get(errcode & 0xff) ?? `SQLITE code ${errcode & 0xff}`;
+  if (typeof errcode === 'number') return NAME_OF_CODE.get(errcode & 0xff) ?? `SQLITE code ${errcode & 0xff}`;
   return undefined;
+}
+
+/** What the proxy makes of a driver's error's primary code; undefined for one it does not tell apart. */
+function primaryCodeOf(error: unknown): (PrimaryCode & { name: string }) | undefined {
+  const name = primaryCode(error);
+  const known = name === undefined ? undefined : PRIMARY_CODES[name];
+  return known && name !== undefined ? { ...known, name } : undefined;
 }
 
 /** File system errors of a file or folder that cannot be made, reached or written. */
@@ -111,12 +139,7 @@ const FILE_ACCESS_CODES = new Set(['ENOENT', 'EACCES', 'EPERM', 'EROFS', 'ENOTDI
 export function isFileAccessError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && FILE_ACCESS_CODES.has(code)) return true;
-  // better-sqlite3's code names it, node:sqlite's errcode numbers it (CANTOPEN 14, READONLY 8, PERM 3).
-  const primary = primaryCode(error);
-  if (primary === 'SQLITE_CANTOPEN' || primary === 'SQLITE_READONLY' || primary === 'SQLITE_PERM')
-    return true;
-  const errcode = (error as { errcode?: unknown } | null)?.errcode;
-  return typeof errcode === 'number' && [3, 8, 14].includes(errcode & 0xff);
+  return primaryCodeOf(error)?.fileAccess === true;
 }
 
 /** Whether a driver's error is SQLite's SQLITE_BUSY. */
@@ -125,8 +148,8 @@ function isBusyError(error: unknown): boolean {
 }
 
 /**
- * Runs a statement; an answer of SQLite's that the same statement may pass later (UNAVAILABLE_CODES:
- * another connection holding the lock, a read-only, failing or full disk) is thrown as a
+ * Runs a statement; an answer of SQLite's that the same statement may pass later (`unavailable`
+ * in PRIMARY_CODES: another connection holding the lock, a read-only, failing or full disk) is thrown as a
  * StoreUnavailableError, like PostgreSQL's connection failures, so that a request answers 503 with
  * Retry-After and a write-behind keeps its batch; any other error as it is.
  */
@@ -134,17 +157,14 @@ function whenAvailable<T>(statement: () => T): T {
   try {
     return statement();
   } catch (error) {
-    const code = primaryCode(error);
-    if (code === undefined || !UNAVAILABLE_NAMES.has(code)) throw error;
-    throw new StoreUnavailableError(`the store (SQLite) is unavailable: ${code}`, {
+    const code = primaryCodeOf(error);
+    if (!code?.unavailable) throw error;
+    throw new StoreUnavailableError(`the store (SQLite) is unavailable: ${code.name}`, {
       cause: error,
-      refusesWrites: code === 'SQLITE_READONLY' || code === 'SQLITE_FULL',
+      refusesWrites: code.refusesWrites,
     });
   }
 }
-
-/** The codes of a write that failed for the file or the disk, not for another connection's lock. */
-const WRITE_FAILURE_NAMES = new Set(['SQLITE_READONLY', 'SQLITE_IOERR', 'SQLITE_FULL', 'SQLITE_CANTOPEN']);
 
 /**
  * The connection with every statement, transaction and `exec` run through `whenAvailable`, so that
@@ -162,8 +182,8 @@ function unavailableAsStoreError(db: SqliteDatabase, now: () => number): SqliteD
     try {
       return whenAvailable(work);
     } catch (error) {
-      const code = error instanceof StoreUnavailableError ? primaryCode(error.cause) : undefined;
-      if (code !== undefined && WRITE_FAILURE_NAMES.has(code)) failure = { code, at: now() };
+      const code = error instanceof StoreUnavailableError ? primaryCodeOf(error.cause) : undefined;
+      if (code?.writeFailure) failure = { code: code.name, at: now() };
       throw error;
     }
   };
