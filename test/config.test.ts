@@ -970,6 +970,14 @@ describe('configuration', () => {
         { mappings: { dir: path.join(dir, 'mappings') } },
         /profile\.json is a file in the mapping profile's folder/,
       ],
+      // Not named in the configuration, and read at every start with migration.legacy: a
+      // recording into it stopped `serve`, `config check` and `compare` (not valid JSON).
+      [
+        store,
+        path.resolve('mappings', 'compare-rules.default.json'),
+        {},
+        /compare-rules\.default\.json is the shipped compare rules/,
+      ],
     ] as const) {
       writeFileSync(
         configPath,

@@ -3,7 +3,7 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -421,11 +421,22 @@ describe('replay and compare against the real proxy', () => {
       // Two empty recordings (recording never switched on) matched vacuously: exit 0, "100 %".
       [['compare', emptyA, emptyB], {}, /no exchanges in either recording: nothing to compare/],
     ];
-    for (const [args, e, message] of cases) {
-      const run = await cli(args, e);
-      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
-      assert.match(run.stderr, message);
-      assert.ok(!run.stderr.includes(password) && !run.stdout.includes(password));
+    // The shipped rules, which a compare without --rules reads: overwritten, they stopped every
+    // later compare, and `serve` with migration.legacy. (Put back should the refusal fail.)
+    const shipped = path.resolve('mappings', 'compare-rules.default.json');
+    const shippedText = readFileSync(shipped, 'utf8');
+    const shippedMode = statSync(shipped).mode;
+    cases.push([['compare', reads, emptyA, '--html', shipped], {}, /--html .* is the shipped compare rules/]);
+    try {
+      for (const [args, e, message] of cases) {
+        const run = await cli(args, e);
+        assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+        assert.match(run.stderr, message);
+        assert.ok(!run.stderr.includes(password) && !run.stdout.includes(password));
+      }
+    } finally {
+      if (readFileSync(shipped, 'utf8') !== shippedText) writeFileSync(shipped, shippedText);
+      chmodSync(shipped, shippedMode);
     }
     // An --out that is an input file (also through a link) was emptied before it was read: the
     // recording, perhaps the only copy of the old server's answers, ended at 0 bytes.

@@ -11,6 +11,7 @@ import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { hasLayoutControl } from '../lib/quote.js';
 import { REDACTED, redactLeaves, redactPath, redactQuery, redactValue } from '../lib/redact.js';
+import { DEFAULT_COMPARE_RULES_FILE } from './compare-rules.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
@@ -294,7 +295,8 @@ const ROTATED_FILES = 5;
  * The first file the proxy reads or keeps its state in that the recording `file` or one of its
  * rotated files (`file.1` … `file.5`) would be: the SQLite store with its journal files, the
  * configuration file, the files its secrets are read from, the TLS files, the sandbox fixture,
- * the compare rules, or any file of the mapping profile's folder. The recording appends to it,
+ * the compare rules (those configured, and the shipped ones), or any file of the mapping profile's
+ * folder. The recording appends to it,
  * then renames it away at the first rotation (a store renamed away is a new, empty store at the
  * next start, and the old one deleted five rotations later). Compared by their real paths
  * (symbolic links resolved, also in the folder of a file not there yet), and as the same file
@@ -311,6 +313,8 @@ function takenByTheProxy(
     ['the TLS key (server.tls.key)', config.server.tls?.key],
     ['the sandbox fixture (sandbox.fixture)', config.sandbox.fixture],
     ['the compare rules (migration.compare.rules)', config.migration.compare?.rules],
+    // Read at every start with `migration.legacy` and by every `compare` without `--rules`.
+    ['the shipped compare rules', DEFAULT_COMPARE_RULES_FILE],
   ];
   if (config.store.type === 'sqlite') {
     const store = config.store.path;
