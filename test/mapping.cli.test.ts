@@ -227,7 +227,8 @@ describe('idm-compat mappings check', () => {
       /^cannot read the successor's OpenAPI document \(\/openapi\.json: /,
     );
     // A wrong API key: the OpenAPI document is public, the sample reads are refused. One problem
-    // on successor.auth, not one per kind under the field tables, and not counted as checked.
+    // on successor.auth, not one per kind under the field tables. The document was checked, so
+    // `live` is true: what it showed is listed beside, and is no offline problem to "fix first".
     const config = writeConfig(dir, DEFAULT_PROFILE, sandbox);
     const written = JSON.parse(readFileSync(config, 'utf8')) as Json;
     writeFileSync(
@@ -243,12 +244,35 @@ describe('idm-compat mappings check', () => {
       live: boolean;
       problems: { file: string; path: string; message: string }[];
     };
-    assert.equal(report.live, false);
+    assert.equal(report.live, true);
     assert.deepEqual(
       report.problems.map((problem) => [problem.file, problem.path]),
       [[config, '$.successor.auth']],
       json.out,
     );
+    // With a finding of the document beside it (a paging parameter it does not take), the text
+    // does not call the whole check undone.
+    const pagingProfile = copyProfile(dir, 'paging-pg', (file, json) => {
+      if (file === 'profile.json') ((json.successor as Json).paging as Json).page = 'pg';
+    });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        ...JSON.parse(readFileSync(writeConfig(dir, pagingProfile, sandbox), 'utf8')),
+        successor: { baseUrl: sandbox.apiBaseUrl, auth: { type: 'apiKey', key: 'not-the-key' } },
+      }),
+    );
+    const both = await cli(['mappings', 'check', '--live', '--config', config]);
+    assert.equal(both.code, 1, both.out + both.err);
+    assert.match(
+      both.err,
+      /profile\.json \$\.successor\.paging\.page: the successor documents no query parameter pg/,
+    );
+    assert.match(
+      both.err,
+      /\$\.successor\.auth: cannot read from the successor, so the sample reads were not checked/,
+    );
+    assert.doesNotMatch(both.err, /not checked against the successor: fix these first/);
     assert.match(
       report.problems[0]?.message ?? '',
       /^cannot read from the successor, so the sample reads were not checked: /,

@@ -30,7 +30,9 @@ Options:
   --json          print {"profile", "folder", "live", "ok", "problems": [{file, path, message}]};
                   "live" is true only when the live check ran (not when the profile failed offline
                   or the successor could not be reached: that problem names the configuration
-                  file and $.successor.baseUrl or $.successor.auth)`,
+                  file and $.successor.baseUrl or $.successor.auth); a successor that answers its
+                  OpenAPI document and then refuses the sample reads was checked (its one problem
+                  says the sample reads were not)`,
   options: { live: { type: 'boolean' }, config: { type: 'string', short: 'c' }, json: { type: 'boolean' } },
   async run(args, io) {
     // Offline, the check connects to nothing: the file's secrets need not be in this shell.
@@ -51,10 +53,11 @@ Options:
       problems = missingOperations(profile, REQUIRED_OPERATIONS);
       if (flag(args, 'live') && problems.length === 0) {
         const found = await liveProblems(config, profile);
-        // An unreachable successor is the configuration file's problem, and nothing was checked.
-        live = !found.some((problem) => problem.file === CONFIGURATION);
+        // Checked against the successor's document unless it could not be reached (or has no IDM
+        // API there); its connection's problems are the configuration file's.
+        live = found.checked;
         const configFile = config.source ?? '(embedded defaults)';
-        problems = found.map((problem) =>
+        problems = found.problems.map((problem) =>
           problem.file === CONFIGURATION ? { ...problem, file: configFile } : problem,
         );
       }
@@ -80,7 +83,7 @@ Options:
 async function liveProblems(
   config: ReturnType<typeof loadConfig>,
   profile: ReturnType<typeof loadProfile>,
-): Promise<MappingProblem[]> {
+): Promise<{ checked: boolean; problems: MappingProblem[] }> {
   // In sandbox mode this starts a fresh embedded sandbox, as `serve` would. On a store of its own,
   // in memory: the check reads the successor only. Opening the configured one created it when it
   // was not there (an empty store that the commands refusing a missing one then took as the real

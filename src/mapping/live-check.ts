@@ -33,8 +33,9 @@ interface Api {
 
 /**
  * The `file` of a problem with the configuration's successor connection (`successor.baseUrl`,
- * `successor.auth`) rather than with a mapping file: the successor could not be reached, so the
- * live check did not run. The CLI puts the configuration file's name in its place.
+ * `successor.auth`) rather than with a mapping file: the successor could not be reached (nothing
+ * was checked), or stopped answering or refused the sample reads (they were not checked). The CLI
+ * puts the configuration file's name in its place.
  */
 export const CONFIGURATION = '(configuration)';
 
@@ -48,15 +49,19 @@ const REACHING = new Set<string>(['token', 'timeout', 'unavailable', 'unauthoriz
  * `{fields}` body sends), the paging parameters on every collection read page by page, and the
  * readiness read; and one sample read per kind must succeed with the attributes the profile asks
  * for. Each problem names the mapping file, the JSON path and what the successor offers instead.
+ * `checked`: whether the profile was checked against the successor at all: not when the successor
+ * could not be reached or has no IDM API under the base path (a problem of the configuration).
  */
 export async function checkProfileLive(
   profile: CompiledProfile,
   successor: SuccessorClient,
   apiBase: string,
-): Promise<MappingProblem[]> {
+): Promise<{ checked: boolean; problems: MappingProblem[] }> {
   const problems: MappingProblem[] = [];
   const api = await readApi(successor, apiBase, profile.openApi, profile);
-  if (!('routes' in api)) return [api];
+  // No document: the successor's connection's problem (nothing checked), or the profile's
+  // locations of it (the successor answered its readiness read: that is the finding).
+  if (!('routes' in api)) return { checked: api.file !== CONFIGURATION, problems: [api] };
 
   const sampleVars = (path: readonly string[]) => (path[0] === 'apiBase' ? apiBase : SAMPLE_UUID);
   const kindSchema = new Map<CompiledKind, Json | undefined>();
@@ -241,7 +246,7 @@ export async function checkProfileLive(
       });
     }
   }
-  return problems;
+  return { checked: true, problems };
 }
 
 /** A refusal of the proxy's own access, or a failure without any answer: not about what one read asked for. */
