@@ -75,7 +75,7 @@ describe('sandbox OAuth2 server and token checks', () => {
     assert.equal(readOnly.body.scope, READ);
   });
 
-  it('refuses a scope outside the client registration (invalid_scope) and a wrong secret (invalid_client)', async () => {
+  it('refuses a scope outside the client registration or unknown (invalid_scope) and a wrong secret (invalid_client)', async () => {
     const refused = await tokenResponse(sb, {
       clientId: 'idm-compat-readonly',
       clientSecret: 'sandbox-readonly-secret',
@@ -83,6 +83,12 @@ describe('sandbox OAuth2 server and token checks', () => {
     });
     assert.equal(refused.status, 400);
     assert.equal(refused.body.error, 'invalid_scope');
+    // A scope no client or API has (a typo) too: it was dropped, and the token lacked it.
+    for (const scope of ['iserv:idm:api-raed', `foo ${READ}`]) {
+      const unknown = await tokenResponse(sb, { scope });
+      assert.equal(unknown.status, 400, scope);
+      assert.equal(unknown.body.error, 'invalid_scope', scope);
+    }
     const wrong = await tokenResponse(sb, { clientSecret: 'not-the-secret' });
     assert.equal(wrong.status, 401);
     assert.equal(wrong.body.error, 'invalid_client');

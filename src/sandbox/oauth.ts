@@ -315,9 +315,18 @@ export function providerConfiguration(
           return options.audience;
         },
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resourceIndicator) => {
+        getResourceServerInfo: (ctx, resourceIndicator) => {
           if (resourceIndicator !== options.audience) {
             throw new errors.InvalidTarget('unknown resource indicator');
+          }
+          // oidc-provider drops a scope that no resource server offers without a word, so a
+          // mistyped scope (`iserv:idm:api-raed`) got a token without it and a 403 on the first
+          // call. A client-credentials request for one is refused instead (RFC 6749 5.2: "invalid,
+          // unknown, malformed"); the SSO flows keep OpenID Connect's rule of ignoring them.
+          const params = ctx.oidc.params;
+          if (params?.grant_type === 'client_credentials' && typeof params.scope === 'string') {
+            const unknown = params.scope.split(' ').find((scope) => scope !== '' && !allScopes.has(scope));
+            if (unknown !== undefined) throw new errors.InvalidScope('requested scope is not known', unknown);
           }
           return {
             scope: [...allScopes].join(' '),
