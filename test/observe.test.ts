@@ -336,6 +336,13 @@ describe('usage inventory', () => {
         /no API user is named "(alpah|ALPHA)", and no calls were counted under it; closest: alpha/,
       );
     }
+    // The refused requests, shown under "(none)", are asked for by that name (or by "").
+    for (const none of ['(none)', '']) {
+      assert.deepEqual(await usage('--user', none), [
+        { apiUser: '', operation: 'group.list', outcome: '4xx', count: 1 },
+      ]);
+      assert.deepEqual(await usage('--user', none, '--since', '2999-01-01'), []);
+    }
     const quiet = await cli(['usage', '--user', 'alpha', '--since', '2999-01-01', '--config', h.configFile]);
     assert.equal(quiet.code, 0, quiet.stderr);
     assert.match(quiet.stdout, /No recorded usage/);

@@ -48,6 +48,13 @@ function isCalendarDay(day: string): boolean {
   return new Date(Date.UTC(year, month - 1, date)).toISOString().slice(0, 10) === day;
 }
 
+/**
+ * How the table shows the requests refused before an API user was known (no or wrong credentials,
+ * throttled), counted under the empty name; `--user` takes it for them too. No API user can be
+ * named so (API_USER_NAME has no parentheses).
+ */
+const NO_API_USER = '(none)';
+
 /** `idm-compat usage`: the usage inventory — which API users call which legacy operations. */
 export const usageCommand: Command = {
   path: ['usage'],
@@ -60,7 +67,8 @@ credentials) count under the empty user (one refused for its address, under its 
 that name no operation under "unknown". The running proxy writes its counts every usage.flushIntervalSeconds (default 5) and at shutdown.
 
 Options:
-  --user NAME       only this API user; a name that is no API user and has no rows is refused (exit 2)
+  --user NAME       only this API user; a name that is no API user and has no rows is refused (exit 2);
+                    "(none)" (or "") the requests refused before an API user was known
   --operation ID    only this operation (e.g. user.list, group.link.users.add); a name that is no
                     operation and has no rows is refused (exit 2)
   --since WHEN      only rows last seen since WHEN: 2026-09-01 (midnight UTC), 2026-09-01T08:00:00Z
@@ -84,7 +92,8 @@ Examples:
     json: { type: 'boolean' },
   },
   async run(args, io) {
-    const user = stringOption(args, 'user');
+    const given = stringOption(args, 'user');
+    const user = given === NO_API_USER ? '' : given;
     const operation = stringOption(args, 'operation');
     const sinceText = stringOption(args, 'since');
     if (flag(args, 'unused') && operation !== undefined) {
@@ -110,7 +119,7 @@ Examples:
         // A misspelt API user has no rows either: "no recorded usage", and with --unused every
         // operation, read as "this integration calls nothing". One that is no API user and was
         // never counted (in any window) is refused, with the closest names.
-        if (user !== undefined && rows.length === 0 && !all.some((row) => row.apiUser === user)) {
+        if (user && rows.length === 0 && !all.some((row) => row.apiUser === user)) {
           const apiUsers = (await store.apiUsers.list()).map((record) => record.name);
           if (!apiUsers.includes(user)) {
             // Suggested among the API users and the names counted (of users removed since, too).
@@ -158,7 +167,7 @@ Examples:
           const json = toJson(row);
           return [
             row.operation,
-            row.apiUser || '(none)',
+            row.apiUser || NO_API_USER,
             row.outcome,
             String(row.count),
             json.firstSeen,
