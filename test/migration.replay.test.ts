@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
 import { REDACTED } from '../src/lib/redact.js';
 import type { RecordedExchange } from '../src/migration/recording.js';
 import { readRecording } from '../src/migration/recording.js';
@@ -106,35 +107,63 @@ describe('replay and compare against the real proxy', () => {
     await h?.close();
   });
 
-  it('records a body it cannot hold (not UTF-8, not JSON) as null marked unreadable, which replay --writes does not send', async () => {
+  it('records a body it cannot hold (not UTF-8, not JSON, never read: compressed or too large) as null marked unreadable, which replay --writes does not send', async () => {
     // Recorded decoded, the Latin-1 `ü` became U+FFFD: the replay created group "Gr\uFFFDn AG".
     // Recorded as a bare null, a DELETE refused for its body was replayed without one: deleted.
     const file = path.join(dir, 'latin1.ndjson');
-    const recorder = await startHarness({ config: { migration: { recording: { path: file } } } });
+    const recorder = await startHarness({
+      config: { server: { bodyLimitBytes: 4096 }, migration: { recording: { path: file } } },
+    });
     try {
       const integration = await recorder.addUser('integration', ['127.0.0.0/8']);
-      const send = (id: string, method: string, at: string, type: string, body: Buffer) =>
+      const send = (id: string, method: string, at: string, headers: Record<string, string>, body: Buffer) =>
         call(`${recorder.url}/iserv/api/Service/Core${at}`, {
           user: 'integration',
           password: integration,
           method,
-          headers: { 'content-type': type, 'x-request-id': id },
+          headers: { ...headers, 'x-request-id': id },
           body,
         });
+      const json = { 'content-type': 'application/json' };
       const latin1 = Buffer.from('{"name":"Gr\u00fcn AG"}', 'latin1');
-      for (const [id, method, at, type, body] of [
-        ['latin-1', 'POST', '/Entity/Group', 'application/json; charset=iso-8859-1', latin1],
+      for (const [id, method, at, headers, body, status] of [
         [
-          'delete-latin-1',
+          'latin-1',
+          'POST',
+          '/Entity/Group',
+          { 'content-type': 'application/json; charset=iso-8859-1' },
+          latin1,
+          400,
+        ],
+        ['delete-latin-1', 'DELETE', '/Entity/User/clara.vogel', json, Buffer.from('\xfc', 'latin1'), 400],
+        [
+          'delete-text',
+          'DELETE',
+          '/Entity/User/andreas.wolf',
+          { 'content-type': 'text/plain' },
+          Buffer.from('please'),
+          400,
+        ],
+        // Never read, so never held: refused for its Content-Encoding, and for its length.
+        [
+          'delete-gzip',
           'DELETE',
           '/Entity/User/clara.vogel',
-          'application/json',
-          Buffer.from('\xfc', 'latin1'),
+          { ...json, 'content-encoding': 'gzip' },
+          gzipSync('{"reason":"x"}'),
+          415,
         ],
-        ['delete-text', 'DELETE', '/Entity/User/andreas.wolf', 'text/plain', Buffer.from('please')],
+        [
+          'delete-large',
+          'DELETE',
+          '/Entity/User/andreas.wolf',
+          json,
+          Buffer.from(JSON.stringify({ reason: 'x'.repeat(5000) })),
+          413,
+        ],
       ] as const) {
-        const refused = await send(id, method, at, type, body);
-        assert.equal(refused.status, 400, `${id}: ${refused.text}`);
+        const refused = await send(id, method, at, headers, body);
+        assert.equal(refused.status, status, `${id}: ${refused.text}`);
       }
       await recorder.services.migration.recording?.flush();
     } finally {
@@ -147,15 +176,22 @@ describe('replay and compare against the real proxy', () => {
         ['latin-1', 400, null, 'unreadable'],
         ['delete-latin-1', 400, null, 'unreadable'],
         ['delete-text', 400, null, 'unreadable'],
+        ['delete-gzip', 415, null, 'unreadable'],
+        ['delete-large', 413, null, 'unreadable'],
       ],
     );
     const read = async (at: string) =>
       (await call(`${target}/Service/Core${at}`, { user: 'migration', password })).body;
-    const before = [await read('/Entity/Group'), await read('/Entity/User/clara.vogel')];
+    const state = async () => [
+      await read('/Entity/Group'),
+      await read('/Entity/User/clara.vogel'),
+      await read('/Entity/User/andreas.wolf'),
+    ];
+    const before = await state();
     const run = await replay(file, path.join(dir, 'latin1-out.ndjson'), '--writes', '--json');
     const summary = JSON.parse(run.stdout);
-    assert.deepEqual([summary.replayed, summary.skipped.unreadableBody], [0, 3], run.stderr);
-    assert.deepEqual([await read('/Entity/Group'), await read('/Entity/User/clara.vogel')], before);
+    assert.deepEqual([summary.replayed, summary.skipped.unreadableBody], [0, 5], run.stderr);
+    assert.deepEqual(await state(), before);
   });
 
   it('records no request of an API user refused for its address (403), which replay --writes would make', async () => {

@@ -2,14 +2,15 @@ import type { Context } from 'hono';
 import { cappedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
-import { requestHeader } from './request-headers.js';
+import { announcesBody, requestHeader } from './request-headers.js';
 import { requestLog } from './request-log.js';
 
 /**
  * Hands one finished request and its answer to the recording (`migration.recording`): the answer
  * is read from a copy of the response (up to RECORDED_ANSWER_MAX_BYTES, so a copy never holds a
  * large streamed list in memory; a HEAD's has no body), the request body only when the request already read it (a body
- * nobody read is not read now), and the body of an operation that carries a password not at all;
+ * nobody read is not read now, and marked unreadable), and the body of an operation that carries
+ * a password not at all;
  * the writer redacts and appends without blocking.
  */
 export function recordExchange(
@@ -28,13 +29,20 @@ export function recordExchange(
   const status = c.res.status;
   const bodyWasRead = Object.keys(c.req.bodyCache).length > 0;
   const requestBytes = bodyWasRead ? c.req.arrayBuffer() : undefined;
+  // A body the request announced and the proxy never read (refused for its declared length or its
+  // Content-Encoding, or before it was needed) is one the recording cannot hold: marked, so that
+  // replay does not send the request without it (a refused DELETE would be carried out). A GET's
+  // or HEAD's body is never read, nor sent again.
+  const unread = !bodyWasRead && c.req.method !== 'GET' && c.req.method !== 'HEAD' && announcesBody(c);
   const match = c.get('match');
   const operation = match.kind === 'operation' ? match.matched.operation : undefined;
   const log = requestLog(c);
   void (async () => {
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
-      const request = await recordedRequestBody(operation, requestHeader(c, 'content-type'), bytes);
+      const request = unread
+        ? { requestBody: null, requestBodyOmitted: 'unreadable' as const }
+        : await recordedRequestBody(operation, requestHeader(c, 'content-type'), bytes);
       writer.record({
         time: new Date(exchange.startedAt).toISOString(),
         requestId: c.get('requestId'),

@@ -75,7 +75,7 @@ export const recordedExchangeSchema = z
       .literal('unreadable')
       .optional()
       .describe(
-        'Set when the request had a body the recording cannot hold: not UTF-8, not JSON nor form fields',
+        'Set when the request had a body the recording cannot hold: not UTF-8, not JSON nor form fields, or not read at all (refused for its length or its Content-Encoding)',
       ),
     status: z.int().min(0).max(999),
     responseBody: z.unknown().describe('Parsed JSON answer, or null (empty or not JSON)'),
