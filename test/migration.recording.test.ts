@@ -2,7 +2,7 @@
 // written file for each secret used), size rotation, the
 // operation-pattern filter, and the request parts of a recorded exchange.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { SECRET_BODIES } from '../src/legacy/operations.js';
 import { userPasswordSetOperation } from '../src/legacy/user/password.js';
 import { userUpdateOperation } from '../src/legacy/user/update.js';
+import { fileLines } from '../src/lib/file-lines.js';
 import { REDACTED, redactPath, redactQuery, redactString, redactValue } from '../src/lib/redact.js';
 import {
   answerBody,
@@ -521,6 +522,64 @@ describe('redaction', () => {
     assert.equal(exchanges[3]?.path, `/Service/Core/Entity/User/${REDACTED}`);
     // The file is readable only by its owner.
     assert.equal(statSync(file).mode & 0o077, 0);
+  });
+});
+
+describe('reading a recording', () => {
+  it('gives each line with its number: CRLF, a last line without newline, characters split across chunks', async () => {
+    const file = tempFile('lines.txt');
+    // 64 KiB chunks: the `ü` at the end of the first one is split between two.
+    const first = `${'a'.repeat(64 * 1024 - 1)}ü`;
+    writeFileSync(file, `${first}\r\n\nzwei\r\ndrei`);
+    const lines: unknown[] = [];
+    for await (const line of fileLines(file, 1024 * 1024)) lines.push(line);
+    assert.deepEqual(lines, [
+      { number: 1, text: first },
+      { number: 2, text: '' },
+      { number: 3, text: 'zwei' },
+      { number: 4, text: 'drei' },
+    ]);
+    const empty = tempFile('empty.txt');
+    writeFileSync(empty, '');
+    for await (const line of fileLines(empty, 10))
+      assert.fail(`a line in an empty file: ${JSON.stringify(line)}`);
+  });
+
+  it('skips a line longer than its bound to its end, and numbers the lines after it right', async () => {
+    const file = tempFile('long.txt');
+    writeFileSync(file, `short\n${'x'.repeat(200_000)}\nafter\n${'y'.repeat(11)}`);
+    const lines: unknown[] = [];
+    for await (const line of fileLines(file, 10)) lines.push(line);
+    assert.deepEqual(lines, [
+      { number: 1, text: 'short' },
+      { number: 2, tooLong: true },
+      { number: 3, text: 'after' },
+      { number: 4, tooLong: true },
+    ]);
+  });
+
+  it('leaves a line of 257 MiB out as a problem, and reads the exchanges around it', async () => {
+    // One over V8's longest string (about 512 MiB) ended compare and replay with a RangeError
+    // from inside node:readline: a stack trace, no report.
+    const file = tempFile('huge.ndjson');
+    const out = createWriteStream(file);
+    const write = (text: string | Buffer) =>
+      new Promise<void>((resolve, reject) => out.write(text, (error) => (error ? reject(error) : resolve())));
+    await write(`${JSON.stringify(exchange({ requestId: 'before' }))}\n{"time":"`);
+    const mib = Buffer.alloc(1024 * 1024, 'x');
+    for (let i = 0; i < 257; i++) await write(mib);
+    await write(`"}\n${JSON.stringify(exchange({ requestId: 'after' }))}\n`);
+    await new Promise<void>((resolve) => out.end(resolve));
+    try {
+      const { exchanges, problems } = await readRecording(file);
+      assert.deepEqual(
+        exchanges.map((e) => e.requestId),
+        ['before', 'after'],
+      );
+      assert.deepEqual(problems, [{ line: 2, message: 'longer than 256 MiB' }]);
+    } finally {
+      rmSync(file);
+    }
   });
 });
 

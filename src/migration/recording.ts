@@ -1,11 +1,11 @@
-import { createReadStream, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
 import { mappingsFolder } from '../config/mappings-folder.js';
 import { hasDotSegment } from '../lib/dot-segments.js';
+import { fileLines } from '../lib/file-lines.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
@@ -199,19 +199,28 @@ export interface RecordingProblem {
   message: string;
 }
 
-/** Reads a recording (NDJSON) line by line; invalid lines are reported, not thrown. */
+const MIB = 1024 * 1024;
+
+/**
+ * The longest line a recording is read with. The writer's lines stay far below it (an answer is
+ * kept up to 8 MiB, a request body up to `server.bodyLimitBytes`); a longer one is none of its
+ * exchanges, and is left out as a problem rather than held whole.
+ */
+const MAX_LINE_BYTES = 256 * MIB;
+
+/** Reads a recording (NDJSON) line by line; invalid lines (and overlong ones) are reported, not thrown. */
 export async function readRecording(
   file: string,
 ): Promise<{ exchanges: RecordedExchange[]; problems: RecordingProblem[] }> {
   const exchanges: RecordedExchange[] = [];
   const problems: RecordingProblem[] = [];
-  const lines = createInterface({
-    input: createReadStream(file, 'utf8'),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
-  let number = 0;
-  for await (const line of lines) {
-    number += 1;
+  for await (const read of fileLines(file, MAX_LINE_BYTES)) {
+    const { number } = read;
+    if ('tooLong' in read) {
+      problems.push({ line: number, message: `longer than ${MAX_LINE_BYTES / MIB} MiB` });
+      continue;
+    }
+    const line = read.text;
     if (line.trim() === '') continue;
     let value: unknown;
     try {
