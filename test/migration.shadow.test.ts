@@ -401,6 +401,9 @@ describe('shadow mode against an old server whose data differs on purpose', () =
         password: 'dash-secret',
       });
       assert.equal(status.status, 200);
+      // Usage figures and sample differences, as on the page: no cache keeps them, no sniffing.
+      assert.equal(status.headers.get('cache-control'), 'no-store');
+      assert.equal(status.headers.get('x-content-type-options'), 'nosniff');
       const body = status.body as {
         operations: { operation: string; mode: string; usage: { apiUser: string }[] }[];
       };

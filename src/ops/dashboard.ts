@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { DASHBOARD_PATH } from '../config/fixed-paths.js';
+import { NO_SNIFF } from '../http/errors.js';
 import { LEGACY_OPERATIONS } from '../legacy/operations.js';
 import { formatRate } from '../migration/report-text.js';
 import { shadowReport } from '../migration/shadow-report.js';
@@ -169,14 +170,18 @@ export function registerDashboard(app: Hono<AppEnv>, services: Services): void {
     }),
   );
   app.get(DASHBOARD_PATH, (c) => c.redirect(`${DASHBOARD_PATH}/`, 301));
-  app.get(`${DASHBOARD_PATH}/api/status`, async (c) => c.json(await migrationStatus(services)));
+  // Both hold usage figures and sample differences (user data): kept out of caches, and taken
+  // for nothing but what they say they are.
+  const unshared = { 'Cache-Control': 'no-store', ...NO_SNIFF };
+  app.get(`${DASHBOARD_PATH}/api/status`, async (c) =>
+    c.json(await migrationStatus(services), 200, unshared),
+  );
   app.get(`${DASHBOARD_PATH}/`, async (c) => {
     const body = await page(await migrationStatus(services));
     return c.html(body, 200, {
       'Content-Security-Policy':
         "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
+      ...unshared,
     });
   });
 }
