@@ -145,6 +145,10 @@ describe('redaction', () => {
         Kennwort: 'Geheim-2',
         pwd: 'Geheim-3',
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
+        // Not after `?`, `&`, `#` or `;`: a note or log excerpt pasted into a field.
+        pasted: 'token=Secret-T1 and Bearer abcdEFGH1234',
+        pastedLater: 'sync failed: api_key=Secret-T2, retried\npassword=Secret-T3',
+        prose: 'a=b, x = y and 2+2=4',
         names,
       }),
       {
@@ -160,6 +164,9 @@ describe('redaction', () => {
         Kennwort: REDACTED,
         pwd: REDACTED,
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
+        pasted: `token=${REDACTED} and ${REDACTED}`,
+        pastedLater: `sync failed: api_key=${REDACTED} retried\npassword=${REDACTED}`,
+        prose: 'a=b, x = y and 2+2=4',
         names,
       },
     );

@@ -22,9 +22,10 @@ const SECRET_KEY =
 const AUTH_VALUE = /\b(basic|bearer)\s+(\S+)/gi;
 // What may close a credential in prose (`"Bearer abc…";`): kept, not taken for the token's end.
 const CLOSING = '"\'`,;)]}>';
-// A URL parameter's name (`?token=`, `&api_key=`, `;session_id=`); its value is found by hand
+// A parameter's name (`?token=`, `&api_key=`, `;session_id=`), also at the start of a text or
+// after a space (`token=… and more`, a log excerpt pasted into a field); its value is found by hand
 // (`redactUrlParameters`), in linear time whatever the text.
-const URL_PARAMETER = /[?&#;]([\w-]+)=/g;
+const URL_PARAMETER = /(?:^|[?&#;\s])([\w-]+)=/g;
 // The password of a URL's user information (`https://user:secret@host/`). A scheme starts where
 // no scheme character stands before it: with `\b`, every `.` of a long `a.a.a…` began a try that
 // ran to its end (quadratic; a path of 15 KB took 300 ms, on the log line of any request).
@@ -68,7 +69,8 @@ export function redactString(value: string): string {
 
 /**
  * The values of URL parameters named as secrets (`?token=…`, `&api_key=…`, `;session_id=…`,
- * `?token="…"`), replaced by {@link REDACTED}. A value ends at `&`, `#`, a space or a quote; one
+ * `?token="…"`, and `token=…` at the start of the text or after a space), replaced by
+ * {@link REDACTED}. A value ends at `&`, `#`, a space or a quote; one
  * of a parameter that began with `;` (a path's matrix parameter) also at a `;` that begins the
  * next parameter (`;name=`). Any other `;` may be part of the secret, and goes with it.
  */
