@@ -971,12 +971,19 @@ describe('configuration', () => {
         /profile\.json is a file in the mapping profile's folder/,
       ],
       // Not named in the configuration, and read at every start with migration.legacy: a
-      // recording into it stopped `serve`, `config check` and `compare` (not valid JSON).
+      // recording into it stopped `serve`, `config check` and `compare` (not valid JSON). So
+      // is any file of the shipped folder (its profile, when another is configured).
       [
         store,
         path.resolve('mappings', 'compare-rules.default.json'),
         {},
-        /compare-rules\.default\.json is the shipped compare rules/,
+        /compare-rules\.default\.json is in the folder idm-compat ships its mapping profiles and compare rules in/,
+      ],
+      [
+        store,
+        path.resolve('mappings', 'iserv-idm-v1', 'operations', 'user.json'),
+        { mappings: { dir: path.join(dir, 'mappings') } },
+        /user\.json is in the folder idm-compat ships its mapping profiles and compare rules in/,
       ],
     ] as const) {
       writeFileSync(

@@ -17,6 +17,7 @@ import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { spawnCli } from './cli-helpers.js';
 import { idMapRows } from './id-map-rows.js';
 import { successorConfigFor } from './sandbox-helpers.js';
+import { keepingShippedFiles } from './shipped-files.js';
 import { tempDir } from './temp-dir.js';
 import { DEFAULT_PROFILE } from './user-helpers.js';
 
@@ -741,7 +742,7 @@ describe('idm-compat ids import / export', () => {
     );
   });
 
-  it('refuses an --output that is the store itself, its log or its shared memory (exit 2), and leaves it a store', async () => {
+  it('refuses an --output that is the store itself, its log or its shared memory, or in the shipped mappings folder (exit 2), and leaves them as they are', async () => {
     // It wrote "wrote 15 rows" over the SQLite file: every API user and ID gone.
     const store = path.join(dir, 'store.db');
     const link = path.join(dir, 'link-to-store.db');
@@ -755,6 +756,22 @@ describe('idm-compat ids import / export', () => {
         /--output .* is the store('s write-ahead log| \(store\.path\)); it would be emptied or overwritten/,
       );
     }
+    // Nor into the shipped mappings/ folder: a CSV in a profile's folder is read as one of its
+    // tables (every start fails), and the shipped rules or profile overwritten break the same.
+    const touched = await keepingShippedFiles(async () => {
+      for (const output of [
+        path.resolve('mappings', 'iserv-idm-v1', 'ids.csv'),
+        path.resolve('mappings', 'compare-rules.default.json'),
+      ]) {
+        const run = await cli(['ids', 'export', '--output', output, '--config', config]);
+        assert.equal(run.code, 2, `${output}: ${run.err}`);
+        assert.match(
+          run.err,
+          /--output .* is in the folder idm-compat ships its mapping profiles and compare rules in/,
+        );
+      }
+    });
+    assert.deepEqual(touched, []);
     const still = await cli(['ids', 'export', '--json', '--config', config]);
     assert.equal(still.code, 0, still.err);
     assert.equal((JSON.parse(still.out) as unknown[]).length, 2001);

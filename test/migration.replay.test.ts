@@ -3,7 +3,7 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { type CompareReport, compareReportSchema } from '../src/migration/report
 import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { makeFifo, readFifo } from './fifo.js';
+import { keepingShippedFiles } from './shipped-files.js';
 import { startLoopback } from './successor-helpers.js';
 import { tempDir } from './temp-dir.js';
 
@@ -363,6 +364,8 @@ describe('replay and compare against the real proxy', () => {
     writeFileSync(emptyA, '');
     writeFileSync(emptyB, '\n');
     const base = ['replay', reads, '--target', target, '--user', 'migration', '--out', out];
+    const SHIPPED =
+      /(--html|--out) .* is in the folder idm-compat ships its mapping profiles and compare rules in .*; writing there would break them/;
     const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
       [base, env, /exactly one of --password-env VAR or --password-file FILE/],
       [[...base, '--password-env', 'UNSET'], env, /UNSET is not set/],
@@ -457,23 +460,28 @@ describe('replay and compare against the real proxy', () => {
       // Two empty recordings (recording never switched on) matched vacuously: exit 0, "100 %".
       [['compare', emptyA, emptyB], {}, /no exchanges in either recording: nothing to compare/],
     ];
-    // The shipped rules, which a compare without --rules reads: overwritten, they stopped every
-    // later compare, and `serve` with migration.legacy. (Put back should the refusal fail.)
-    const shipped = path.resolve('mappings', 'compare-rules.default.json');
-    const shippedText = readFileSync(shipped, 'utf8');
-    const shippedMode = statSync(shipped).mode;
-    cases.push([['compare', reads, emptyA, '--html', shipped], {}, /--html .* is the shipped compare rules/]);
-    try {
+    // What idm-compat ships in mappings/: the rules a compare without --rules reads, the profile
+    // every start reads. Overwritten, they stopped every later compare, or every start.
+    const shipped = (...parts: string[]) => path.resolve('mappings', ...parts);
+    cases.push(
+      [['compare', reads, emptyA, '--html', shipped('compare-rules.default.json')], {}, SHIPPED],
+      [['compare', reads, emptyA, '--html', shipped('iserv-idm-v1', 'profile.json')], {}, SHIPPED],
+      [['compare', reads, emptyA, '--html', shipped('iserv-idm-v1', 'report.html')], {}, SHIPPED],
+      [
+        [...base.slice(0, -1), shipped('compare-rules.default.json'), '--password-env', 'MIGRATION_PW'],
+        env,
+        SHIPPED,
+      ],
+    );
+    const touched = await keepingShippedFiles(async () => {
       for (const [args, e, message] of cases) {
         const run = await cli(args, e);
         assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
         assert.match(run.stderr, message);
         assert.ok(!run.stderr.includes(password) && !run.stdout.includes(password));
       }
-    } finally {
-      if (readFileSync(shipped, 'utf8') !== shippedText) writeFileSync(shipped, shippedText);
-      chmodSync(shipped, shippedMode);
-    }
+    });
+    assert.deepEqual(touched, []);
     // An --out that is an input file (also through a link) was emptied before it was read: the
     // recording, perhaps the only copy of the old server's answers, ended at 0 bytes.
     const recorded = readFileSync(reads, 'utf8');

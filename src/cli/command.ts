@@ -2,6 +2,7 @@ import { type Stats, statSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { SingleBar } from 'cli-progress';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
+import { inShippedMappings, SHIPPED_FILES } from '../config/mappings-folder.js';
 import { silentLogger } from '../lib/logger.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { buildServices, type StoreServices } from '../services.js';
@@ -249,13 +250,19 @@ export async function loadRecording(
 /**
  * Refuses an output file that is one of the command's inputs (the same file, also through a
  * link): it is emptied or replaced when written, and the input may be the only copy there is (a
- * recording of the old server's answers, the store). `option` names the output's option.
+ * recording of the old server's answers, the store). Also any output in the shipped `mappings/`
+ * folder (its profiles and compare rules, which later starts and compares read). `option` names
+ * the output's option.
  */
 export function refuseInputAsOut(
   option: string,
   out: string,
   inputs: readonly [what: string, file: string | undefined][],
 ): void {
+  if (inShippedMappings(out))
+    throw new CommandError(
+      `${option} ${out} is ${SHIPPED_FILES}; writing there would break them: give another file`,
+    );
   const outStat = statOrUndefined(out);
   if (outStat === undefined) return;
   for (const [what, file] of inputs) {

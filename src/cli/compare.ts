@@ -92,8 +92,6 @@ Example:
         ['recording A', fileA],
         ['recording B', fileB],
         ['the rules file', rulesFile],
-        // Used by every later compare without --rules, and at every start with migration.legacy.
-        ['the shipped compare rules', DEFAULT_COMPARE_RULES_FILE],
       ]);
       const page = await renderHtmlReport(report, {
         a: fileA,

@@ -1,10 +1,23 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { realPath } from '../lib/real-path.js';
 import { type AppConfig, ConfigError } from './load.js';
 
 /** The mapping profiles shipped with idm-compat (the package's own `mappings/`). */
 export const SHIPPED_MAPPINGS_DIR = fileURLToPath(new URL('../../mappings', import.meta.url));
+
+/** How a refusal names the files of {@link SHIPPED_MAPPINGS_DIR}. */
+export const SHIPPED_FILES = `in the folder idm-compat ships its mapping profiles and compare rules in (${SHIPPED_MAPPINGS_DIR})`;
+
+/**
+ * Whether `file` (links resolved, also for a file not there yet) lies in the shipped `mappings/`
+ * folder: an output written there (a recording, a report, an export) overwrites the shipped profile
+ * or compare rules, or adds a table to a profile, and every later start or compare fails on it.
+ */
+export function inShippedMappings(file: string): boolean {
+  return realPath(file).startsWith(`${realPath(SHIPPED_MAPPINGS_DIR)}${path.sep}`);
+}
 
 /**
  * The folder of the configured mapping profile, or a {@link ConfigError} naming the key when there

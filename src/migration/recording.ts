@@ -1,17 +1,17 @@
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { type FileHandle, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { type AppConfig, ConfigError } from '../config/load.js';
-import { mappingsFolder } from '../config/mappings-folder.js';
+import { inShippedMappings, mappingsFolder, SHIPPED_FILES } from '../config/mappings-folder.js';
 import { hasDotSegment } from '../lib/dot-segments.js';
 import { fileLines } from '../lib/file-lines.js';
 import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { hasLayoutControl } from '../lib/quote.js';
+import { realPath } from '../lib/real-path.js';
 import { REDACTED, redactLeaves, redactPath, redactQuery, redactValue } from '../lib/redact.js';
-import { DEFAULT_COMPARE_RULES_FILE } from './compare-rules.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
 export const RECORDING_MODES = ['translate', 'passthrough', 'shadow', 'replay'] as const;
@@ -304,8 +304,8 @@ const ROTATED_FILES = 5;
  * The first file the proxy reads or keeps its state in that the recording `file` or one of its
  * rotated files (`file.1` … `file.5`) would be: the SQLite store with its journal files, the
  * configuration file, the files its secrets are read from, the TLS files, the sandbox fixture,
- * the compare rules (those configured, and the shipped ones), or any file of the mapping profile's
- * folder. The recording appends to it,
+ * the compare rules, any file of the mapping profile's folder, or one of the folder idm-compat
+ * ships its profiles and compare rules in. The recording appends to it,
  * then renames it away at the first rotation (a store renamed away is a new, empty store at the
  * next start, and the old one deleted five rotations later). Compared by their real paths
  * (symbolic links resolved, also in the folder of a file not there yet), and as the same file
@@ -322,8 +322,6 @@ function takenByTheProxy(
     ['the TLS key (server.tls.key)', config.server.tls?.key],
     ['the sandbox fixture (sandbox.fixture)', config.sandbox.fixture],
     ['the compare rules (migration.compare.rules)', config.migration.compare?.rules],
-    // Read at every start with `migration.legacy` and by every `compare` without `--rules`.
-    ['the shipped compare rules', DEFAULT_COMPARE_RULES_FILE],
   ];
   if (config.store.type === 'sqlite') {
     const store = config.store.path;
@@ -347,31 +345,9 @@ function takenByTheProxy(
     }
     if (profile !== undefined && realPath(recording).startsWith(`${profile}${path.sep}`))
       return { recording, what: `a file in the mapping profile's folder (${profile})` };
+    if (inShippedMappings(recording)) return { recording, what: SHIPPED_FILES };
   }
   return undefined;
-}
-
-/**
- * `at` with its symbolic links resolved; for a file not there (yet), its folder's, and the target
- * of a link that points at nothing yet (a link to the store a first start will create).
- */
-function realPath(at: string, hops = 0): string {
-  try {
-    return realpathSync(at);
-  } catch {
-    const absolute = path.resolve(at);
-    try {
-      if (hops < 40 && lstatSync(absolute).isSymbolicLink())
-        return realPath(path.resolve(path.dirname(absolute), readlinkSync(absolute)), hops + 1);
-    } catch {
-      // not there at all: its folder's real path below
-    }
-    try {
-      return path.join(realpathSync(path.dirname(absolute)), path.basename(absolute));
-    } catch {
-      return absolute;
-    }
-  }
 }
 
 function sameFile(a: string, b: string): boolean {
