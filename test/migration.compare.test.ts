@@ -58,6 +58,18 @@ const paths = (a: unknown, b: unknown, r: ResolvedRule = exact) => {
   return result.match ? [] : result.differences.map((d) => d.path);
 };
 
+describe('compared data that holds a secret-like word', () => {
+  it('is compared, not redacted away: Tokens=3 and Tokens=5 differ', () => {
+    // Redacted on both sides, they compared equal (and shadow mode counted the pair matched).
+    assert.deepEqual(paths({ auxInfo: 'Tokens=3 per student' }, { auxInfo: 'Tokens=5 per student' }), [
+      '$.auxInfo',
+    ]);
+    assert.deepEqual(paths({ auxInfo: 'Secretary=Mrs Smith' }, { auxInfo: 'Secretary=Mr Smith' }), [
+      '$.auxInfo',
+    ]);
+  });
+});
+
 describe('JSON paths', () => {
   it('matches members, indices, wildcards and any depth', () => {
     const m = (p: string, keys: (string | number)[]) => compilePath(p).matches(keys);

@@ -145,10 +145,16 @@ describe('redaction', () => {
         Kennwort: 'Geheim-2',
         pwd: 'Geheim-3',
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
-        // Not after `?`, `&`, `#` or `;`: a note or log excerpt pasted into a field.
+        // Not after `?`, `&`, `#` or `;`: a note or log excerpt pasted into a field. A secret's
+        // exact name only, its closing punctuation kept.
         pasted: 'token=Secret-T1 and Bearer abcdEFGH1234',
         pastedLater: 'sync failed: api_key=Secret-T2, retried\npassword=Secret-T3',
+        pastedInProse: '(see token=Secret-T4), then {user=x, Passwort=Secret-T5} "access_token=Secret-T6"',
+        pastedInList: 'user=a,password=Secret-T7;x',
         prose: 'a=b, x = y and 2+2=4',
+        // Data that merely holds such a word: redacted, it would hide what compare and shadow
+        // mode compare (`Tokens=3` and `Tokens=5` called equal).
+        data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, mytoken=7',
         names,
       }),
       {
@@ -165,8 +171,11 @@ describe('redaction', () => {
         pwd: REDACTED,
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
         pasted: `token=${REDACTED} and ${REDACTED}`,
-        pastedLater: `sync failed: api_key=${REDACTED} retried\npassword=${REDACTED}`,
+        pastedLater: `sync failed: api_key=${REDACTED}, retried\npassword=${REDACTED}`,
+        pastedInProse: `(see token=${REDACTED}), then {user=x, Passwort=${REDACTED}} "access_token=${REDACTED}"`,
+        pastedInList: `user=a,password=${REDACTED};x`,
         prose: 'a=b, x = y and 2+2=4',
+        data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, mytoken=7',
         names,
       },
     );

@@ -22,10 +22,18 @@ const SECRET_KEY =
 const AUTH_VALUE = /\b(basic|bearer)\s+(\S+)/gi;
 // What may close a credential in prose (`"Bearer abc…";`): kept, not taken for the token's end.
 const CLOSING = '"\'`,;)]}>';
-// A parameter's name (`?token=`, `&api_key=`, `;session_id=`), also at the start of a text or
-// after a space (`token=… and more`, a log excerpt pasted into a field); its value is found by hand
+// A URL parameter's name (`?token=`, `&api_key=`, `;session_id=`); its value is found by hand
 // (`redactUrlParameters`), in linear time whatever the text.
-const URL_PARAMETER = /(?:^|[?&#;\s])([\w-]+)=/g;
+const URL_PARAMETER = /[?&#;]([\w-]+)=/g;
+// A secret's `name=` in free text, outside a URL (`token=…` at the start of a note, `(password=…)`
+// in a pasted log excerpt): only these exact names, standing alone, for a text is data. `Tokens=3`,
+// `Secretary=Mrs Smith` or `passwordless=true` in a user's field are kept, or compare and shadow
+// mode would call `Tokens=3` and `Tokens=5` equal.
+const PASTED_PARAMETER =
+  /(?<![\w?&#;-])(?:pass(?:word|wd|wort)|kennwort|pwd|secret|client[-_]?secret|(?:access[-_]?|refresh[-_]?|id[-_]?)?token|api[-_]?key|session[-_]?id|authorization|x-iserv-authentication)=/gi;
+// What ends such a value (unless it is quoted): a space, `&`, `#`, a quote, or the punctuation
+// that closes it in prose, which is kept (`(token=[redacted]), then`).
+const PASTED_VALUE_END = /[\s&#"'`,;)\]}>]/;
 // The password of a URL's user information (`https://user:secret@host/`). A scheme starts where
 // no scheme character stands before it: with `\b`, every `.` of a long `a.a.a…` began a try that
 // ran to its end (quadratic; a path of 15 KB took 300 ms, on the log line of any request).
@@ -69,8 +77,7 @@ export function redactString(value: string): string {
 
 /**
  * The values of URL parameters named as secrets (`?token=…`, `&api_key=…`, `;session_id=…`,
- * `?token="…"`, and `token=…` at the start of the text or after a space), replaced by
- * {@link REDACTED}. A value ends at `&`, `#`, a space or a quote; one
+ * `?token="…"`), replaced by {@link REDACTED}. A value ends at `&`, `#`, a space or a quote; one
  * of a parameter that began with `;` (a path's matrix parameter) also at a `;` that begins the
  * next parameter (`;name=`). Any other `;` may be part of the secret, and goes with it.
  */
@@ -197,9 +204,32 @@ function formDecoded(text: string): string {
   }
 }
 
+/**
+ * A text's secrets as {@link redactString} finds them, and a secret's `name=value` outside a URL
+ * (PASTED_PARAMETER: a note or log excerpt pasted into a field), its value up to a space, `&`, `#`,
+ * a quote or closing punctuation.
+ */
+export function redactText(value: string): string {
+  const text = redactString(value);
+  if (!text.includes('=')) return text;
+  let out = '';
+  let copied = 0;
+  for (const match of text.matchAll(PASTED_PARAMETER)) {
+    if (match.index < copied) continue;
+    const start = match.index + match[0].length;
+    let end = start;
+    if (text.charAt(start) === '"') end = valueEnd(text, start, false);
+    else while (end < text.length && !PASTED_VALUE_END.test(text.charAt(end))) end += 1;
+    if (end === start) continue;
+    out += `${text.slice(copied, start)}${REDACTED}`;
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
 /** A copy of a JSON-like value with every secret replaced by {@link REDACTED}. */
 export function redactValue(value: unknown): unknown {
-  if (typeof value === 'string') return redactString(value);
+  if (typeof value === 'string') return redactText(value);
   if (Array.isArray(value)) return value.map(redactValue);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
