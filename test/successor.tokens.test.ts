@@ -406,6 +406,30 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
     );
   });
 
+  test('a mistyped scope in both lists is named for reads and writes alike, not the write scope', async () => {
+    // The sandbox refuses a scope nobody has; the write token's refusal blamed api-write, the
+    // scope beyond the read ones, though the typo was the read scope it repeats.
+    const sb = await sandbox();
+    const typo = 'iserv:idm:api-raed';
+    const c = client(sb, { auth: { scopes: { read: [typo], write: [typo, WRITE_SCOPE] } } });
+    for (const [call, access] of [
+      [() => readUsers(c), 'read'],
+      [() => c.request({ method: 'POST', path: '/users', body: {} }), 'write'],
+    ] as const) {
+      await assert.rejects(
+        call(),
+        upstream('forbidden', (error) => {
+          assert.match(
+            error.message,
+            new RegExp(
+              `refused scope ${typo} for client idm-compat .*not known.*; grant it to client idm-compat, or correct successor\\.auth\\.scopes\\.${access} if the successor has no such scope`,
+            ),
+          );
+        }),
+      );
+    }
+  });
+
   test('429 with Retry-After from the token endpoint: no token for now (unavailable), a legacy 503 with Retry-After', async () => {
     const { c } = await fakeIssuer((_path, res) => {
       res.writeHead(429, { 'retry-after': '30', 'content-type': 'text/plain' });

@@ -326,7 +326,11 @@ export function providerConfiguration(
           const params = ctx.oidc.params;
           if (params?.grant_type === 'client_credentials' && typeof params.scope === 'string') {
             const unknown = params.scope.split(' ').find((scope) => scope !== '' && !allScopes.has(scope));
-            if (unknown !== undefined) throw new errors.InvalidScope('requested scope is not known', unknown);
+            if (unknown !== undefined)
+              throw new errors.InvalidScope(
+                `requested scope ${JSON.stringify(unknown)} is not known`,
+                unknown,
+              );
           }
           return {
             scope: [...allScopes].join(' '),

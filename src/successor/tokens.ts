@@ -251,10 +251,15 @@ export class TokenSource {
   }
 
   /**
-   * The scopes most likely refused when a token request fails with invalid_scope: for a write
-   * token those beyond the read scopes (the read token usually works), otherwise all of them.
+   * The scopes most likely refused when a token request fails with invalid_scope: those of the
+   * request the server's description names (`requested scope "iserv:idm:api-raed" is not known`);
+   * else for a write token those beyond the read scopes (the read token usually works), otherwise
+   * all of them.
    */
-  #suspectScopes(access: Access): string {
+  #suspectScopes(access: Access, description: string | undefined): string {
+    const requested = this.#settings.scopes[access];
+    const named = requested.filter((scope) => description?.includes(scope) === true);
+    if (named.length > 0) return named.join(' ');
     const { read, write } = this.#settings.scopes;
     const extra = access === 'write' ? write.filter((scope) => !read.includes(scope)) : [];
     return (extra.length > 0 ? extra : this.#settings.scopes[access]).join(' ');
@@ -329,11 +334,11 @@ export class TokenSource {
         );
       }
       if (oauthError === 'invalid_scope') {
-        const suspect = this.#suspectScopes(access) || scope;
+        const suspect = this.#suspectScopes(access, description) || scope;
         const requested = suspect === scope ? '' : ` (requested: ${scope})`;
         return new UpstreamError(
           'forbidden',
-          `${what} refused scope ${suspect} for client ${clientId}${requested}${detail}; grant it to client ${clientId} or configure successor.auth.scopes.${access}`,
+          `${what} refused scope ${suspect} for client ${clientId}${requested}${detail}; grant it to client ${clientId}, or correct successor.auth.scopes.${access} if the successor has no such scope`,
           { ...withStatus, scope: suspect },
         );
       }
