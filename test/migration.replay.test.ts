@@ -3,7 +3,7 @@
 // → 100 % match; a write replayed through the proxy changes one user → exactly that difference.
 // Also: what is skipped, bad input, an unreachable target, and that the password never shows.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -188,10 +188,13 @@ describe('replay and compare against the real proxy', () => {
       await read('/Entity/User/clara.vogel'),
       await read('/Entity/User/andreas.wolf'),
     ];
+    // As versions before the mark recorded such a refusal: no body, no mark. Not replayed either.
+    const { requestBodyOmitted: _, ...unmarked } = exchanges[4] as RecordedExchange;
+    appendFileSync(file, `${JSON.stringify({ ...unmarked, requestId: 'delete-large-unmarked' })}\n`);
     const before = await state();
     const run = await replay(file, path.join(dir, 'latin1-out.ndjson'), '--writes', '--json');
     const summary = JSON.parse(run.stdout);
-    assert.deepEqual([summary.replayed, summary.skipped.unreadableBody], [0, 5], run.stderr);
+    assert.deepEqual([summary.replayed, summary.skipped.unreadableBody], [0, 6], run.stderr);
     assert.deepEqual(await state(), before);
   });
 

@@ -38,10 +38,20 @@ export interface ReplaySkipped {
   /** Bodies holding a redacted secret (a password): replaying would send the placeholder. */
   redactedBody: number;
   /**
-   * Bodies the recording could not hold (`requestBodyOmitted`: not UTF-8, not JSON nor form):
-   * replayed without one, a write refused for its body (a DELETE's) would be carried out.
+   * Bodies the recording could not hold (`requestBodyOmitted`: not UTF-8, not JSON nor form, never
+   * read; and a 413 or 415 recorded without a body): replayed without one, a write refused for its
+   * body (a DELETE's) would be carried out.
    */
   unreadableBody: number;
+}
+
+/**
+ * A request the proxy refused for a body it never read (413 too large, 415 compressed), recorded
+ * without a body and without the `requestBodyOmitted` mark by versions before the mark covered
+ * it: replayed without its body, the refused write (a DELETE) would be carried out.
+ */
+function refusedForUnreadBody(exchange: RecordedExchange): boolean {
+  return (exchange.status === 413 || exchange.status === 415) && exchange.requestBody === null;
 }
 
 /** A request the target did not answer. */
@@ -118,7 +128,8 @@ export async function replayExchanges(
     if (!patterns.some((pattern) => patternMatches(pattern, exchange.operation))) skipped.operations += 1;
     else if (!isRead(exchange) && !options.writes) skipped.writes += 1;
     else if (hasRedactedBody(exchange)) skipped.redactedBody += 1;
-    else if (exchange.requestBodyOmitted !== undefined) skipped.unreadableBody += 1;
+    else if (exchange.requestBodyOmitted !== undefined || refusedForUnreadBody(exchange))
+      skipped.unreadableBody += 1;
     else selected.push(exchange);
   }
   // undici is loaded here, not with the module: its index loads all of it (fetch, WebSocket,
