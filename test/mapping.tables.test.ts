@@ -373,7 +373,7 @@ describe('a broken profile', () => {
     );
   });
 
-  it('refuses a date format on a legacy string that is no date of that kind', () => {
+  it('refuses a date format on a legacy string that is no date of that kind, and a legacy date without its format', () => {
     // Both passed every check: `format: "date"` on username answered null for every account and
     // refused every create with a 400 (the legacy client blamed); "date" on the date-time lastlogin
     // answered it without its time.
@@ -395,6 +395,25 @@ describe('a broken profile', () => {
         `${file} $.fields.username.format: format "date" answers and takes only dates, but the legacy field username is a plain string: its values would be answered as null and written only as dates (a 400 for anything else); leave the format out or name "string" (POST /Sso/authenticate)`,
         `${file} $.fields.created.format: format "date-time" does not fit the legacy field created, which is a date: name format "date" (GET /Core/Entity/User)`,
         `${file} $.fields.lastlogin.format: format "date" does not fit the legacy field lastlogin, which is a date-time: name format "date-time" (GET /Core/Entity/User)`,
+      ],
+    );
+    // The other way round: a legacy date answered without its format gave the successor's
+    // date-time (`2024-08-01T07:00:00+00:00`) where the seed's `YYYY-MM-DD` is due.
+    const plain = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        (fields.created as Json).format = 'string';
+        delete (fields.lastlogin as Json).format;
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      plain.problems.map((p) => `${p.path}: ${p.message}`),
+      [
+        `$.fields.created.format: the legacy field created is a date (YYYY-MM-DD), but format "string" answers the successor's value as it comes (a date-time, a timestamp); name format "date" (GET /Core/Entity/User)`,
+        `$.fields.lastlogin.format: the legacy field lastlogin is a date-time (ISO 8601 with seconds and a numeric offset), but no format answers the successor's value as it comes (a date-time, a timestamp); name format "date-time" (GET /Core/Entity/User)`,
       ],
     );
     // Written only: the body's half finds it too.

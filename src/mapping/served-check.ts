@@ -288,11 +288,12 @@ function defaultProblem(
 }
 
 /**
- * The problem of a `date` or `date-time` format on a legacy string field of another kind, or
- * undefined. The format answers only dates (anything else as null) and takes only dates, so on a
- * plain string (`username`) every value that is no date answers null and every write of one is
- * refused (400), blaming the client; on a legacy date of the other kind it answers `2026-01-01`
- * where a date-time is due, or a time where a date is.
+ * The problem of a `date` or `date-time` format on a legacy string field of another kind, or of a
+ * legacy date answered without its format, or undefined. The format answers only dates (anything
+ * else as null) and takes only dates, so on a plain string (`username`) every value that is no
+ * date answers null and every write of one is refused (400), blaming the client; on a legacy date
+ * of the other kind it answers `2026-01-01` where a date-time is due, or a time where a date is;
+ * and without it a legacy date answers whatever the successor writes.
  */
 function dateFormatProblem(
   field: ContractField,
@@ -300,8 +301,16 @@ function dateFormatProblem(
   legacy: LegacyFieldShape,
   label: string,
 ): string | undefined {
-  if ((field.format !== 'date' && field.format !== 'date-time') || legacy.type !== 'string') return undefined;
-  if (legacy.format === field.format) return undefined;
+  if (legacy.type !== 'string' || legacy.format === field.format) return undefined;
+  if (field.format !== 'date' && field.format !== 'date-time') {
+    // A legacy date read as it comes (no format, or `string`): the successor's date-time or
+    // timestamp answered where `YYYY-MM-DD` is due. A value table, a reference or a derived field
+    // gives something else, and is checked for its type.
+    if (legacy.format === undefined || field.values || field.ref || field.contains || !field.readable)
+      return undefined;
+    const shape = legacy.format === 'date' ? 'YYYY-MM-DD' : 'ISO 8601 with seconds and a numeric offset';
+    return `the legacy field ${name} is a ${legacy.format} (${shape}), but ${field.format === undefined ? 'no format' : `format "${field.format}"`} answers the successor's value as it comes (a date-time, a timestamp); name format "${legacy.format}" (${label})`;
+  }
   const format = `format "${field.format}"`;
   if (legacy.format === undefined)
     return `${format} answers and takes only ${field.format === 'date' ? 'dates' : 'date-times'}, but the legacy field ${name} is a plain string: its values would be answered as null and written only as ${field.format === 'date' ? 'dates' : 'date-times'} (a 400 for anything else); leave the format out or name "string" (${label})`;
