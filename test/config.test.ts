@@ -395,6 +395,22 @@ describe('configuration', () => {
     }
   });
 
+  it('refuses a body limit over 64 MiB, which no legacy body needs and a recording line could not hold', () => {
+    const load = (bodyLimitBytes: number) =>
+      loadConfig({
+        file: tempFile(
+          'limit.json',
+          JSON.stringify({ sandbox: { enabled: true }, server: { bodyLimitBytes } }),
+        ),
+        env: {},
+      });
+    assert.equal(load(64 * 1_048_576).server.bodyLimitBytes, 64 * 1_048_576);
+    assert.throws(
+      () => load(64 * 1_048_576 + 1),
+      /server\.bodyLimitBytes: Too big: expected number to be <=67108864/,
+    );
+  });
+
   it('reports a missing secret with its JSON path and never prints a secret value', () => {
     const file = tempFile(
       'config.json',

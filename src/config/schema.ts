@@ -94,8 +94,11 @@ const serverSchema = z
     bodyLimitBytes: z
       .int()
       .min(1024)
+      // A legacy body is one user, group or role (a few KiB); a recording's line holds one, and
+      // compare and replay read lines up to 256 MiB.
+      .max(64 * 1_048_576)
       .default(1_048_576)
-      .describe('Largest request body accepted (413 above)'),
+      .describe('Largest request body accepted (413 above); at most 64 MiB'),
     shutdownTimeoutMs: z
       .int()
       .min(0)

@@ -203,21 +203,25 @@ const MIB = 1024 * 1024;
 
 /**
  * The longest line a recording is read with. The writer's lines stay far below it (an answer is
- * kept up to 8 MiB, a request body up to `server.bodyLimitBytes`); a longer one is none of its
- * exchanges, and is left out as a problem rather than held whole.
+ * kept up to 8 MiB, a request body up to `server.bodyLimitBytes`, at most 64 MiB); a longer one is
+ * none of its exchanges, and is left out as a problem rather than held whole.
  */
 const MAX_LINE_BYTES = 256 * MIB;
 
-/** Reads a recording (NDJSON) line by line; invalid lines (and overlong ones) are reported, not thrown. */
+/**
+ * Reads a recording (NDJSON) line by line; invalid lines (and those over `maxLineBytes`, by
+ * default MAX_LINE_BYTES) are reported, not thrown.
+ */
 export async function readRecording(
   file: string,
+  { maxLineBytes = MAX_LINE_BYTES }: { maxLineBytes?: number } = {},
 ): Promise<{ exchanges: RecordedExchange[]; problems: RecordingProblem[] }> {
   const exchanges: RecordedExchange[] = [];
   const problems: RecordingProblem[] = [];
-  for await (const read of fileLines(file, MAX_LINE_BYTES)) {
+  for await (const read of fileLines(file, maxLineBytes)) {
     const { number } = read;
     if ('tooLong' in read) {
-      problems.push({ line: number, message: `longer than ${MAX_LINE_BYTES / MIB} MiB` });
+      problems.push({ line: number, message: `longer than ${maxLineBytes / MIB} MiB` });
       continue;
     }
     const line = read.text;
