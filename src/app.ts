@@ -4,7 +4,7 @@ import { DASHBOARD_PATH, DOCS_FOLDER, HEALTH_PATHS, SSO_PATHS } from './config/f
 import { legacyBodyLimit } from './http/body-limit.js';
 import { compileDeprecation } from './http/deprecation.js';
 import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
-import { LegacyError } from './http/legacy-error.js';
+import { isFailureStatus, LegacyError } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
 import { requestLog } from './http/request-log.js';
 import { createTranslator } from './http/translator.js';
@@ -81,7 +81,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`)));
   app.onError((error, c) => {
     const legacy = toLegacyError(error, { requestId: c.get('requestId'), method: c.req.method });
-    if (legacy.status >= 500)
+    if (isFailureStatus(legacy.status))
       requestLog(c).error({ err: error, ...operatorDetails(error) }, 'request failed');
     // A browser following an SSO link gets a page, not the legacy JSON (the store unreachable).
     const page = SSO_PAGES.has(c.req.path) ? ssoServerErrorPage(c, legacy.status, legacy.headers) : undefined;

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, Agent as HttpAgent, request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import { getRequestListener } from '@hono/node-server';
 import { createApp } from '../src/app.js';
@@ -344,6 +345,16 @@ describe('legacy error model', () => {
     // Nothing was created.
     const roles = await call(`${h.url}/iserv/api/Service/Core/Entity/Role/ROLE_TEFOO`, auth());
     assert.equal(roles.status, 404);
+    // The client's request refused, not the proxy failing: no error line with a stack trace.
+    await sleep(50);
+    const lines = sink.lines().filter((line) => line.status === 501 || line.msg === 'request failed');
+    assert.deepEqual(
+      lines.map((line) => [line.level, line.msg, line.status]),
+      [
+        [30, 'request completed', 501],
+        [30, 'request completed', 501],
+      ],
+    );
   });
 
   it('413 over the body limit, by Content-Length and when streamed', async () => {

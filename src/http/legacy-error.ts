@@ -1,6 +1,15 @@
 /** Status codes the legacy surface answers with on error. */
 export type LegacyStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 501 | 502 | 503 | 504;
 
+/**
+ * Whether an answer's status says the proxy failed (logged as an error) rather than refused the
+ * request: every 5xx but 501, which refuses what the client asked for (a transfer coding,
+ * `CONNECT`) and is the client's to change.
+ */
+export function isFailureStatus(status: number): boolean {
+  return status >= 500 && status !== 501;
+}
+
 export interface LegacyErrorItem {
   path: string;
   message: string;

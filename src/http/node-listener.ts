@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import { getRequestListener, RequestError } from '@hono/node-server';
 import type { Logger } from '../lib/logger.js';
 import { legacyErrorBody, NO_SNIFF, toLegacyError } from './errors.js';
-import { LegacyError } from './legacy-error.js';
+import { isFailureStatus, LegacyError } from './legacy-error.js';
 
 /**
  * What the Node server must be created with for `nodeRequestListener`: Node's own check of the
@@ -42,7 +42,8 @@ export function nodeRequestListener(
       error instanceof RequestError
         ? new LegacyError(400, `Malformed request: ${lowerFirst(error.message)}`)
         : toLegacyError(error);
-    if (refusal.status >= 500) options.logger.error({ err: error }, 'request failed outside the app');
+    if (isFailureStatus(refusal.status))
+      options.logger.error({ err: error }, 'request failed outside the app');
     return new Response(JSON.stringify(legacyErrorBody(refusal)), {
       status: refusal.status,
       headers: { ...refusal.headers, ...NO_SNIFF, 'Content-Type': 'application/json', Connection: 'close' },

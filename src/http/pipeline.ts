@@ -5,6 +5,7 @@ import type { CallStats } from '../observe/observer.js';
 import type { AppEnv, Services } from '../services.js';
 import { setAnswerHeader } from './answer-out.js';
 import type { DeprecationHeaders } from './deprecation.js';
+import { isFailureStatus } from './legacy-error.js';
 import { RequestLineLimiter } from './log-limit.js';
 import { recordExchange } from './recording.js';
 import { announcesBody, bodyReadToEnd, clientGone, requestHeader } from './request-headers.js';
@@ -139,7 +140,7 @@ export function requestPipeline(
       const cutOff = c.get('answerCutOff');
       if (cutOff) observer.answerCutOff?.(name, cutOff);
       if (!logLines(status)) return;
-      const level = status >= 500 || cutOff === 'failed' ? 'error' : cutOff ? 'warn' : 'info';
+      const level = isFailureStatus(status) || cutOff === 'failed' ? 'error' : cutOff ? 'warn' : 'info';
       accessLog[level](
         {
           reqId: requestId,
