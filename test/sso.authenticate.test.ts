@@ -115,49 +115,49 @@ describe('POST /Service/Sso/authenticate', () => {
     assert.equal(tokenRows(proxy).length, before);
   });
 
-  it('gives no token when a plain field passes on a locked that is no boolean or a deleted that is no date: 502', async () => {
+  it('gives no token when a plain field passes on a locked that is no boolean: 502; a deleted without its date format does not load', async () => {
     // Only `true` refused, and anything but null was "deleted": a profile whose locked passed the
     // successor's status on let every user through; one whose deleted was a boolean flag refused all.
-    for (const [field, mapped, why] of [
-      [
-        'locked',
-        { attribute: 'status', direction: 'read' },
-        /has locked "\\"active\\"", which is no boolean/,
-      ],
-      ['deleted', { attribute: 'locked', direction: 'read' }, /has deleted "false", which is no string/],
-    ] as const) {
-      const dir = tempDir(`sso-${field}`);
+    const profileWith = (name: string, field: string, mapped: unknown) => {
+      const dir = tempDir(name);
       cpSync(path.resolve('mappings', 'iserv-idm-v1'), path.join(dir, 'iserv-idm-v1'), { recursive: true });
       const file = path.join(dir, 'iserv-idm-v1', 'fields', 'user.json');
       const table = JSON.parse(readFileSync(file, 'utf8')) as { fields: Record<string, unknown> };
       table.fields[field] = mapped;
       writeFileSync(file, JSON.stringify(table));
-      const plain = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
-      try {
-        const answer = await plain.authenticate({ username: 'lena.mueller' });
-        assert.equal(answer.status, 502, `${field}: ${answer.text}`);
-        assert.doesNotMatch(answer.text, /token/);
-        assert.equal(tokenRows(plain).length, 0);
-        const [line] = plain.logSink.lines().filter((entry) => entry.msg === 'request failed');
-        assert.match(String(line?.err && (line.err as { message: string }).message), why);
-      } finally {
-        await plain.close();
-      }
-    }
-    // An empty deletion date (a plain field's default "") is none: it refused every user as deleted.
-    const dir = tempDir('sso-deleted-empty');
-    cpSync(path.resolve('mappings', 'iserv-idm-v1'), path.join(dir, 'iserv-idm-v1'), { recursive: true });
-    const file = path.join(dir, 'iserv-idm-v1', 'fields', 'user.json');
-    const table = JSON.parse(readFileSync(file, 'utf8')) as { fields: Record<string, unknown> };
-    table.fields.deleted = { attribute: 'deleted', direction: 'read', default: '' };
-    writeFileSync(file, JSON.stringify(table));
-    const empty = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
+      return dir;
+    };
+    const dir = profileWith('sso-locked', 'locked', { attribute: 'status', direction: 'read' });
+    const plain = await startSsoProxy({ config: { sandbox: { ssoLogin: false }, mappings: { dir } } });
     try {
-      assert.equal((await empty.authenticate({ username: 'lena.mueller' })).status, 200);
-      const locked = await empty.authenticate({ username: 'leon.weber' });
-      assert.match((locked.body as ErrorBody).message, /^User "leon\.weber" is locked$/);
+      const answer = await plain.authenticate({ username: 'lena.mueller' });
+      assert.equal(answer.status, 502, answer.text);
+      assert.doesNotMatch(answer.text, /token/);
+      assert.equal(tokenRows(plain).length, 0);
+      const [line] = plain.logSink.lines().filter((entry) => entry.msg === 'request failed');
+      assert.match(
+        String(line?.err && (line.err as { message: string }).message),
+        /has locked "\\"active\\"", which is no boolean/,
+      );
     } finally {
-      await empty.close();
+      await plain.close();
+    }
+    // A plain deleted (a boolean flag, an empty default) is a legacy date without its format: the
+    // profile check refuses it before any token, where SSO's own check (no string: 502) is the
+    // second line.
+    for (const mapped of [
+      { attribute: 'locked', direction: 'read' },
+      { attribute: 'deleted', direction: 'read', default: '' },
+    ]) {
+      await assert.rejects(
+        startSsoProxy({
+          config: {
+            sandbox: { ssoLogin: false },
+            mappings: { dir: profileWith('sso-deleted', 'deleted', mapped) },
+          },
+        }),
+        /\$\.fields\.deleted\.format: the legacy field deleted is a date \(YYYY-MM-DD\), but no format answers/,
+      );
     }
   });
 

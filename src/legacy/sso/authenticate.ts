@@ -68,11 +68,12 @@ export const ssoAuthenticateOperation = defineOperation({
     const user = found.value;
     const username = typeof user.username === 'string' && user.username !== '' ? user.username : requested;
     // A plain field (no format, no value table) passes the successor's value on as it comes, which
-    // the profile check cannot see: a `deleted` that is no date (a boolean flag) or a `locked` that
-    // is no boolean cannot say "not deleted" or "not locked". No token then, and the log says why.
+    // the profile check cannot see: a `locked` that is no boolean cannot say "not locked". No token
+    // then, and the log says why. A `deleted` must have its date format (the profile check refuses
+    // a legacy date without it), so its guard here is the second line, as is the empty date's.
     notOfType(user.deleted, 'string', 'deleted', username);
     notOfType(user.locked, 'boolean', 'locked', username);
-    // An empty deletion date is none, as a `date` format reads it (a plain field or a default "").
+    // An empty deletion date is none, as a `date` format reads it.
     if (typeof user.deleted === 'string' && user.deleted !== '') {
       throw new LegacyError(400, `User ${quoteInput(username)} is deleted`, [
         { path: 'body.username', message: 'the user is deleted' },
