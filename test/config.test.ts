@@ -17,6 +17,7 @@ import { createModeHolder, ModeTable } from '../src/migration/modes.js';
 import { reloadModes } from '../src/migration/reload.js';
 import { startServer } from '../src/server.js';
 import { LogSink } from './log-sink.js';
+import { hardLinkTo } from './shipped-files.js';
 import { tempDir } from './temp-dir.js';
 
 /** A self-signed certificate for 127.0.0.1 and its key (openssl), as `NAME.pem` and `NAME.key` in `dir`. */
@@ -1000,6 +1001,13 @@ describe('configuration', () => {
         path.resolve('mappings', 'iserv-idm-v1', 'operations', 'user.json'),
         { mappings: { dir: path.join(dir, 'mappings') } },
         /user\.json is in the folder idm-compat ships its mapping profiles and compare rules in/,
+      ],
+      // The same file under another name: a hard link.
+      [
+        store,
+        hardLinkTo(path.resolve('mappings', 'compare-rules.default.json'), dir, 'rules-link.ndjson'),
+        {},
+        /rules-link\.ndjson is in the folder idm-compat ships its mapping profiles and compare rules in/,
       ],
     ] as const) {
       writeFileSync(

@@ -17,7 +17,7 @@ import { openSqliteStore } from '../src/store/sqlite/index.js';
 import { spawnCli } from './cli-helpers.js';
 import { idMapRows } from './id-map-rows.js';
 import { successorConfigFor } from './sandbox-helpers.js';
-import { keepingShippedFiles } from './shipped-files.js';
+import { hardLinkTo, keepingShippedFiles } from './shipped-files.js';
 import { tempDir } from './temp-dir.js';
 import { DEFAULT_PROFILE } from './user-helpers.js';
 
@@ -762,6 +762,7 @@ describe('idm-compat ids import / export', () => {
       for (const output of [
         path.resolve('mappings', 'iserv-idm-v1', 'ids.csv'),
         path.resolve('mappings', 'compare-rules.default.json'),
+        hardLinkTo(path.resolve('mappings', 'iserv-idm-v1', 'profile.json'), dir, 'profile-link.json'),
       ]) {
         const run = await cli(['ids', 'export', '--output', output, '--config', config]);
         assert.equal(run.code, 2, `${output}: ${run.err}`);

@@ -18,7 +18,7 @@ import { type CompareReport, compareReportSchema } from '../src/migration/report
 import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth-helpers.js';
 import { runCliCaptured } from './cli-helpers.js';
 import { makeFifo, readFifo } from './fifo.js';
-import { keepingShippedFiles } from './shipped-files.js';
+import { hardLinkTo, keepingShippedFiles } from './shipped-files.js';
 import { startLoopback } from './successor-helpers.js';
 import { tempDir } from './temp-dir.js';
 
@@ -470,6 +470,18 @@ describe('replay and compare against the real proxy', () => {
       [['compare', reads, emptyA, '--html', shipped('compare-rules.default.json')], {}, SHIPPED],
       [['compare', reads, emptyA, '--html', shipped('iserv-idm-v1', 'profile.json')], {}, SHIPPED],
       [['compare', reads, emptyA, '--html', shipped('iserv-idm-v1', 'report.html')], {}, SHIPPED],
+      // A hard link is the same file under another name, anywhere.
+      [
+        [
+          'compare',
+          reads,
+          emptyA,
+          '--html',
+          hardLinkTo(shipped('compare-rules.default.json'), dir, 'rules.html'),
+        ],
+        {},
+        SHIPPED,
+      ],
       [
         [...base.slice(0, -1), shipped('compare-rules.default.json'), '--password-env', 'MIGRATION_PW'],
         env,

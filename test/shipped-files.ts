@@ -1,7 +1,16 @@
 // The files idm-compat ships in mappings/ (its profiles and compare rules), kept as they are around
 // a test that tries to write there: should a refusal fail, the checkout is put back, and the test
 // is told which files were touched.
-import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 
 const SHIPPED = path.resolve('mappings');
@@ -44,4 +53,22 @@ function restore(before: Map<string, { bytes: Buffer; mode: number }>): string[]
     rmSync(file);
   }
   return touched;
+}
+
+/**
+ * A hard link to `shipped` (a file of the shipped `mappings/`) in `dir`, or, where `dir` is on
+ * another file system than the checkout, in the checkout's ignored `.tmp/` folder.
+ */
+export function hardLinkTo(shipped: string, dir: string, name: string): string {
+  const link = path.join(dir, name);
+  try {
+    linkSync(shipped, link);
+    return link;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+  }
+  const local = path.resolve('.tmp', `${process.pid}-${name}`);
+  mkdirSync(path.dirname(local), { recursive: true });
+  linkSync(shipped, local);
+  return local;
 }

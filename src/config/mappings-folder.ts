@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readdirSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { realPath } from '../lib/real-path.js';
@@ -12,11 +12,31 @@ export const SHIPPED_FILES = `in the folder idm-compat ships its mapping profile
 
 /**
  * Whether `file` (links resolved, also for a file not there yet) lies in the shipped `mappings/`
- * folder: an output written there (a recording, a report, an export) overwrites the shipped profile
- * or compare rules, or adds a table to a profile, and every later start or compare fails on it.
+ * folder, or is one of its files under another name (a hard link): an output written there (a
+ * recording, a report, an export) overwrites the shipped profile or compare rules, or adds a table
+ * to a profile, and every later start or compare fails on it.
  */
 export function inShippedMappings(file: string): boolean {
-  return realPath(file).startsWith(`${realPath(SHIPPED_MAPPINGS_DIR)}${path.sep}`);
+  if (realPath(file).startsWith(`${realPath(SHIPPED_MAPPINGS_DIR)}${path.sep}`)) return true;
+  const stat = statOrUndefined(file);
+  if (stat === undefined || !stat.isFile() || stat.nlink < 2) return false;
+  return shippedFiles().some((shipped) => shipped.dev === stat.dev && shipped.ino === stat.ino);
+}
+
+/** Device and inode of every file in the shipped `mappings/` folder. */
+function shippedFiles(): Stats[] {
+  return readdirSync(SHIPPED_MAPPINGS_DIR, { recursive: true, encoding: 'utf8' }).flatMap((name) => {
+    const stat = statOrUndefined(path.join(SHIPPED_MAPPINGS_DIR, name));
+    return stat?.isFile() ? [stat] : [];
+  });
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
