@@ -146,15 +146,20 @@ describe('redaction', () => {
         pwd: 'Geheim-3',
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
         // Not after `?`, `&`, `#` or `;`: a note or log excerpt pasted into a field. A secret's
-        // exact name only, its closing punctuation kept.
+        // name by its last word, its value to a space (punctuation in it goes too: it may be part
+        // of the secret), or a quoted one to its closing quote.
         pasted: 'token=Secret-T1 and Bearer abcdEFGH1234',
         pastedLater: 'sync failed: api_key=Secret-T2, retried\npassword=Secret-T3',
         pastedInProse: '(see token=Secret-T4), then {user=x, Passwort=Secret-T5} "access_token=Secret-T6"',
         pastedInList: 'user=a,password=Secret-T7;x',
+        pastedPunctuated: 'password=Abc,123! then password=a;b)c',
+        pastedQuoted: "password='s3cret word' and password=`s3cret2`",
+        pastedCompound:
+          'new_password=S1 newPassword=S2 password2=S3 password_confirm=S4 auth_token=S5 x-api-key=S6 private_key=S7',
         prose: 'a=b, x = y and 2+2=4',
         // Data that merely holds such a word: redacted, it would hide what compare and shadow
         // mode compare (`Tokens=3` and `Tokens=5` called equal).
-        data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, mytoken=7',
+        data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, broken=7',
         names,
       }),
       {
@@ -171,11 +176,14 @@ describe('redaction', () => {
         pwd: REDACTED,
         plain: 'see https://x.example/a?b=1 and http://host:8080/path',
         pasted: `token=${REDACTED} and ${REDACTED}`,
-        pastedLater: `sync failed: api_key=${REDACTED}, retried\npassword=${REDACTED}`,
-        pastedInProse: `(see token=${REDACTED}), then {user=x, Passwort=${REDACTED}} "access_token=${REDACTED}"`,
-        pastedInList: `user=a,password=${REDACTED};x`,
+        pastedLater: `sync failed: api_key=${REDACTED} retried\npassword=${REDACTED}`,
+        pastedInProse: `(see token=${REDACTED} then {user=x, Passwort=${REDACTED} "access_token=${REDACTED}`,
+        pastedInList: `user=a,password=${REDACTED}`,
+        pastedPunctuated: `password=${REDACTED} then password=${REDACTED}`,
+        pastedQuoted: `password=${REDACTED} and password=${REDACTED}`,
+        pastedCompound: `new_password=${REDACTED} newPassword=${REDACTED} password2=${REDACTED} password_confirm=${REDACTED} auth_token=${REDACTED} x-api-key=${REDACTED} private_key=${REDACTED}`,
         prose: 'a=b, x = y and 2+2=4',
-        data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, mytoken=7',
+        data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, broken=7',
         names,
       },
     );

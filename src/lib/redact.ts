@@ -25,15 +25,20 @@ const CLOSING = '"\'`,;)]}>';
 // A URL parameter's name (`?token=`, `&api_key=`, `;session_id=`); its value is found by hand
 // (`redactUrlParameters`), in linear time whatever the text.
 const URL_PARAMETER = /[?&#;]([\w-]+)=/g;
-// A secret's `name=` in free text, outside a URL (`token=…` at the start of a note, `(password=…)`
-// in a pasted log excerpt): only these exact names, standing alone, for a text is data. `Tokens=3`,
-// `Secretary=Mrs Smith` or `passwordless=true` in a user's field are kept, or compare and shadow
-// mode would call `Tokens=3` and `Tokens=5` equal.
-const PASTED_PARAMETER =
-  /(?<![\w?&#;-])(?:pass(?:word|wd|wort)|kennwort|pwd|secret|client[-_]?secret|(?:access[-_]?|refresh[-_]?|id[-_]?)?token|api[-_]?key|session[-_]?id|authorization|x-iserv-authentication)=/gi;
-// What ends such a value (unless it is quoted): a space, `&`, `#`, a quote, or the punctuation
-// that closes it in prose, which is kept (`(token=[redacted]), then`).
-const PASTED_VALUE_END = /[\s&#"'`,;)\]}>]/;
+// A name and `=` in free text, outside a URL (`token=…` at the start of a note, `(password=…)` in
+// a pasted log excerpt), standing alone: whether it names a secret is `isPastedSecretName`'s.
+const PASTED_PARAMETER = /(?<![\w?&#;-])([\w-]+)=/g;
+// Secret names in free text, by their last word (`new_password`, `newPassword`, `auth_token`,
+// `x-api-key`; digits after it left out: `password2`), or a password's with what follows it in a
+// form (`password_confirm`). Not a longer word that only holds one (`Tokens`, `Secretary`,
+// `passwordless`, `Cookies`): in a user's field that is data, and redacting it would make compare
+// and shadow mode call `Tokens=3` and `Tokens=5` equal.
+const PASTED_SECRET_NAME =
+  /(?:pass(?:word|wd|wort)|kennwort|pwd|secret|token|api-?key|session-?id|authori[sz]ation|iserv-?authentication|private-?key|secret-?key|credentials?|cookie)\d*$|^(?:pass(?:word|wd|wort)|kennwort|pwd)-?(?:confirm(?:ation)?|repeat|again|new|old|hash)\d*$/;
+// What ends such a value unless it is quoted: a space, `&` or `#`, as a URL parameter's. Closing
+// punctuation goes with it (`(token=[redacted]`): a secret may hold a `,` or `)`, and a part of it
+// kept would be a part of the secret.
+const PASTED_VALUE_END = /[\s&#]/;
 // The password of a URL's user information (`https://user:secret@host/`). A scheme starts where
 // no scheme character stands before it: with `\b`, every `.` of a long `a.a.a…` began a try that
 // ran to its end (quadratic; a path of 15 KB took 300 ms, on the log line of any request).
@@ -206,8 +211,8 @@ function formDecoded(text: string): string {
 
 /**
  * A text's secrets as {@link redactString} finds them, and a secret's `name=value` outside a URL
- * (PASTED_PARAMETER: a note or log excerpt pasted into a field), its value up to a space, `&`, `#`,
- * a quote or closing punctuation.
+ * (PASTED_PARAMETER and PASTED_SECRET_NAME: a note or log excerpt pasted into a field), its value up
+ * to a space, `&` or `#`, or a quoted one (`"…"`, `'…'`, `` `…` ``) to its closing quote.
  */
 export function redactText(value: string): string {
   const text = redactString(value);
@@ -215,16 +220,32 @@ export function redactText(value: string): string {
   let out = '';
   let copied = 0;
   for (const match of text.matchAll(PASTED_PARAMETER)) {
-    if (match.index < copied) continue;
+    if (match.index < copied || !isPastedSecretName(match[1] ?? '')) continue;
     const start = match.index + match[0].length;
+    const quote = text.charAt(start);
     let end = start;
-    if (text.charAt(start) === '"') end = valueEnd(text, start, false);
-    else while (end < text.length && !PASTED_VALUE_END.test(text.charAt(end))) end += 1;
+    if (quote === '"' || quote === "'" || quote === '`') {
+      // To its closing quote, or the text's end.
+      const close = text.indexOf(quote, start + 1);
+      end = close < 0 ? text.length : close + 1;
+    } else while (end < text.length && !PASTED_VALUE_END.test(text.charAt(end))) end += 1;
     if (end === start) continue;
     out += `${text.slice(copied, start)}${REDACTED}`;
     copied = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** Whether a name in free text (PASTED_PARAMETER) names a secret: PASTED_SECRET_NAME of its words, in any case. */
+function isPastedSecretName(name: string): boolean {
+  // Most names hold none of the words (`x=1`, `a=b`): no need to take them apart.
+  if (!CREDENTIAL_WORD.test(name)) return false;
+  // `newPassword` → `new-password`, `API_KEY` → `api-key`.
+  const words = name
+    .replace(/([a-z\d])([A-Z])/g, '$1-$2')
+    .toLowerCase()
+    .replace(/_/g, '-');
+  return PASTED_SECRET_NAME.test(words);
 }
 
 /** A copy of a JSON-like value with every secret replaced by {@link REDACTED}. */
