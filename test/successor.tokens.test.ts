@@ -430,6 +430,19 @@ describe('a token endpoint that answers what the sandbox cannot (loopback fake)'
     }
   });
 
+  test('a known scope whose name another requested one begins with is not blamed with it', async () => {
+    const sb = await sandbox();
+    const unknown = `${READ_SCOPE}.all`;
+    const c = client(sb, { auth: { scopes: { read: [READ_SCOPE, unknown], write: [WRITE_SCOPE] } } });
+    await assert.rejects(
+      readUsers(c),
+      upstream('forbidden', (error) => {
+        assert.match(error.message, new RegExp(`refused scope ${unknown.replaceAll('.', '\\.')} for client`));
+        assert.equal(error.details.scope, unknown);
+      }),
+    );
+  });
+
   test('429 with Retry-After from the token endpoint: no token for now (unavailable), a legacy 503 with Retry-After', async () => {
     const { c } = await fakeIssuer((_path, res) => {
       res.writeHead(429, { 'retry-after': '30', 'content-type': 'text/plain' });

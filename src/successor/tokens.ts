@@ -258,7 +258,12 @@ export class TokenSource {
    */
   #suspectScopes(access: Access, description: string | undefined): string {
     const requested = this.#settings.scopes[access];
-    const named = requested.filter((scope) => description?.includes(scope) === true);
+    // Whole words of the description, quotes and trailing punctuation off: `api-read` is not
+    // named by `"api-read.all" is not known`.
+    const words = new Set(
+      (description ?? '').split(/\s+/).map((word) => word.replace(/^["'`(]+|["'`),;:.]+$/g, '')),
+    );
+    const named = requested.filter((scope) => words.has(scope));
     if (named.length > 0) return named.join(' ');
     const { read, write } = this.#settings.scopes;
     const extra = access === 'write' ? write.filter((scope) => !read.includes(scope)) : [];
