@@ -416,6 +416,29 @@ describe('a broken profile', () => {
         `$.fields.lastlogin.format: the legacy field lastlogin is a date-time (ISO 8601 with seconds and a numeric offset), but no format answers the successor's value as it comes (a date-time, a timestamp); name format "date-time" (GET /Core/Entity/User)`,
       ],
     );
+    // A reference or a value table on a legacy date answers an ID or a word; `format: "boolean"`
+    // is the type check's one finding.
+    const other = brokenProfile(
+      'fields/user.json',
+      (json) => {
+        const fields = json.fields as Record<string, Json>;
+        fields.deleted = { attribute: 'deletedBy', direction: 'read', ref: 'user' };
+        fields.created = { attribute: 'created', direction: 'read', values: 'userStatus' };
+        (fields.lastlogin as Json).format = 'boolean';
+        return json;
+      },
+      REQUIRED_OPERATIONS,
+    );
+    assert.deepEqual(
+      other.problems
+        .filter((p) => /created|deleted|lastlogin/.test(p.path))
+        .map((p) => `${p.path}: ${p.message}`),
+      [
+        `$.fields.deleted.format: the legacy field deleted is a date (YYYY-MM-DD), but a reference answers an ID; name format "date" (POST /Sso/authenticate)`,
+        `$.fields.created.format: the legacy field created is a date (YYYY-MM-DD), but value table userStatus answers its own values; name format "date" (GET /Core/Entity/User)`,
+        `$.fields.lastlogin.format: gives a boolean, but the legacy field lastlogin is a string (GET /Core/Entity/User)`,
+      ],
+    );
     // Written only: the body's half finds it too.
     const written = brokenProfile(
       'fields/user.json',

@@ -303,13 +303,18 @@ function dateFormatProblem(
 ): string | undefined {
   if (legacy.type !== 'string' || legacy.format === field.format) return undefined;
   if (field.format !== 'date' && field.format !== 'date-time') {
-    // A legacy date read as it comes (no format, or `string`): the successor's date-time or
-    // timestamp answered where `YYYY-MM-DD` is due. A value table, a reference or a derived field
-    // gives something else, and is checked for its type.
-    if (legacy.format === undefined || field.values || field.ref || field.contains || !field.readable)
+    // A legacy date answered as anything but its format: the successor's date-time or timestamp as
+    // it comes (no format, or `string`), an ID (a reference), a value table's words. A boolean
+    // (`format: "boolean"`, a derived field) is the type check's finding.
+    if (legacy.format === undefined || field.format === 'boolean' || field.contains || !field.readable)
       return undefined;
     const shape = legacy.format === 'date' ? 'YYYY-MM-DD' : 'ISO 8601 with seconds and a numeric offset';
-    return `the legacy field ${name} is a ${legacy.format} (${shape}), but ${field.format === undefined ? 'no format' : `format "${field.format}"`} answers the successor's value as it comes (a date-time, a timestamp); name format "${legacy.format}" (${label})`;
+    const gives = field.ref
+      ? 'a reference answers an ID'
+      : field.values
+        ? `value table ${field.values.name} answers its own values`
+        : `${field.format === undefined ? 'no format' : `format "${field.format}"`} answers the successor's value as it comes (a date-time, a timestamp)`;
+    return `the legacy field ${name} is a ${legacy.format} (${shape}), but ${gives}; name format "${legacy.format}" (${label})`;
   }
   const format = `format "${field.format}"`;
   if (legacy.format === undefined)
