@@ -396,7 +396,7 @@ describe('configuration', () => {
     }
   });
 
-  it('refuses a body limit over 64 MiB, which no legacy body needs and a recording line could not hold', () => {
+  it('refuses a body limit over 16 MiB, which no legacy body needs and a recording line could not hold', () => {
     const load = (bodyLimitBytes: number) =>
       loadConfig({
         file: tempFile(
@@ -405,10 +405,10 @@ describe('configuration', () => {
         ),
         env: {},
       });
-    assert.equal(load(64 * 1_048_576).server.bodyLimitBytes, 64 * 1_048_576);
+    assert.equal(load(16 * 1_048_576).server.bodyLimitBytes, 16 * 1_048_576);
     assert.throws(
-      () => load(64 * 1_048_576 + 1),
-      /server\.bodyLimitBytes: Too big: expected number to be <=67108864/,
+      () => load(16 * 1_048_576 + 1),
+      /server\.bodyLimitBytes: Too big: expected number to be <=16777216/,
     );
   });
 

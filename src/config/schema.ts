@@ -94,11 +94,12 @@ const serverSchema = z
     bodyLimitBytes: z
       .int()
       .min(1024)
-      // A legacy body is one user, group or role (a few KiB); a recording's line holds one, and
-      // compare and replay read lines up to 256 MiB.
-      .max(64 * 1_048_576)
+      // A legacy body is one user, group or role (a few KiB). A recording's line holds one as
+      // parsed JSON written again, which a body of numbers like `9e20` makes over four times as
+      // long, and compare and replay read lines up to 256 MiB.
+      .max(16 * 1_048_576)
       .default(1_048_576)
-      .describe('Largest request body accepted (413 above); at most 64 MiB'),
+      .describe('Largest request body accepted (413 above); at most 16 MiB'),
     shutdownTimeoutMs: z
       .int()
       .min(0)

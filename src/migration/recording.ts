@@ -203,7 +203,8 @@ const MIB = 1024 * 1024;
 
 /**
  * The longest line a recording is read with. The writer's lines stay far below it (an answer is
- * kept up to 8 MiB, a request body up to `server.bodyLimitBytes`, at most 64 MiB); a longer one is
+ * kept up to 8 MiB, a request body up to `server.bodyLimitBytes`, at most 16 MiB, and at most about
+ * five times as long written again as JSON); a longer one is
  * none of its exchanges, and is left out as a problem rather than held whole.
  */
 const MAX_LINE_BYTES = 256 * MIB;
