@@ -1,9 +1,10 @@
-import { type Stats, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { SingleBar } from 'cli-progress';
 import { loadConfig, type ResolvedStoreConfig } from '../config/load.js';
 import { inShippedMappings, SHIPPED_FILES } from '../config/mappings-folder.js';
 import { silentLogger } from '../lib/logger.js';
+import { statIfThere } from '../lib/real-path.js';
 import { type RecordedExchange, readRecording } from '../migration/recording.js';
 import { buildServices, type StoreServices } from '../services.js';
 import { MissingStoreError } from '../store/errors.js';
@@ -263,21 +264,13 @@ export function refuseInputAsOut(
     throw new CommandError(
       `${option} ${out} is ${SHIPPED_FILES}; writing there would break them: give another file`,
     );
-  const outStat = statOrUndefined(out);
+  const outStat = statIfThere(out);
   if (outStat === undefined) return;
   for (const [what, file] of inputs) {
-    const inputStat = file === undefined ? undefined : statOrUndefined(file);
+    const inputStat = file === undefined ? undefined : statIfThere(file);
     if (inputStat && inputStat.dev === outStat.dev && inputStat.ino === outStat.ino)
       throw new CommandError(
         `${option} ${out} is ${what}; it would be emptied or overwritten: give another file`,
       );
-  }
-}
-
-function statOrUndefined(file: string): Stats | undefined {
-  try {
-    return statSync(file);
-  } catch {
-    return undefined;
   }
 }

@@ -1,7 +1,7 @@
 import { readdirSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { realPath } from '../lib/real-path.js';
+import { realPath, statIfThere } from '../lib/real-path.js';
 import { type AppConfig, ConfigError } from './load.js';
 
 /** The mapping profiles shipped with idm-compat (the package's own `mappings/`). */
@@ -18,7 +18,7 @@ export const SHIPPED_FILES = `in the folder idm-compat ships its mapping profile
  */
 export function inShippedMappings(file: string): boolean {
   if (realPath(file).startsWith(`${realPath(SHIPPED_MAPPINGS_DIR)}${path.sep}`)) return true;
-  const stat = statOrUndefined(file);
+  const stat = statIfThere(file);
   if (stat === undefined || !stat.isFile() || stat.nlink < 2) return false;
   return shippedFiles().some((shipped) => shipped.dev === stat.dev && shipped.ino === stat.ino);
 }
@@ -26,17 +26,9 @@ export function inShippedMappings(file: string): boolean {
 /** Device and inode of every file in the shipped `mappings/` folder. */
 function shippedFiles(): Stats[] {
   return readdirSync(SHIPPED_MAPPINGS_DIR, { recursive: true, encoding: 'utf8' }).flatMap((name) => {
-    const stat = statOrUndefined(path.join(SHIPPED_MAPPINGS_DIR, name));
+    const stat = statIfThere(path.join(SHIPPED_MAPPINGS_DIR, name));
     return stat?.isFile() ? [stat] : [];
   });
-}
-
-function statOrUndefined(file: string): Stats | undefined {
-  try {
-    return statSync(file);
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -21,5 +21,14 @@ export function realPath(at: string, hops = 0): string {
     } catch {
       return absolute;
     }
+  }
+}
+
+/** `statSync` of `at` (links followed), or undefined when there is nothing there to stat. */
+export function statIfThere(at: string): Stats | undefined {
+  try {
+    return statSync(at);
+  } catch {
+    return undefined;
   }
 }

@@ -10,7 +10,7 @@ import { nestedDeeperThan } from '../lib/json-depth.js';
 import { hasControlCharacter } from '../lib/legacy-id.js';
 import { patternMatches } from '../lib/operation-patterns.js';
 import { hasLayoutControl } from '../lib/quote.js';
-import { realPath } from '../lib/real-path.js';
+import { realPath, statIfThere } from '../lib/real-path.js';
 import { REDACTED, redactLeaves, redactPath, redactQuery, redactValue } from '../lib/redact.js';
 
 /** How an exchange was answered: the proxy's per-operation modes, or a `replay` run. */
@@ -357,14 +357,7 @@ function takenByTheProxy(
 
 function sameFile(a: string, b: string): boolean {
   if (realPath(a) === realPath(b)) return true;
-  const statOf = (at: string) => {
-    try {
-      return statSync(at);
-    } catch {
-      return undefined;
-    }
-  };
-  const [first, second] = [statOf(a), statOf(b)];
+  const [first, second] = [statIfThere(a), statIfThere(b)];
   return first !== undefined && second !== undefined && first.dev === second.dev && first.ino === second.ino;
 }
 
