@@ -13,7 +13,12 @@ import type { AppConfig } from './config/load.js';
 import { loadTlsFiles, type TlsFiles, tlsDigest } from './config/tls.js';
 import { configWarnings } from './config/warnings.js';
 import { connectionDropReporter } from './http/connection-limit.js';
-import { continueWhenRead, NODE_SERVER_OPTIONS, nodeRequestListener } from './http/node-listener.js';
+import {
+  continueWhenRead,
+  NODE_SERVER_OPTIONS,
+  nodeRequestListener,
+  UNFRAMED_BODY,
+} from './http/node-listener.js';
 import { serverOrigin } from './http/public-url.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
@@ -158,6 +163,9 @@ async function listen(config: AppConfig, tls: TlsFiles | undefined, drain: Drain
 type ClientErrorAnswer = [status: number, reason: string, message: string];
 const CLIENT_ERRORS: Record<string, ClientErrorAnswer> = {
   HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'Request header fields too large'],
+  // The listener (src/http/node-listener.ts) refuses the request in the same words, whichever of
+  // the two reaches the client first.
+  HPE_INVALID_TRANSFER_ENCODING: [400, 'Bad Request', `Malformed request: ${UNFRAMED_BODY}`],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'The request did not arrive in time'],
 };
 const MALFORMED: ClientErrorAnswer = [400, 'Bad Request', 'Malformed request'];

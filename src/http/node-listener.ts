@@ -57,18 +57,36 @@ export function nodeRequestListener(
   // adapter checks the Host only of an origin-form target and takes an absolute-form one
   // (`GET http://x/healthz HTTP/1.1`) at its word. Through the adapter all the same, so the
   // refusal is written (and an unread body dealt with) like its own.
-  const missingHost = new RequestError('Missing host header');
-  const hostRefused = getRequestListener(
-    () => {
-      throw missingHost;
-    },
-    { hostname: options.defaultHost, errorHandler },
-  );
-  return (incoming, outgoing) =>
-    incoming.headers.host === undefined && incoming.httpVersion !== '1.0'
-      ? hostRefused(incoming, outgoing)
-      : served(incoming, outgoing);
+  const refusedWith = (error: RequestError) =>
+    getRequestListener(
+      () => {
+        throw error;
+      },
+      { hostname: options.defaultHost, errorHandler },
+    );
+  const hostRefused = refusedWith(new RequestError('Missing host header'));
+  // A Transfer-Encoding whose last coding is not chunked (`identity`, `gzip`): the body's length
+  // cannot be told, and RFC 9112 6.3 has the server answer 400 and close. Node's parser says so
+  // only after the request has gone to the app (it refuses the body that follows), so the app ran
+  // the operation (a GET's successor call) and logged an answer no client got. Refused here, as the
+  // parser then does (server.ts, same words), and the operation never runs.
+  const unframedRefused = refusedWith(new RequestError(UNFRAMED_BODY));
+  return (incoming, outgoing) => {
+    if (incoming.headers.host === undefined && incoming.httpVersion !== '1.0')
+      return hostRefused(incoming, outgoing);
+    const transfer = incoming.headers['transfer-encoding'];
+    if (transfer !== undefined && !LAST_CODING_CHUNKED.test(transfer))
+      return unframedRefused(incoming, outgoing);
+    return served(incoming, outgoing);
+  };
 }
+
+/** A Transfer-Encoding list whose last coding is chunked (Node's parser checks only that one). */
+const LAST_CODING_CHUNKED = /(?:^|,)[\t ]*chunked[\t ]*$/i;
+
+/** Why a request whose Transfer-Encoding does not end in chunked is refused (the sentence's end). */
+export const UNFRAMED_BODY =
+  'a Transfer-Encoding whose last coding is not chunked: the length of the body cannot be told';
 
 /**
  * A listener for Node's `checkContinue` (a request with `Expect: 100-continue`): the `100
