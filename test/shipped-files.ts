@@ -57,7 +57,8 @@ function restore(before: Map<string, { bytes: Buffer; mode: number }>): string[]
 
 /**
  * A hard link to `shipped` (a file of the shipped `mappings/`) in `dir`, or, where `dir` is on
- * another file system than the checkout, in the checkout's ignored `.tmp/` folder.
+ * another file system than the checkout, in the checkout's ignored `.tmp/` folder until the test
+ * process exits.
  */
 export function hardLinkTo(shipped: string, dir: string, name: string): string {
   const link = path.join(dir, name);
@@ -70,5 +71,7 @@ export function hardLinkTo(shipped: string, dir: string, name: string): string {
   const local = path.resolve('.tmp', `${process.pid}-${name}`);
   mkdirSync(path.dirname(local), { recursive: true });
   linkSync(shipped, local);
+  // Not left behind in the checkout (temp folders are removed with the test run).
+  process.once('exit', () => rmSync(local, { force: true }));
   return local;
 }

@@ -10,9 +10,11 @@ import { announcesBody, requestHeader } from './request-headers.js';
  * Refuses a body sent compressed (`Content-Encoding: gzip`): the legacy server read none, and
  * read as it is the body was "not valid UTF-8", or passed through to the old server without the
  * header that says how to read it. 415 (RFC 9110 15.5.16) naming the coding. A transfer coding
- * other than `chunked` (`gzip, chunked`, an unknown `foo, chunked`; Node's parser checks only the
+ * before `chunked` (`gzip, chunked`, an unknown `foo, chunked`; Node's parser checks only the
  * last) is one the proxy does not implement: 501 (RFC 9112 6.1) naming it. Read as it was, such a
- * body was taken as plain, or was "not valid UTF-8".
+ * body was taken as plain, or was "not valid UTF-8". One that does not end in `chunked` is the
+ * Node listener's 400 before the app (src/http/node-listener.ts); it reaches this check only in an
+ * app called without the Node server.
  */
 function unencoded(c: Context<AppEnv>): void {
   const transfer = requestHeader(c, 'transfer-encoding');
