@@ -156,6 +156,11 @@ describe('redaction', () => {
         pastedQuoted: "password='s3cret word' and password=`s3cret2`",
         pastedCompound:
           'new_password=S1 newPassword=S2 password2=S3 password_confirm=S4 auth_token=S5 x-api-key=S6 private_key=S7',
+        // `name: value` and `name = value` (a message, a configuration file), and JSON in a string.
+        pastedColon: 'Password: Secret-C1, then password : Secret-C2 and secret_key:\tSecret-C3',
+        pastedSpaced: 'password = Secret-C4 and api_key =Secret-C5',
+        pastedJson: '{"user":"x","password":"Se\\"cret-C6","api_token":12345,"id":7}',
+        proseColon: 'Tokens: 3, Secretary: Mrs Smith, at 10:30, see http://host:8080/x and {"id":"token"}',
         prose: 'a=b, x = y and 2+2=4',
         // Data that merely holds such a word: redacted, it would hide what compare and shadow
         // mode compare (`Tokens=3` and `Tokens=5` called equal).
@@ -182,6 +187,10 @@ describe('redaction', () => {
         pastedPunctuated: `password=${REDACTED} then password=${REDACTED}`,
         pastedQuoted: `password=${REDACTED} and password=${REDACTED}`,
         pastedCompound: `new_password=${REDACTED} newPassword=${REDACTED} password2=${REDACTED} password_confirm=${REDACTED} auth_token=${REDACTED} x-api-key=${REDACTED} private_key=${REDACTED}`,
+        pastedColon: `Password: ${REDACTED} then password : ${REDACTED} and secret_key:\t${REDACTED}`,
+        pastedSpaced: `password = ${REDACTED} and api_key =${REDACTED}`,
+        pastedJson: `{"user":"x","password":${REDACTED},"api_token":${REDACTED},"id":7}`,
+        proseColon: 'Tokens: 3, Secretary: Mrs Smith, at 10:30, see http://host:8080/x and {"id":"token"}',
         prose: 'a=b, x = y and 2+2=4',
         data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, broken=7',
         names,

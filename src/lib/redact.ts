@@ -25,9 +25,11 @@ const CLOSING = '"\'`,;)]}>';
 // A URL parameter's name (`?token=`, `&api_key=`, `;session_id=`); its value is found by hand
 // (`redactUrlParameters`), in linear time whatever the text.
 const URL_PARAMETER = /[?&#;]([\w-]+)=/g;
-// A name and `=` in free text, outside a URL (`token=…` at the start of a note, `(password=…)` in
-// a pasted log excerpt), standing alone: whether it names a secret is `isPastedSecretName`'s.
-const PASTED_PARAMETER = /(?<![\w?&#;-])([\w-]+)=/g;
+// A name and `=` or `:` in free text, outside a URL (`token=…` at the start of a note,
+// `(password=…)` in a pasted log excerpt, `Password: …` in a message, `password = …` from a
+// configuration file, `{"password":"…"}` from a JSON document), standing alone, spaces or tabs
+// around the sign, the name perhaps quoted: whether it names a secret is `isPastedSecretName`'s.
+const PASTED_PARAMETER = /(?<![\w?&#;-])(["'`]?)([\w-]+)\1[ \t]*([:=])[ \t]*/g;
 // Secret names in free text, by their last word (`new_password`, `newPassword`, `auth_token`,
 // `x-api-key`; digits after it left out: `password2`), or a password's with what follows it in a
 // form (`password_confirm`). Not a longer word that only holds one (`Tokens`, `Secretary`,
@@ -39,6 +41,9 @@ const PASTED_SECRET_NAME =
 // punctuation goes with it (`(token=[redacted]`): a secret may hold a `,` or `)`, and a part of it
 // kept would be a part of the secret.
 const PASTED_VALUE_END = /[\s&#]/;
+// Where an unquoted value after a quoted name and `:` ends (`{"api_token":12345,"id":7}`): JSON's
+// number or literal, not the members after it.
+const JSON_VALUE_END = /[\s,}\]]/;
 // The password of a URL's user information (`https://user:secret@host/`). A scheme starts where
 // no scheme character stands before it: with `\b`, every `.` of a long `a.a.a…` began a try that
 // ran to its end (quadratic; a path of 15 KB took 300 ms, on the log line of any request).
@@ -210,30 +215,47 @@ function formDecoded(text: string): string {
 }
 
 /**
- * A text's secrets as {@link redactString} finds them, and a secret's `name=value` outside a URL
- * (PASTED_PARAMETER and PASTED_SECRET_NAME: a note or log excerpt pasted into a field), its value up
- * to a space, `&` or `#`, or a quoted one (`"…"`, `'…'`, `` `…` ``) to its closing quote.
+ * A text's secrets as {@link redactString} finds them, and a secret's `name=value`, `name: value`
+ * or `name = value` outside a URL (PASTED_PARAMETER and PASTED_SECRET_NAME: a note, a message or
+ * a log excerpt pasted into a field), its value up to a space, `&` or `#`, or a quoted one (`"…"`,
+ * `'…'`, `` `…` ``, a quote escaped with `\` inside it) to its closing quote. A quoted name before
+ * `:` is a JSON member (`{"password":"…"}`): its unquoted value ends at `,`, `}` or `]` too.
  */
 export function redactText(value: string): string {
   const text = redactString(value);
-  if (!text.includes('=')) return text;
+  if (!text.includes('=') && !text.includes(':')) return text;
   let out = '';
   let copied = 0;
   for (const match of text.matchAll(PASTED_PARAMETER)) {
-    if (match.index < copied || !isPastedSecretName(match[1] ?? '')) continue;
-    const start = match.index + match[0].length;
+    const [whole, nameQuote = '', name = '', sign] = match;
+    if (match.index < copied || !isPastedSecretName(name)) continue;
+    const start = match.index + whole.length;
     const quote = text.charAt(start);
     let end = start;
-    if (quote === '"' || quote === "'" || quote === '`') {
-      // To its closing quote, or the text's end.
-      const close = text.indexOf(quote, start + 1);
-      end = close < 0 ? text.length : close + 1;
-    } else while (end < text.length && !PASTED_VALUE_END.test(text.charAt(end))) end += 1;
+    if (quote === '"' || quote === "'" || quote === '`') end = afterClosingQuote(text, start);
+    else {
+      const ends = nameQuote !== '' && sign === ':' ? JSON_VALUE_END : PASTED_VALUE_END;
+      while (end < text.length && !ends.test(text.charAt(end))) end += 1;
+    }
     if (end === start) continue;
     out += `${text.slice(copied, start)}${REDACTED}`;
     copied = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * Where a value quoted from `start` (its opening quote) ends: after its closing quote, one escaped
+ * with `\` not counted, or at the text's end.
+ */
+function afterClosingQuote(text: string, start: number): number {
+  const quote = text.charAt(start);
+  for (let at = start + 1; at < text.length; at += 1) {
+    const char = text.charAt(at);
+    if (char === '\\') at += 1;
+    else if (char === quote) return at + 1;
+  }
+  return text.length;
 }
 
 /** Whether a name in free text (PASTED_PARAMETER) names a secret: PASTED_SECRET_NAME of its words, in any case. */
