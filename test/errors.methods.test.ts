@@ -160,7 +160,7 @@ describe('wrong methods on the metrics path, behind its ranges and credentials',
     const answer = await call(`${h.url}/metrics`, { method: 'POST', body: '{}', headers: scraper });
     assert.equal(answer.status, 403, answer.text);
     assert.equal(answer.headers.get('allow'), null);
-    assert.match((answer.body as { message: string }).message, /^The metrics may not be read from /);
+    assert.match((answer.body as { message: string }).message, /^The metrics endpoint may not be read from /);
   });
 
   it('refuses POST /metrics inside the ranges without the credentials with 401', async () => {

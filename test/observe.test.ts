@@ -149,6 +149,7 @@ describe('/metrics credentials and ranges', () => {
       const none = await call(`${h.url}/metrics`);
       assert.equal(none.status, 401);
       assert.match(none.headers.get('www-authenticate') ?? '', /^Basic realm="metrics"/);
+      assert.match(none.text, /"The metrics endpoint needs its own Basic credentials"/);
       assert.equal((await call(`${h.url}/metrics`, { user: 'scraper', password: 'wrong' })).status, 401);
       await scrape(h, { authorization: basic('scraper', 'scrape-secret') });
       assert.doesNotMatch(none.text, /scrape-secret/);
@@ -180,7 +181,7 @@ describe('/metrics credentials and ranges', () => {
       assert.equal(blocked.headers.get('retry-after'), '30');
       assert.match(
         JSON.parse(blocked.text).message,
-        /Too many failed logins to the metrics; try again in 30 seconds/,
+        /Too many failed logins to the metrics endpoint; try again in 30 seconds/,
       );
       clock.advance(29_000);
       assert.equal((await call(`${h.url}/metrics`, { headers: right })).status, 429);

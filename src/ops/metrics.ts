@@ -17,7 +17,7 @@ export function registerMetrics(app: Hono<AppEnv>, services: Services): void {
   app.use(
     settings.path,
     operatorGuard({
-      what: 'metrics',
+      what: 'metrics endpoint',
       realm: 'metrics',
       ranges: settings.ranges,
       trustedProxies: services.config.server.trustedProxies,
