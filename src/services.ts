@@ -353,5 +353,11 @@ export interface AppEnv {
     streaming?: Promise<void>;
     /** Set by a streamed answer the proxy cut off before its end (see `Observer.answerCutOff`). */
     answerCutOff?: AnswerCutOff;
+    /**
+     * The secrets the request's body carried (`secretStrings`: a password, any value under a
+     * secret's key), set once the body is read when it had any: an error answer leaves them out,
+     * should the successor have repeated one in its refusal.
+     */
+    requestSecrets?: readonly string[];
   };
 }

@@ -161,6 +161,17 @@ describe('redaction', () => {
         pastedSpaced: 'password = Secret-C4 and api_key =Secret-C5',
         pastedJson: '{"user":"x","password":"Se\\"cret-C6","api_token":12345,"id":7}',
         proseColon: 'Tokens: 3, Secretary: Mrs Smith, at 10:30, see http://host:8080/x and {"id":"token"}',
+        // Short secret words, as whole words of a name only.
+        pastedShort:
+          'pass=Secret-S1 pw=Secret-S2 newPin2=Secret-S3 pass_word=Secret-S4 passphrase: Secret-S5',
+        shortData: 'compass=N passThrough=yes spin=3 pinned=1 bypass=ok',
+        pass: 'Secret-S6',
+        userPw: 'Secret-S7',
+        pin: '1234',
+        pass_word: 'Secret-S8',
+        passphrase: 'Secret-S9',
+        passThrough: 'kept',
+        pinned: 'kept too',
         prose: 'a=b, x = y and 2+2=4',
         // Data that merely holds such a word: redacted, it would hide what compare and shadow
         // mode compare (`Tokens=3` and `Tokens=5` called equal).
@@ -191,6 +202,15 @@ describe('redaction', () => {
         pastedSpaced: `password = ${REDACTED} and api_key =${REDACTED}`,
         pastedJson: `{"user":"x","password":${REDACTED},"api_token":${REDACTED},"id":7}`,
         proseColon: 'Tokens: 3, Secretary: Mrs Smith, at 10:30, see http://host:8080/x and {"id":"token"}',
+        pastedShort: `pass=${REDACTED} pw=${REDACTED} newPin2=${REDACTED} pass_word=${REDACTED} passphrase: ${REDACTED}`,
+        shortData: 'compass=N passThrough=yes spin=3 pinned=1 bypass=ok',
+        pass: REDACTED,
+        userPw: REDACTED,
+        pin: REDACTED,
+        pass_word: REDACTED,
+        passphrase: REDACTED,
+        passThrough: 'kept',
+        pinned: 'kept too',
         prose: 'a=b, x = y and 2+2=4',
         data: 'Tokens=3 per student, Secretary=Mrs Smith, passwordless=true, Cookies=yes, broken=7',
         names,

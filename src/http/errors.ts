@@ -1,8 +1,10 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { listSome, QUOTE_MAX_CHARS, quoteInput, shorten } from '../lib/quote.js';
+import { withoutSecrets } from '../lib/redact.js';
 import { type InputProblem, TranslationError } from '../mapping/errors.js';
 import { LegacyUpstreamError } from '../migration/legacy-upstream.js';
+import type { AppEnv } from '../services.js';
 import { StoreConflictError, StoreUnavailableError } from '../store/errors.js';
 import {
   describeUpstreamError,
@@ -232,9 +234,13 @@ export function legacyErrorBody(error: LegacyError): ErrorBody {
 export const NO_SNIFF = { 'X-Content-Type-Options': 'nosniff' } as const;
 
 /** Renders a legacy error as `application/json` with the legacy body shape (`legacyErrorBody`). */
-export function renderLegacyError(c: Context, error: LegacyError): Response {
+export function renderLegacyError(c: Context<AppEnv>, error: LegacyError): Response {
+  // A refusal that repeats a secret of the request (the successor's `The value Geheim-1 is too
+  // weak` of a new password) leaves it out: an error body never carries a secret.
+  const secrets = c.get('requestSecrets');
+  const body = legacyErrorBody(error);
   return c.json(
-    legacyErrorBody(error),
+    secrets === undefined ? body : withoutSecrets(body, secrets),
     error.status,
     error.headers ? { ...error.headers, ...NO_SNIFF } : NO_SNIFF,
   );

@@ -1,5 +1,11 @@
 import type { Context } from 'hono';
-import { cappedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
+import { withoutSecrets } from '../lib/redact.js';
+import {
+  cappedAnswer,
+  recordedLocation,
+  recordedRequestBody,
+  requestSecrets,
+} from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
 import { announcesBody, requestHeader } from './request-headers.js';
@@ -40,9 +46,17 @@ export function recordExchange(
   void (async () => {
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
+      const contentType = requestHeader(c, 'content-type');
       const request = unread
         ? { requestBody: null, requestBodyOmitted: 'unreadable' as const }
-        : await recordedRequestBody(operation, requestHeader(c, 'content-type'), bytes);
+        : await recordedRequestBody(operation, contentType, bytes);
+      // The request's secrets, left out of its answer should that repeat one (an old server's
+      // refusal of a new password in passthrough; the proxy's own error answers leave them out).
+      const secrets = await requestSecrets(operation, contentType, bytes);
+      const answer = await cappedAnswer(
+        response?.body ?? null,
+        response?.headers.get('content-encoding') ?? undefined,
+      );
       writer.record({
         time: new Date(exchange.startedAt).toISOString(),
         requestId: c.get('requestId'),
@@ -53,10 +67,8 @@ export function recordExchange(
         ...recordedLocation(c.req.url, c.get('services').config.legacy.basePath),
         ...request,
         status,
-        ...(await cappedAnswer(
-          response?.body ?? null,
-          response?.headers.get('content-encoding') ?? undefined,
-        )),
+        ...answer,
+        responseBody: withoutSecrets(answer.responseBody, secrets),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {

@@ -6,7 +6,14 @@ import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
-import { answerBody, recordedAnswer, recordedLocation, recordedRequestBody } from '../migration/exchange.js';
+import { secretStrings, withoutSecrets } from '../lib/redact.js';
+import {
+  answerBody,
+  recordedAnswer,
+  recordedLocation,
+  recordedRequestBody,
+  requestSecrets,
+} from '../migration/exchange.js';
 import { type ForwardedRequest, timedOut, type UpstreamAnswer } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
@@ -52,6 +59,11 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
     reading === undefined ? undefined : await reading,
     operation.body?.notWritable,
   );
+  if (body !== undefined) {
+    // Left out of an error answer that repeats one (renderLegacyError).
+    const secrets = secretStrings(body, operation.body?.secret === true);
+    if (secrets.length > 0) c.set('requestSecrets', secrets);
+  }
   const response = await operation.handler(c, { params, query, body });
   // The seed: every operation responds with application/json. The answers with a body carry it
   // (`c.json`, the streamed lists); the empty 204s get it here (without it the Node adapter would
@@ -224,8 +236,10 @@ async function shadowed(
   const requestId = c.get('requestId');
   const log = requestLog(c);
   const location = recordedLocation(c.req.url, basePath);
-  // Kept in a mismatch sample: a password operation's body only as a whole [redacted].
+  // Kept in a mismatch sample: a password operation's body only as a whole [redacted]; its
+  // secrets left out of both answers, should one repeat them.
   const { requestBody } = await recordedRequestBody(matched.operation, forwarded.contentType, forwarded.body);
+  const secrets = await requestSecrets(matched.operation, forwarded.contentType, forwarded.body);
   const copy = {
     method: c.req.method,
     headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },
@@ -246,12 +260,17 @@ async function shadowed(
     // does not decode, is not compared.
     legacy: async () => {
       const read = await answerBody(bytes, answer.headers['content-encoding'], legacy.maxBufferedBytes);
-      return read.responseBodyOmitted === undefined ? { status, body: read.responseBody } : undefined;
+      return read.responseBodyOmitted === undefined
+        ? { status, body: withoutSecrets(read.responseBody, secrets) }
+        : undefined;
     },
     // Without the caller's call counter: its log line counts only what it waited for.
     translate: async () => {
       const response = await translator(new Request(c.req.url, copy), matched, { apiUser, requestId, log });
-      return { status: response.status, body: recordedAnswer(await response.text()) };
+      return {
+        status: response.status,
+        body: withoutSecrets(recordedAnswer(await response.text()), secrets),
+      };
     },
   });
   return new Response(bodiless(answer.status, c.req.method) ? null : answer.bytes, {

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import { redactValue } from './redact.js';
 
 export type { Logger } from 'pino';
 
@@ -56,14 +57,19 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /**
  * pino's error serializer (type, message, stack with its causes, own fields), with a message that
- * names each cause once. pino appends every cause's message to the error's own (`A: B: C`), and
- * the proxy's errors already end with what their cause said (a request's TranslationError repeats
- * its UpstreamError's sentence), so a log line said the same sentence twice.
+ * names each cause once, redacted. pino appends every cause's message to the error's own (`A: B:
+ * C`), and the proxy's errors already end with what their cause said (a request's
+ * TranslationError repeats its UpstreamError's sentence), so a log line said the same sentence
+ * twice. An error of a library may quote what a server answered (openid-client keeps a token
+ * endpoint's `error_description`, which may repeat the client secret it was sent), so the whole
+ * serialized error is redacted as a recording is (src/lib/redact.ts): its texts and the values of
+ * its secret-named fields.
  */
 function serializeError(error: unknown): unknown {
   const serialized = pino.stdSerializers.err(error as Error);
-  if (serialized !== error && isErrorLike(error)) serialized.message = messageWithCauses(error);
-  return serialized;
+  if (serialized === error || !isErrorLike(error)) return serialized;
+  serialized.message = messageWithCauses(error);
+  return redactValue(serialized);
 }
 
 /** An error's message followed by those of its causes (`: `-separated), leaving out a cause's message the text already holds. */

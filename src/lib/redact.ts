@@ -13,7 +13,11 @@ export const REDACTED = '[redacted]';
 // caller may also send as a query parameter.
 // German schools' own words too: `passwort`, `kennwort`, and the short `pwd`.
 const SECRET_KEY =
-  /pass(word|wd|wort)|kennwort|pwd|secret|token|authori[sz]ation|iserv[-_]?authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
+  /pass(word|wd|wort|phrase)|kennwort|pwd|secret|token|authori[sz]ation|iserv[-_]?authentication|api[-_]?key|credential|private[-_]?key|cookie|session[-_]?id/i;
+// Short secret words, whole words of a name only (`pass`, `userPass`, `pw`, `pin`, `newPin2`,
+// `pass_word`), as its last word or `pass` before `word`/`wort`: inside other words they are
+// everywhere (`compass`, `passThrough`, `spin`, `pinned`).
+const SHORT_SECRET_NAME = /(?:^|-)(?:pass|pw|pin)\d*$|(?:^|-)pass-wor[dt](?:-|\d*$)/;
 // Credentials that show up inside string values: `Basic …`/`Bearer …` header values, and tokens
 // in URLs such as the SSO `return_to` (`…/sso/continue?token=…`). The word after the scheme is a
 // credential unless it reads as prose (credentialToken): a group named `Basic English` or a
@@ -36,7 +40,7 @@ const PASTED_PARAMETER = /(?<![\w?&#;-])(["'`]?)([\w-]+)\1[ \t]*([:=])[ \t]*/g;
 // `passwordless`, `Cookies`): in a user's field that is data, and redacting it would make compare
 // and shadow mode call `Tokens=3` and `Tokens=5` equal.
 const PASTED_SECRET_NAME =
-  /(?:pass(?:word|wd|wort)|kennwort|pwd|secret|token|api-?key|session-?id|authori[sz]ation|iserv-?authentication|private-?key|secret-?key|credentials?|cookie)\d*$|^(?:pass(?:word|wd|wort)|kennwort|pwd)-?(?:confirm(?:ation)?|repeat|again|new|old|hash)\d*$/;
+  /(?:pass(?:word|wd|wort|phrase)|kennwort|pwd|secret|token|api-?key|session-?id|authori[sz]ation|iserv-?authentication|private-?key|secret-?key|credentials?|cookie)\d*$|^(?:pass(?:word|wd|wort)|kennwort|pwd)-?(?:confirm(?:ation)?|repeat|again|new|old|hash)\d*$/;
 // What ends such a value unless it is quoted: a space, `&` or `#`, as a URL parameter's. Closing
 // punctuation goes with it (`(token=[redacted]`): a secret may hold a `,` or `)`, and a part of it
 // kept would be a part of the secret.
@@ -51,7 +55,18 @@ const URL_PASSWORD = /((?<![a-z\d+.-])[a-z][a-z\d+.-]*:\/\/[^\s/:@]*:)[^\s/@]+(?
 
 /** Whether values under `key` are secrets. */
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+  return SECRET_KEY.test(key) || (SHORT_SECRET_WORD.test(key) && SHORT_SECRET_NAME.test(nameWords(key)));
+}
+
+/** Whether a name may hold one of SHORT_SECRET_NAME's words: most names do not (no need to take them apart). */
+const SHORT_SECRET_WORD = /pass|pw|pin/i;
+
+/** A name's words, lower case, joined by `-`: `newPassword` → `new-password`, `API_KEY` → `api-key`. */
+function nameWords(name: string): string {
+  return name
+    .replace(/([a-z\d])([A-Z])/g, '$1-$2')
+    .toLowerCase()
+    .replace(/_/g, '-');
 }
 
 /**
@@ -181,7 +196,7 @@ export function redactPath(path: string): string {
  * The words without which {@link redactString} and {@link redactQuery} find nothing: a scheme, or
  * a secret's name (SECRET_KEY, the names `redactUrlParameters` redacts).
  */
-const CREDENTIAL_WORD = new RegExp(`basic|bearer|${SECRET_KEY.source}`, 'i');
+const CREDENTIAL_WORD = new RegExp(`basic|bearer|pass|pw|pin|${SECRET_KEY.source}`, 'i');
 
 /**
  * Whether a decoded value (a path segment, a query value) holds a credential: one
@@ -262,12 +277,8 @@ function afterClosingQuote(text: string, start: number): number {
 function isPastedSecretName(name: string): boolean {
   // Most names hold none of the words (`x=1`, `a=b`): no need to take them apart.
   if (!CREDENTIAL_WORD.test(name)) return false;
-  // `newPassword` → `new-password`, `API_KEY` → `api-key`.
-  const words = name
-    .replace(/([a-z\d])([A-Z])/g, '$1-$2')
-    .toLowerCase()
-    .replace(/_/g, '-');
-  return PASTED_SECRET_NAME.test(words);
+  const words = nameWords(name);
+  return PASTED_SECRET_NAME.test(words) || SHORT_SECRET_NAME.test(words);
 }
 
 /** A copy of a JSON-like value with every secret replaced by {@link REDACTED}. */
@@ -312,4 +323,61 @@ export function setMember(out: Record<string, unknown>, key: string, value: unkn
   if (key === '__proto__')
     Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
+}
+
+/**
+ * Secrets shorter than this are not looked for in other text ({@link withoutSecrets}): a secret of
+ * three characters would take those characters out of every word that holds them.
+ */
+const MIN_SCRUBBED_CHARS = 4;
+
+/**
+ * The secrets a request body carried, to be looked for in its answer ({@link withoutSecrets}):
+ * every string under a secret's key at any depth (`password`, `adminPassword`, …), or with
+ * `whole` every string of the body (a password operation's, whatever its keys), at least
+ * MIN_SCRUBBED_CHARS long.
+ */
+export function secretStrings(body: unknown, whole = false): string[] {
+  const found = new Set<string>();
+  const visit = (value: unknown, secret: boolean): void => {
+    if (typeof value === 'string') {
+      if (secret && value.length >= MIN_SCRUBBED_CHARS) found.add(value);
+    } else if (Array.isArray(value)) for (const item of value) visit(item, secret);
+    else if (value !== null && typeof value === 'object')
+      for (const [key, inner] of Object.entries(value)) visit(inner, secret || isSecretKey(key));
+  };
+  visit(body, whole);
+  return [...found];
+}
+
+/**
+ * A copy of a JSON-like value (an answer) with every occurrence of the given secrets inside its
+ * strings replaced by {@link REDACTED}: a server that repeats a refused password in its error
+ * (`The value Geheim-1 is too weak`). Also as a form or URL would carry them (percent-encoded).
+ * Without secrets, the value itself.
+ */
+export function withoutSecrets<T>(value: T, secrets: readonly string[]): T {
+  if (secrets.length === 0) return value;
+  const spellings = new Set<string>();
+  for (const secret of secrets) {
+    spellings.add(secret);
+    spellings.add(encodeURIComponent(secret));
+  }
+  // The longest first: a secret that holds another is taken whole.
+  const ordered = [...spellings].sort((a, b) => b.length - a.length);
+  const scrub = (inner: unknown): unknown => {
+    if (typeof inner === 'string') {
+      let text = inner;
+      for (const secret of ordered) if (text.includes(secret)) text = text.split(secret).join(REDACTED);
+      return text;
+    }
+    if (Array.isArray(inner)) return inner.map(scrub);
+    if (inner !== null && typeof inner === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [key, member] of Object.entries(inner)) setMember(out, key, scrub(member));
+      return out;
+    }
+    return inner;
+  };
+  return scrub(value) as T;
 }

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { REDACTED } from '../lib/redact.js';
+import { REDACTED, secretStrings } from '../lib/redact.js';
 import { decodedAnswer } from './answer-decoding.js';
 import type { RecordedExchange } from './recording.js';
 
@@ -155,6 +155,25 @@ export async function answerBody(
 /** What {@link recordedRequestBody} needs of a legacy operation: how it reads its body, and whether the body is a secret. */
 export interface RecordedOperation {
   body?: { kind: 'json' | 'form'; secret?: boolean } | undefined;
+}
+
+/**
+ * The secrets of a request body (`secretStrings`: every string of a password operation's body,
+ * else those under a secret's key), parsed as {@link recordedBody} parses it, to be left out of
+ * its recorded or compared answer (`withoutSecrets`): a refusal may repeat the new password.
+ */
+export async function requestSecrets(
+  operation: RecordedOperation | undefined,
+  contentType: string | undefined,
+  body: string | Uint8Array | undefined,
+): Promise<string[]> {
+  if (body === undefined || body.length === 0) return [];
+  const whole = operation?.body?.secret === true;
+  const { requestBody } = await recordedBody(contentType, body, operation?.body?.kind);
+  // A password operation's body that is neither JSON nor a form: the password may be all of it.
+  if (whole && requestBody === null)
+    return secretStrings((typeof body === 'string' ? body : new TextDecoder().decode(body)).trim(), true);
+  return secretStrings(requestBody, whole);
 }
 
 /**

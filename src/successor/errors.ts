@@ -1,3 +1,5 @@
+import { redactText } from '../lib/redact.js';
+
 /** Stable codes for everything that can go wrong talking to the successor IDM API. */
 export type UpstreamErrorCode =
   | 'timeout'
@@ -19,51 +21,77 @@ export interface UpstreamViolation {
 
 /**
  * The one error type of the successor client. `message` is written for an operator (what to
- * fix) and never contains a secret; `violations` keeps the successor's own validation messages.
+ * fix); `violations` and `detail` keep the successor's own words. None of them carries a secret:
+ * what the successor or its token endpoint said is quoted in them, and a server that echoes what
+ * it was sent (a debugging error page, an `error_description` repeating the token request) would
+ * hand back the client secret, the access token or a password. So every text is redacted here,
+ * once for all its readers (`/readyz`, the log, `mappings check --live`, the legacy error bodies):
+ * credentials, URL user information and secret parameters, a secret's `name=value` or
+ * `name: value` (src/lib/redact.ts).
  */
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
+  readonly details: UpstreamErrorDetails;
   constructor(
     readonly code: UpstreamErrorCode,
     message: string,
-    readonly details: {
-      source?: UpstreamSource;
-      status?: number;
-      method?: string;
-      path?: string;
-      violations?: UpstreamViolation[];
-      /** The successor's own words on a refused value (the problem document's detail), for a 400. */
-      detail?: string;
-      /**
-       * The OAuth2 scope that was missing, for `forbidden`. Set exactly when the refusal is about
-       * the client's permissions (a 502 for the proxy), unset when the successor refused the
-       * operation itself, e.g. on a protected entity (a legacy 403).
-       */
-      scope?: string;
-      /**
-       * Set on a `forbidden` about the client's permissions that names no scope (a create refused
-       * in a standing collection, see `asStandingCollectionError`): a 502 too, not a legacy 403.
-       */
-      permission?: true;
-      /** The answer's Retry-After, when a refusal for now (429) said when to try again. */
-      retryAfter?: string;
-      /** Set on network-level failures that an idempotent read may retry. */
-      retryable?: boolean;
-      /**
-       * Set by the transport on a failure without an answer: whether the request may have reached
-       * the successor. False only when it never went out (no connection could be made: refused,
-       * connect timeout, DNS, or the call gave up while it waited for one).
-       */
-      sent?: boolean;
-      cause?: unknown;
-    } = {},
+    details: UpstreamErrorDetails = {},
   ) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(redactText(message), details.cause === undefined ? undefined : { cause: details.cause });
+    this.details = withoutSecretTexts(details);
   }
 
   get source(): UpstreamSource {
     return this.details.source ?? 'api';
   }
+}
+
+/** The successor's words in an error's details, redacted (see UpstreamError). */
+function withoutSecretTexts(details: UpstreamErrorDetails): UpstreamErrorDetails {
+  const { violations, detail } = details;
+  if (violations === undefined && detail === undefined) return details;
+  return {
+    ...details,
+    ...(violations === undefined
+      ? {}
+      : {
+          violations: violations.map((v) => ({ path: redactText(v.path), message: redactText(v.message) })),
+        }),
+    ...(detail === undefined ? {} : { detail: redactText(detail) }),
+  };
+}
+
+/** What an UpstreamError says beside its code and message. */
+export interface UpstreamErrorDetails {
+  source?: UpstreamSource;
+  status?: number;
+  method?: string;
+  path?: string;
+  violations?: UpstreamViolation[];
+  /** The successor's own words on a refused value (the problem document's detail), for a 400. */
+  detail?: string;
+  /**
+   * The OAuth2 scope that was missing, for `forbidden`. Set exactly when the refusal is about
+   * the client's permissions (a 502 for the proxy), unset when the successor refused the
+   * operation itself, e.g. on a protected entity (a legacy 403).
+   */
+  scope?: string;
+  /**
+   * Set on a `forbidden` about the client's permissions that names no scope (a create refused
+   * in a standing collection, see `asStandingCollectionError`): a 502 too, not a legacy 403.
+   */
+  permission?: true;
+  /** The answer's Retry-After, when a refusal for now (429) said when to try again. */
+  retryAfter?: string;
+  /** Set on network-level failures that an idempotent read may retry. */
+  retryable?: boolean;
+  /**
+   * Set by the transport on a failure without an answer: whether the request may have reached
+   * the successor. False only when it never went out (no connection could be made: refused,
+   * connect timeout, DNS, or the call gave up while it waited for one).
+   */
+  sent?: boolean;
+  cause?: unknown;
 }
 
 /**
