@@ -220,6 +220,44 @@ describe('legacy input bounds', () => {
     });
   });
 
+  describe('wording for a person', () => {
+    it("says a field left out is required, an empty one must not be empty, and what type a value must have, not zod's words", async () => {
+      const messageAt = (body: ErrorBody, path: string) => body.errors?.find((e) => e.path === path)?.message;
+      const created = await refused(
+        'POST',
+        '/Entity/User',
+        { username: 'x.y', lastname: 7 },
+        'body.firstname',
+      );
+      assert.equal(messageAt(created, 'body.firstname'), 'is required');
+      assert.equal(messageAt(created, 'body.lastname'), 'must be a string, not a number');
+      const password = await refused('POST', '/User/lena.mueller/password', {}, 'body.password');
+      assert.equal(messageAt(password, 'body.password'), 'is required');
+      const links = await refused(
+        'POST',
+        '/Entity/User/lena.mueller/link/groups',
+        JSON.stringify('lehrer'),
+        'body',
+      );
+      assert.equal(messageAt(links, 'body'), 'must be an array, not a string');
+      // The schema's own message stays.
+      const empty = await refused('PUT', '/Entity/User/lena.mueller', { firstname: '' }, 'body.firstname');
+      assert.equal(messageAt(empty, 'body.firstname'), 'must not be empty');
+      const sso = await fetch(`${proxy.url}/iserv/api/Service/Sso/authenticate`, {
+        method: 'POST',
+        headers: { authorization: proxy.authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'username=',
+      });
+      const ssoBody = (await sso.json()) as ErrorBody;
+      assert.equal(sso.status, 400);
+      assert.equal(messageAt(ssoBody, 'body.username'), 'must not be empty');
+      assert.doesNotMatch(
+        JSON.stringify([created, password, links, empty, ssoBody]),
+        /Invalid input|Too small|undefined/,
+      );
+    });
+  });
+
   describe('legacy IDs', () => {
     const resources = ['User', 'Group', 'Role', 'Privilege'];
 

@@ -38,6 +38,7 @@ describe('user passwords', () => {
   it('resets the password to a temporary one it answers', async () => {
     const answer = await proxy.call<{ password: string }>('POST', '/User/pia.pass/password/reset');
     assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.headers.get('cache-control'), 'no-store', 'no cache keeps the temporary password');
     const { password } = passwordAnswerSchema.strict().parse(answer.body);
     assert.ok(password.length >= 8);
     assert.equal(proxy.sandbox.data.verifyPassword(userId(), password), true);
@@ -57,6 +58,7 @@ describe('user passwords', () => {
   it('resets the admin password to a temporary one it answers', async () => {
     const answer = await proxy.call<{ password: string }>('POST', '/User/pia.pass/adminpassword/reset');
     assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.headers.get('cache-control'), 'no-store');
     const { password } = passwordAnswerSchema.strict().parse(answer.body);
     assert.equal(proxy.sandbox.data.verifyAdminPassword(userId(), password), true);
   });

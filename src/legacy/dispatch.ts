@@ -64,6 +64,9 @@ export async function runOperation(c: Context<AppEnv>, matched: MatchedOperation
     const secrets = secretStrings(body, operation.body?.secret === true);
     if (secrets.length > 0) c.set('requestSecrets', secrets);
   }
+  // An answer that carries a secret (the temporary password of a reset) is kept by no cache, as
+  // the SSO token's answer is.
+  if (operation.secretAnswer) c.header('Cache-Control', 'no-store');
   const response = await operation.handler(c, { params, query, body });
   // The seed: every operation responds with application/json. The answers with a body carry it
   // (`c.json`, the streamed lists); the empty 204s get it here (without it the Node adapter would

@@ -176,6 +176,39 @@ export function issuesToErrors(
 }
 
 /**
+ * A person's words for the input problems zod words for programmers (`Invalid input: expected
+ * string, received undefined`, `Too small: expected string to have >=1 characters`): a field left
+ * out `is required`, an empty string where one is needed `must not be empty`, a value of another
+ * type `must be a string, not a number`. A message the schema gives itself wins over these; for
+ * any other problem zod's own wording stays (undefined).
+ */
+function legacyIssueMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  if (issue.code === 'invalid_type') {
+    if (issue.input === undefined) return 'is required';
+    return `must be ${withArticle(issue.expected)}, not ${withArticle(typeName(issue.input))}`;
+  }
+  if (issue.code === 'too_small' && issue.origin === 'string' && Number(issue.minimum) === 1)
+    return 'must not be empty';
+  return undefined;
+}
+
+/** zod's parse options for a request's parts: made once, not per request. */
+const LEGACY_PARSE = { error: legacyIssueMessage } as const;
+
+/** A JSON value's type as a person names it: `null`, `array`, `object`, `string`, `number`, `boolean`. */
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/** `a string`, `an array`, `null`. */
+function withArticle(type: string): string {
+  if (type === 'null') return 'null';
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+/**
  * Validates one part of the request, throwing the legacy 400 with every problem listed
  * (`notWritable`: see {@link issuesToErrors}).
  */
@@ -186,7 +219,7 @@ export function validatePart<S extends z.ZodType>(
   notWritable?: readonly string[],
 ): z.output<S> | undefined {
   if (!schema) return undefined;
-  const result = schema.safeParse(value);
+  const result = schema.safeParse(value, LEGACY_PARSE);
   if (!result.success) {
     // A path ID that cannot be valid names no entity: 404, as an unknown one.
     if (where === 'path')
