@@ -13,7 +13,9 @@ import { createLegacyDispatch, runOperation } from './legacy/dispatch.js';
 import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
+import { serializeError } from './lib/logger.js';
 import { quoteInput } from './lib/quote.js';
+import { withoutSecrets } from './lib/redact.js';
 import { registerDashboard } from './ops/dashboard.js';
 import { registerHealth } from './ops/health.js';
 import { registerMetrics } from './ops/metrics.js';
@@ -81,8 +83,19 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`)));
   app.onError((error, c) => {
     const legacy = toLegacyError(error, { requestId: c.get('requestId'), method: c.req.method });
-    if (isFailureStatus(legacy.status))
-      requestLog(c).error({ err: error, ...operatorDetails(error) }, 'request failed');
+    if (isFailureStatus(legacy.status)) {
+      // A secret of the request the successor repeated (`could not hash Geheim-1`) stays out of
+      // the line too, as it does out of the answer (renderLegacyError).
+      const secrets = c.get('requestSecrets') ?? [];
+      const log =
+        secrets.length === 0
+          ? requestLog(c)
+          : requestLog(c).child(
+              {},
+              { serializers: { err: (e: unknown) => withoutSecrets(serializeError(e), secrets) } },
+            );
+      log.error({ err: error, ...withoutSecrets(operatorDetails(error), secrets) }, 'request failed');
+    }
     // A browser following an SSO link gets a page, not the legacy JSON (the store unreachable).
     const page = SSO_PAGES.has(c.req.path) ? ssoServerErrorPage(c, legacy.status, legacy.headers) : undefined;
     return page ?? renderLegacyError(c, legacy);

@@ -11,7 +11,16 @@ import { SECRET_BODIES } from '../src/legacy/operations.js';
 import { userPasswordSetOperation } from '../src/legacy/user/password.js';
 import { userUpdateOperation } from '../src/legacy/user/update.js';
 import { fileLines } from '../src/lib/file-lines.js';
-import { REDACTED, redactPath, redactQuery, redactString, redactValue } from '../src/lib/redact.js';
+import { createLogger } from '../src/lib/logger.js';
+import {
+  REDACTED,
+  redactPath,
+  redactQuery,
+  redactString,
+  redactValue,
+  secretStrings,
+  withoutSecrets,
+} from '../src/lib/redact.js';
 import {
   answerBody,
   cappedAnswer,
@@ -29,7 +38,9 @@ import {
   redactExchange,
 } from '../src/migration/recording.js';
 import { replayUrl } from '../src/migration/replay.js';
+import { SsoOidcError } from '../src/sso/oidc.js';
 import { makeFifo, readFifo } from './fifo.js';
+import { LogSink } from './log-sink.js';
 import { tempDir } from './temp-dir.js';
 
 const tempFile = (name: string) => path.join(tempDir('rec'), name);
@@ -445,6 +456,79 @@ describe('redaction', () => {
     const [line] = (await readRecording(file)).exchanges;
     for (const recorded of [line?.requestBody, line?.responseBody])
       assert.equal(JSON.stringify(recorded), JSON.stringify(copy));
+  });
+
+  it("leaves a request's secrets out of an answer, however they stand in it, and a body of many by the answer's shape", () => {
+    const secrets = secretStrings({
+      username: 'ada',
+      password: 'Geheim-1',
+      nested: [{ pin: '4711-2' }],
+      pw: 'abc',
+    });
+    assert.deepEqual(
+      secrets.sort(),
+      ['4711-2', 'Geheim-1'],
+      'short secrets (under four characters) are not looked for',
+    );
+    assert.deepEqual(
+      secretStrings(['Ein Passwort 1'], true),
+      ['Ein Passwort 1'],
+      "a password operation's body whole",
+    );
+    assert.deepEqual(
+      withoutSecrets(
+        {
+          code: 400,
+          message: 'The value Geheim-1 is too weak',
+          errors: [{ path: 'body', message: 'x=Geheim-1&pin=4711-2' }],
+        },
+        secrets,
+      ),
+      {
+        code: 400,
+        message: `The value ${REDACTED} is too weak`,
+        errors: [{ path: 'body', message: `x=${REDACTED}&pin=${REDACTED}` }],
+      },
+    );
+    assert.equal(
+      withoutSecrets('sent p%40ss%20word!', ['p@ss word!']),
+      `sent ${REDACTED}`,
+      'percent-encoded too',
+    );
+    const many = Array.from({ length: 17 }, (_, i) => `secret-${i}`);
+    assert.deepEqual(withoutSecrets({ a: 'kept?', n: 1, ok: true }, many), {
+      a: REDACTED,
+      n: REDACTED,
+      ok: true,
+    });
+  });
+
+  it('redacts a value met again inside itself as [Circular], and the log serializes such an error without throwing', () => {
+    const loop: Record<string, unknown> = { password: 'x', note: 'token=abc' };
+    loop.self = loop;
+    assert.deepEqual(redactValue(loop), {
+      password: REDACTED,
+      note: `token=${REDACTED}`,
+      self: '[Circular]',
+    });
+    const sink = new LogSink();
+    const error = Object.assign(new Error('failed: client_secret=Shh-1'), { context: loop });
+    createLogger({ destination: sink }).error({ err: error }, 'boom');
+    assert.match(sink.text, /"self":"\[Circular\]"/);
+    assert.doesNotMatch(sink.text, /Shh-1/);
+  });
+
+  it("redacts an SSO provider's refusal that repeats what it was sent", () => {
+    const error = new SsoOidcError(
+      'refused',
+      'the provider refused the code (invalid_client: got client_secret=Oidc-Secret-1)',
+    );
+    assert.doesNotMatch(error.message, /Oidc-Secret-1/);
+    assert.match(error.message, /invalid_client/);
+  });
+
+  it('redacts a quoted URL parameter past a quote escaped inside it', () => {
+    assert.equal(redactString('see ?token="a\\"b" then'), `see ?token=${REDACTED} then`);
   });
 
   it('redacts credentials, private keys, cookies and session IDs under their keys', () => {

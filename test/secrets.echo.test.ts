@@ -187,6 +187,21 @@ describe('secrets a successor repeats in its errors', () => {
     assert.doesNotMatch(JSON.stringify(line), /Weak-Pass-77/);
   });
 
+  it('a new password the successor repeats in a failure (5xx) stays out of the log line of that request', async () => {
+    instead = (request, res) => {
+      if (request.method !== 'POST' || !request.url.pathname.endsWith('/password')) return false;
+      const sent = (JSON.parse(request.body) as { password?: string }).password;
+      res.writeHead(500, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'Internal Server Error', detail: `could not hash ${sent}` }));
+      return true;
+    };
+    const answer = await proxy.call('POST', '/User/lena.mueller/password', { password: 'Weak-Pass-99' });
+    assert.equal(answer.status, 502, answer.text);
+    assert.match(proxy.logSink.text, /could not hash \[redacted\]/, 'the failure is logged');
+    assert.doesNotMatch(proxy.logSink.text, /Weak-Pass-99/);
+    assert.doesNotMatch(answer.text, /Weak-Pass-99/);
+  });
+
   // Last: it leaves the proxy without a token it could renew.
   it('a token endpoint repeating the token request: /readyz and the log name the refusal without the client secret', async () => {
     instead = (request, res) => {

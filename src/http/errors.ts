@@ -209,14 +209,17 @@ const MAX_MESSAGE_CHARS = 2_000;
  * The legacy body of an error. A last bound on the size of what is echoed: the message and each
  * entry are cut, and a long `errors` list ends with `and N more` (per-value quoting happens where
  * messages are written, src/lib/quote.ts). Also used outside hono, for what the Node adapter refuses.
+ * `secrets` (the request's, `requestSecrets`) are left out of every text (`withoutSecrets`).
  */
-export function legacyErrorBody(error: LegacyError): ErrorBody {
-  const body: ErrorBody = { code: error.status, message: shorten(error.message, MAX_MESSAGE_CHARS) };
+export function legacyErrorBody(error: LegacyError, secrets: readonly string[] = []): ErrorBody {
+  // The secrets go before the texts are cut: one cut in two would leave its first part.
+  const text = (value: string, max: number) => shorten(withoutSecrets(value, secrets), max);
+  const body: ErrorBody = { code: error.status, message: text(error.message, MAX_MESSAGE_CHARS) };
   const errors = error.errors ?? [];
   if (errors.length > 0) {
     body.errors = errors.slice(0, MAX_ERROR_ITEMS).map((item) => ({
-      path: shorten(item.path, 2 * QUOTE_MAX_CHARS),
-      message: shorten(item.message, 4 * QUOTE_MAX_CHARS),
+      path: text(item.path, 2 * QUOTE_MAX_CHARS),
+      message: text(item.message, 4 * QUOTE_MAX_CHARS),
     }));
     const more = errors.length - MAX_ERROR_ITEMS;
     if (more > 0) {
@@ -237,10 +240,8 @@ export const NO_SNIFF = { 'X-Content-Type-Options': 'nosniff' } as const;
 export function renderLegacyError(c: Context<AppEnv>, error: LegacyError): Response {
   // A refusal that repeats a secret of the request (the successor's `The value Geheim-1 is too
   // weak` of a new password) leaves it out: an error body never carries a secret.
-  const secrets = c.get('requestSecrets');
-  const body = legacyErrorBody(error);
   return c.json(
-    secrets === undefined ? body : withoutSecrets(body, secrets),
+    legacyErrorBody(error, c.get('requestSecrets')),
     error.status,
     error.headers ? { ...error.headers, ...NO_SNIFF } : NO_SNIFF,
   );

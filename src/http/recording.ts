@@ -1,11 +1,6 @@
 import type { Context } from 'hono';
 import { withoutSecrets } from '../lib/redact.js';
-import {
-  cappedAnswer,
-  recordedLocation,
-  recordedRequestBody,
-  requestSecrets,
-} from '../migration/exchange.js';
+import { cappedAnswer, recordedLocation, recordedRequest } from '../migration/exchange.js';
 import type { RecordingWriter } from '../migration/recording.js';
 import type { AppEnv } from '../services.js';
 import { announcesBody, requestHeader } from './request-headers.js';
@@ -47,12 +42,11 @@ export function recordExchange(
     try {
       const bytes = requestBytes ? new Uint8Array(await requestBytes) : undefined;
       const contentType = requestHeader(c, 'content-type');
-      const request = unread
-        ? { requestBody: null, requestBodyOmitted: 'unreadable' as const }
-        : await recordedRequestBody(operation, contentType, bytes);
-      // The request's secrets, left out of its answer should that repeat one (an old server's
+      // The request's secrets are left out of its answer should that repeat one (an old server's
       // refusal of a new password in passthrough; the proxy's own error answers leave them out).
-      const secrets = await requestSecrets(operation, contentType, bytes);
+      const { recorded: request, secrets } = unread
+        ? { recorded: { requestBody: null, requestBodyOmitted: 'unreadable' as const }, secrets: [] }
+        : await recordedRequest(operation, contentType, bytes);
       const answer = await cappedAnswer(
         response?.body ?? null,
         response?.headers.get('content-encoding') ?? undefined,

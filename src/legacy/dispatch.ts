@@ -7,13 +7,7 @@ import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
 import { quoteInput } from '../lib/quote.js';
 import { secretStrings, withoutSecrets } from '../lib/redact.js';
-import {
-  answerBody,
-  recordedAnswer,
-  recordedLocation,
-  recordedRequestBody,
-  requestSecrets,
-} from '../migration/exchange.js';
+import { answerBody, recordedAnswer, recordedLocation, recordedRequest } from '../migration/exchange.js';
 import { type ForwardedRequest, timedOut, type UpstreamAnswer } from '../migration/legacy-upstream.js';
 import type { AppEnv, Services } from '../services.js';
 import { readBody, validatePart } from './operation.js';
@@ -241,8 +235,10 @@ async function shadowed(
   const location = recordedLocation(c.req.url, basePath);
   // Kept in a mismatch sample: a password operation's body only as a whole [redacted]; its
   // secrets left out of both answers, should one repeat them.
-  const { requestBody } = await recordedRequestBody(matched.operation, forwarded.contentType, forwarded.body);
-  const secrets = await requestSecrets(matched.operation, forwarded.contentType, forwarded.body);
+  const {
+    recorded: { requestBody },
+    secrets,
+  } = await recordedRequest(matched.operation, forwarded.contentType, forwarded.body);
   const copy = {
     method: c.req.method,
     headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },

@@ -65,7 +65,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * serialized error is redacted as a recording is (src/lib/redact.ts): its texts and the values of
  * its secret-named fields.
  */
-function serializeError(error: unknown): unknown {
+export function serializeError(error: unknown): unknown {
   const serialized = pino.stdSerializers.err(error as Error);
   if (serialized === error || !isErrorLike(error)) return serialized;
   serialized.message = messageWithCauses(error);

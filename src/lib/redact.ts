@@ -123,10 +123,7 @@ function redactUrlParameters(value: string): string {
 
 /** Where a URL parameter's value that starts at `start` ends (see `redactUrlParameters`). */
 function valueEnd(text: string, start: number, matrix: boolean): number {
-  if (text.charAt(start) === '"') {
-    const close = text.indexOf('"', start + 1);
-    return close < 0 ? text.length : close + 1;
-  }
+  if (text.charAt(start) === '"') return afterClosingQuote(text, start);
   let end = start;
   while (end < text.length) {
     const char = text.charAt(end);
@@ -173,8 +170,14 @@ export function redactQuery(query: string): string {
  * recognised within one segment: one split by a `/` counts by the part before it.
  */
 export function redactPath(path: string): string {
-  // Nearly every path: nothing encoded, and none of the words a credential comes with.
-  if (!path.includes('%') && !CREDENTIAL_WORD.test(path)) return path;
+  // Nearly every path: nothing encoded, and none of the words a credential comes with (the short
+  // ones only name a secret as a parameter's name, before `=`: `/User/philipp.kapinski` is none).
+  if (
+    !path.includes('%') &&
+    !CREDENTIAL_WORD.test(path) &&
+    !(path.includes('=') && SHORT_SECRET_WORD.test(path))
+  )
+    return path;
   return path
     .split('/')
     .map((segment) => {
@@ -196,7 +199,7 @@ export function redactPath(path: string): string {
  * The words without which {@link redactString} and {@link redactQuery} find nothing: a scheme, or
  * a secret's name (SECRET_KEY, the names `redactUrlParameters` redacts).
  */
-const CREDENTIAL_WORD = new RegExp(`basic|bearer|pass|pw|pin|${SECRET_KEY.source}`, 'i');
+const CREDENTIAL_WORD = new RegExp(`basic|bearer|${SECRET_KEY.source}`, 'i');
 
 /**
  * Whether a decoded value (a path segment, a query value) holds a credential: one
@@ -238,7 +241,8 @@ function formDecoded(text: string): string {
  */
 export function redactText(value: string): string {
   const text = redactString(value);
-  if (!text.includes('=') && !text.includes(':')) return text;
+  // Most texts name no secret (a date's `:` is no `name: value` of one): nothing to scan.
+  if ((!text.includes('=') && !text.includes(':')) || !holdsSecretWord(text)) return text;
   let out = '';
   let copied = 0;
   for (const match of text.matchAll(PASTED_PARAMETER)) {
@@ -273,30 +277,47 @@ function afterClosingQuote(text: string, start: number): number {
   return text.length;
 }
 
+/** Whether a text holds a word a secret's name is made of (CREDENTIAL_WORD, SHORT_SECRET_WORD). */
+function holdsSecretWord(text: string): boolean {
+  return CREDENTIAL_WORD.test(text) || SHORT_SECRET_WORD.test(text);
+}
+
 /** Whether a name in free text (PASTED_PARAMETER) names a secret: PASTED_SECRET_NAME of its words, in any case. */
 function isPastedSecretName(name: string): boolean {
   // Most names hold none of the words (`x=1`, `a=b`): no need to take them apart.
-  if (!CREDENTIAL_WORD.test(name)) return false;
+  if (!holdsSecretWord(name)) return false;
   const words = nameWords(name);
   return PASTED_SECRET_NAME.test(words) || SHORT_SECRET_NAME.test(words);
 }
 
-/** A copy of a JSON-like value with every secret replaced by {@link REDACTED}. */
+/**
+ * A copy of a JSON-like value with every secret replaced by {@link REDACTED}. An object met again
+ * inside itself (a logged error's own fields may hold one) is `"[Circular]"`, as pino writes it.
+ */
 export function redactValue(value: unknown): unknown {
+  return redactWithin(value, new Set());
+}
+
+function redactWithin(value: unknown, ancestors: Set<object>): unknown {
   if (typeof value === 'string') return redactText(value);
-  if (Array.isArray(value)) return value.map(redactValue);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+  if (value === null || typeof value !== 'object') return value;
+  if (ancestors.has(value)) return '[Circular]';
+  ancestors.add(value);
+  let out: unknown;
+  if (Array.isArray(value)) out = value.map((item) => redactWithin(item, ancestors));
+  else {
+    const copy: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value)) {
       setMember(
-        out,
+        copy,
         key,
-        isSecretKey(key) && inner !== null && inner !== undefined ? REDACTED : redactValue(inner),
+        isSecretKey(key) && inner !== null && inner !== undefined ? REDACTED : redactWithin(inner, ancestors),
       );
     }
-    return out;
+    out = copy;
   }
-  return value;
+  ancestors.delete(value);
+  return out;
 }
 
 /**
@@ -331,6 +352,9 @@ export function setMember(out: Record<string, unknown>, key: string, value: unkn
  */
 const MIN_SCRUBBED_CHARS = 4;
 
+/** The most secrets {@link withoutSecrets} looks for one by one. */
+const MAX_SCRUBBED_SECRETS = 16;
+
 /**
  * The secrets a request body carried, to be looked for in its answer ({@link withoutSecrets}):
  * every string under a secret's key at any depth (`password`, `adminPassword`, …), or with
@@ -354,10 +378,14 @@ export function secretStrings(body: unknown, whole = false): string[] {
  * A copy of a JSON-like value (an answer) with every occurrence of the given secrets inside its
  * strings replaced by {@link REDACTED}: a server that repeats a refused password in its error
  * (`The value Geheim-1 is too weak`). Also as a form or URL would carry them (percent-encoded).
- * Without secrets, the value itself.
+ * Without secrets, the value itself; with more than MAX_SCRUBBED_SECRETS, {@link redactLeaves}'
+ * copy (the shape only).
  */
 export function withoutSecrets<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;
+  // A body of many secrets is no request a legacy integration sends (one holds one or two): rather
+  // than look for each in every string (a scan per secret), every string and number goes.
+  if (secrets.length > MAX_SCRUBBED_SECRETS) return redactLeaves(value) as T;
   const spellings = new Set<string>();
   for (const secret of secrets) {
     spellings.add(secret);

@@ -152,43 +152,51 @@ export async function answerBody(
   return { responseBody: recordedAnswer(decoded.toString('utf8')) };
 }
 
-/** What {@link recordedRequestBody} needs of a legacy operation: how it reads its body, and whether the body is a secret. */
+/** What {@link recordedRequest} needs of a legacy operation: how it reads its body, and whether the body is a secret. */
 export interface RecordedOperation {
   body?: { kind: 'json' | 'form'; secret?: boolean } | undefined;
 }
 
-/**
- * The secrets of a request body (`secretStrings`: every string of a password operation's body,
- * else those under a secret's key), parsed as {@link recordedBody} parses it, to be left out of
- * its recorded or compared answer (`withoutSecrets`): a refusal may repeat the new password.
- */
-export async function requestSecrets(
-  operation: RecordedOperation | undefined,
-  contentType: string | undefined,
-  body: string | Uint8Array | undefined,
-): Promise<string[]> {
-  if (body === undefined || body.length === 0) return [];
-  const whole = operation?.body?.secret === true;
-  const { requestBody } = await recordedBody(contentType, body, operation?.body?.kind);
-  // A password operation's body that is neither JSON nor a form: the password may be all of it.
-  if (whole && requestBody === null)
-    return secretStrings((typeof body === 'string' ? body : new TextDecoder().decode(body)).trim(), true);
-  return secretStrings(requestBody, whole);
+/** A request body as recorded, and the secrets it carried (never recorded). */
+export interface RecordedRequestParts {
+  recorded: RecordedBody;
+  /**
+   * The body's secrets (`secretStrings`: every string of a password operation's body, else those
+   * under a secret's key), to be left out of its recorded or compared answer (`withoutSecrets`):
+   * a refusal may repeat the new password.
+   */
+  secrets: string[];
 }
 
 /**
  * The request body as the recording and shadow mode's samples keep it (not yet redacted by key
- * name): for an operation whose body is a secret (`body.secret`: the password operations) a
- * non-empty body is a whole `"[redacted]"`, whatever its shape, since a misspelt key
- * (`{"pass": …}`) or a bare string (`["…"]`) would slip past redaction by key name; else
- * {@link recordedBody} with the operation's body kind. `operation` is undefined for a request that
- * matched none.
+ * name), and its secrets, from one parse: for an operation whose body is a secret (`body.secret`:
+ * the password operations) a non-empty body is a whole `"[redacted]"`, whatever its shape, since a
+ * misspelt key (`{"pass": …}`) or a bare string (`["…"]`) would slip past redaction by key name;
+ * else {@link recordedBody} with the operation's body kind. `operation` is undefined for a request
+ * that matched none.
  */
+export async function recordedRequest(
+  operation: RecordedOperation | undefined,
+  contentType: string | undefined,
+  body: string | Uint8Array | undefined,
+): Promise<RecordedRequestParts> {
+  const parsed = await recordedBody(contentType, body, operation?.body?.kind);
+  if (!operation?.body?.secret) return { recorded: parsed, secrets: secretStrings(parsed.requestBody) };
+  if (body === undefined || body.length === 0) return { recorded: parsed, secrets: [] };
+  // A password operation's body that is neither JSON nor a form: the password may be all of it.
+  const secrets =
+    parsed.requestBody === null
+      ? secretStrings((typeof body === 'string' ? body : new TextDecoder().decode(body)).trim(), true)
+      : secretStrings(parsed.requestBody, true);
+  return { recorded: { requestBody: REDACTED }, secrets };
+}
+
+/** {@link recordedRequest}'s body alone. */
 export async function recordedRequestBody(
   operation: RecordedOperation | undefined,
   contentType: string | undefined,
   body: string | Uint8Array | undefined,
 ): Promise<RecordedBody> {
-  if (operation?.body?.secret && body !== undefined && body.length > 0) return { requestBody: REDACTED };
-  return recordedBody(contentType, body, operation?.body?.kind);
+  return (await recordedRequest(operation, contentType, body)).recorded;
 }

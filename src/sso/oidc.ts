@@ -3,6 +3,7 @@ import type { ResolvedSsoConfig } from '../config/load.js';
 import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
 import { quoteInput } from '../lib/quote.js';
+import { redactText } from '../lib/redact.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 
 /** The `sso.oidc` block with its secret resolved. */
@@ -36,8 +37,10 @@ export class SsoOidcError extends Error {
     message: string,
     options?: { cause?: unknown; providerError?: string },
   ) {
-    // The cause without a parser's quote of the provider's answer (which may hold a token).
-    super(message, options && { cause: withoutParsedText(options.cause) });
+    // The cause without a parser's quote of the provider's answer (which may hold a token), and
+    // the message redacted: it quotes the provider's `error_description`, which may repeat what
+    // it was sent (the client secret, the authorization code), and is logged as `sso.reason`.
+    super(redactText(message), options && { cause: withoutParsedText(options.cause) });
     this.providerError = options?.providerError;
   }
 }
