@@ -325,14 +325,18 @@ function redactWithin(value: unknown, ancestors: Set<object>): unknown {
  * string and number replaced by {@link REDACTED}: for a value that is a secret wherever it sits.
  */
 export function redactLeaves(value: unknown): unknown {
-  if (typeof value === 'string' || typeof value === 'number') return REDACTED;
-  if (Array.isArray(value)) return value.map(redactLeaves);
+  return mapLeaves(value, (leaf) => (typeof leaf === 'string' || typeof leaf === 'number' ? REDACTED : leaf));
+}
+
+/** A copy of a JSON value (no cycles) with every leaf (string, number, boolean, null) as `change` makes it. */
+function mapLeaves(value: unknown, change: (leaf: unknown) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapLeaves(item, change));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) setMember(out, key, redactLeaves(inner));
+    for (const [key, inner] of Object.entries(value)) setMember(out, key, mapLeaves(inner, change));
     return out;
   }
-  return value;
+  return change(value);
 }
 
 /**
@@ -393,19 +397,10 @@ export function withoutSecrets<T>(value: T, secrets: readonly string[]): T {
   }
   // The longest first: a secret that holds another is taken whole.
   const ordered = [...spellings].sort((a, b) => b.length - a.length);
-  const scrub = (inner: unknown): unknown => {
-    if (typeof inner === 'string') {
-      let text = inner;
-      for (const secret of ordered) if (text.includes(secret)) text = text.split(secret).join(REDACTED);
-      return text;
-    }
-    if (Array.isArray(inner)) return inner.map(scrub);
-    if (inner !== null && typeof inner === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [key, member] of Object.entries(inner)) setMember(out, key, scrub(member));
-      return out;
-    }
-    return inner;
-  };
-  return scrub(value) as T;
+  return mapLeaves(value, (leaf) => {
+    if (typeof leaf !== 'string') return leaf;
+    let text = leaf;
+    for (const secret of ordered) if (text.includes(secret)) text = text.split(secret).join(REDACTED);
+    return text;
+  }) as T;
 }
