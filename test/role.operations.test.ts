@@ -201,10 +201,19 @@ describe('roles', () => {
       assert.equal(noKey.status, 400, noKey.text);
       // The successor's words are about the key derived from the name, which the caller never sent.
       assert.equal(noKey.body.errors?.[0]?.path, 'body.name', noKey.text);
-      assert.match(
-        noKey.body.errors?.[0]?.message ?? '',
-        /\(said of the value derived from name\)$/,
+      assert.equal(
+        noKey.body.errors?.[0]?.message,
+        'A role name needs letters or digits after ROLE_. (said of the value derived from name)',
         noKey.text,
+      );
+      const japanese = await proxy.call<ErrorBody>('POST', '/Entity/Role', {
+        name: '日本語',
+        module: 'Core',
+      });
+      assert.equal(japanese.status, 400, japanese.text);
+      assert.match(
+        japanese.body.errors?.[0]?.message ?? '',
+        /^A role name needs letters or digits after ROLE_\./,
       );
       assert.equal(snapshot(proxy), before);
     });

@@ -64,7 +64,9 @@ const ROLE_PATTERN = /^ROLE_[A-Z0-9_]+$/;
 /** Records a violation when `value` is not a role name (`ROLE_SOMETHING`); true when it is one. */
 export function checkRoleName(v: Violations, field: string, value: string): boolean {
   if (ROLE_PATTERN.test(value)) return true;
-  v.add(field, 'A role name looks like ROLE_SOMETHING (upper case, digits, "_").');
+  // A key made from a display name of no Latin letters or digits (`日本`) is `ROLE_` alone.
+  if (value === 'ROLE_') v.add(field, 'A role name needs letters or digits after ROLE_.');
+  else v.add(field, 'A role name looks like ROLE_SOMETHING (upper case, digits, "_").');
   return false;
 }
 
