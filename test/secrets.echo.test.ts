@@ -120,6 +120,27 @@ describe('secrets a successor repeats in its errors', () => {
     assert.match(proxy.logSink.text, /received {2}with \[redacted\]/, 'the echo is logged, redacted');
   });
 
+  it('an API error repeating the access token without a label, or a URL password past the cut of its detail: /readyz has neither', async () => {
+    assert.equal((await proxy.call('GET', '/Entity/User/lena.mueller')).status, 200);
+    const token = accessToken();
+    for (const detail of [
+      `JWT ${token} could not be verified`,
+      `${'x'.repeat(470)} postgres://idm:Db-Secret-51-abcdefghijklmnopqrstuvwxyz@db/x`,
+    ]) {
+      instead = (request, res) => {
+        if (!request.url.pathname.startsWith('/iserv/idm/api/')) return false;
+        res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': token });
+        res.end(JSON.stringify({ title: 'Service Unavailable', detail }));
+        return true;
+      };
+      const ready = await readyz();
+      assert.equal(ready.status, 503, ready.text);
+      assert.ok(!ready.text.includes(token.slice(0, 40)), `/readyz holds the access token: ${ready.text}`);
+      assert.doesNotMatch(ready.text, /Db-Secret-51/);
+      assert.doesNotMatch(proxy.logSink.text, /Db-Secret-51/);
+    }
+  });
+
   it('a redirect to a URL with credentials: /readyz names it without them', async () => {
     instead = (request, res) => {
       if (!request.url.pathname.startsWith('/iserv/idm/api/')) return false;
@@ -206,11 +227,14 @@ describe('secrets a successor repeats in its errors', () => {
   it('a token endpoint repeating the token request: /readyz and the log name the refusal without the client secret', async () => {
     instead = (request, res) => {
       if (request.method !== 'POST' || request.url.pathname.startsWith('/iserv/idm/api/')) return false;
+      const form = new URLSearchParams(request.body);
+      const pair = `${form.get('client_id')}:${form.get('client_secret')}`;
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
           error: 'invalid_client',
-          error_description: `client authentication failed: ${echo(request)}`,
+          // Labelled, and not: the secret alone, the pair, the pair in base64.
+          error_description: `client authentication failed: ${echo(request)}; presented secret '${form.get('client_secret')}', pair ${pair}, credentials ${Buffer.from(pair).toString('base64')} not accepted`,
         }),
       );
       return true;
@@ -232,27 +256,44 @@ describe('secrets a successor repeats in its errors', () => {
       relay.requests.some((r) => r.method === 'POST' && r.body.includes(`client_secret=${clientSecret}`)),
       'the token request carried the secret in its body',
     );
+    const pairBase64 = Buffer.from(
+      `${proxy.services.config.successor.auth.type === 'oauth2' ? proxy.services.config.successor.auth.clientId : ''}:${clientSecret}`,
+    ).toString('base64');
     for (const [where, text] of [
       ['/readyz', ready.text],
       ['the error body', answer.text],
       ['the log', proxy.logSink.text],
     ]) {
       assert.ok(!text.includes(clientSecret), `${where} holds the client secret: ${text}`);
+      assert.ok(!text.includes(pairBase64), `${where} holds the client's credentials in base64: ${text}`);
     }
+    // The proxy's own words around the quote stay whole.
+    assert.doesNotMatch(proxy.logSink.text, /clientSecret: \[redacted\]|credentials: \[redacted\]/);
     assert.match(ready.text, /invalid_client/, 'the refusal is still named');
     assert.match(proxy.logSink.text, /client_secret=\[redacted\]/);
   });
 });
 
 describe('secrets an old server repeats in passthrough', () => {
-  it('a refused new password repeated by the old server is left out of the recording', async () => {
+  it("a refused new password and the proxy's own credentials repeated by the old server are left out of the recording", async () => {
     const old = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const sent = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { password?: string }).password;
         res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ code: 400, message: `Password ${sent} is too weak` }));
+        res.end(
+          JSON.stringify({
+            code: 400,
+            message: `Password ${sent} is too weak`,
+            errors: [
+              {
+                path: 'body',
+                message: `caller ${String(req.headers.authorization).slice('Basic '.length)} = proxy-account:Old-Pass-9`,
+              },
+            ],
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
@@ -260,7 +301,7 @@ describe('secrets an old server repeats in passthrough', () => {
     const legacy = {
       baseUrl: `http://127.0.0.1:${(old.address() as { port: number }).port}/iserv/api`,
       username: 'proxy-account',
-      password: 'x',
+      password: 'Old-Pass-9',
     };
     const front = await startFront(legacy, {
       modes: { '*': 'passthrough' },
@@ -281,8 +322,12 @@ describe('secrets an old server repeats in passthrough', () => {
       const { exchanges } = await readRecording(recording);
       const line = exchanges.find((e) => e.operation === 'user.password.set');
       assert.ok(line, 'the password set is recorded');
-      assert.deepEqual(line.responseBody, { code: 400, message: 'Password [redacted] is too weak' });
-      assert.doesNotMatch(JSON.stringify(line), /Weak-Pass-88/);
+      assert.deepEqual(line.responseBody, {
+        code: 400,
+        message: 'Password [redacted] is too weak',
+        errors: [{ path: 'body', message: 'caller [redacted] = [redacted]' }],
+      });
+      assert.doesNotMatch(JSON.stringify(line), /Weak-Pass-88|Old-Pass-9/);
     } finally {
       await front.close();
       old.closeAllConnections();

@@ -696,6 +696,8 @@ describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenti
   let sandbox: RunningSandbox;
   let provider: LoopbackServer;
   let tokenError = '';
+  /** Whether the token endpoint refuses with a challenge, else with an OAuth error body. */
+  let challenge = true;
   before(async () => {
     sandbox = await oidcSandbox({
       redirectUris: ['http://127.0.0.1/sso/callback'],
@@ -715,10 +717,20 @@ describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenti
         return;
       }
       if (request.url.pathname === '/auth/token') {
+        // It repeats what it was sent, as a debugging provider may: the code, the PKCE verifier,
+        // the client's credentials in base64 and decoded.
+        const basic = String(request.headers.authorization ?? '').replace(/^Basic /, '');
+        const description = `got ${request.body} from ${basic} = ${Buffer.from(basic, 'base64').toString('utf8')}`;
+        if (!challenge) {
+          res
+            .writeHead(400, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: tokenError, error_description: description }));
+          return;
+        }
         res
           .writeHead(400, {
             'content-type': 'application/json',
-            'www-authenticate': `Bearer error="${tokenError}"`,
+            'www-authenticate': `Bearer error="${tokenError}", error_description="${description}"`,
           })
           .end(JSON.stringify({ error: tokenError }));
         return;
@@ -732,17 +744,21 @@ describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenti
   });
 
   const cases = [
-    { error: 'invalid_grant', status: 400, page: /refused/, failure: 'refused' },
+    { error: 'invalid_grant', withChallenge: true, status: 400, page: /refused/, failure: 'refused' },
     {
       error: 'invalid_client',
+      withChallenge: true,
       status: 502,
       page: /Single sign-on is not set up correctly/,
       failure: 'misconfigured',
     },
+    // Without a challenge the provider's error_description is quoted in the log line.
+    { error: 'invalid_grant', withChallenge: false, status: 400, page: /refused/, failure: 'refused' },
   ];
-  for (const { error, status, page, failure } of cases) {
-    it(`shows a ${status} page for a challenge with ${error}, and logs it as ${failure}`, async () => {
+  for (const { error, withChallenge, status, page, failure } of cases) {
+    it(`shows a ${status} page for ${withChallenge ? 'a challenge' : 'an error body'} with ${error}, and logs it as ${failure} without the secrets the provider repeats`, async () => {
       tokenError = error;
+      challenge = withChallenge;
       const proxy = await startSsoProxy({
         sandbox,
         config: {
@@ -774,7 +790,14 @@ describe('SSO at a provider whose token endpoint answers 400 with a WWW-Authenti
         );
         assert.match(logged, new RegExp(`"failure":"${failure}"`));
         assert.match(logged, new RegExp(error));
-        assert.doesNotMatch(logged, /the-client-secret/);
+        const exchange = provider.requests.findLast(
+          (r) => r.method === 'POST' && r.url.pathname === '/auth/token',
+        );
+        const verifier = new URLSearchParams(exchange?.body ?? '').get('code_verifier') ?? '';
+        assert.ok(verifier.length > 20, 'the exchange sent a PKCE verifier');
+        const basic = Buffer.from('legacy-sso:the-client-secret').toString('base64');
+        for (const secret of ['the-client-secret', 'a-code', verifier, basic])
+          assert.ok(!proxy.logSink.text.includes(secret), `the log holds ${secret}: ${logged}`);
       } finally {
         await proxy.close();
       }

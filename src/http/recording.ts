@@ -62,7 +62,10 @@ export function recordExchange(
         ...request,
         status,
         ...answer,
-        responseBody: withoutSecrets(answer.responseBody, secrets),
+        responseBody: withoutSecrets(answer.responseBody, [
+          ...secrets,
+          ...(c.get('services').migration.legacy?.ownSecrets ?? []),
+        ]),
         durationMs: Math.round(exchange.durationMs * 10) / 10,
       });
     } catch (error) {

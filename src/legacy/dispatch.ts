@@ -237,8 +237,10 @@ async function shadowed(
   // secrets left out of both answers, should one repeat them.
   const {
     recorded: { requestBody },
-    secrets,
+    secrets: requestSecrets,
   } = await recordedRequest(matched.operation, forwarded.contentType, forwarded.body);
+  // And the proxy's own credentials at the old server, should it repeat them.
+  const secrets = [...requestSecrets, ...legacy.ownSecrets];
   const copy = {
     method: c.req.method,
     headers: forwarded.contentType === undefined ? undefined : { 'content-type': forwarded.contentType },

@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
-import { redactValue } from './redact.js';
+import { redactText, redactValue } from './redact.js';
 
 export type { Logger } from 'pino';
 
@@ -68,17 +68,24 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 export function serializeError(error: unknown): unknown {
   const serialized = pino.stdSerializers.err(error as Error);
   if (serialized === error || !isErrorLike(error)) return serialized;
-  serialized.message = messageWithCauses(error);
-  return redactValue(serialized);
+  const redacted = redactValue({ ...serialized, message: '' }) as typeof serialized;
+  redacted.message = messageWithCauses(error);
+  return redacted;
 }
 
-/** An error's message followed by those of its causes (`: `-separated), leaving out a cause's message the text already holds. */
+/**
+ * An error's message followed by those of its causes (`: `-separated), leaving out a cause's
+ * message the text already holds, each redacted by itself: joined first, the `: ` after a message
+ * ending in a secret's word (`… check successor.auth.clientSecret`) read as `clientSecret: …`, and
+ * the cause's first word was taken for the secret.
+ */
 function messageWithCauses(error: { message: string; cause?: unknown }): string {
-  let message = error.message;
+  let message = redactText(error.message);
   const seen = new Set<unknown>([error]);
   for (let cause = error.cause; isErrorLike(cause) && !seen.has(cause); cause = cause.cause) {
     seen.add(cause);
-    if (cause.message !== '' && !message.includes(cause.message)) message += `: ${cause.message}`;
+    const said = redactText(cause.message);
+    if (said !== '' && !message.includes(said)) message += `: ${said}`;
   }
   return message;
 }

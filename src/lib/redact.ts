@@ -381,19 +381,24 @@ export function secretStrings(body: unknown, whole = false): string[] {
 /**
  * A copy of a JSON-like value (an answer) with every occurrence of the given secrets inside its
  * strings replaced by {@link REDACTED}: a server that repeats a refused password in its error
- * (`The value Geheim-1 is too weak`). Also as a form or URL would carry them (percent-encoded).
- * Without secrets, the value itself; with more than MAX_SCRUBBED_SECRETS, {@link redactLeaves}'
- * copy (the shape only).
+ * (`The value Geheim-1 is too weak`). Also as a form or URL would carry them (percent-encoded)
+ * and as JSON inside a string would (escaped). Secrets shorter than MIN_SCRUBBED_CHARS are not
+ * looked for. Without secrets, the value itself; with more than MAX_SCRUBBED_SECRETS,
+ * {@link redactLeaves}' copy (the shape only).
  */
-export function withoutSecrets<T>(value: T, secrets: readonly string[]): T {
+export function withoutSecrets<T>(value: T, allSecrets: readonly string[]): T {
+  const secrets = allSecrets.filter((secret) => secret.length >= MIN_SCRUBBED_CHARS);
   if (secrets.length === 0) return value;
   // A body of many secrets is no request a legacy integration sends (one holds one or two): rather
   // than look for each in every string (a scan per secret), every string and number goes.
   if (secrets.length > MAX_SCRUBBED_SECRETS) return redactLeaves(value) as T;
   const spellings = new Set<string>();
   for (const secret of secrets) {
-    spellings.add(secret);
-    spellings.add(encodeURIComponent(secret));
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    for (const spelling of [secret, escaped]) {
+      spellings.add(spelling);
+      spellings.add(encodeURIComponent(spelling));
+    }
   }
   // The longest first: a secret that holds another is taken whole.
   const ordered = [...spellings].sort((a, b) => b.length - a.length);
@@ -403,4 +408,16 @@ export function withoutSecrets<T>(value: T, secrets: readonly string[]): T {
     for (const secret of ordered) if (text.includes(secret)) text = text.split(secret).join(REDACTED);
     return text;
   }) as T;
+}
+
+/**
+ * The spellings of a client's credentials a server may repeat without a label the redaction by
+ * pattern knows: the secret, `id:secret`, and that pair in base64 as HTTP Basic sends it (also
+ * with both form-encoded first, as OAuth2's `client_secret_basic` does, RFC 6749 2.3.1), for
+ * {@link withoutSecrets}, which adds their percent-encoded and JSON-escaped spellings.
+ */
+export function credentialSpellings(id: string, secret: string): string[] {
+  const form = (text: string) => encodeURIComponent(text).replace(/%20/g, '+');
+  const pairs = [`${id}:${secret}`, `${form(id)}:${form(secret)}`];
+  return [secret, ...pairs, ...pairs.map((pair) => Buffer.from(pair, 'utf8').toString('base64'))];
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
 import type { ResolvedMigrationConfig } from '../config/load.js';
+import { credentialSpellings } from '../lib/redact.js';
 
 /** Settings of the old server (`migration.legacy`), secrets resolved. */
 export type LegacyUpstreamSettings = NonNullable<ResolvedMigrationConfig['legacy']>;
@@ -91,6 +92,11 @@ export class LegacyUpstream {
   readonly #origin: string;
   readonly #basePath: string;
   readonly #authorization: string;
+  /**
+   * The proxy's own credentials at the old server in the spellings it may repeat them
+   * (`credentialSpellings`): left out of what the recording and shadow mode keep of its answers.
+   */
+  readonly ownSecrets: readonly string[];
 
   readonly #maxBufferedBytes: number;
 
@@ -101,6 +107,7 @@ export class LegacyUpstream {
     this.#origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, '');
     this.#authorization = `Basic ${Buffer.from(`${settings.username}:${settings.password}`).toString('base64')}`;
+    this.ownSecrets = credentialSpellings(settings.username, settings.password);
   }
 
   /** The most of an answer read whole for a shadow comparison; also the most it is decoded to. */

@@ -3,7 +3,7 @@ import type { ResolvedSsoConfig } from '../config/load.js';
 import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
 import { quoteInput } from '../lib/quote.js';
-import { redactText } from '../lib/redact.js';
+import { credentialSpellings, redactText, withoutSecrets } from '../lib/redact.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 
 /** The `sso.oidc` block with its secret resolved. */
@@ -133,7 +133,9 @@ export class SsoRelyingParty {
       });
       claims = tokens.claims();
     } catch (error) {
-      throw this.#failure(error, 'the code exchange');
+      // The provider may repeat what it was sent: the code and the PKCE verifier too.
+      const code = new URLSearchParams(callbackQuery).get('code') ?? '';
+      throw this.#withoutOwnSecrets(this.#failure(error, 'the code exchange'), [code, login.codeVerifier]);
     }
     if (!claims) throw new SsoOidcError('invalid', 'the token endpoint answered without an ID token');
     const username = claims[this.settings.usernameClaim];
@@ -166,11 +168,29 @@ export class SsoRelyingParty {
     } catch (error) {
       // Whatever the provider got wrong here, no sign-in can pass until it (or sso.oidc) is
       // mended: the provider is unusable (502), not one login's answer failing the checks.
-      const failure = this.#failure(error, `discovery of ${issuer}`);
+      const failure = this.#withoutOwnSecrets(this.#failure(error, `discovery of ${issuer}`), []);
       throw failure.kind === 'unavailable'
         ? failure
         : new SsoOidcError('unavailable', failure.message, { cause: error });
     }
+  }
+
+  /**
+   * `failure` without the client's credentials in any spelling a provider may repeat them
+   * (`credentialSpellings`), nor `more` (the code and verifier of the exchange): its message is
+   * logged (`sso.reason`).
+   */
+  #withoutOwnSecrets(failure: SsoOidcError, more: string[]): SsoOidcError {
+    const { clientId, clientSecret } = this.settings;
+    const message = withoutSecrets(failure.message, [
+      ...credentialSpellings(clientId, clientSecret),
+      ...more,
+    ]);
+    if (message === failure.message) return failure;
+    return new SsoOidcError(failure.kind, message, {
+      cause: failure.cause,
+      ...(failure.providerError === undefined ? {} : { providerError: failure.providerError }),
+    });
   }
 
   /** Sorts openid-client's errors into what the browser is told; messages carry no secret. */

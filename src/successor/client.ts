@@ -4,7 +4,7 @@ import { jsonSyntaxMessage } from '../lib/json-syntax.js';
 import { type Logger, silentLogger } from '../lib/logger.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import { readAllPages, streamAllPages } from './collections.js';
-import { isReadMethod, UpstreamError } from './errors.js';
+import { isReadMethod, UpstreamError, withoutSecretValues } from './errors.js';
 import {
   bodyText,
   type CallTarget,
@@ -437,15 +437,20 @@ class HttpSuccessorClient implements SuccessorClient {
     }
 
     if (result.status < 200 || result.status >= 300) {
-      throw responseError(
-        {
-          method,
-          path: url.pathname,
-          status: result.status,
-          headers: result.headers,
-          text: bodyText(result.body),
-        },
-        this.#authContext(options.access),
+      // The credential this call sent (the access token, the API key), should the answer repeat it.
+      const sent = headers.authorization?.slice('Bearer '.length) ?? (this.#apiKey ? this.#apiKey.key : '');
+      throw withoutSecretValues(
+        responseError(
+          {
+            method,
+            path: url.pathname,
+            status: result.status,
+            headers: result.headers,
+            text: bodyText(result.body),
+          },
+          this.#authContext(options.access),
+        ),
+        [sent],
       );
     }
     return result;

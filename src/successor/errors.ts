@@ -1,4 +1,4 @@
-import { redactText } from '../lib/redact.js';
+import { redactText, withoutSecrets } from '../lib/redact.js';
 
 /** Stable codes for everything that can go wrong talking to the successor IDM API. */
 export type UpstreamErrorCode =
@@ -44,6 +44,30 @@ export class UpstreamError extends Error {
   get source(): UpstreamSource {
     return this.details.source ?? 'api';
   }
+}
+
+/**
+ * `error` with the given secrets' values left out of its texts (`withoutSecrets`: also
+ * percent-encoded and JSON-escaped): what the proxy itself sent (its access token, its client
+ * secret), which a server may repeat without any label the redaction by pattern knows
+ * (`JWT eyJ… could not be verified`, `presented secret 'x'`). The error itself when none is there.
+ */
+export function withoutSecretValues(error: UpstreamError, secrets: readonly string[]): UpstreamError {
+  const { detail, violations } = error.details;
+  const message = withoutSecrets(error.message, secrets);
+  const cleanDetail = detail === undefined ? undefined : withoutSecrets(detail, secrets);
+  const cleanViolations = violations === undefined ? undefined : withoutSecrets(violations, secrets);
+  if (
+    message === error.message &&
+    cleanDetail === detail &&
+    JSON.stringify(cleanViolations) === JSON.stringify(violations)
+  )
+    return error;
+  return new UpstreamError(error.code, message, {
+    ...error.details,
+    ...(cleanDetail === undefined ? {} : { detail: cleanDetail }),
+    ...(cleanViolations === undefined ? {} : { violations: cleanViolations }),
+  });
 }
 
 /** The successor's words in an error's details, redacted (see UpstreamError). */
@@ -193,7 +217,7 @@ export function describeUpstreamError(error: UpstreamError): string {
         ? 'The entity may not be deleted or updated'
         : `The successor refused the proxy's access: ${error.message}`;
     case 'unauthorized':
-      return `The successor refused the proxy's credentials: ${error.message}`;
+      return `The successor refused the proxy's credentials; ${error.message}`;
     case 'bad_response':
       return `The successor gave an answer the proxy cannot use: ${error.message}`;
   }

@@ -1,3 +1,4 @@
+import { redactText } from '../lib/redact.js';
 import { isReadMethod, UpstreamError, type UpstreamViolation } from './errors.js';
 import type { HeaderLookup } from './http.js';
 
@@ -155,7 +156,9 @@ export function parseProblem(text: string): Problem {
       violations.push({ path, message });
     }
   }
-  return { detail: detail === undefined ? undefined : truncate(detail, 500), violations };
+  // Redacted before it is cut: a secret cut in two (a URL's password without its `@`) would no
+  // longer be recognised.
+  return { detail: detail === undefined ? undefined : truncate(redactText(detail), 500), violations };
 }
 
 function firstString(record: Record<string, unknown>, keys: string[]): string | undefined {

@@ -3,9 +3,10 @@ import { causeChain } from '../lib/cause-chain.js';
 import type { Clock } from '../lib/clock.js';
 import { withoutParsedText } from '../lib/json-syntax.js';
 import type { Logger } from '../lib/logger.js';
+import { credentialSpellings } from '../lib/redact.js';
 import { discoverIssuer } from '../oauth/discovery.js';
 import type { Observer } from '../observe/observer.js';
-import { UpstreamError } from './errors.js';
+import { UpstreamError, withoutSecretValues } from './errors.js';
 
 /** Which token a call needs: the read scopes or the write scopes. */
 export type Access = 'read' | 'write';
@@ -270,8 +271,31 @@ export class TokenSource {
     return (extra.length > 0 ? extra : this.#settings.scopes[access]).join(' ');
   }
 
-  /** Translates openid-client failures (never carrying the secret) into UpstreamErrors. */
+  /**
+   * Translates openid-client failures into UpstreamErrors that carry no secret: what the OAuth2
+   * server said is quoted without the client's credentials in any spelling it may repeat them
+   * (`presented secret 'x'`, `id:secret` in base64), besides the redaction every UpstreamError has.
+   */
   #tokenError(error: unknown, phase: 'discovery' | 'token', scope: string, access: Access): UpstreamError {
+    const { clientId, clientSecret } = this.#settings;
+    const described = withoutSecretValues(
+      this.#describedTokenError(error, phase, scope, access),
+      credentialSpellings(clientId, clientSecret),
+    );
+    if (!(error instanceof oidc.ResponseBodyError || error instanceof oidc.WWWAuthenticateChallengeError))
+      return described;
+    // The server's answer is quoted in the message (redacted); the library's error, kept as the
+    // cause, would repeat its error_description whole in the log line.
+    const { cause: _quoted, ...details } = described.details;
+    return new UpstreamError(described.code, described.message, details);
+  }
+
+  #describedTokenError(
+    error: unknown,
+    phase: 'discovery' | 'token',
+    scope: string,
+    access: Access,
+  ): UpstreamError {
     if (error instanceof UpstreamError) return error;
     // An answer the transport refused to read (larger than successor.maxResponseBytes), wrapped
     // by fetch and openid-client.
