@@ -219,14 +219,15 @@ export function validatePart<S extends z.ZodType>(
   notWritable?: readonly string[],
 ): z.output<S> | undefined {
   if (!schema) return undefined;
-  const result = schema.safeParse(value, LEGACY_PARSE);
-  if (!result.success) {
-    // A path ID that cannot be valid names no entity: 404, as an unknown one.
-    if (where === 'path')
-      throw new LegacyError(404, 'No entity with this ID', issuesToErrors(where, result.error));
-    throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, result.error, notWritable));
-  }
-  return result.data;
+  // Parsed as is first: zod gives up its compiled fast path when handed parse options (about a
+  // microsecond a parse instead of a tenth), and only a refused part needs the worded messages.
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const worded = schema.safeParse(value, LEGACY_PARSE);
+  const error = worded.success ? result.error : worded.error;
+  // A path ID that cannot be valid names no entity: 404, as an unknown one.
+  if (where === 'path') throw new LegacyError(404, 'No entity with this ID', issuesToErrors(where, error));
+  throw new LegacyError(400, `Invalid request ${where}`, issuesToErrors(where, error, notWritable));
 }
 
 /**
