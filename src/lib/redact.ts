@@ -387,7 +387,7 @@ export function secretStrings(body: unknown, whole = false): string[] {
  * {@link redactLeaves}' copy (the shape only).
  */
 export function withoutSecrets<T>(value: T, allSecrets: readonly string[]): T {
-  const secrets = allSecrets.filter((secret) => secret.length >= MIN_SCRUBBED_CHARS);
+  const secrets = [...new Set(allSecrets)].filter((secret) => secret.length >= MIN_SCRUBBED_CHARS);
   if (secrets.length === 0) return value;
   // A body of many secrets is no request a legacy integration sends (one holds one or two): rather
   // than look for each in every string (a scan per secret), every string and number goes.

@@ -27,7 +27,9 @@ export interface UpstreamViolation {
  * hand back the client secret, the access token or a password. So every text is redacted here,
  * once for all its readers (`/readyz`, the log, `mappings check --live`, the legacy error bodies):
  * credentials, URL user information and secret parameters, a secret's `name=value` or
- * `name: value` (src/lib/redact.ts).
+ * `name: value` (src/lib/redact.ts). What the proxy itself sent, which a server may repeat with
+ * no label at all, is left out by its value where the error is made ({@link withoutSecretValues}:
+ * the call's access token, the client secret of a token request).
  */
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
