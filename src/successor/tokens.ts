@@ -278,16 +278,10 @@ export class TokenSource {
    */
   #tokenError(error: unknown, phase: 'discovery' | 'token', scope: string, access: Access): UpstreamError {
     const { clientId, clientSecret } = this.#settings;
-    const described = withoutSecretValues(
+    return withoutSecretValues(
       this.#describedTokenError(error, phase, scope, access),
       credentialSpellings(clientId, clientSecret),
     );
-    if (!(error instanceof oidc.ResponseBodyError || error instanceof oidc.WWWAuthenticateChallengeError))
-      return described;
-    // The server's answer is quoted in the message (redacted); the library's error, kept as the
-    // cause, would repeat its error_description whole in the log line.
-    const { cause: _quoted, ...details } = described.details;
-    return new UpstreamError(described.code, described.message, details);
   }
 
   #describedTokenError(
@@ -303,8 +297,12 @@ export class TokenSource {
     if (refused !== undefined) return refused;
     const { issuer, clientId, timeoutMs } = this.#settings;
     const what = phase === 'discovery' ? `OAuth2 discovery for ${issuer}` : `the token endpoint of ${issuer}`;
-    // The cause without a parser's quote of the answer (a broken token answer holds the token).
-    const base = { source: 'token' as const, cause: withoutParsedText(error) };
+    // The cause without a parser's quote of the answer (a broken token answer holds the token); none
+    // for an OAuth error answer, which the message quotes (redacted): the library's error would
+    // repeat its error_description whole in the log line.
+    const quoted =
+      error instanceof oidc.ResponseBodyError || error instanceof oidc.WWWAuthenticateChallengeError;
+    const base = { source: 'token' as const, ...(quoted ? {} : { cause: withoutParsedText(error) }) };
 
     let oauthError: string | undefined;
     let description: string | undefined;
