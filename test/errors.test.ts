@@ -117,9 +117,27 @@ describe('legacy error model', () => {
     }
   });
 
-  it('404, not a self-contradicting 405, for a known path with a trailing slash', async () => {
+  it('404, not a self-contradicting 405, for a known path with a trailing slash, naming the path without it', async () => {
     const response = await call(`${h.url}/iserv/api/Service/Core/Entity/User/`, auth());
-    assert.match(assertLegacyError(response, 404).message, /No such path/);
+    assert.equal(
+      assertLegacyError(response, 404).message,
+      'No such path: "/iserv/api/Service/Core/Entity/User/" (without the trailing slash: "/iserv/api/Service/Core/Entity/User")',
+    );
+    // A write too (the path's other method), and several slashes.
+    const write = await call(`${h.url}/iserv/api/IServ/Core/Entity/Group//`, { ...auth(), method: 'POST' });
+    assert.equal(
+      assertLegacyError(write, 404).message,
+      'No such path: "/iserv/api/IServ/Core/Entity/Group//" (without the trailing slash: "/iserv/api/IServ/Core/Entity/Group")',
+    );
+    // No hint where the path without the slash names nothing either, nor for the base path itself.
+    for (const path of [
+      '/iserv/api/Service/Core/Entity/Nothing/',
+      '/iserv/api/',
+      `/iserv/api/x${'/'.repeat(4000)}`,
+    ]) {
+      const other = await call(`${h.url}${path}`, auth());
+      assert.doesNotMatch(assertLegacyError(other, 404).message, /without the trailing slash/, path);
+    }
   });
 
   it('400, not 500, for form data that cannot be parsed', async () => {

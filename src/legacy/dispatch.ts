@@ -28,7 +28,7 @@ export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
   return function dispatchLegacy(c) {
     const match = c.get('match');
     if (match?.kind === 'method') throw methodNotAllowed(c.req.method, match.allowed);
-    if (match?.kind !== 'operation') throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
+    if (match?.kind !== 'operation') throw noSuchPath(c.req.path, match?.withoutSlash);
     const services = c.get('services');
     const id = match.matched.operation.id;
     const mode = services.migration.modes.current().modeOf(id);
@@ -37,6 +37,17 @@ export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
     if (mode === 'shadow') return shadowed(c, services, match.matched, translator);
     return runOperation(c, match.matched);
   };
+}
+
+/**
+ * The 404 of a path below the base path that names no operation; one that does without its
+ * trailing slash says so (the seed's paths have none, and neither do the proxy's: a slash
+ * answered as its path would hide the client's mistake, and a redirect is not followed by every
+ * client, nor for a write).
+ */
+function noSuchPath(path: string, withoutSlash: string | undefined): LegacyError {
+  const hint = withoutSlash === undefined ? '' : ` (without the trailing slash: ${quoteInput(withoutSlash)})`;
+  return new LegacyError(404, `No such path: ${quoteInput(path)}${hint}`);
 }
 
 /** Runs an operation's translation: input validated by its schemas, then its handler. */

@@ -12,7 +12,11 @@ export type OperationMatch =
   | { kind: 'operation'; matched: MatchedOperation }
   /** A known path asked with another method: the methods it has (HEAD wherever GET is). */
   | { kind: 'method'; allowed: string[] }
-  | { kind: 'none' };
+  /**
+   * No operation's path. `withoutSlash`: the same path without its trailing slash(es), when that
+   * one is an operation's (with this method or another), for the 404 to point the caller to it.
+   */
+  | { kind: 'none'; withoutSlash?: string };
 
 interface Entry {
   operation: LegacyOperation;
@@ -73,7 +77,21 @@ export class OperationTable {
       allowed.add(entry.method);
       if (entry.method === 'GET') allowed.add('HEAD');
     }
-    return allowed ? { kind: 'method', allowed: [...allowed] } : { kind: 'none' };
+    if (allowed) return { kind: 'method', allowed: [...allowed] };
+    return { kind: 'none', withoutSlash: this.#withoutSlash(method, path) };
+  }
+
+  /**
+   * `path` without its trailing slashes when it has some and is then an operation's path (asked
+   * with `method` or another): a 404's hint, not a match, as the seed's paths have no trailing slash.
+   */
+  #withoutSlash(method: string, path: string): string | undefined {
+    // Counted from the end (a pattern `\/+$` backtracks over every run of slashes in the path).
+    let end = path.length;
+    while (end > 0 && path[end - 1] === '/') end--;
+    if (end === path.length || end <= this.#prefix.length) return undefined;
+    const trimmed = path.slice(0, end);
+    return this.match(method, trimmed).kind === 'none' ? undefined : trimmed;
   }
 }
 
