@@ -368,7 +368,7 @@ async function* readCountedPages(
   if (firstCount >= total) {
     yield firstPage.items;
     // The first page is the last counted one, and as full as the server makes its pages.
-    yield* nextPages(first, first, firstPage, read, settings, new Set([first.href]));
+    yield* nextPages(first, first, firstPage, read, settings, new VisitedPages(settings.pageParam, [first]));
     return;
   }
   if (firstCount === 0) throw badPage(first, `announces ${total} items but its first page is empty`);
@@ -399,6 +399,8 @@ async function* readCountedPages(
   // than a page of deletions between the reads of two pages, which run side by side, looks the
   // same: a 502 then too, and the next request reads the list anew.)
   let emptyPage: URL | undefined;
+  // Items the counted pages held (the first's included), for the warning of a total that overstates.
+  let listed = firstCount;
   // The total of the page before, as it was when that page was read.
   let before = total;
   for (let number = 2; number <= pageCount; number++) {
@@ -414,6 +416,7 @@ async function* readCountedPages(
     }
     let parsed: PageFacts | undefined = checkedPage(page.url, body, firstSignature, settings.identity);
     const url = page.url;
+    listed += parsed.count;
     if (parsed.count === 0) emptyPage ??= url;
     else if (emptyPage !== undefined)
       throw badPage(emptyPage, `is empty, but page ${number} after it is not (of ${total} items announced)`);
@@ -432,11 +435,18 @@ async function* readCountedPages(
       ? await withShiftedItems(first, { number: number - 1, perPage, was }, read, settings, items, seen)
       : items;
     if (last) {
-      const visited = new Set([first.href]);
-      for (let n = 2; n <= pageCount; n++) visited.add(pageUrl(first, n, settings.pageParam).href);
-      yield* nextPages(first, url, last, read, settings, visited);
+      const counted = [first];
+      for (let n = 2; n <= pageCount; n++) counted.push(pageUrl(first, n, settings.pageParam));
+      yield* nextPages(first, url, last, read, settings, new VisitedPages(settings.pageParam, counted));
     }
   }
+  // Empty last pages are items deleted while the list was read; more than a page of them is a
+  // total that overstates (a stale count), which costs a call per empty page it announces.
+  if (emptyPage !== undefined && total - listed > perPage)
+    settings.logger.warn(
+      { successor: { path: first.pathname, announced: total, listed, pages: pageCount } },
+      `collection shorter than the ${total} items its first page announced: ${listed} items on ${pageCount} pages read; the successor's hydra:totalItems overstates (a stale count, or more than a page of items deleted while the list was read), and every page it announces is read`,
+    );
 }
 
 /**
@@ -502,7 +512,57 @@ async function* followNextLinks(
   settings: CollectionSettings,
 ): AsyncGenerator<Parcel<Item[]>, void, undefined> {
   yield firstPage.items;
-  yield* nextPages(first, first, firstPage, read, settings, new Set([first.href]));
+  yield* nextPages(first, first, firstPage, read, settings, new VisitedPages(settings.pageParam, [first]));
+}
+
+/**
+ * The pages read so far by `next` links, to tell a link back to one of them (a loop), which a
+ * server may spell differently than it was first read: its parameters in another order (API
+ * Platform writes its links from the parsed query) or some left out. A page is known by its path
+ * and its parameters in order, and by its page number (`pageParam`; the first page's is 1 when its
+ * URL names none): a link to a page number already read is a loop, whatever else it says. A link
+ * without a page number (a cursor) is judged by its parameters alone.
+ */
+class VisitedPages {
+  readonly #pages = new Set<string>();
+  readonly #numbers = new Set<string>();
+
+  constructor(
+    readonly pageParam: string,
+    pages: readonly URL[],
+  ) {
+    for (const page of pages) this.add(page);
+    if (pages[0] !== undefined && !pages[0].searchParams.has(pageParam)) this.#numbers.add('1');
+  }
+
+  get size(): number {
+    return this.#pages.size;
+  }
+
+  has(url: URL): boolean {
+    const number = pageNumber(url, this.pageParam);
+    return this.#pages.has(pageKey(url)) || (number !== undefined && this.#numbers.has(number));
+  }
+
+  add(url: URL): void {
+    this.#pages.add(pageKey(url));
+    const number = pageNumber(url, this.pageParam);
+    if (number !== undefined) this.#numbers.add(number);
+  }
+}
+
+/** A page's path and query parameters sorted (by name, then value). */
+function pageKey(url: URL): string {
+  const params = [...url.searchParams].sort(([a, x], [b, y]) =>
+    a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0,
+  );
+  return `${url.pathname}?${new URLSearchParams(params)}`;
+}
+
+/** The page number a URL names in `pageParam` (`02` is 2), undefined when it names none that is a number. */
+function pageNumber(url: URL, pageParam: string): string | undefined {
+  const value = url.searchParams.get(pageParam);
+  return value !== null && /^\d{1,15}$/.test(value) ? String(Number(value)) : undefined;
 }
 
 /**
@@ -516,17 +576,17 @@ async function* nextPages(
   fromPage: PageFacts,
   read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
-  visited: Set<string>,
+  visited: VisitedPages,
 ): AsyncGenerator<Parcel<Item[]>, void, undefined> {
   let previous = fromPage.signature;
   let current = from;
   let next = fromPage.next;
   while (next !== undefined) {
     const url = nextPageUrl(first, current, next, settings.apiBase);
-    if (visited.has(url.href))
+    if (visited.has(url))
       throw badPage(current, `links back to a page already read (${url.pathname}${url.search})`);
     if (visited.size >= settings.maxPages) throw tooManyPages(first, settings.maxPages);
-    visited.add(url.href);
+    visited.add(url);
     const page = await read(url);
     if (page.format !== 'hydra') throw badPage(url, 'switched from a Hydra collection to a plain array');
     if (page.count > 0) {

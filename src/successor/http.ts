@@ -261,7 +261,13 @@ export class HttpTransport {
               ? call.signal.reason
               : error instanceof UpstreamError
                 ? error
-                : this.#networkError(call, error, deadline.timedOut, handler?.requestStarted === true),
+                : this.#networkError(
+                    call,
+                    error,
+                    deadline.timedOut,
+                    handler?.requestStarted === true,
+                    handler?.answeredStatus ?? 0,
+                  ),
           );
         }
       };
@@ -388,7 +394,13 @@ export class HttpTransport {
    * connection and went out (or may have); whether it `sent` anything then depends on whether the
    * failure was one to connect, which a write's caller needs to tell "not done" from "unknown".
    */
-  #networkError(call: HttpCall, error: unknown, timedOut: boolean, started: boolean): UpstreamError {
+  #networkError(
+    call: HttpCall,
+    error: unknown,
+    timedOut: boolean,
+    started: boolean,
+    answered = 0,
+  ): UpstreamError {
     const where = `${call.method} ${call.url.pathname}`;
     const code = errorCode(error);
     const sent = started && !(code !== undefined && CONNECT_FAILURES.has(code));
@@ -407,6 +419,13 @@ export class HttpTransport {
         { ...base, retryable: true },
       );
     }
+    // The successor was reached and began its answer, which then broke off: not an address to check.
+    if (answered > 0)
+      return new UpstreamError(
+        'unavailable',
+        `the successor's answer to ${where} (${answered}) broke off before its end (${code ?? describe(error)}): the connection was closed while its body came; check the IDM API's health and any proxy or load balancer before it`,
+        { ...base, retryable: true },
+      );
     // The pool was closed by the proxy's own shutdown (a call that outlived it): nothing went out.
     if (this.#closed !== undefined && !started && (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'))
       return closedError(call, error);
@@ -467,6 +486,11 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
    */
   get requestStarted(): boolean {
     return this.#started;
+  }
+
+  /** The status of the answer once it has begun (its headers arrived), 0 before. */
+  get answeredStatus(): number {
+    return this.#status;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
