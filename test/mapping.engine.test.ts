@@ -316,6 +316,90 @@ describe('successor values a field format cannot render', () => {
       await proxy.close();
     }
   });
+
+  it('a string field: a number or boolean as its text, an object or list as null with the warning, never JSON text', async () => {
+    const proxy = await startUserProxy({ successorFetch: oddFetch });
+    try {
+      odd = { firstname: { x: 1 }, auxInfo: [1, 2], lastname: 42, type: true };
+      const mark = proxy.logSink.lines().length;
+      const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual(
+        [one.body.firstname, one.body.auxInfo, one.body.lastname, one.body.type],
+        [null, null, '42', 'true'],
+      );
+      assert.deepEqual(
+        warnings(proxy, mark).map((line) => [line.field, line.format, line.value]),
+        [
+          ['firstname', 'string', '{"x":1}'],
+          ['auxInfo', 'string', '[1,2]'],
+        ],
+      );
+    } finally {
+      odd = {};
+      await proxy.close();
+    }
+  });
+
+  it('a list field sent as no list is a 502 naming the attribute, never an empty list or admin: false; null is no item', async () => {
+    const proxy = await startUserProxy({ successorFetch: oddFetch });
+    try {
+      for (const value of ['ROLE_ADMIN', { role: 'ROLE_ADMIN' }, 3]) {
+        odd = { roles: value };
+        for (const path of ['/Entity/User/thomas.becker', '/Entity/User?extended=1']) {
+          const answer = await proxy.call<Json>('GET', path);
+          assert.equal(answer.status, 502, `${JSON.stringify(value)} ${path}: ${answer.text}`);
+        }
+      }
+      const failed = proxy.logSink.lines().filter((line) => line.msg === 'request failed');
+      assert.match(JSON.stringify(failed.at(-1)), /the successor sent roles as a number, not as a list/);
+      odd = { roles: null, groups: null };
+      const none = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.equal(none.status, 200, none.text);
+      assert.deepEqual([none.body.roles, none.body.groups, none.body.admin], [[], [], false]);
+    } finally {
+      odd = {};
+      await proxy.close();
+    }
+  });
+
+  it('an entity without its legacy ID is a 502, in a list and read by its ID (cold and cached), never "_id": null or a 404', async () => {
+    const proxy = await startUserProxy({ successorFetch: oddFetch });
+    try {
+      // Read once whole, so that its UUID is cached for the warm read below.
+      assert.equal((await proxy.call<Json>('GET', '/Entity/User/thomas.becker')).status, 200);
+      for (const value of [null, undefined, { first: 'thomas' }]) {
+        odd = { user: value };
+        const list = await proxy.call<Json>('GET', '/Entity/User');
+        assert.equal(list.status, 502, `${JSON.stringify(value)}: ${list.text}`);
+        const warm = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+        assert.equal(warm.status, 502, `${JSON.stringify(value)}: ${warm.text}`);
+      }
+      const failed = proxy.logSink.lines().filter((line) => line.msg === 'request failed');
+      assert.match(
+        JSON.stringify(failed),
+        /the successor sent a user \([0-9a-f-]{36}\) without \\"user\\", its legacy ID/,
+      );
+    } finally {
+      odd = {};
+      await proxy.close();
+    }
+    // Cold: the read by the name's filter answers the user without its name.
+    odd = { user: null };
+    const cold = await startUserProxy({ successorFetch: oddFetch });
+    try {
+      const answer = await cold.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.equal(answer.status, 502, answer.text);
+      const failed = cold.logSink.lines().filter((line) => line.msg === 'request failed');
+      assert.match(
+        JSON.stringify(failed.at(-1)),
+        /answered a read of user by user with one without \\"user\\"/,
+      );
+    } finally {
+      odd = {};
+      await cold.close();
+    }
+  });
 });
 
 describe('a field list the field table cannot read', () => {

@@ -30,6 +30,7 @@ import {
   renderPlan,
   translateWrite,
   type UnusableFieldValue,
+  withoutLegacyId,
 } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { PairMemo } from './memo.js';
@@ -399,6 +400,9 @@ export class OperationExecutor {
     this.ids.remember(op.kind, entity, ticket, own, writtenAs);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
+    // A read answers no entity it cannot name; a write's answer says what was done all the same.
+    if (rendered.id === null && op.steps.every((step) => step.method === 'GET'))
+      throw withoutLegacyId(op.kind, entity);
     return { type: 'entity', id: rendered.id, value: rendered.value };
   }
 
@@ -724,7 +728,10 @@ export class OperationExecutor {
           const pages = renderPages(this.#plan(op, fields), collectionPages, this.ids);
           return { type: 'collection-pages', pages: await primed(pages) };
         }
-        const rendered = await renderEntities(this.#plan(op, fields), collection ?? [], this.ids);
+        const entities = collection ?? [];
+        const rendered = await renderEntities(this.#plan(op, fields), entities, this.ids);
+        const lacking = rendered.findIndex((r) => r.id === null);
+        if (lacking !== -1) throw withoutLegacyId(op.kind, entities[lacking] as Entity);
         return { type: 'collection', value: rendered.map((r) => r.value) };
       }
       case 'entity': {

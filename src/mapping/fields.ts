@@ -11,7 +11,7 @@ import type {
 } from './compile.js';
 import { type InputProblem, TranslationError } from './errors.js';
 import { readValue, type UnusableValue, WriteValueError, writeValue } from './formats.js';
-import type { Entity, IdResolver } from './ids.js';
+import { type Entity, type IdResolver, referenceUuid } from './ids.js';
 
 /** One entity rendered in legacy shape, with its own legacy ID. */
 export interface RenderedEntity {
@@ -147,7 +147,10 @@ export function renderEntitiesJson(
     const parts: string[] = [];
     for (let from = 0; from < count; from += RENDER_CHUNK) {
       const to = Math.min(count, from + RENDER_CHUNK);
-      const text = JSON.stringify(render(from, to).map((entity) => entity.value));
+      const rendered = render(from, to);
+      const lacking = rendered.findIndex((entity) => entity.id === null);
+      if (lacking !== -1) throw withoutLegacyId(plan.resource.kind, entities[from + lacking] as Entity);
+      const text = JSON.stringify(rendered.map((entity) => entity.value));
       parts.push(text.slice(from === 0 ? 0 : 1, to === count ? text.length : -1));
     }
     return parts.join(',');
@@ -329,6 +332,35 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
   return { id, value };
 }
 
+/** The failure of a list field whose successor value is no list. */
+function notAList(field: CompiledField, raw: unknown): UpstreamError {
+  const what = typeof raw === 'object' ? 'an object' : `a ${typeof raw}`;
+  return new UpstreamError(
+    'bad_response',
+    `the successor sent ${field.attribute.join('.')} as ${what}, not as a list, so the legacy field "${field.name}" cannot be read; check the successor's answers against the field table`,
+  );
+}
+
+/**
+ * The failure of a read whose entity has no legacy ID of its own (a natural ID missing or not a
+ * text, a UUID missing): answered with `"_id": null` in a list, an integration could not tell it
+ * from others, nor ask for it again. (A write's answer is rendered with it as null, and without
+ * a `Location`: the write is done, and a 502 would have it sent again.)
+ */
+export function withoutLegacyId(kind: CompiledKind, entity: Entity): UpstreamError {
+  const id = kind.id;
+  const uuid = referenceUuid(kind, entity);
+  const which = uuid === undefined ? '' : ` (${uuid})`;
+  const missing =
+    id.strategy === 'natural'
+      ? `"${id.attribute.join('.')}", its legacy ID, as a text`
+      : `its UUID ("${kind.uuidAttribute.join('.')}" or "@id")`;
+  return new UpstreamError(
+    'bad_response',
+    `the successor sent a ${kind.label}${which} without ${missing}, so it cannot be answered; check the successor's answers against the mapping profile's ID table`,
+  );
+}
+
 /**
  * One legacy field's value: `ref` is a reference field's legacy value, worked out by the caller;
  * for a `contains` field, the legacy IDs of the items that are references rather than embedded.
@@ -340,6 +372,13 @@ function readField(
   unusable: UnusableValue | undefined,
 ): unknown {
   let value: unknown;
+  if (field.many || field.contains) {
+    // A list sent as something else (a text, an object) is not an empty list: rendered as
+    // one, an admin would read as `admin: false` without groups, and an integration that syncs
+    // could take rights away. Null (or no value) is no item.
+    const raw = getPath(entity, field.attribute);
+    if (raw !== null && raw !== undefined && !Array.isArray(raw)) throw notAList(field, raw);
+  }
   if (field.ref) {
     value = ref;
   } else if (field.contains) {

@@ -84,12 +84,15 @@ export function toLegacyBoolean(value: unknown): boolean | null {
   return true;
 }
 
-/** Successor value → legacy string; null stays null. */
-export function toLegacyString(value: unknown): string | null {
+/**
+ * Successor value → legacy string; null stays null, a number or boolean is its text; undefined
+ * for an object or a list, which is no text (see `readValue`).
+ */
+export function toLegacyString(value: unknown): string | null | undefined {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
+  return undefined;
 }
 
 /** Told about a successor value a field's format cannot render (it is rendered as null). */
@@ -97,7 +100,7 @@ export type UnusableValue = (field: CompiledField, value: unknown) => void;
 
 /**
  * Applies a field's value table and format to a successor value. A value that is not what the
- * format renders (a date in another format, a timestamp out of range) reads as null, so the
+ * format renders (a date in another format, a timestamp out of range, an object for a string) reads as null, so the
  * field's default applies, and `unusable` is told: never a failure, never the raw value.
  */
 export function readValue(field: CompiledField, value: unknown, unusable?: UnusableValue): unknown {
@@ -112,8 +115,12 @@ export function readValue(field: CompiledField, value: unknown, unusable?: Unusa
     }
     case 'boolean':
       return toLegacyBoolean(value);
-    case 'string':
-      return toLegacyString(value);
+    case 'string': {
+      const legacy = toLegacyString(value);
+      if (legacy !== undefined) return legacy;
+      unusable?.(field, value);
+      return null;
+    }
     case undefined:
       return value === undefined ? null : value;
   }

@@ -445,7 +445,14 @@ export class IdResolver {
     const out = new Map<string, Entity>();
     for (const item of items) {
       const value = stringAt(item, id.attribute);
-      if (value !== undefined && wanted.has(value)) out.set(value, item);
+      // An answer to a filter by the attribute that lacks it is broken, not "no such entity": a
+      // 404 would tell the integration that the entity it asked for is gone.
+      if (value === undefined)
+        throw new UpstreamError(
+          'bad_response',
+          `the successor answered a read of ${kind.label} by ${id.filter} with one without "${id.attribute.join('.')}" (its legacy ID) as a text; check the successor's answers against the mapping profile's ID table`,
+        );
+      if (wanted.has(value)) out.set(value, item);
     }
     for (const [legacyId, entity] of out) {
       const uuid = this.#uuidOf(kind, entity);
