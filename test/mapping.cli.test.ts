@@ -825,6 +825,62 @@ describe('idm-compat ids import / export', () => {
       [6],
     );
   });
+  it('warns about rows that take away an ID the proxy assigned (an integration may hold it), and imports them', async () => {
+    const [victim, renumbered, incoming, kept] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const store = openSqliteStore(path.join(dir, 'store.db'));
+    try {
+      for (const [legacyId, uuid, source] of [
+        ['AS-7', victim, 'assigned'],
+        ['AS-8', renumbered, 'assigned'],
+        ['IM-1', kept, 'import'],
+      ] as const)
+        assert.equal(
+          await store.idMap.insert({ kind: 'group', legacyId, uuid, source }, Date.now()),
+          'inserted',
+        );
+    } finally {
+      await store.close();
+    }
+    const file = path.join(dir, 'takeover.csv');
+    writeFileSync(
+      file,
+      [
+        'legacy_id,uuid',
+        `AS-7,${incoming}`,
+        `AS-99,${renumbered}`,
+        `IM-1,${randomUUID()}`,
+        `AS-8X,${randomUUID()}`,
+      ].join('\n'),
+    );
+    const result = await cli(['ids', 'import', file, '--kind', 'group', '--config', config, '--json']);
+    assert.equal(result.code, 0, result.err);
+    const summary = JSON.parse(result.out) as { warnings: { line: number; reason: string }[] };
+    assert.deepEqual(
+      summary.warnings.map((row) => [row.line, row.reason]),
+      [
+        [
+          2,
+          `legacy ID AS-7 was assigned by the proxy to group ${victim}: an integration that holds it names ${incoming} after the import, and ${victim} gets a new ID`,
+        ],
+        [
+          3,
+          `group ${renumbered} has the legacy ID AS-8, assigned by the proxy: it becomes AS-99, and an integration that holds AS-8 no longer reaches it`,
+        ],
+      ],
+      'an imported row changed (line 4) and a new ID (line 5) are no warning',
+    );
+    const after = openSqliteStore(path.join(dir, 'store.db'));
+    try {
+      const map = await after.idMap.byLegacyIds('group', ['AS-7', 'AS-99', 'AS-8']);
+      assert.deepEqual(
+        [map.get('AS-7'), map.get('AS-99'), map.get('AS-8')],
+        [incoming, renumbered, undefined],
+      );
+    } finally {
+      await after.close();
+    }
+  });
+
   it('refuses a CSV that is not UTF-8 (Windows-1252, UTF-16) with exit 2, nothing imported; a UTF-8 BOM is fine', async () => {
     const latin1 = path.join(dir, 'latin1.csv');
     const uuid = randomUUID();

@@ -15,8 +15,10 @@ export interface IdImportSummary extends IdMapImportResult {
   rows: number;
   rejected: RejectedRow[];
   /**
-   * Imported rows that are likely mistakes, by line: a legacy ID that is a dashed UUID other than
-   * the row's own (it may be another entity's UUID, whose `uuid` rule then gives it `<uuid>-2`).
+   * Imported rows that are likely mistakes, or that take away an ID integrations may hold, by line:
+   * a legacy ID that is a dashed UUID other than the row's own (it may be another entity's UUID,
+   * whose `uuid` rule then gives it `<uuid>-2`); a row that changes or moves an ID the proxy
+   * assigned (see `assignedTakeovers`).
    */
   warnings: RejectedRow[];
   /** Kinds in the file whose ID strategy in the profile is not `table` (imported anyway). */
@@ -121,6 +123,8 @@ export async function importIdCsv(options: {
   const rejected: RejectedRow[] = [];
   const warnings: RejectedRow[] = [];
   const rows: Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[] = [];
+  // The line of each row in `rows`, for the warnings made once they are all known.
+  const rowLines: number[] = [];
   const seenLegacy = new Map<string, number>();
   const seenUuid = new Map<string, number>();
   const notTable = new Set<string>();
@@ -181,7 +185,10 @@ export async function importIdCsv(options: {
       });
     }
     rows.push({ kind, legacyId, uuid });
+    rowLines.push(line);
   }
+  warnings.push(...(await assignedTakeovers(options.idMap, rows, rowLines)));
+  warnings.sort((a, b) => a.line - b.line);
   options.onStart?.(rows.length);
   const summary = (result: IdMapImportResult): IdImportSummary => ({
     ...result,
@@ -206,6 +213,49 @@ export async function importIdCsv(options: {
     const { done, ...result } = written;
     throw new IdImportStopped(summary(result), done, rows.length, error);
   }
+}
+
+/**
+ * The rows that take an ID the proxy assigned away from its entity, as the rows stand before the
+ * import: the proxy answered with that ID (a create's 201, a list), so an integration may hold it.
+ * A legacy ID assigned to another entity names this row's entity afterwards (that one gets a new
+ * ID when next seen); an entity with an assigned ID gets the row's instead. Both follow the import's
+ * rules and are what a migration may mean to do; they are told, not refused. (An ID the sequence
+ * rule hands out while the import runs cannot be told here.)
+ */
+async function assignedTakeovers(
+  idMap: IdMapRepository,
+  rows: readonly Pick<IdMapRow, 'kind' | 'legacyId' | 'uuid'>[],
+  lines: readonly number[],
+): Promise<RejectedRow[]> {
+  const found: RejectedRow[] = [];
+  for (const kind of new Set(rows.map((row) => row.kind))) {
+    const uuidOf = new Map<string, string>();
+    const legacyOf = new Map<string, string>();
+    for (const row of await idMap.list(kind)) {
+      if (row.source !== 'assigned') continue;
+      uuidOf.set(row.legacyId, row.uuid);
+      legacyOf.set(row.uuid, row.legacyId);
+    }
+    if (uuidOf.size === 0) continue;
+    rows.forEach((row, index) => {
+      if (row.kind !== kind) return;
+      const line = lines[index] ?? 0;
+      const holder = uuidOf.get(row.legacyId);
+      if (holder !== undefined && holder !== row.uuid)
+        found.push({
+          line,
+          reason: `legacy ID ${row.legacyId} was assigned by the proxy to ${kind} ${holder}: an integration that holds it names ${row.uuid} after the import, and ${holder} gets a new ID`,
+        });
+      const had = legacyOf.get(row.uuid);
+      if (had !== undefined && had !== row.legacyId)
+        found.push({
+          line,
+          reason: `${kind} ${row.uuid} has the legacy ID ${had}, assigned by the proxy: it becomes ${row.legacyId}, and an integration that holds ${had} no longer reaches it`,
+        });
+    });
+  }
+  return found;
 }
 
 /**
