@@ -134,6 +134,8 @@ describe('legacy error model', () => {
       '/iserv/api/Service/Core/Entity/Nothing/',
       '/iserv/api/',
       `/iserv/api/x${'/'.repeat(4000)}`,
+      // A long run of slashes before the last: what a pattern `\/+$` would backtrack over.
+      `/iserv/api/x${'/'.repeat(4000)}y/`,
     ]) {
       const other = await call(`${h.url}${path}`, auth());
       assert.doesNotMatch(assertLegacyError(other, 404).message, /without the trailing slash/, path);

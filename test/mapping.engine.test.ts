@@ -317,10 +317,10 @@ describe('successor values a field format cannot render', () => {
     }
   });
 
-  it('a string field: a number or boolean as its text, an object or list as null with the warning, never JSON text', async () => {
+  it('a string field: a number or boolean as its text, an object or list as null with the warning (its shape, not its data), never JSON text', async () => {
     const proxy = await startUserProxy({ successorFetch: oddFetch });
     try {
-      odd = { firstname: { x: 1 }, auxInfo: [1, 2], lastname: 42, type: true };
+      odd = { firstname: { given: 'x', secret: 'y' }, auxInfo: [1, 2], lastname: 42, type: true };
       const mark = proxy.logSink.lines().length;
       const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
       assert.equal(one.status, 200, one.text);
@@ -331,8 +331,8 @@ describe('successor values a field format cannot render', () => {
       assert.deepEqual(
         warnings(proxy, mark).map((line) => [line.field, line.format, line.value]),
         [
-          ['firstname', 'string', '{"x":1}'],
-          ['auxInfo', 'string', '[1,2]'],
+          ['firstname', 'string', 'an object with the keys "given", "secret"'],
+          ['auxInfo', 'string', 'a list of 2'],
         ],
       );
     } finally {
@@ -341,63 +341,127 @@ describe('successor values a field format cannot render', () => {
     }
   });
 
-  it('a list field sent as no list is a 502 naming the attribute, never an empty list or admin: false; null is no item', async () => {
+  /** The `request failed` lines' errors after line `from`, as text. */
+  const failures = (proxy: UserProxy, from: number) =>
+    proxy.logSink
+      .lines()
+      .slice(from)
+      .filter((line) => line.msg === 'request failed')
+      .map((line) => JSON.stringify(line.err));
+
+  it("a list field sent as no list is a 502 of a read naming the attribute, never an empty list or admin: false; null is no item, PHP's array with gaps is a list, a write's answer renders", async () => {
     const proxy = await startUserProxy({ successorFetch: oddFetch });
     try {
-      for (const value of ['ROLE_ADMIN', { role: 'ROLE_ADMIN' }, 3]) {
+      for (const [value, what] of [
+        ['ROLE_ADMIN', 'a string, not'],
+        ['/iserv/idm/api/v1/users/x/roles', 'a string (a link to a sub-resource? ask for it embedded), not'],
+        [{ role: 'ROLE_ADMIN' }, 'an object, not'],
+        [3, 'a number, not'],
+      ] as const) {
         odd = { roles: value };
         for (const path of ['/Entity/User/thomas.becker', '/Entity/User?extended=1']) {
+          const mark = proxy.logSink.lines().length;
           const answer = await proxy.call<Json>('GET', path);
           assert.equal(answer.status, 502, `${JSON.stringify(value)} ${path}: ${answer.text}`);
+          const said = failures(proxy, mark);
+          assert.equal(said.length, 1, `${path}: ${said.join('\n')}`);
+          assert.ok(said[0]?.includes(`the successor sent roles as ${what} as a list`), said[0]);
         }
       }
-      const failed = proxy.logSink.lines().filter((line) => line.msg === 'request failed');
-      assert.match(JSON.stringify(failed.at(-1)), /the successor sent roles as a number, not as a list/);
       odd = { roles: null, groups: null };
       const none = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
       assert.equal(none.status, 200, none.text);
       assert.deepEqual([none.body.roles, none.body.groups, none.body.admin], [[], [], false]);
+      // A PHP array with a gap (an item removed) comes as an object of its indices.
+      odd = { roles: { '0': { role: 'ROLE_ADMIN' }, '2': { role: 'ROLE_TEACHER' } } };
+      for (const path of ['/Entity/User/thomas.becker', '/Entity/User?extended=1']) {
+        const gapped = await proxy.call<Json | Json[]>('GET', path);
+        assert.equal(gapped.status, 200, gapped.text);
+        const user = Array.isArray(gapped.body)
+          ? gapped.body.find((u) => u._id === 'thomas.becker')
+          : gapped.body;
+        assert.deepEqual(user?.roles, ['ROLE_ADMIN', 'ROLE_TEACHER'], path);
+        if (!Array.isArray(gapped.body)) assert.equal(gapped.body.admin, true);
+      }
+      // A write is done once its answer comes: that answer is rendered, not refused.
+      odd = { roles: 'ROLE_ADMIN' };
+      const written = await proxy.call<Json>('POST', '/Entity/User/thomas.becker/link/groups', ['lehrer']);
+      assert.equal(written.status, 200, written.text);
+      assert.deepEqual([written.body.roles, written.body.admin], [[], false]);
     } finally {
       odd = {};
       await proxy.close();
     }
   });
 
-  it('an entity without its legacy ID is a 502, in a list and read by its ID (cold and cached), never "_id": null or a 404', async () => {
+  it('an entity without its legacy ID is a 502 of a read, in a list and read by its ID, never "_id": null or a 404', async () => {
     const proxy = await startUserProxy({ successorFetch: oddFetch });
     try {
-      // Read once whole, so that its UUID is cached for the warm read below.
-      assert.equal((await proxy.call<Json>('GET', '/Entity/User/thomas.becker')).status, 200);
       for (const value of [null, undefined, { first: 'thomas' }]) {
         odd = { user: value };
+        let mark = proxy.logSink.lines().length;
         const list = await proxy.call<Json>('GET', '/Entity/User');
         assert.equal(list.status, 502, `${JSON.stringify(value)}: ${list.text}`);
-        const warm = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
-        assert.equal(warm.status, 502, `${JSON.stringify(value)}: ${warm.text}`);
+        assert.match(
+          failures(proxy, mark).join('\n'),
+          /the successor sent a user \([0-9a-f-]{36}\) without \\"user\\", its legacy ID, as a text or number/,
+        );
+        // Read by its ID: the read by the name's filter answers the user without its name.
+        mark = proxy.logSink.lines().length;
+        const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+        assert.equal(one.status, 502, `${JSON.stringify(value)}: ${one.text}`);
+        assert.match(
+          failures(proxy, mark).join('\n'),
+          /answered a read of user by user with one without \\"user\\" \(its legacy ID\)/,
+        );
       }
-      const failed = proxy.logSink.lines().filter((line) => line.msg === 'request failed');
-      assert.match(
-        JSON.stringify(failed),
-        /the successor sent a user \([0-9a-f-]{36}\) without \\"user\\", its legacy ID/,
-      );
     } finally {
       odd = {};
       await proxy.close();
     }
-    // Cold: the read by the name's filter answers the user without its name.
-    odd = { user: null };
-    const cold = await startUserProxy({ successorFetch: oddFetch });
+  });
+
+  it('an entity without its legacy ID: a role list (answered whole) and a read by a UUID ID are 502s too', async () => {
+    // A role without its key in the role list.
+    const roleFetch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      const url = input instanceof Request ? input.url : String(input);
+      if (!new URL(url).pathname.endsWith('/roles') || !response.ok) return response;
+      const headers = new Headers(response.headers);
+      headers.delete('content-length');
+      const body = (await response.json()) as Record<string, Json[]>;
+      for (const list of Object.values(body))
+        if (Array.isArray(list)) for (const item of list) if (item.role === 'ROLE_TEACHER') delete item.role;
+      return new Response(JSON.stringify(body), { status: response.status, headers });
+    };
+    const roles = await startUserProxy({ successorFetch: roleFetch });
     try {
-      const answer = await cold.call<Json>('GET', '/Entity/User/thomas.becker');
-      assert.equal(answer.status, 502, answer.text);
-      const failed = cold.logSink.lines().filter((line) => line.msg === 'request failed');
-      assert.match(
-        JSON.stringify(failed.at(-1)),
-        /answered a read of user by user with one without \\"user\\"/,
-      );
+      const mark = roles.logSink.lines().length;
+      const list = await roles.call<Json>('GET', '/Entity/Role');
+      assert.equal(list.status, 502, list.text);
+      assert.match(failures(roles, mark).join('\n'), /the successor sent a role \([0-9a-f-]{36}\) without/);
+    } finally {
+      await roles.close();
+    }
+    // Users by UUID: one that comes without its UUID (`hexUuid` and `@id`) cannot be named.
+    const proxy = await startUserProxy({ copyProfile: true, successorFetch: oddFetch });
+    try {
+      const idsFile = path.join(proxy.profileDir, 'ids.json');
+      const table = JSON.parse(readFileSync(idsFile, 'utf8'));
+      table.kinds.user = { strategy: 'uuid' };
+      writeFileSync(idsFile, JSON.stringify(table, null, 2));
+      assert.equal(proxy.mappings.reload().ok, true);
+      const listed = await proxy.call<Json[]>('GET', '/Entity/User');
+      const id = listed.body.find((user) => user.username === 'thomas.becker')?._id;
+      assert.equal(typeof id, 'string', listed.text);
+      odd = { hexUuid: undefined, '@id': undefined };
+      const mark = proxy.logSink.lines().length;
+      const one = await proxy.call<Json>('GET', `/Entity/User/${String(id)}`);
+      assert.equal(one.status, 502, one.text);
+      assert.match(failures(proxy, mark).join('\n'), /the successor sent a user without its UUID/);
     } finally {
       odd = {};
-      await cold.close();
+      await proxy.close();
     }
   });
 });

@@ -320,6 +320,10 @@ function storeContract(backend: Backend): void {
         assert.deepEqual(await store.idMap.list('role'), [
           { kind: 'role', legacyId: 'R1', uuid: a, source: 'assigned', updatedAt: 7 },
         ]);
+        // Only the rows a rule assigned, not the imported ones.
+        await store.idMap.upsert([{ kind: 'role', legacyId: 'R0', uuid: b }], 8);
+        assert.deepEqual(await store.idMap.assigned('role'), [{ legacyId: 'R1', uuid: a }]);
+        assert.deepEqual(await store.idMap.assigned('nothing'), []);
       });
 
       it('imports: adds, changes, moves a UUID to a new legacy ID, leaves equal rows alone', async () => {

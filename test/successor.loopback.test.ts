@@ -122,7 +122,7 @@ describe('collections against loopback servers', () => {
       `${API}/users?page=1&itemsPerPage=10`,
       `${API}/users?page=1`,
       `${API}/users?itemsPerPage=10&page=01`,
-      `${API}/users?itemsPerPage=10&page=2&extra=x`,
+      `${API}/users?itemsPerPage=10&page=1&extra=x`,
     ]) {
       const server = await loopback((req, res) => {
         const page = Number(req.url.searchParams.get('page') ?? '1');
@@ -147,17 +147,30 @@ describe('collections against loopback servers', () => {
     }
   });
 
-  test('next links that name no page number (a cursor) are followed by their parameters', async () => {
-    const server = await loopback((req, res) => {
-      const after = Number(req.url.searchParams.get('after') ?? '0');
-      const body: Record<string, unknown> = { member: fakeItems(10, after) };
-      if (after < 20) body.view = { next: `${API}/users?after=${after + 10}&itemsPerPage=10` };
-      sendJson(res, 200, body, 'application/ld+json');
-    });
-    const client = clientFor(server, { pageSize: 10 });
-    assert.equal((await client.readCollection('/users')).length, 30);
-    assert.equal(server.requests.length, 3);
-    await client.close();
+  test("next links are followed whatever the first page's number, and by their parameters where the number stays (a cursor)", async () => {
+    const cases: [string, (page: number) => string][] = [
+      // A cursor, no page number.
+      ['cursor', (after) => `${API}/users?after=${after}&itemsPerPage=10`],
+      // A cursor beside a page number that never changes.
+      ['constant page', (after) => `${API}/users?page=1&after=${after}&itemsPerPage=10`],
+      // Pages counted from 0: the first page (read without a number) is page 0, its next page 1.
+      ['zero-based', (after) => `${API}/users?itemsPerPage=10&page=${after / 10}`],
+    ];
+    for (const [name, link] of cases) {
+      const server = await loopback((req, res) => {
+        const after =
+          name === 'zero-based'
+            ? Number(req.url.searchParams.get('page') ?? '0') * 10
+            : Number(req.url.searchParams.get('after') ?? '0');
+        const body: Record<string, unknown> = { member: fakeItems(10, after) };
+        if (after < 20) body.view = { next: link(after + 10) };
+        sendJson(res, 200, body, 'application/ld+json');
+      });
+      const client = clientFor(server, { pageSize: 10 });
+      assert.equal((await client.readCollection('/users')).length, 30, name);
+      assert.equal(server.requests.length, 3, name);
+      await client.close();
+    }
   });
 
   for (const prefix of ['hydra:', ''] as const) {
@@ -353,12 +366,31 @@ describe('collections against loopback servers', () => {
     });
     assert.equal((await client.readCollection('/users')).length, 24);
     assert.equal(server.requests.length, 10);
+    // Told once per collection path, not on every read.
+    assert.equal((await client.readCollection('/users')).length, 24);
     const warnings = sink.lines().filter((line) => line.level === 40);
     assert.equal(warnings.length, 1, sink.text);
     assert.match(
       String(warnings[0]?.msg),
-      /^collection shorter than the 100 items its first page announced: 24 items on 10 pages read/,
+      /^collection shorter than the 100 items its pages announce: 24 items on 10 pages read/,
     );
+    // Deleted while read: the later pages' totals say so, and that is no stale count.
+    const deleted = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '1');
+      const total = page === 1 ? 100 : 24;
+      sendJson(res, 200, {
+        'hydra:member': all.slice((page - 1) * 10, page * 10),
+        'hydra:totalItems': total,
+      });
+    });
+    const calm = new LogSink();
+    const third = clientFor(deleted, {
+      pageSize: 10,
+      logger: createLogger({ level: 'info', destination: calm }),
+    });
+    assert.equal((await third.readCollection('/users')).length, 24);
+    assert.equal(calm.lines().filter((line) => line.level === 40).length, 0, calm.text);
+    await third.close();
     // A last page emptied by deletions while the list was read (less than a page short) is no warning.
     const shrunk = await loopback((req, res) => {
       const page = Number(req.url.searchParams.get('page') ?? '1');
@@ -811,13 +843,21 @@ describe('requests against loopback servers', () => {
       // Said as what it is: the successor was reached and answered; its address is not to blame.
       assert.match(
         (error as Error).message,
-        /^the successor's answer to GET \/iserv\/idm\/api\/v1\/users\/1 \(200\) broke off before its end \(UND_ERR_SOCKET\)/,
+        /^the successor's answer to GET \/iserv\/idm\/api\/v1\/users\/1 \(200\) broke off or was malformed after its headers \(UND_ERR_SOCKET\)/,
       );
       assert.doesNotMatch((error as Error).message, /could not reach|check successor\.baseUrl/);
       return true;
     });
     assert.equal(server.requests.length, 3);
     await client.close();
+    // Through an injected fetch (Node's own), the same words.
+    const fetching = clientFor(server, { fetch: (input, init) => fetch(input, init), retries: { max: 0 } });
+    await assert.rejects(fetching.request({ method: 'GET', path: '/users/1' }), (error) => {
+      isUpstream('unavailable')(error);
+      assert.match((error as Error).message, /\(200\) broke off or was malformed after its headers/);
+      return true;
+    });
+    await fetching.close();
   });
 
   test('a server that stalls after the headers hits the total timeout', async () => {

@@ -113,15 +113,28 @@ function unusableValueWarning(logger: Logger): UnusableFieldValue {
         field: field.name,
         attribute: field.attribute.join('.'),
         format: field.format,
-        value:
-          typeof value === 'string'
-            ? quoteInput(value)
-            : shorten(String(JSON.stringify(value)), QUOTE_MAX_CHARS),
+        value: unusableValue(value),
         file: resource.file,
       },
       `successor value unusable as a legacy ${field.format}: ${resource.resource}.${field.name} renders as ${field.default === undefined ? 'null' : 'its default'} (told once per field)`,
     );
   };
+}
+
+/**
+ * A value the warning shows: a text quoted, a number as it is, an object or list only by its shape
+ * (the keys it has, its length), not the data it holds, which may be a person's.
+ */
+function unusableValue(value: unknown): string {
+  if (typeof value === 'string') return quoteInput(value);
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 0) return 'an empty object';
+    const named = keys.slice(0, 5).map((key) => quoteInput(key, 40));
+    return `an object with the keys ${named.join(', ')}${keys.length > 5 ? `, … (${keys.length})` : ''}`;
+  }
+  return shorten(String(JSON.stringify(value)), QUOTE_MAX_CHARS);
 }
 
 /** Outcome of a reload: the new profile is live, or the old one stayed live and why. */

@@ -30,7 +30,6 @@ import {
   renderPlan,
   translateWrite,
   type UnusableFieldValue,
-  withoutLegacyId,
 } from './fields.js';
 import { asEntity, type Entity, type IdResolver, referenceUuid } from './ids.js';
 import { PairMemo } from './memo.js';
@@ -50,8 +49,9 @@ interface ExecutorMemo {
   subjectWants: PairMemo<CompiledOperation, readonly string[], readonly string[]>;
   /** The same for a run that cannot roll back (see `mayRollBack`): without the linked items. */
   subjectWantsNoUndo: PairMemo<CompiledOperation, readonly string[], readonly string[]>;
-  /** How a resource renders a field list. */
+  /** How a resource renders a field list, in a write's answer and in a read's (RenderPlan.strict). */
   renders: PairMemo<CompiledResource, readonly string[], RenderPlan>;
+  strictRenders: PairMemo<CompiledResource, readonly string[], RenderPlan>;
 }
 
 function newExecutorMemo(): ExecutorMemo {
@@ -60,6 +60,7 @@ function newExecutorMemo(): ExecutorMemo {
     subjectWants: new PairMemo(),
     subjectWantsNoUndo: new PairMemo(),
     renders: new PairMemo(),
+    strictRenders: new PairMemo(),
   };
 }
 
@@ -262,7 +263,7 @@ export class OperationExecutor {
       // The render plan first (kept for the answer): a field the table cannot read fails here,
       // before any call, never after a write went through (a profile is checked against the
       // fields each operation answers with when it loads; this holds for any list a handler passes).
-      this.#planOf(resource, fields);
+      this.#planOf(resource, fields, false);
       const list = attributesFor(resource, fields);
       return { list, value: attributesValue(this.profile, list) };
     });
@@ -355,7 +356,9 @@ export class OperationExecutor {
       throw error;
     }
     this.ids.remember(op.kind, entity, ticket);
-    const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
+    // Not strict: the caller (SSO) tells a user without its name itself.
+    const plan = this.#planOf(this.#resource(op), fields, false);
+    const [rendered] = await renderEntities(plan, [entity], this.ids, calls);
     return rendered;
   }
 
@@ -400,9 +403,6 @@ export class OperationExecutor {
     this.ids.remember(op.kind, entity, ticket, own, writtenAs);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
-    // A read answers no entity it cannot name; a write's answer says what was done all the same.
-    if (rendered.id === null && op.steps.every((step) => step.method === 'GET'))
-      throw withoutLegacyId(op.kind, entity);
     return { type: 'entity', id: rendered.id, value: rendered.value };
   }
 
@@ -728,10 +728,7 @@ export class OperationExecutor {
           const pages = renderPages(this.#plan(op, fields), collectionPages, this.ids);
           return { type: 'collection-pages', pages: await primed(pages) };
         }
-        const entities = collection ?? [];
-        const rendered = await renderEntities(this.#plan(op, fields), entities, this.ids);
-        const lacking = rendered.findIndex((r) => r.id === null);
-        if (lacking !== -1) throw withoutLegacyId(op.kind, entities[lacking] as Entity);
+        const rendered = await renderEntities(this.#plan(op, fields), collection ?? [], this.ids);
         return { type: 'collection', value: rendered.map((r) => r.value) };
       }
       case 'entity': {
@@ -756,11 +753,13 @@ export class OperationExecutor {
 
   /** How the operation's resource renders `fields`, worked out once per field list. */
   #plan(op: CompiledOperation, fields: readonly string[]): RenderPlan {
-    return this.#planOf(this.#resource(op), fields);
+    // A read's answer is strict (see RenderPlan.strict); a write's is not.
+    return this.#planOf(this.#resource(op), fields, op.steps.every(isRead));
   }
 
-  #planOf(resource: CompiledResource, fields: readonly string[]): RenderPlan {
-    return this.memo.renders.get(resource, fields, () => renderPlan(resource, fields, this.unusable));
+  #planOf(resource: CompiledResource, fields: readonly string[], strict: boolean): RenderPlan {
+    const memo = strict ? this.memo.strictRenders : this.memo.renders;
+    return memo.get(resource, fields, () => renderPlan(resource, fields, this.unusable, strict));
   }
 
   /**
@@ -1215,6 +1214,11 @@ const ITEM_STATE_MESSAGES: Record<ItemState, string> = {
   'rolled back': 'applied, then rolled back',
   kept: 'applied and not rolled back: still in effect',
 };
+
+/** Whether a step only reads. */
+function isRead(step: CompiledStep): boolean {
+  return step.method === 'GET';
+}
 
 /** `{[key]: value}` when the value is defined, else nothing (for optional properties under exactOptionalPropertyTypes). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

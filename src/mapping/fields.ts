@@ -40,6 +40,13 @@ export interface RenderPlan {
   columns: readonly RenderColumn[];
   /** Told about a successor value a field's format cannot render (rendered as null). */
   unusable: UnusableValue | undefined;
+  /**
+   * A read's plan: an entity without its own legacy ID, or a list field sent as no list, fails
+   * (`bad_response`) instead of rendering as `"_id": null` or an empty list. A write's answer is
+   * rendered all the same (the write is done; a 502 would have it sent again), as is the SSO's
+   * read of a token's user (which tells a user without a name itself).
+   */
+  strict: boolean;
 }
 
 /** Told about a successor value of `resource` that a field's format cannot render (see `readValue`). */
@@ -49,7 +56,8 @@ export type UnusableFieldValue = (resource: CompiledResource, field: CompiledFie
 export function renderPlan(
   resource: CompiledResource,
   fields: readonly string[],
-  unusable?: UnusableFieldValue,
+  unusable: UnusableFieldValue | undefined,
+  strict: boolean,
 ): RenderPlan {
   const columns = fields.map((name) => {
     const field = name === LEGACY_ID_FIELD ? undefined : resource.fields.get(name);
@@ -67,8 +75,25 @@ export function renderPlan(
     resource,
     columns,
     unusable: unusable && ((field, value) => unusable(resource, field, value)),
+    strict,
   };
 }
+
+/**
+ * A list field's successor value as a list: a JSON array, or an object whose keys are all array
+ * indices (what PHP writes for an array with gaps, such as a collection an item was removed from:
+ * `{"0": …, "2": …}`), as the list of its values in key order; anything else as it is.
+ */
+function listAt(entity: unknown, attribute: readonly string[]): unknown {
+  const raw = getPath(entity, attribute);
+  if (Array.isArray(raw) || raw === null || typeof raw !== 'object') return raw;
+  const keys = Object.keys(raw);
+  // Integer-like keys come first, in ascending order, in every object's own key order.
+  if (keys.length === 0 || !keys.every((key) => INDEX_KEY.test(key))) return raw;
+  return keys.map((key) => (raw as Record<string, unknown>)[key]);
+}
+
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,8})$/;
 
 /**
  * The kind a `contains` field's items refer to, when a reference (an IRI, a UUID) among them can
@@ -147,10 +172,7 @@ export function renderEntitiesJson(
     const parts: string[] = [];
     for (let from = 0; from < count; from += RENDER_CHUNK) {
       const to = Math.min(count, from + RENDER_CHUNK);
-      const rendered = render(from, to);
-      const lacking = rendered.findIndex((entity) => entity.id === null);
-      if (lacking !== -1) throw withoutLegacyId(plan.resource.kind, entities[from + lacking] as Entity);
-      const text = JSON.stringify(rendered.map((entity) => entity.value));
+      const text = JSON.stringify(render(from, to).map((entity) => entity.value));
       parts.push(text.slice(from === 0 ? 0 : 1, to === count ? text.length : -1));
     }
     return parts.join(',');
@@ -199,7 +221,8 @@ function prepareRender<T>(
       let start = -1;
       let count = SINGLE;
       if (field && kind) {
-        const raw = getPath(entity, field.attribute);
+        const raw =
+          field.many || field.contains ? listAt(entity, field.attribute) : getPath(entity, field.attribute);
         // A contains field waits only for the items that are references (none, usually).
         const refs = field.contains ? containsReferences(field, raw) : raw;
         if (field.many || field.contains) {
@@ -229,7 +252,7 @@ function prepareRender<T>(
 
 /** Phase 3 of rendering: the legacy objects of entities `from` to `to`, every reference's legacy ID known. */
 function renderObjects(
-  { resource, columns, unusable }: RenderPlan,
+  { resource, columns, unusable, strict }: RenderPlan,
   entities: readonly Entity[],
   cells: { ownSlots: readonly number[]; starts: readonly number[]; counts: readonly number[] },
   resolved: ReadonlyMap<CompiledKind, readonly (string | null)[]>,
@@ -242,6 +265,7 @@ function renderObjects(
   for (let e = from; e < to; e++) {
     const entity = entities[e] as Entity;
     const id = legacyAt(resource.kind, cells.ownSlots[e] ?? -1);
+    if (id === null && strict) throw withoutLegacyId(resource.kind, entity);
     const value: Record<string, unknown> = {};
     for (let c = 0; c < width; c++) {
       const { name, field, ref } = columns[c] as RenderColumn;
@@ -259,6 +283,7 @@ function renderObjects(
                 legacyAt,
               ),
             unusable,
+            strict,
           )
         : id;
     }
@@ -295,6 +320,7 @@ function refValue(
 function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): RenderedEntity | undefined {
   const id = ids.legacyAtOnce(plan.resource.kind, entity);
   if (id === undefined) return undefined;
+  if (id === null && plan.strict) throw withoutLegacyId(plan.resource.kind, entity);
   const value: Record<string, unknown> = {};
   for (const { name, field, ref: kind } of plan.columns) {
     if (!field) {
@@ -303,7 +329,7 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
     }
     let ref: unknown;
     if (field.contains && kind) {
-      const references = containsReferences(field, getPath(entity, field.attribute));
+      const references = containsReferences(field, listAt(entity, field.attribute));
       if (references.length > 0) {
         const legacyIds: string[] = [];
         for (const item of references) {
@@ -314,7 +340,7 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
         ref = legacyIds;
       }
     } else if (field.ref) {
-      const raw = getPath(entity, field.attribute);
+      const raw = field.many ? listAt(entity, field.attribute) : getPath(entity, field.attribute);
       if (!field.many) ref = ids.legacyAtOnce(field.ref, raw);
       else if (Array.isArray(raw)) {
         const legacyIds: string[] = [];
@@ -327,7 +353,7 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
       }
       if (ref === undefined && !field.many) return undefined;
     }
-    value[name] = readField(field, entity, ref, plan.unusable);
+    value[name] = readField(field, entity, ref, plan.unusable, plan.strict);
   }
   return { id, value };
 }
@@ -335,25 +361,29 @@ function renderAtOnce(plan: RenderPlan, entity: Entity, ids: IdResolver): Render
 /** The failure of a list field whose successor value is no list. */
 function notAList(field: CompiledField, raw: unknown): UpstreamError {
   const what = typeof raw === 'object' ? 'an object' : `a ${typeof raw}`;
+  // A text may be the link to a sub-resource that serves the list, instead of the list embedded.
+  const link =
+    typeof raw === 'string' && raw.includes('/') ? ' (a link to a sub-resource? ask for it embedded)' : '';
   return new UpstreamError(
     'bad_response',
-    `the successor sent ${field.attribute.join('.')} as ${what}, not as a list, so the legacy field "${field.name}" cannot be read; check the successor's answers against the field table`,
+    `the successor sent ${field.attribute.join('.')} as ${what}${link}, not as a list, so the legacy field "${field.name}" cannot be read; check the successor's answers against the field table`,
   );
 }
 
 /**
- * The failure of a read whose entity has no legacy ID of its own (a natural ID missing or not a
- * text, a UUID missing): answered with `"_id": null` in a list, an integration could not tell it
- * from others, nor ask for it again. (A write's answer is rendered with it as null, and without
- * a `Location`: the write is done, and a 502 would have it sent again.)
+ * The failure of a read whose entity has no legacy ID of its own (a natural ID missing or neither
+ * a text nor a number, a UUID missing): answered with `"_id": null` in a list, an integration
+ * could not tell it from others, nor ask for it again (see RenderPlan.strict). A natural ID left
+ * out entirely is first looked up by the entity's UUID, as a reference without it is: one read
+ * before the failure.
  */
-export function withoutLegacyId(kind: CompiledKind, entity: Entity): UpstreamError {
+function withoutLegacyId(kind: CompiledKind, entity: Entity): UpstreamError {
   const id = kind.id;
   const uuid = referenceUuid(kind, entity);
   const which = uuid === undefined ? '' : ` (${uuid})`;
   const missing =
     id.strategy === 'natural'
-      ? `"${id.attribute.join('.')}", its legacy ID, as a text`
+      ? `"${id.attribute.join('.')}", its legacy ID, as a text or number`
       : `its UUID ("${kind.uuidAttribute.join('.')}" or "@id")`;
   return new UpstreamError(
     'bad_response',
@@ -370,22 +400,21 @@ function readField(
   entity: Entity,
   ref: unknown,
   unusable: UnusableValue | undefined,
+  strict: boolean,
 ): unknown {
   let value: unknown;
-  if (field.many || field.contains) {
-    // A list sent as something else (a text, an object) is not an empty list: rendered as
-    // one, an admin would read as `admin: false` without groups, and an integration that syncs
-    // could take rights away. Null (or no value) is no item.
-    const raw = getPath(entity, field.attribute);
-    if (raw !== null && raw !== undefined && !Array.isArray(raw)) throw notAList(field, raw);
-  }
+  // A list field's value, read once (a reference field's items are in `ref` already).
+  const list = field.many || field.contains ? listAt(entity, field.attribute) : undefined;
+  // A list sent as something else (a text, a number) is not an empty list: rendered as one, an
+  // admin would read as `admin: false` without groups, and an integration that syncs could take
+  // rights away. Null (or no value) is no item.
+  if (strict && list !== null && list !== undefined && !Array.isArray(list)) throw notAList(field, list);
   if (field.ref) {
     value = ref;
   } else if (field.contains) {
-    const raw = getPath(entity, field.attribute);
     const { key, value: wanted } = field.contains;
-    const embedded = Array.isArray(raw) && raw.some((item) => String(getPath(item, key) ?? '') === wanted);
-    if (!embedded && !Array.isArray(ref) && containsReferences(field, raw).length > 0) {
+    const embedded = Array.isArray(list) && list.some((item) => String(getPath(item, key) ?? '') === wanted);
+    if (!embedded && !Array.isArray(ref) && containsReferences(field, list).length > 0) {
       // Never a silent "no": a reference could be the one asked for.
       throw new UpstreamError(
         'bad_response',

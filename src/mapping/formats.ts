@@ -100,8 +100,9 @@ export type UnusableValue = (field: CompiledField, value: unknown) => void;
 
 /**
  * Applies a field's value table and format to a successor value. A value that is not what the
- * format renders (a date in another format, a timestamp out of range, an object for a string) reads as null, so the
- * field's default applies, and `unusable` is told: never a failure, never the raw value.
+ * format renders (a date in another format, a timestamp out of range, an object for a string)
+ * reads as null, so the field's default applies, and `unusable` is told: never a failure, never
+ * the raw value.
  */
 export function readValue(field: CompiledField, value: unknown, unusable?: UnusableValue): unknown {
   if (field.values) return readThroughValues(field.values, value);

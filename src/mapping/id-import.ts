@@ -232,8 +232,7 @@ async function assignedTakeovers(
   for (const kind of new Set(rows.map((row) => row.kind))) {
     const uuidOf = new Map<string, string>();
     const legacyOf = new Map<string, string>();
-    for (const row of await idMap.list(kind)) {
-      if (row.source !== 'assigned') continue;
+    for (const row of await idMap.assigned(kind)) {
       uuidOf.set(row.legacyId, row.uuid);
       legacyOf.set(row.uuid, row.legacyId);
     }

@@ -450,7 +450,7 @@ export class IdResolver {
       if (value === undefined)
         throw new UpstreamError(
           'bad_response',
-          `the successor answered a read of ${kind.label} by ${id.filter} with one without "${id.attribute.join('.')}" (its legacy ID) as a text; check the successor's answers against the mapping profile's ID table`,
+          `the successor answered a read of ${kind.label} by ${id.filter} with one without "${id.attribute.join('.')}" (its legacy ID) as a text or number; check the successor's answers against the mapping profile's ID table`,
         );
       if (wanted.has(value)) out.set(value, item);
     }

@@ -78,6 +78,8 @@ export interface IdMapRepository {
   ): Promise<{ legacyId: string; inserted: boolean }>;
   /** Every row (of one kind, or all), ordered by kind then legacy ID. */
   list(kind?: string): Promise<IdMapRow[]>;
+  /** The legacy IDs and UUIDs of a kind's rows that an assignment rule made (source `assigned`), by legacy ID. */
+  assigned(kind: string): Promise<Pick<IdMapRow, 'legacyId' | 'uuid'>[]>;
   /** Number of rows (of one kind, or all). */
   count(kind?: string): Promise<number>;
   /** Removes one row; false when there was none. */

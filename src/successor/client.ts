@@ -208,6 +208,8 @@ class HttpSuccessorClient implements SuccessorClient {
   readonly #pageConcurrency: number;
   readonly #maxPages: number;
   readonly #paging: CollectionPaging;
+  /** Collection paths whose overstated total was logged already (see CollectionSettings.toldOverstated). */
+  readonly #toldOverstated = new Set<string>();
   readonly #checkPath: (() => string) | undefined;
   readonly #checkPaging: (() => CollectionPaging | undefined) | undefined;
   readonly #accept: string;
@@ -378,6 +380,7 @@ class HttpSuccessorClient implements SuccessorClient {
       ...(options.identity === undefined ? {} : { identity: options.identity }),
       ...(options.standing ? { standing: true } : {}),
       logger: this.#logger,
+      toldOverstated: this.#toldOverstated,
     };
     return { first, fetchPage, settings };
   }

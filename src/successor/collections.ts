@@ -25,6 +25,11 @@ export interface CollectionSettings {
   /** A collection that is always there: a 404 of its first page is `bad_response` (CollectionReadOptions.standing). */
   standing?: boolean;
   logger: Logger;
+  /**
+   * The collection paths whose total that overstates was logged already: once per path and
+   * client (a successor's count that stays too high would otherwise warn on every list read).
+   */
+  toldOverstated?: Set<string>;
 }
 
 type Item = Record<string, unknown>;
@@ -440,13 +445,17 @@ async function* readCountedPages(
       yield* nextPages(first, url, last, read, settings, new VisitedPages(settings.pageParam, counted));
     }
   }
-  // Empty last pages are items deleted while the list was read; more than a page of them is a
-  // total that overstates (a stale count), which costs a call per empty page it announces.
-  if (emptyPage !== undefined && total - listed > perPage)
+  // Empty last pages are items deleted while the list was read (the later pages' totals say so);
+  // a total that still overstates by more than a page, after the last page's, is a stale count,
+  // which costs a call for every empty page it announces.
+  const told = settings.toldOverstated;
+  if (emptyPage !== undefined && before - listed > perPage && !told?.has(first.pathname)) {
+    told?.add(first.pathname);
     settings.logger.warn(
-      { successor: { path: first.pathname, announced: total, listed, pages: pageCount } },
-      `collection shorter than the ${total} items its first page announced: ${listed} items on ${pageCount} pages read; the successor's hydra:totalItems overstates (a stale count, or more than a page of items deleted while the list was read), and every page it announces is read`,
+      { successor: { path: first.pathname, announced: before, listed, pages: pageCount } },
+      `collection shorter than the ${before} items its pages announce: ${listed} items on ${pageCount} pages read; the successor's hydra:totalItems overstates, and every page it announces is read (told once per collection path)`,
     );
+  }
 }
 
 /**
@@ -519,35 +528,40 @@ async function* followNextLinks(
  * The pages read so far by `next` links, to tell a link back to one of them (a loop), which a
  * server may spell differently than it was first read: its parameters in another order (API
  * Platform writes its links from the parsed query) or some left out. A page is known by its path
- * and its parameters in order, and by its page number (`pageParam`; the first page's is 1 when its
- * URL names none): a link to a page number already read is a loop, whatever else it says. A link
- * without a page number (a cursor) is judged by its parameters alone.
+ * and its parameters in order (`has`, `add`); a link to a lower page number (`pageParam`) than
+ * the page it is on goes back, whatever else it says (`goesBack`). Nothing is assumed of the first
+ * page's number (read without one, it may be 0 or 1), nor of links that keep one number (a cursor
+ * next to a constant `page=1`): those are judged by their parameters.
  */
 class VisitedPages {
   readonly #pages = new Set<string>();
-  readonly #numbers = new Set<string>();
 
   constructor(
     readonly pageParam: string,
     pages: readonly URL[],
   ) {
     for (const page of pages) this.add(page);
-    if (pages[0] !== undefined && !pages[0].searchParams.has(pageParam)) this.#numbers.add('1');
   }
 
   get size(): number {
     return this.#pages.size;
   }
 
+  /** Whether a page of these path and parameters (in any order) was read. */
   has(url: URL): boolean {
-    const number = pageNumber(url, this.pageParam);
-    return this.#pages.has(pageKey(url)) || (number !== undefined && this.#numbers.has(number));
+    return this.#pages.has(pageKey(url));
   }
 
+  /** Notes a page read. */
   add(url: URL): void {
     this.#pages.add(pageKey(url));
-    const number = pageNumber(url, this.pageParam);
-    if (number !== undefined) this.#numbers.add(number);
+  }
+
+  /** Whether `link` names a lower page number than `current`, the page it is on. */
+  goesBack(current: URL, link: URL): boolean {
+    const from = pageNumber(current, this.pageParam);
+    const to = pageNumber(link, this.pageParam);
+    return from !== undefined && to !== undefined && to < from;
   }
 }
 
@@ -560,9 +574,9 @@ function pageKey(url: URL): string {
 }
 
 /** The page number a URL names in `pageParam` (`02` is 2), undefined when it names none that is a number. */
-function pageNumber(url: URL, pageParam: string): string | undefined {
+function pageNumber(url: URL, pageParam: string): number | undefined {
   const value = url.searchParams.get(pageParam);
-  return value !== null && /^\d{1,15}$/.test(value) ? String(Number(value)) : undefined;
+  return value !== null && /^\d{1,15}$/.test(value) ? Number(value) : undefined;
 }
 
 /**
@@ -583,7 +597,7 @@ async function* nextPages(
   let next = fromPage.next;
   while (next !== undefined) {
     const url = nextPageUrl(first, current, next, settings.apiBase);
-    if (visited.has(url))
+    if (visited.has(url) || visited.goesBack(current, url))
       throw badPage(current, `links back to a page already read (${url.pathname}${url.search})`);
     if (visited.size >= settings.maxPages) throw tooManyPages(first, settings.maxPages);
     visited.add(url);

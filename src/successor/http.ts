@@ -310,15 +310,19 @@ export class HttpTransport {
     const deadline = new Deadline(this.#settings.totalMs, call.signal);
     const started = performance.now();
     let status: number | undefined;
+    // The answer's status once its headers came (its body may break off after them).
+    let answered = 0;
     try {
-      const result = await this.#fetchOnce(call, deadline.abortSignal());
+      const result = await this.#fetchOnce(call, deadline.abortSignal(), (begun) => {
+        answered = begun;
+      });
       status = result.status;
       return result;
     } catch (error) {
       if (call.signal?.aborted) throw call.signal.reason;
       if (error instanceof UpstreamError) throw error;
       // A fetch does not say whether it got as far as sending: only a failure to connect proves not.
-      throw this.#networkError(call, error, deadline.timedOut, true);
+      throw this.#networkError(call, error, deadline.timedOut, true, answered);
     } finally {
       deadline.clear();
       this.#account(call, attempt, started, status);
@@ -356,7 +360,11 @@ export class HttpTransport {
   }
 
   /** One call through an injected fetch. */
-  async #fetchOnce(call: HttpCall, signal: AbortSignal): Promise<HttpResult> {
+  async #fetchOnce(
+    call: HttpCall,
+    signal: AbortSignal,
+    answered: (status: number) => void,
+  ): Promise<HttpResult> {
     const response = await this.#fetch(call.url.href, {
       method: call.method,
       headers: call.headers,
@@ -364,6 +372,7 @@ export class HttpTransport {
       redirect: 'manual',
       signal,
     });
+    answered(response.status);
     const tooLarge = () => this.#tooLarge(call.source, call.method, call.url.pathname, response.status);
     const { maxResponseBytes } = this.#settings;
     if (Number(response.headers.get('content-length') ?? 0) > maxResponseBytes) {
@@ -419,11 +428,12 @@ export class HttpTransport {
         { ...base, retryable: true },
       );
     }
-    // The successor was reached and began its answer, which then broke off: not an address to check.
+    // The successor was reached and began its answer, which then broke off (or its body could not
+    // be parsed): not an address to check.
     if (answered > 0)
       return new UpstreamError(
         'unavailable',
-        `the successor's answer to ${where} (${answered}) broke off before its end (${code ?? describe(error)}): the connection was closed while its body came; check the IDM API's health and any proxy or load balancer before it`,
+        `the successor's answer to ${where} (${answered}) broke off or was malformed after its headers (${code ?? describe(error)}); check the IDM API's health and any proxy or load balancer before it`,
         { ...base, retryable: true },
       );
     // The pool was closed by the proxy's own shutdown (a call that outlived it): nothing went out.

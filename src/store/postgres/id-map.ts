@@ -258,6 +258,14 @@ export class PostgresIdMapRepository implements IdMapRepository {
     return rows.map(toRow);
   }
 
+  async assigned(kind: string): Promise<Pick<IdMapRow, 'legacyId' | 'uuid'>[]> {
+    const { rows } = await this.db.query<Pick<IdMapRow, 'legacyId' | 'uuid'>>(
+      `SELECT legacy_id AS "legacyId", uuid FROM id_map WHERE kind = $1 AND source = 'assigned' ORDER BY legacy_id COLLATE "C"`,
+      [kind],
+    );
+    return rows;
+  }
+
   async count(kind?: string): Promise<number> {
     const { rows } =
       kind === undefined

@@ -213,6 +213,14 @@ export class SqliteIdMapRepository implements IdMapRepository {
     return rows.map(toRow);
   }
 
+  async assigned(kind: string): Promise<Pick<IdMapRow, 'legacyId' | 'uuid'>[]> {
+    return this.db
+      .prepare(
+        "SELECT legacy_id AS legacyId, uuid FROM id_map WHERE kind = ? AND source = 'assigned' ORDER BY legacy_id",
+      )
+      .all(kind) as Pick<IdMapRow, 'legacyId' | 'uuid'>[];
+  }
+
   async count(kind?: string): Promise<number> {
     const row = (
       kind === undefined
