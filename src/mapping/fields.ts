@@ -403,8 +403,9 @@ function readField(
   strict: boolean,
 ): unknown {
   let value: unknown;
-  // A list field's value, read once (a reference field's items are in `ref` already).
-  const list = field.many || field.contains ? listAt(entity, field.attribute) : undefined;
+  // A list field's value, read once: for `contains`, and for a strict plan's check (a reference
+  // field's items are in `ref` already).
+  const list = field.contains || (strict && field.many) ? listAt(entity, field.attribute) : undefined;
   // A list sent as something else (a text, a number) is not an empty list: rendered as one, an
   // admin would read as `admin: false` without groups, and an integration that syncs could take
   // rights away. Null (or no value) is no item.
