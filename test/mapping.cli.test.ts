@@ -827,12 +827,15 @@ describe('idm-compat ids import / export', () => {
   });
   it('warns about rows that take away an ID the proxy assigned (an integration may hold it), and imports them', async () => {
     const [victim, renumbered, incoming, kept] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const [one, two] = [randomUUID(), randomUUID()];
     const store = openSqliteStore(path.join(dir, 'store.db'));
     try {
       for (const [legacyId, uuid, source] of [
         ['AS-7', victim, 'assigned'],
         ['AS-8', renumbered, 'assigned'],
         ['IM-1', kept, 'import'],
+        ['SW-1', one, 'assigned'],
+        ['SW-2', two, 'assigned'],
       ] as const)
         assert.equal(
           await store.idMap.insert({ kind: 'group', legacyId, uuid, source }, Date.now()),
@@ -850,6 +853,9 @@ describe('idm-compat ids import / export', () => {
         `AS-99,${renumbered}`,
         `IM-1,${randomUUID()}`,
         `AS-8X,${randomUUID()}`,
+        // A swap: each keeps an ID, the other's.
+        `SW-1,${two}`,
+        `SW-2,${one}`,
       ].join('\n'),
     );
     const result = await cli(['ids', 'import', file, '--kind', 'group', '--config', config, '--json']);
@@ -860,11 +866,27 @@ describe('idm-compat ids import / export', () => {
       [
         [
           2,
-          `legacy ID AS-7 was assigned by the proxy to group ${victim}: an integration that holds it names ${incoming} after the import, and ${victim} gets a new ID`,
+          `legacy ID AS-7 was assigned by the proxy to group ${victim}: an integration that holds it names ${incoming} after the import, and ${victim} gets a new ID when next seen`,
         ],
         [
           3,
           `group ${renumbered} has the legacy ID AS-8, assigned by the proxy: it becomes AS-99, and an integration that holds AS-8 no longer reaches it`,
+        ],
+        [
+          6,
+          `legacy ID SW-1 was assigned by the proxy to group ${one}: an integration that holds it names ${two} after the import, and ${one} gets SW-2 (line 7)`,
+        ],
+        [
+          6,
+          `group ${two} has the legacy ID SW-2, assigned by the proxy: it becomes SW-1, and an integration that holds SW-2 no longer reaches it`,
+        ],
+        [
+          7,
+          `legacy ID SW-2 was assigned by the proxy to group ${two}: an integration that holds it names ${one} after the import, and ${two} gets SW-1 (line 6)`,
+        ],
+        [
+          7,
+          `group ${one} has the legacy ID SW-1, assigned by the proxy: it becomes SW-2, and an integration that holds SW-1 no longer reaches it`,
         ],
       ],
       'an imported row changed (line 4) and a new ID (line 5) are no warning',

@@ -331,7 +331,7 @@ describe('successor values a field format cannot render', () => {
       assert.deepEqual(
         warnings(proxy, mark).map((line) => [line.field, line.format, line.value]),
         [
-          ['firstname', 'string', 'an object with the keys "given", "secret"'],
+          ['firstname', 'string', 'an object of 2 keys'],
           ['auxInfo', 'string', 'a list of 2'],
         ],
       );
@@ -383,11 +383,35 @@ describe('successor values a field format cannot render', () => {
         assert.deepEqual(user?.roles, ['ROLE_ADMIN', 'ROLE_TEACHER'], path);
         if (!Array.isArray(gapped.body)) assert.equal(gapped.body.admin, true);
       }
-      // A write is done once its answer comes: that answer is rendered, not refused.
+      // An empty object is an empty list (PHP's empty array with JSON_FORCE_OBJECT).
+      odd = { privileges: {} };
+      const empty = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+      assert.equal(empty.status, 200, empty.text);
+      assert.deepEqual(empty.body.privileges, []);
+      // A write is done once its answer comes: that answer is rendered, not refused, and the
+      // operator is told (once per field).
       odd = { roles: 'ROLE_ADMIN' };
+      const mark = proxy.logSink.lines().length;
       const written = await proxy.call<Json>('POST', '/Entity/User/thomas.becker/link/groups', ['lehrer']);
       assert.equal(written.status, 200, written.text);
       assert.deepEqual([written.body.roles, written.body.admin], [[], false]);
+      assert.deepEqual(
+        warnings(proxy, mark).map((line) => [line.field, line.format, line.value, line.msg]),
+        [
+          [
+            'roles',
+            'list',
+            '"ROLE_ADMIN"',
+            'successor value unusable as a legacy list: user.roles renders as its default (told once per field)',
+          ],
+          [
+            'admin',
+            'list',
+            '"ROLE_ADMIN"',
+            'successor value unusable as a legacy list: user.admin renders as false (told once per field)',
+          ],
+        ],
+      );
     } finally {
       odd = {};
       await proxy.close();

@@ -147,6 +147,60 @@ describe('collections against loopback servers', () => {
     }
   });
 
+  test('a next link that leaves out or changes a parameter of the first page is refused, never followed: another query (a filter dropped) or the first page again', async () => {
+    for (const link of [
+      `${API}/users?itemsPerPage=10`,
+      `${API}/users?itemsPerPage=10&deleted=true&page=2`,
+      `${API}/users?deleted=false&deleted=true&itemsPerPage=10&page=2`,
+    ]) {
+      const server = await loopback((req, res) => {
+        const page = Number(req.url.searchParams.get('page') ?? '1');
+        const view = { next: page === 1 ? `${API}/users?deleted=false&itemsPerPage=10&page=2` : link };
+        sendJson(res, 200, { member: fakeItems(10, (page - 1) * 10), view }, 'application/ld+json');
+      });
+      const client = clientFor(server, { pageSize: 10 });
+      await assert.rejects(
+        client.readCollection('/users', { query: { deleted: 'false' } }),
+        (error: unknown) => {
+          isUpstream('bad_response')(error);
+          assert.match(
+            (error as Error).message,
+            /links its next page to another query \(without the first page's deleted=false\)/,
+            link,
+          );
+          return true;
+        },
+      );
+      assert.equal(server.requests.length, 2, `${link}: not fetched`);
+      await client.close();
+    }
+  });
+
+  test('a server that counts pages from 0 and announces its total: the second page is the one its first page links, none is skipped', async () => {
+    const all = fakeItems(25);
+    const server = await loopback((req, res) => {
+      const page = Number(req.url.searchParams.get('page') ?? '0');
+      const body: Record<string, unknown> = {
+        'hydra:member': all.slice(page * 10, page * 10 + 10),
+        'hydra:totalItems': 25,
+      };
+      if (page < 2) body['hydra:view'] = { 'hydra:next': `${API}/users?itemsPerPage=10&page=${page + 1}` };
+      sendJson(res, 200, body, 'application/ld+json');
+    });
+    const client = clientFor(server, { pageSize: 10 });
+    const items = await client.readCollection('/users');
+    assert.deepEqual(
+      items.map((item) => item['@id']),
+      all.map((item) => item['@id']),
+    );
+    assert.deepEqual(server.requests.map((request) => request.url.searchParams.get('page')).sort(), [
+      '1',
+      '2',
+      null,
+    ]);
+    await client.close();
+  });
+
   test("next links are followed whatever the first page's number, and by their parameters where the number stays (a cursor)", async () => {
     const cases: [string, (page: number) => string][] = [
       // A cursor, no page number.

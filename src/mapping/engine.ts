@@ -107,33 +107,30 @@ function unusableValueWarning(logger: Logger): UnusableFieldValue {
   return (resource, field, value) => {
     if (told.has(field)) return;
     told.add(field);
+    // A list field sent as no list, in a write's answer (a read fails on it).
+    const listField = field.many || field.contains !== undefined;
     logger.warn(
       {
         resource: resource.resource,
         field: field.name,
         attribute: field.attribute.join('.'),
-        format: field.format,
+        format: listField ? 'list' : field.format,
         value: unusableValue(value),
         file: resource.file,
       },
-      `successor value unusable as a legacy ${field.format}: ${resource.resource}.${field.name} renders as ${field.default === undefined ? 'null' : 'its default'} (told once per field)`,
+      `successor value unusable as a legacy ${listField ? 'list' : field.format}: ${resource.resource}.${field.name} renders as ${field.contains ? 'false' : field.default === undefined ? 'null' : 'its default'} (told once per field)`,
     );
   };
 }
 
 /**
- * A value the warning shows: a text quoted, a number as it is, an object or list only by its shape
- * (the keys it has, its length), not the data it holds, which may be a person's.
+ * A value the warning shows: a text quoted, a number as it is, an object or list only by its size,
+ * not the data it holds (its keys included), which may be a person's.
  */
 function unusableValue(value: unknown): string {
   if (typeof value === 'string') return quoteInput(value);
   if (Array.isArray(value)) return `a list of ${value.length}`;
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value);
-    if (keys.length === 0) return 'an empty object';
-    const named = keys.slice(0, 5).map((key) => quoteInput(key, 40));
-    return `an object with the keys ${named.join(', ')}${keys.length > 5 ? `, … (${keys.length})` : ''}`;
-  }
+  if (value !== null && typeof value === 'object') return `an object of ${Object.keys(value).length} keys`;
   return shorten(String(JSON.stringify(value)), QUOTE_MAX_CHARS);
 }
 

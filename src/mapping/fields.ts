@@ -82,14 +82,15 @@ export function renderPlan(
 /**
  * A list field's successor value as a list: a JSON array, or an object whose keys are all array
  * indices (what PHP writes for an array with gaps, such as a collection an item was removed from:
- * `{"0": …, "2": …}`), as the list of its values in key order; anything else as it is.
+ * `{"0": …, "2": …}`; `{}` is none), as the list of its values in key order; anything else as it is.
  */
 function listAt(entity: unknown, attribute: readonly string[]): unknown {
   const raw = getPath(entity, attribute);
   if (Array.isArray(raw) || raw === null || typeof raw !== 'object') return raw;
   const keys = Object.keys(raw);
-  // Integer-like keys come first, in ascending order, in every object's own key order.
-  if (keys.length === 0 || !keys.every((key) => INDEX_KEY.test(key))) return raw;
+  // Integer-like keys come first, in ascending order, in every object's own key order. An empty
+  // object (PHP's empty array with JSON_FORCE_OBJECT) is an empty list.
+  if (!keys.every((key) => INDEX_KEY.test(key))) return raw;
   return keys.map((key) => (raw as Record<string, unknown>)[key]);
 }
 
@@ -403,13 +404,16 @@ function readField(
   strict: boolean,
 ): unknown {
   let value: unknown;
-  // A list field's value, read once: for `contains`, and for a strict plan's check (a reference
-  // field's items are in `ref` already).
-  const list = field.contains || (strict && field.many) ? listAt(entity, field.attribute) : undefined;
+  // A list field's value, read once (a reference field's items are in `ref` already).
+  const list = field.many || field.contains ? listAt(entity, field.attribute) : undefined;
   // A list sent as something else (a text, a number) is not an empty list: rendered as one, an
   // admin would read as `admin: false` without groups, and an integration that syncs could take
-  // rights away. Null (or no value) is no item.
-  if (strict && list !== null && list !== undefined && !Array.isArray(list)) throw notAList(field, list);
+  // rights away. A read fails; a write's answer (the write is done) renders it as none, and the
+  // operator is told, as of a value a format cannot render. Null (or no value) is no item.
+  if (list !== null && list !== undefined && !Array.isArray(list)) {
+    if (strict) throw notAList(field, list);
+    unusable?.(field, list);
+  }
   if (field.ref) {
     value = ref;
   } else if (field.contains) {

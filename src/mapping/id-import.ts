@@ -237,15 +237,23 @@ async function assignedTakeovers(
       legacyOf.set(row.uuid, row.legacyId);
     }
     if (uuidOf.size === 0) continue;
+    // Where the file itself gives a UUID its legacy ID (a swap of two IDs, say).
+    const givenAt = new Map<string, { legacyId: string; line: number }>();
+    rows.forEach((row, index) => {
+      if (row.kind === kind) givenAt.set(row.uuid, { legacyId: row.legacyId, line: lines[index] ?? 0 });
+    });
     rows.forEach((row, index) => {
       if (row.kind !== kind) return;
       const line = lines[index] ?? 0;
       const holder = uuidOf.get(row.legacyId);
-      if (holder !== undefined && holder !== row.uuid)
+      if (holder !== undefined && holder !== row.uuid) {
+        const given = givenAt.get(holder);
+        const then = given ? `gets ${given.legacyId} (line ${given.line})` : 'gets a new ID when next seen';
         found.push({
           line,
-          reason: `legacy ID ${row.legacyId} was assigned by the proxy to ${kind} ${holder}: an integration that holds it names ${row.uuid} after the import, and ${holder} gets a new ID`,
+          reason: `legacy ID ${row.legacyId} was assigned by the proxy to ${kind} ${holder}: an integration that holds it names ${row.uuid} after the import, and ${holder} ${then}`,
         });
+      }
       const had = legacyOf.get(row.uuid);
       if (had !== undefined && had !== row.legacyId)
         found.push({

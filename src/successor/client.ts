@@ -376,6 +376,7 @@ class HttpSuccessorClient implements SuccessorClient {
       concurrency: this.#pageConcurrency,
       maxPages: this.#maxPages,
       pageParam: paging.page,
+      itemsPerPageParam: paging.itemsPerPage,
       ...(Number.isInteger(asked) && asked > 0 ? { pageSize: asked } : {}),
       ...(options.identity === undefined ? {} : { identity: options.identity }),
       ...(options.standing ? { standing: true } : {}),

@@ -18,6 +18,8 @@ export interface CollectionSettings {
   maxPages: number;
   /** The query parameter with the page number (the mapping profile's `successor.paging.page`). */
   pageParam: string;
+  /** The query parameter with the page size (`successor.paging.itemsPerPage`). */
+  itemsPerPageParam?: string;
   /** The page size the first page asked for, when known: a plain array longer than it is unpaginated. */
   pageSize?: number;
   /** Attribute path with the members' UUIDs (the kind's `uuidAttribute`): members are told apart by `@id` or it. */
@@ -383,11 +385,12 @@ async function* readCountedPages(
   if (pageCount > settings.maxPages) throw tooManyPages(first, settings.maxPages);
 
   const firstSignature = firstPage.signature;
+  const pageAt = countedPages(first, firstPage, settings);
   const running = new Map<number, { url: URL; body: Promise<() => unknown> }>();
   let failure: { error: unknown } | undefined;
   let nextNumber = 2;
   const start = (number: number) => {
-    const url = pageUrl(first, number, settings.pageParam);
+    const url = pageAt(number);
     const body = fetch(url);
     // Keep the first failure (the earliest, not the lowest page number); the abort stops the
     // pages still running.
@@ -437,11 +440,11 @@ async function* readCountedPages(
     parsed = undefined;
     // Deleted items shifted the ones after them back, past this page's start (see withShiftedItems).
     yield before < was
-      ? await withShiftedItems(first, { number: number - 1, perPage, was }, read, settings, items, seen)
+      ? await withShiftedItems(pageAt(number - 1), { perPage, was }, read, settings, items, seen)
       : items;
     if (last) {
       const counted = [first];
-      for (let n = 2; n <= pageCount; n++) counted.push(pageUrl(first, n, settings.pageParam));
+      for (let n = 2; n <= pageCount; n++) counted.push(pageAt(n));
       yield* nextPages(first, url, last, read, settings, new VisitedPages(settings.pageParam, counted));
     }
   }
@@ -459,13 +462,31 @@ async function* readCountedPages(
 }
 
 /**
- * Page `number` + 1's items after the collection shrank between the reads of page `number` (of
- * `perPage` items, whose total was `was`) and the next: items were deleted, and an offset pager
- * then shifts the items after them back, so the first items of the next page had moved to the
- * end of page `number` when the next page was read, and neither read held them. Page `number` is
- * read again: what it holds after the last item already passed on (`seen`, by identity) moved in
- * from the next page, and goes before the next page's items (repeats among them are dropped as
- * any repeat is). Deletions behind the read position shift nothing: the page read again holds
+ * The URL of the counted page `n` (1 is `first`, read without a page number). The second page's
+ * number is the one the first page's `next` link names, when it names one (a server that counts
+ * from 0 links `page=1` there), else 2; the others follow it. Reading `page=2` as the second page
+ * of a server that counts from 0 would skip its second page without a word.
+ */
+function countedPages(first: URL, firstPage: PageFacts, settings: CollectionSettings): (n: number) => URL {
+  let second = 2;
+  if (firstPage.next !== undefined) {
+    try {
+      second = pageNumber(new URL(firstPage.next, first), settings.pageParam) ?? 2;
+    } catch {
+      // An unusable link names no number; it is refused where it is followed.
+    }
+  }
+  return (n) => (n === 1 ? first : pageUrl(first, n - 2 + second, settings.pageParam));
+}
+
+/**
+ * The next page's items (`next`) after the collection shrank between the reads of the counted
+ * page at `url` (of `perPage` items, whose total was `was`) and the next: items were deleted, and
+ * an offset pager then shifts the items after them back, so the first items of the next page had
+ * moved to the end of the page at `url` when the next page was read, and neither read held them.
+ * That page is read again: what it holds after the last item already passed on (`seen`, by
+ * identity) moved in from the next page, and goes before the next page's items (repeats among
+ * them are dropped as any repeat is). Deletions behind the read position shift nothing: the page read again holds
  * what it held, and adds nothing. One that holds none of the items passed on moved by a page or
  * more: all of it is new when no more than a page was deleted since (the total says so); after
  * more, what moved further back is out of reach: a 502, and the next request reads the list anew.
@@ -473,14 +494,13 @@ async function* readCountedPages(
  * the total as it was cannot be told from no change; see docs/mappings.md.)
  */
 async function withShiftedItems(
-  first: URL,
-  { number, perPage, was }: { number: number; perPage: number; was: number },
+  url: URL,
+  { perPage, was }: { perPage: number; was: number },
   read: (url: URL) => Promise<PageFacts>,
   settings: CollectionSettings,
   next: Parcel<Item[]>,
   seen: (key: string) => boolean,
 ): Promise<Parcel<Item[]>> {
-  const url = number === 1 ? first : pageUrl(first, number, settings.pageParam);
   const again = await read(url);
   const items = again.items.take();
   let lastSeen = -1;
@@ -596,7 +616,7 @@ async function* nextPages(
   let current = from;
   let next = fromPage.next;
   while (next !== undefined) {
-    const url = nextPageUrl(first, current, next, settings.apiBase);
+    const url = nextPageUrl(first, current, next, settings);
     if (visited.has(url) || visited.goesBack(current, url))
       throw badPage(current, `links back to a page already read (${url.pathname}${url.search})`);
     if (visited.size >= settings.maxPages) throw tooManyPages(first, settings.maxPages);
@@ -619,7 +639,7 @@ async function* nextPages(
  * query may differ. Our token (or anything) never goes to a host or path the configuration did not
  * name, and another collection's members never join this one.
  */
-function nextPageUrl(first: URL, current: URL, next: string, apiBase: ApiBase): URL {
+function nextPageUrl(first: URL, current: URL, next: string, settings: CollectionSettings): URL {
   let url: URL;
   try {
     url = new URL(next, current);
@@ -627,7 +647,7 @@ function nextPageUrl(first: URL, current: URL, next: string, apiBase: ApiBase): 
     throw badPage(current, `has an unusable next link ${JSON.stringify(next)}`);
   }
   try {
-    url = new URL(resolveTarget(apiBase, url.href, undefined).href);
+    url = new URL(resolveTarget(settings.apiBase, url.href, undefined).href);
   } catch (error) {
     if (error instanceof UpstreamError)
       throw badPage(current, `links its next page to another origin (${url.origin}); refusing to follow it`);
@@ -638,7 +658,30 @@ function nextPageUrl(first: URL, current: URL, next: string, apiBase: ApiBase): 
       current,
       `links its next page to another path (${url.pathname}, not ${first.pathname}); refusing to follow it`,
     );
+  const dropped = droppedParameter(first, url, settings);
+  if (dropped !== undefined)
+    throw badPage(
+      current,
+      `links its next page to another query (without the first page's ${dropped}); refusing to follow it`,
+    );
   return url;
+}
+
+/**
+ * A parameter of the first page's query (a filter, the attributes asked for) that `link` leaves
+ * out or changes, as `name=value`; the page number and size are the server's to set. A link
+ * without a filter reads another collection (soft-deleted users among the active ones), and one
+ * back to the first page in another spelling would read it again.
+ */
+function droppedParameter(first: URL, link: URL, settings: CollectionSettings): string | undefined {
+  for (const name of new Set(first.searchParams.keys())) {
+    if (name === settings.pageParam || name === settings.itemsPerPageParam) continue;
+    const wanted = first.searchParams.getAll(name).sort();
+    const given = link.searchParams.getAll(name).sort();
+    if (wanted.length !== given.length || wanted.some((value, i) => value !== given[i]))
+      return `${name}=${wanted.join(',')}`;
+  }
+  return undefined;
 }
 
 /**
