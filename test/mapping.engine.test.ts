@@ -262,15 +262,19 @@ describe('successor values a field format cannot render', () => {
     const out = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withOddValues(v)]));
     return out.user === 'thomas.becker' ? { ...out, ...odd } : out;
   };
-  const oddFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    const url = input instanceof Request ? input.url : String(input);
-    if (!new URL(url).pathname.includes('/users') || !response.ok) return response;
-    const headers = new Headers(response.headers);
-    headers.delete('content-length');
-    const body = JSON.stringify(withOddValues(await response.json()));
-    return new Response(body, { status: response.status, headers });
-  };
+  /** A fetch whose successful answers on paths `applies` to have their JSON body rewritten. */
+  const rewriting =
+    (applies: (pathname: string) => boolean, rewrite: (body: unknown) => unknown): typeof fetch =>
+    async (input, init) => {
+      const response = await fetch(input, init);
+      const url = input instanceof Request ? input.url : String(input);
+      if (!applies(new URL(url).pathname) || !response.ok) return response;
+      const headers = new Headers(response.headers);
+      headers.delete('content-length');
+      const body = JSON.stringify(rewrite(await response.json()));
+      return new Response(body, { status: response.status, headers });
+    };
+  const oddFetch = rewriting((pathname) => pathname.includes('/users'), withOddValues);
   const warnings = (proxy: UserProxy, from: number) =>
     proxy.logSink
       .lines()
@@ -447,17 +451,15 @@ describe('successor values a field format cannot render', () => {
 
   it('an entity without its legacy ID: a role list (answered whole) and a read by a UUID ID are 502s too', async () => {
     // A role without its key in the role list.
-    const roleFetch: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      const url = input instanceof Request ? input.url : String(input);
-      if (!new URL(url).pathname.endsWith('/roles') || !response.ok) return response;
-      const headers = new Headers(response.headers);
-      headers.delete('content-length');
-      const body = (await response.json()) as Record<string, Json[]>;
-      for (const list of Object.values(body))
-        if (Array.isArray(list)) for (const item of list) if (item.role === 'ROLE_TEACHER') delete item.role;
-      return new Response(JSON.stringify(body), { status: response.status, headers });
-    };
+    const roleFetch = rewriting(
+      (pathname) => pathname.endsWith('/roles'),
+      (body) => {
+        for (const list of Object.values(body as Record<string, Json[]>))
+          if (Array.isArray(list))
+            for (const item of list) if (item.role === 'ROLE_TEACHER') delete item.role;
+        return body;
+      },
+    );
     const roles = await startUserProxy({ successorFetch: roleFetch });
     try {
       const mark = roles.logSink.lines().length;
