@@ -486,8 +486,8 @@ function countedPages(first: URL, firstPage: PageFacts, settings: CollectionSett
  * moved to the end of the page at `url` when the next page was read, and neither read held them.
  * That page is read again: what it holds after the last item already passed on (`seen`, by
  * identity) moved in from the next page, and goes before the next page's items (repeats among
- * them are dropped as any repeat is). Deletions behind the read position shift nothing: the page read again holds
- * what it held, and adds nothing. One that holds none of the items passed on moved by a page or
+ * them are dropped as any repeat is). Deletions behind the read position shift nothing: the page
+ * read again holds what it held, and adds nothing. One that holds none of the items passed on moved by a page or
  * more: all of it is new when no more than a page was deleted since (the total says so); after
  * more, what moved further back is out of reach: a 502, and the next request reads the list anew.
  * So is a page whose items have no identity to tell them by. (Inserts and deletions that leave
@@ -635,9 +635,10 @@ async function* nextPages(
 
 /**
  * Where a `next` link of `current` leads, checked as every successor call is (resolveTarget: the
- * successor's origin, below the API base path) and then to be the first page's path: only the
- * query may differ. Our token (or anything) never goes to a host or path the configuration did not
- * name, and another collection's members never join this one.
+ * successor's origin, below the API base path) and then to be the first page's path with the first
+ * page's query (see `droppedParameter`): only the page number and size, and parameters it adds (a
+ * cursor), may differ. Our token (or anything) never goes to a host or path the configuration did
+ * not name, and another collection's members never join this one.
  */
 function nextPageUrl(first: URL, current: URL, next: string, settings: CollectionSettings): URL {
   let url: URL;
