@@ -4,7 +4,7 @@ import { DASHBOARD_PATH, DOCS_FOLDER, HEALTH_PATHS, SSO_PATHS } from './config/f
 import { legacyBodyLimit } from './http/body-limit.js';
 import { compileDeprecation } from './http/deprecation.js';
 import { operatorDetails, renderLegacyError, toLegacyError } from './http/errors.js';
-import { isFailureStatus, LegacyError } from './http/legacy-error.js';
+import { isFailureStatus, noSuchPath } from './http/legacy-error.js';
 import { type FixedRoutes, requestPipeline } from './http/pipeline.js';
 import { requestLog } from './http/request-log.js';
 import { createTranslator } from './http/translator.js';
@@ -14,7 +14,6 @@ import { createLegacyDocs } from './legacy/docs/index.js';
 import { OperationTable } from './legacy/operation-table.js';
 import { LEGACY_OPERATIONS } from './legacy/operations.js';
 import { serializeError } from './lib/logger.js';
-import { quoteInput } from './lib/quote.js';
 import { withoutSecrets } from './lib/redact.js';
 import { registerDashboard } from './ops/dashboard.js';
 import { registerHealth } from './ops/health.js';
@@ -80,7 +79,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route(basePath, createLegacyDocs(LEGACY_OPERATIONS, { basePath, namespaces }));
   app.all(`${basePath}/*`, createLegacyDispatch(createTranslator(services, runOperation)));
 
-  app.notFound((c) => renderLegacyError(c, new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`)));
+  app.notFound((c) => renderLegacyError(c, noSuchPath(c.req.path)));
   app.onError((error, c) => {
     const legacy = toLegacyError(error, { requestId: c.get('requestId'), method: c.req.method });
     if (isFailureStatus(legacy.status)) {

@@ -275,6 +275,19 @@ describe('successor values a field format cannot render', () => {
       return new Response(body, { status: response.status, headers });
     };
   const oddFetch = rewriting((pathname) => pathname.includes('/users'), withOddValues);
+  /** Runs `test` against a proxy whose successor sends `odd`, which is cleared afterwards. */
+  const withOddProxy = async (
+    test: (proxy: UserProxy) => Promise<void>,
+    options: { copyProfile?: boolean } = {},
+  ) => {
+    const proxy = await startUserProxy({ ...options, successorFetch: oddFetch });
+    try {
+      await test(proxy);
+    } finally {
+      odd = {};
+      await proxy.close();
+    }
+  };
   const warnings = (proxy: UserProxy, from: number) =>
     proxy.logSink
       .lines()
@@ -282,48 +295,46 @@ describe('successor values a field format cannot render', () => {
       .filter((line) => String(line.msg).startsWith('successor value unusable'));
 
   it('render as null (or the field default), never a 500 or the raw value; the operator is told once per field', async () => {
-    const proxy = await startUserProxy({ copyProfile: true, successorFetch: oddFetch });
-    try {
-      odd = { created: 1e20, lastLogin: 9e15 };
-      const mark = proxy.logSink.lines().length;
-      const list = await proxy.call<Json[]>('GET', '/Entity/User');
-      assert.equal(list.status, 200, list.text);
-      const listed = list.body.find((user) => user._id === 'thomas.becker');
-      assert.equal(listed?.created, null);
-      const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
-      assert.equal(one.status, 200, one.text);
-      assert.deepEqual([one.body.created, one.body.lastlogin], [null, null]);
+    await withOddProxy(
+      async (proxy) => {
+        odd = { created: 1e20, lastLogin: 9e15 };
+        const mark = proxy.logSink.lines().length;
+        const list = await proxy.call<Json[]>('GET', '/Entity/User');
+        assert.equal(list.status, 200, list.text);
+        const listed = list.body.find((user) => user._id === 'thomas.becker');
+        assert.equal(listed?.created, null);
+        const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+        assert.equal(one.status, 200, one.text);
+        assert.deepEqual([one.body.created, one.body.lastlogin], [null, null]);
 
-      odd = { created: '25.12.2024', lastLogin: '2024-01-01 08:00:00 CET' };
-      const text = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
-      assert.deepEqual([text.body.created, text.body.lastlogin], [null, null]);
-      const told = warnings(proxy, mark);
-      assert.deepEqual(
-        told.map((line) => [line.level, line.field, line.attribute, line.format, line.value]),
-        [
-          [40, 'created', 'created', 'date', '100000000000000000000'],
-          [40, 'lastlogin', 'lastLogin', 'date-time', '9000000000000000'],
-        ],
-        'one warning per field, however many reads and values',
-      );
+        odd = { created: '25.12.2024', lastLogin: '2024-01-01 08:00:00 CET' };
+        const text = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+        assert.deepEqual([text.body.created, text.body.lastlogin], [null, null]);
+        const told = warnings(proxy, mark);
+        assert.deepEqual(
+          told.map((line) => [line.level, line.field, line.attribute, line.format, line.value]),
+          [
+            [40, 'created', 'created', 'date', '100000000000000000000'],
+            [40, 'lastlogin', 'lastLogin', 'date-time', '9000000000000000'],
+          ],
+          'one warning per field, however many reads and values',
+        );
 
-      // A documented default is what such a value renders as.
-      const fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
-      const table = JSON.parse(readFileSync(fieldsFile, 'utf8'));
-      table.fields.created.default = '1970-01-01';
-      writeFileSync(fieldsFile, JSON.stringify(table, null, 2));
-      assert.equal(proxy.mappings.reload().ok, true);
-      const withDefault = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
-      assert.equal(withDefault.body.created, '1970-01-01');
-    } finally {
-      odd = {};
-      await proxy.close();
-    }
+        // A documented default is what such a value renders as.
+        const fieldsFile = path.join(proxy.profileDir, 'fields', 'user.json');
+        const table = JSON.parse(readFileSync(fieldsFile, 'utf8'));
+        table.fields.created.default = '1970-01-01';
+        writeFileSync(fieldsFile, JSON.stringify(table, null, 2));
+        assert.equal(proxy.mappings.reload().ok, true);
+        const withDefault = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
+        assert.equal(withDefault.body.created, '1970-01-01');
+      },
+      { copyProfile: true },
+    );
   });
 
-  it('a string field: a number or boolean as its text, an object or list as null with the warning (its shape, not its data), never JSON text', async () => {
-    const proxy = await startUserProxy({ successorFetch: oddFetch });
-    try {
+  it('a string field: a number or boolean as its text, an object or list as null with the warning (its size, not its data), never JSON text', async () => {
+    await withOddProxy(async (proxy) => {
       odd = { firstname: { given: 'x', secret: 'y' }, auxInfo: [1, 2], lastname: 42, type: true };
       const mark = proxy.logSink.lines().length;
       const one = await proxy.call<Json>('GET', '/Entity/User/thomas.becker');
@@ -339,10 +350,7 @@ describe('successor values a field format cannot render', () => {
           ['auxInfo', 'string', 'a list of 2'],
         ],
       );
-    } finally {
-      odd = {};
-      await proxy.close();
-    }
+    });
   });
 
   /** The `request failed` lines' errors after line `from`, as text. */
@@ -354,8 +362,7 @@ describe('successor values a field format cannot render', () => {
       .map((line) => JSON.stringify(line.err));
 
   it("a list field sent as no list is a 502 of a read naming the attribute, never an empty list or admin: false; null is no item, PHP's array with gaps is a list, a write's answer renders", async () => {
-    const proxy = await startUserProxy({ successorFetch: oddFetch });
-    try {
+    await withOddProxy(async (proxy) => {
       for (const [value, what] of [
         ['ROLE_ADMIN', 'a string, not'],
         ['/iserv/idm/api/v1/users/x/roles', 'a string (a link to a sub-resource? ask for it embedded), not'],
@@ -416,15 +423,11 @@ describe('successor values a field format cannot render', () => {
           ],
         ],
       );
-    } finally {
-      odd = {};
-      await proxy.close();
-    }
+    });
   });
 
   it('an entity without its legacy ID is a 502 of a read, in a list and read by its ID, never "_id": null or a 404', async () => {
-    const proxy = await startUserProxy({ successorFetch: oddFetch });
-    try {
+    await withOddProxy(async (proxy) => {
       for (const value of [null, undefined, { first: 'thomas' }]) {
         odd = { user: value };
         let mark = proxy.logSink.lines().length;
@@ -443,10 +446,7 @@ describe('successor values a field format cannot render', () => {
           /answered a read of user by user with one without \\"user\\" \(its legacy ID\)/,
         );
       }
-    } finally {
-      odd = {};
-      await proxy.close();
-    }
+    });
   });
 
   it('an entity without its legacy ID: a role list (answered whole) and a read by a UUID ID are 502s too', async () => {
@@ -470,25 +470,24 @@ describe('successor values a field format cannot render', () => {
       await roles.close();
     }
     // Users by UUID: one that comes without its UUID (`hexUuid` and `@id`) cannot be named.
-    const proxy = await startUserProxy({ copyProfile: true, successorFetch: oddFetch });
-    try {
-      const idsFile = path.join(proxy.profileDir, 'ids.json');
-      const table = JSON.parse(readFileSync(idsFile, 'utf8'));
-      table.kinds.user = { strategy: 'uuid' };
-      writeFileSync(idsFile, JSON.stringify(table, null, 2));
-      assert.equal(proxy.mappings.reload().ok, true);
-      const listed = await proxy.call<Json[]>('GET', '/Entity/User');
-      const id = listed.body.find((user) => user.username === 'thomas.becker')?._id;
-      assert.equal(typeof id, 'string', listed.text);
-      odd = { hexUuid: undefined, '@id': undefined };
-      const mark = proxy.logSink.lines().length;
-      const one = await proxy.call<Json>('GET', `/Entity/User/${String(id)}`);
-      assert.equal(one.status, 502, one.text);
-      assert.match(failures(proxy, mark).join('\n'), /the successor sent a user without its UUID/);
-    } finally {
-      odd = {};
-      await proxy.close();
-    }
+    await withOddProxy(
+      async (proxy) => {
+        const idsFile = path.join(proxy.profileDir, 'ids.json');
+        const table = JSON.parse(readFileSync(idsFile, 'utf8'));
+        table.kinds.user = { strategy: 'uuid' };
+        writeFileSync(idsFile, JSON.stringify(table, null, 2));
+        assert.equal(proxy.mappings.reload().ok, true);
+        const listed = await proxy.call<Json[]>('GET', '/Entity/User');
+        const id = listed.body.find((user) => user.username === 'thomas.becker')?._id;
+        assert.equal(typeof id, 'string', listed.text);
+        odd = { hexUuid: undefined, '@id': undefined };
+        const mark = proxy.logSink.lines().length;
+        const one = await proxy.call<Json>('GET', `/Entity/User/${String(id)}`);
+        assert.equal(one.status, 502, one.text);
+        assert.match(failures(proxy, mark).join('\n'), /the successor sent a user without its UUID/);
+      },
+      { copyProfile: true },
+    );
   });
 });
 

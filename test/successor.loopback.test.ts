@@ -409,8 +409,8 @@ describe('collections against loopback servers', () => {
 
   test('a totalItems that overstates by more than a page: the items there are, every announced page read, and a warning', async () => {
     const all = fakeItems(24);
-    /** The 24 items 10 a page, each page announcing `totalOf(page)`; the warnings of a read through it. */
-    const read = async (totalOf: (page: number) => number, reads = 1) => {
+    /** The 24 items 10 a page, each page announcing `totalOf(page)`; the warnings of reads of `paths` through it. */
+    const read = async (totalOf: (page: number) => number, paths = ['/users']) => {
       const server = await loopback((req, res) => {
         const page = Number(req.url.searchParams.get('page') ?? '1');
         const member = all.slice((page - 1) * 10, page * 10);
@@ -421,13 +421,21 @@ describe('collections against loopback servers', () => {
         pageSize: 10,
         logger: createLogger({ level: 'info', destination: sink }),
       });
-      for (let i = 0; i < reads; i++) assert.equal((await client.readCollection('/users')).length, 24);
+      for (const path of paths) assert.equal((await client.readCollection(path)).length, 24);
       await client.close();
       return { requests: server.requests.length, warnings: sink.lines().filter((line) => line.level === 40) };
     };
-    // Read twice: told once per collection path, not on every read.
-    const stale = await read(() => 100, 2);
+    // Read twice: told once per collection route, not on every read, nor once per entity's collection.
+    const stale = await read(() => 100, ['/users', '/users']);
     assert.equal(stale.requests, 20, 'every announced page, each time');
+    const perEntity = await read(
+      () => 100,
+      [
+        '/users/3f2a9c1e-0b7d-4e55-9a61-2c8d4f7b1e90/groups',
+        '/users/7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f/groups',
+      ],
+    );
+    assert.equal(perEntity.warnings.length, 1, JSON.stringify(perEntity.warnings));
     assert.equal(stale.warnings.length, 1, JSON.stringify(stale.warnings));
     assert.match(
       String(stale.warnings[0]?.msg),

@@ -1,3 +1,5 @@
+import { quoteInput } from '../lib/quote.js';
+
 /** Status codes the legacy surface answers with on error. */
 export type LegacyStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 501 | 502 | 503 | 504;
 
@@ -30,6 +32,17 @@ export class LegacyError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The 404 of a path that names nothing, the same everywhere (the legacy surface, the docs, the
+ * proxy's own paths). `withoutSlash`: the path without its trailing slash, when that one names an
+ * operation (the seed's paths have none, and neither do the proxy's: a slash answered as its path
+ * would hide the client's mistake, and a redirect is not followed by every client, nor for a write).
+ */
+export function noSuchPath(path: string, withoutSlash?: string): LegacyError {
+  const hint = withoutSlash === undefined ? '' : ` (without the trailing slash: ${quoteInput(withoutSlash)})`;
+  return new LegacyError(404, `No such path: ${quoteInput(path)}${hint}`);
 }
 
 /**

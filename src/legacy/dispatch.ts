@@ -1,11 +1,10 @@
 import type { Context, Handler } from 'hono';
 import { answerOut, cutAnswer } from '../http/answer-out.js';
-import { LegacyError, methodNotAllowed } from '../http/legacy-error.js';
+import { LegacyError, methodNotAllowed, noSuchPath } from '../http/legacy-error.js';
 import { legacyLinkOrigin } from '../http/public-url.js';
 import { requestHeader } from '../http/request-headers.js';
 import { requestLog } from '../http/request-log.js';
 import type { Translator } from '../http/translator.js';
-import { quoteInput } from '../lib/quote.js';
 import { secretStrings, withoutSecrets } from '../lib/redact.js';
 import { answerBody, recordedAnswer, recordedLocation, recordedRequest } from '../migration/exchange.js';
 import { type ForwardedRequest, timedOut, type UpstreamAnswer } from '../migration/legacy-upstream.js';
@@ -37,17 +36,6 @@ export function createLegacyDispatch(translator: Translator): Handler<AppEnv> {
     if (mode === 'shadow') return shadowed(c, services, match.matched, translator);
     return runOperation(c, match.matched);
   };
-}
-
-/**
- * The 404 of a path below the base path that names no operation; one that does without its
- * trailing slash says so (the seed's paths have none, and neither do the proxy's: a slash
- * answered as its path would hide the client's mistake, and a redirect is not followed by every
- * client, nor for a write).
- */
-function noSuchPath(path: string, withoutSlash: string | undefined): LegacyError {
-  const hint = withoutSlash === undefined ? '' : ` (without the trailing slash: ${quoteInput(withoutSlash)})`;
-  return new LegacyError(404, `No such path: ${quoteInput(path)}${hint}`);
 }
 
 /** Runs an operation's translation: input validated by its schemas, then its handler. */

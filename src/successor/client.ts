@@ -208,7 +208,7 @@ class HttpSuccessorClient implements SuccessorClient {
   readonly #pageConcurrency: number;
   readonly #maxPages: number;
   readonly #paging: CollectionPaging;
-  /** Collection paths whose overstated total was logged already (see CollectionSettings.toldOverstated). */
+  /** Collection routes whose overstated total was logged already (see CollectionSettings.toldOverstated). */
   readonly #toldOverstated = new Set<string>();
   readonly #checkPath: (() => string) | undefined;
   readonly #checkPaging: (() => CollectionPaging | undefined) | undefined;

@@ -1,4 +1,5 @@
 import type { Logger } from '../lib/logger.js';
+import { successorRoute } from '../observe/observer.js';
 import { asStandingCollectionError, UpstreamError } from './errors.js';
 import { type ApiBase, resolveTarget } from './targets.js';
 
@@ -28,8 +29,9 @@ export interface CollectionSettings {
   standing?: boolean;
   logger: Logger;
   /**
-   * The collection paths whose total that overstates was logged already: once per path and
-   * client (a successor's count that stays too high would otherwise warn on every list read).
+   * The collection routes (`successorRoute`: IDs as `{id}`, so the set stays bounded) whose total
+   * that overstates was logged already: once per route and client (a successor's count that stays
+   * too high would otherwise warn on every list read).
    */
   toldOverstated?: Set<string>;
 }
@@ -451,12 +453,14 @@ async function* readCountedPages(
   // Empty last pages are items deleted while the list was read (the later pages' totals say so);
   // a total that still overstates by more than a page, after the last page's, is a stale count,
   // which costs a call for every empty page it announces.
+  if (emptyPage === undefined || before - listed <= perPage) return;
   const told = settings.toldOverstated;
-  if (emptyPage !== undefined && before - listed > perPage && !told?.has(first.pathname)) {
-    told?.add(first.pathname);
+  const route = successorRoute(first.pathname);
+  if (!told?.has(route)) {
+    told?.add(route);
     settings.logger.warn(
       { successor: { path: first.pathname, announced: before, listed, pages: pageCount } },
-      `collection shorter than the ${before} items its pages announce: ${listed} items on ${pageCount} pages read; the successor's hydra:totalItems overstates, and every page it announces is read (told once per collection path)`,
+      `collection shorter than the ${before} items its pages announce: ${listed} items on ${pageCount} pages read; the successor's hydra:totalItems overstates, and every page it announces is read (told once per collection route)`,
     );
   }
 }

@@ -3,9 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono } from 'hono';
 import { DOCS_FOLDER } from '../../config/fixed-paths.js';
-import { LegacyError } from '../../http/legacy-error.js';
+import { noSuchPath } from '../../http/legacy-error.js';
 import { answerWrongMethods } from '../../http/wrong-method.js';
-import { quoteInput } from '../../lib/quote.js';
 import type { AppEnv } from '../../services.js';
 import type { LegacyOperation } from '../operation.js';
 import { buildOpenApiDocument, type LegacyDocsOptions } from './openapi.js';
@@ -74,7 +73,7 @@ export function createLegacyDocs(
   // the method: 404, as everywhere else.
   answerWrongMethods(docs);
   docs.all(`${ROOT}/*`, (c) => {
-    throw new LegacyError(404, `No such path: ${quoteInput(c.req.path)}`);
+    throw noSuchPath(c.req.path);
   });
   return docs;
 }
