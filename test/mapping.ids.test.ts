@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../src/lib/clock.js';
 import type { CompiledKind } from '../src/mapping/compile.js';
 import { IdCache } from '../src/mapping/id-cache.js';
+import { openSqliteConnection } from '../src/store/sqlite/database.js';
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite/index.js';
 import { tempDir } from './temp-dir.js';
 import { startUserProxy, type UserProxy } from './user-helpers.js';
@@ -391,6 +392,80 @@ describe('natural IDs: two renames of one entity whose calls overlap', () => {
     assert.equal(group.status, 200, group.text);
     assert.deepEqual([group.body.name, group.body.deleted], ['AG Robotik', null]);
     assert.ok(!group.body.users.includes('mia.fischer'), group.text);
+  });
+});
+
+describe('natural IDs: a rename through another replica sharing the store', () => {
+  let first: UserProxy;
+  let second: UserProxy;
+
+  before(async () => {
+    first = await startUserProxy();
+    second = await startUserProxy({ replicaOf: first });
+  });
+  after(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it('is not trusted by the other replica once answered: its writes by the old ID are a 404 and change nothing', async () => {
+    // Both replicas resolve the group and cache it: the second's writes would trust its UUID unread.
+    for (const replica of [first, second])
+      assert.equal((await replica.call('GET', '/Entity/Group/klasse.5a')).status, 200, 'cached');
+    const renamed = await first.call('PUT', '/Entity/Group/klasse.5a', { account: 'klasse.5a.alt' });
+    assert.equal(renamed.status, 200, renamed.text);
+
+    // Without the names version the second replica's cache sent these to the renamed group.
+    const linked = await second.call('POST', '/Entity/User/thomas.becker/link/groups', ['klasse.5a']);
+    assert.equal(linked.status, 400, linked.text);
+    const put = await second.call('PUT', '/Entity/Group/klasse.5a', { name: 'Not this group' });
+    assert.equal(put.status, 404, put.text);
+    const removed = await second.call('DELETE', '/Entity/Group/klasse.5a');
+    assert.equal(removed.status, 404, removed.text);
+    const group = await first.call<{ name: string; deleted: unknown; users: string[] }>(
+      'GET',
+      '/Entity/Group/klasse.5a.alt',
+    );
+    assert.deepEqual([group.body.name, group.body.deleted], ['Klasse 5a', null], group.text);
+    assert.ok(!group.body.users.includes('thomas.becker'), group.text);
+  });
+
+  it("keeps the renaming replica's own cache: its next write by the new ID is the one PATCH", async () => {
+    assert.equal((await first.call('GET', '/Entity/Group/klasse.7b')).status, 200, 'cached');
+    const renamed = await first.call('PUT', '/Entity/Group/klasse.7b', { account: 'klasse.7b.alt' });
+    assert.equal(renamed.status, 200, renamed.text);
+    first.resetCounts();
+    const put = await first.call('PUT', '/Entity/Group/klasse.7b.alt', { name: 'Klasse 7b neu' });
+    assert.equal(put.status, 200, put.text);
+    assert.deepEqual(first.apiCalls(), { 'PATCH /groups/{id}': 1 });
+  });
+
+  // Last: it takes the names version's table away.
+  it('without a names version to read or move: the rename stands with a warning, and a write trusts nothing cached', async () => {
+    assert.equal((await second.call('GET', '/Entity/Group/schueler')).status, 200, 'cached');
+    const other = openSqliteConnection(path.join(first.dir, 'store.db'));
+    try {
+      other.exec('DROP TABLE id_names_version');
+    } finally {
+      other.close();
+    }
+    const renamed = await first.call('PUT', '/Entity/Group/schueler', { account: 'schueler.alt' });
+    assert.equal(renamed.status, 200, renamed.text);
+    const told = first.logSink
+      .lines()
+      .find((line) => line.level === 40 && String(line.msg).includes('renamed'));
+    assert.match(
+      String(told?.msg),
+      /could not tell the other processes sharing the store that group "schueler" was renamed/,
+    );
+    second.resetCounts();
+    const put = await second.call('PUT', '/Entity/Group/schueler', { name: 'Not this group' });
+    assert.equal(put.status, 404, put.text);
+    assert.deepEqual(second.apiCalls(), { 'GET /groups': 1 }, 'resolved by the successor');
+    assert.ok(
+      second.logSink.lines().some((line) => String(line.msg).includes('could not read the names version')),
+    );
+    assert.equal(second.sandbox.data.groupByAccount('schueler.alt')?.name, 'Schüler');
   });
 });
 

@@ -580,6 +580,16 @@ function storeContract(backend: Backend): void {
         assert.deepEqual(rows, sorted);
         assert.equal(await store.idMap.count(), rows.length);
       });
+
+      it('moves the names version on by one per bump, as every store on the same backing reads it at once', async () => {
+        const other = await open();
+        const start = await store.idMap.namesVersion();
+        assert.equal(await other.idMap.namesVersion(), start);
+        assert.equal(await other.idMap.bumpNamesVersion(), start + 1);
+        assert.equal(await store.idMap.namesVersion(), start + 1, 'no poll interval: read on every call');
+        assert.equal(await store.idMap.bumpNamesVersion(), start + 2);
+        assert.equal(await other.idMap.namesVersion(), start + 2);
+      });
     });
 
     describe('SSO tokens', () => {

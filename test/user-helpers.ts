@@ -47,6 +47,11 @@ export interface ProxyOptions {
   successorFetch?: typeof fetch;
   /** More configuration sections (e.g. `logging`), merged over the test defaults. */
   config?: Record<string, unknown>;
+  /**
+   * A second replica of this proxy: on its sandbox and its SQLite store file (its own services, ID
+   * cache and API user); closing it leaves the sandbox running.
+   */
+  replicaOf?: UserProxy;
 }
 
 /** One answer of the proxy. */
@@ -89,7 +94,7 @@ export interface UserProxy {
 
 /** Starts a sandbox and the proxy on it. */
 export async function startUserProxy(options: ProxyOptions = {}): Promise<UserProxy> {
-  const sandbox = await startSandbox({ port: 0, ...options.sandbox });
+  const sandbox = options.replicaOf?.sandbox ?? (await startSandbox({ port: 0, ...options.sandbox }));
   const dir = tempDir('user');
   let profileDir = options.profile ?? DEFAULT_PROFILE;
   if (options.copyProfile) {
@@ -105,7 +110,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
       retries: { max: 0, baseDelayMs: 10, ...options.retries },
       ...(typeof options.successor === 'function' ? options.successor(sandbox) : options.successor),
     },
-    store: { type: 'sqlite', path: path.join(dir, 'store.db') },
+    store: { type: 'sqlite', path: path.join(options.replicaOf?.dir ?? dir, 'store.db') },
     mappings: { dir: path.dirname(profileDir), profile: path.basename(profileDir) },
     ...options.config,
   };
@@ -126,8 +131,9 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const password = (await addApiUser(store, clock, 'tester', ['127.0.0.0/8'])).password;
-  const authorization = `Basic ${Buffer.from(`tester:${password}`).toString('base64')}`;
+  const apiUser = options.replicaOf ? 'replica' : 'tester';
+  const password = (await addApiUser(store, clock, apiUser, ['127.0.0.0/8'])).password;
+  const authorization = `Basic ${Buffer.from(`${apiUser}:${password}`).toString('base64')}`;
   const core = `${url}/iserv/api/Service/Core`;
   const apiCalls = () =>
     Object.fromEntries(
@@ -168,7 +174,7 @@ export async function startUserProxy(options: ProxyOptions = {}): Promise<UserPr
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await services.close();
-      await sandbox.close();
+      if (!options.replicaOf) await sandbox.close();
     },
   };
 }

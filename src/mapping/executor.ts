@@ -400,7 +400,9 @@ export class OperationExecutor {
     calls?: CallStats,
     writtenAs?: string,
   ): Promise<RunResult> {
-    this.ids.remember(op.kind, entity, ticket, own, writtenAs);
+    // A rename is told to the processes sharing the store before it is answered (see noteRename).
+    if (this.ids.remember(op.kind, entity, ticket, own, writtenAs) && writtenAs !== undefined)
+      await this.ids.noteRename(op.kind, writtenAs);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
     return { type: 'entity', id: rendered.id, value: rendered.value };

@@ -44,6 +44,8 @@ export class IdCache {
   #trackedSince = 0;
   /** Whether `rename` marked an entity since the last `clear`: until then `set` has no mark to look up. */
   #renamed = false;
+  /** The store's names version the entries are known to be right for (see `syncNames`); none before the first check. */
+  #namesVersion: number | undefined;
 
   constructor(options: { ttlSeconds: number; max: number; clock: Clock }) {
     this.#entries = new LRUCache<string, string>({
@@ -129,6 +131,27 @@ export class IdCache {
     this.#forgotten.set(key, epoch);
     if (this.#forgotten.size > TRACKED_FORGETS) this.#track();
     return epoch;
+  }
+
+  /**
+   * Keeps the entries only while the store's names version (IdMapRepository.namesVersion) is the one
+   * they were checked against: another process sharing the store renamed an entity since, and any
+   * entry may name it by its old ID. The first check drops them too: they were cached before it
+   * (the resolver makes that check as it makes the cache).
+   */
+  syncNames(version: number): void {
+    if (this.#namesVersion === version) return;
+    this.clear();
+    this.#namesVersion = version;
+  }
+
+  /**
+   * Notes this process's own move of the names version to `version`: the entries stay (its rename
+   * has dropped what it made wrong) unless another process moved it as well since the last check.
+   */
+  ownNamesChange(version: number): void {
+    if (this.#namesVersion === version - 1) this.#namesVersion = version;
+    else this.syncNames(version);
   }
 
   /** Forgets everything, also for answers still on their way. */

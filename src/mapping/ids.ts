@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.js';
 import { legacyIdProblem } from '../lib/legacy-id.js';
 import type { Logger } from '../lib/logger.js';
+import { quoteInput } from '../lib/quote.js';
 import { normalizeUuid, uuidToBase58 } from '../lib/uuid.js';
 import type { CallStats, Observer } from '../observe/observer.js';
 import type { IdMapRepository } from '../store/id-map.js';
@@ -65,6 +66,9 @@ export class IdResolver {
     this.#attributeValues = attributeValues ?? new PairMemo();
     const { ttlSeconds, max } = deps.profile.cache;
     this.#cache = cache ?? (ttlSeconds > 0 ? new IdCache({ ttlSeconds, max, clock: deps.clock }) : undefined);
+    // A new cache learns the names version it starts from at once, so that its first write
+    // trusting an entry need not drop what was cached before that (see #syncNames).
+    if (!cache) void this.#syncNames();
   }
 
   /** The same resolver (same cache and store) calling the successor through `successor`. */
@@ -161,6 +165,7 @@ export class IdResolver {
     const id = kind.id;
     if (id.strategy === 'natural') {
       if (!want) {
+        if (this.peekCached(kind, legacyId) !== undefined) await this.#syncNames();
         const cached = this.#cached(kind, legacyId);
         if (cached !== undefined) return { uuid: cached, cached: true };
       } else {
@@ -197,6 +202,8 @@ export class IdResolver {
     const id = kind.id;
     if (legacyIds.length === 0) return { found, missing: [], cached };
     if (id.strategy === 'natural') {
+      if (legacyIds.some((legacyId) => this.peekCached(kind, legacyId) !== undefined))
+        await this.#syncNames();
       const misses: string[] = [];
       for (const legacyId of legacyIds) {
         const uuid = this.#cached(kind, legacyId);
@@ -368,14 +375,53 @@ export class IdResolver {
    * that answered `entity` was addressed by; an answer under another ID is a rename, its own or a
    * concurrent one, which drops every cached ID of the entity first (see IdCache.rename).
    */
-  remember(kind: CompiledKind, entity: Entity, ticket: number, own?: number, writtenAs?: string): void {
-    if (kind.id.strategy !== 'natural' || !this.#cache) return;
+  remember(kind: CompiledKind, entity: Entity, ticket: number, own?: number, writtenAs?: string): boolean {
+    if (kind.id.strategy !== 'natural') return false;
     const legacyId = stringAt(entity, kind.id.attribute);
     const uuid = normalizeUuid(String(getPath(entity, kind.uuidAttribute) ?? ''));
-    if (legacyId === undefined || uuid === undefined) return;
-    if (writtenAs !== undefined && writtenAs !== legacyId)
-      this.#cache.rename(cacheKey(kind, legacyId), uuid, ticket, own);
-    else this.#cache.set(cacheKey(kind, legacyId), uuid, ticket, own);
+    if (legacyId === undefined || uuid === undefined) return false;
+    const renamed = writtenAs !== undefined && writtenAs !== legacyId;
+    if (renamed) this.#cache?.rename(cacheKey(kind, legacyId), uuid, ticket, own);
+    else this.#cache?.set(cacheKey(kind, legacyId), uuid, ticket, own);
+    return renamed;
+  }
+
+  /**
+   * Tells the processes sharing the store that an entity was renamed (`remember` answered true):
+   * each drops its cached resolutions before its next write trusts one unread (`#syncNames`), so
+   * that a write addressed by the old ID, sent to another replica after the rename was answered,
+   * does not reach the renamed entity. Failing that (the store unavailable), the rename stands and
+   * the others may use the old ID until their cache's TTL ends: said in a warning.
+   */
+  async noteRename(kind: CompiledKind, legacyId: string): Promise<void> {
+    try {
+      const version = await this.#deps.idMap.bumpNamesVersion();
+      this.#cache?.ownNamesChange(version);
+    } catch (error) {
+      this.#deps.logger.warn(
+        { err: error, kind: kind.name },
+        `could not tell the other processes sharing the store that ${kind.label} ${quoteInput(legacyId)} was renamed: until their ID cache's entries expire (profile.json cache.ttlSeconds), a write they get addressed by its old ID reaches it`,
+      );
+    }
+  }
+
+  /**
+   * Before a write trusts a cached resolution unread: drops the cache if another process sharing
+   * the store renamed an entity since the last check (IdMapRepository.namesVersion). When the store
+   * cannot say, nothing cached is trusted: the IDs are resolved by the successor.
+   */
+  async #syncNames(): Promise<void> {
+    const cache = this.#cache;
+    if (!cache) return;
+    try {
+      cache.syncNames(await this.#deps.idMap.namesVersion());
+    } catch (error) {
+      cache.clear();
+      this.#deps.logger.warn(
+        { err: error },
+        'could not read the names version from the store: the ID cache is dropped, IDs are resolved by the successor',
+      );
+    }
   }
 
   /**

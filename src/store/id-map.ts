@@ -84,6 +84,15 @@ export interface IdMapRepository {
   count(kind?: string): Promise<number>;
   /** Removes one row; false when there was none. */
   remove(kind: string, legacyId: string): Promise<boolean>;
+  /**
+   * The names version: a number every process sharing the store moves on (`bumpNamesVersion`) when
+   * a write of its own renamed an entity of a natural kind, so that the others stop trusting the
+   * legacy ID → UUID resolutions they cached before (src/mapping/ids.ts). Read from the store on
+   * every call: only a write that would trust a cached resolution unread asks.
+   */
+  namesVersion(): Promise<number>;
+  /** Moves the names version on by one; answers the new version. */
+  bumpNamesVersion(): Promise<number>;
 }
 
 /**

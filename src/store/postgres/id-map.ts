@@ -27,6 +27,18 @@ export const PG_ID_MAP_MIGRATION: Migration = {
   `,
 };
 
+/** The names version (IdMapRepository.namesVersion): one row. */
+export const PG_NAMES_VERSION_MIGRATION: Migration = {
+  id: 'mapping-002-names-version',
+  sql: `
+    CREATE TABLE id_names_version (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      version BIGINT NOT NULL
+    );
+    INSERT INTO id_names_version (id, version) VALUES (1, 0);
+  `,
+};
+
 interface Row {
   kind: string;
   legacy_id: string;
@@ -280,5 +292,19 @@ export class PostgresIdMapRepository implements IdMapRepository {
       legacyId,
     ]);
     return (result.rowCount ?? 0) > 0;
+  }
+
+  async namesVersion(): Promise<number> {
+    const { rows } = await this.db.query<{ version: string }>(
+      'SELECT version FROM id_names_version WHERE id = 1',
+    );
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  async bumpNamesVersion(): Promise<number> {
+    const { rows } = await this.db.query<{ version: string }>(
+      'UPDATE id_names_version SET version = version + 1 WHERE id = 1 RETURNING version',
+    );
+    return Number(rows[0]?.version ?? 0);
   }
 }

@@ -14,7 +14,7 @@ import {
   readOnlyError,
   schemaMissingDetail,
 } from './database.js';
-import { PG_ID_MAP_MIGRATION, PostgresIdMapRepository } from './id-map.js';
+import { PG_ID_MAP_MIGRATION, PG_NAMES_VERSION_MIGRATION, PostgresIdMapRepository } from './id-map.js';
 import { PG_SHADOW_MIGRATION, PostgresShadowRepository } from './shadow.js';
 import { PG_SSO_TOKENS_MIGRATION, PostgresSsoTokenRepository } from './sso-tokens.js';
 import { PG_USAGE_HOURLY_MIGRATION, PG_USAGE_MIGRATION, PostgresUsageRepository } from './usage.js';
@@ -31,6 +31,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   PG_USAGE_HOURLY_MIGRATION,
   PG_SHADOW_MIGRATION,
   PG_API_USER_REMOVALS_MIGRATION,
+  PG_NAMES_VERSION_MIGRATION,
 ];
 
 /** The tables each migration creates (in the schema the connections' search_path names), by its id. */

@@ -8,7 +8,7 @@ import type {
 } from '../id-map.js';
 import { freedKey, nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
-import type { SqliteDatabase } from './connection.js';
+import type { SqliteDatabase, SqliteStatement } from './connection.js';
 import { untilUnlocked } from './database.js';
 
 /** Schema of the ID mapping table: unique per kind in both directions. */
@@ -24,6 +24,18 @@ export const ID_MAP_MIGRATION: Migration = {
       PRIMARY KEY (kind, legacy_id)
     ) WITHOUT ROWID;
     CREATE UNIQUE INDEX id_map_uuid ON id_map (kind, uuid);
+  `,
+};
+
+/** The names version (IdMapRepository.namesVersion): one row. */
+export const NAMES_VERSION_MIGRATION: Migration = {
+  id: 'mapping-002-names-version',
+  sql: `
+    CREATE TABLE id_names_version (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      version INTEGER NOT NULL
+    );
+    INSERT INTO id_names_version (id, version) VALUES (1, 0);
   `,
 };
 
@@ -45,7 +57,22 @@ const toRow = (row: Row): IdMapRow => ({
 
 /** The ID mapping table in SQLite; lists of IDs go to SQLite as one JSON array (json_each). */
 export class SqliteIdMapRepository implements IdMapRepository {
-  constructor(private readonly db: SqliteDatabase) {}
+  /** Asked before every write that trusts a cached natural ID: prepared once. */
+  private readonly namesStatements: {
+    read: SqliteStatement<[], number>;
+    bump: SqliteStatement<[], number>;
+  };
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.namesStatements = {
+      read: db.prepare<[], number>('SELECT version FROM id_names_version WHERE id = 1').pluck(),
+      bump: db
+        .prepare<[], number>(
+          'UPDATE id_names_version SET version = version + 1 WHERE id = 1 RETURNING version',
+        )
+        .pluck(),
+    };
+  }
 
   async byLegacyIds(kind: string, legacyIds: readonly string[]): Promise<Map<string, string>> {
     if (legacyIds.length === 0) return new Map();
@@ -234,5 +261,13 @@ export class SqliteIdMapRepository implements IdMapRepository {
     return (
       this.db.prepare('DELETE FROM id_map WHERE kind = ? AND legacy_id = ?').run(kind, legacyId).changes > 0
     );
+  }
+
+  async namesVersion(): Promise<number> {
+    return this.namesStatements.read.get() ?? 0;
+  }
+
+  async bumpNamesVersion(): Promise<number> {
+    return this.namesStatements.bump.get() ?? 0;
   }
 }

@@ -11,7 +11,7 @@ import {
 } from './api-users.js';
 import type { SqliteDatabase } from './connection.js';
 import { openSqliteDatabase, waitingOutLocks } from './database.js';
-import { ID_MAP_MIGRATION, SqliteIdMapRepository } from './id-map.js';
+import { ID_MAP_MIGRATION, NAMES_VERSION_MIGRATION, SqliteIdMapRepository } from './id-map.js';
 import { SHADOW_MIGRATION, SqliteShadowRepository } from './shadow.js';
 import { SqliteSsoTokenRepository, SSO_TOKENS_MIGRATION } from './sso-tokens.js';
 import { SqliteUsageRepository, USAGE_HOURLY_MIGRATION, USAGE_MIGRATION } from './usage.js';
@@ -26,6 +26,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   USAGE_HOURLY_MIGRATION,
   SHADOW_MIGRATION,
   API_USER_REMOVALS_MIGRATION,
+  NAMES_VERSION_MIGRATION,
 ];
 
 /**
