@@ -84,9 +84,13 @@ export function nodeRequestListener(
 /** A Transfer-Encoding list whose last coding is chunked (Node's parser checks only that one). */
 const LAST_CODING_CHUNKED = /(?:^|,)[\t ]*chunked[\t ]*$/i;
 
-/** Why a request whose Transfer-Encoding does not end in chunked is refused (the sentence's end). */
+/**
+ * Why a request whose Transfer-Encoding does not end in chunked is refused (the sentence's end);
+ * also Node's parser's refusal of one that names chunked more than once (`chunked, chunked`, which
+ * RFC 9112 7 forbids), whose last coding is chunked.
+ */
 export const UNFRAMED_BODY =
-  'a Transfer-Encoding whose last coding is not chunked: the length of the body cannot be told';
+  'a Transfer-Encoding that does not end in chunked, or names chunked more than once: the length of the body cannot be told';
 
 /**
  * A listener for Node's `checkContinue` (a request with `Expect: 100-continue`): the `100
