@@ -283,13 +283,18 @@ describe('answers a real successor may give', () => {
       assert.equal(callsSince(from).length, 1);
     });
 
-    it('a Retry-After that is neither whole seconds nor an HTTP date is not passed on', async () => {
+    it('a Retry-After that is neither whole seconds nor an HTTP date of a real day is not passed on', async () => {
       // `soon`, `-5`, `1.5` reached the legacy client as they came; RFC 9110 allows neither.
       for (const [given, passed] of [
         ['soon', null],
         ['-5', null],
         ['1.5', null],
         ['99999999999999', null],
+        // Date.parse takes these (rolled over to 3 March, or a weekday the day does not have).
+        ['Tue, 31 Feb 2026 10:00:00 GMT', null],
+        ['Sun, 02 Mar 2026 10:00:00 GMT', null],
+        ['Mon, 02 Mar 2026 24:00:00 GMT', null],
+        ['Tue, 03 Mar 2026 10:00:00 GMT', 'Tue, 03 Mar 2026 10:00:00 GMT'],
         [' 17 ', '17'],
       ] as const) {
         instead = (request, res) => {

@@ -249,15 +249,16 @@ export function renderLegacyError(c: Context<AppEnv>, error: LegacyError): Respo
 
 /**
  * A successor's `Retry-After` as RFC 9110 10.2.3 allows it, to be passed on: a whole number of
- * seconds (at most nine digits) or an HTTP-date; undefined for anything else (`soon`, `-5`, `1.5`,
- * a number too large for a client to hold), which a client that parses the header could trip on.
+ * seconds (at most nine digits) or an HTTP-date in its preferred form (IMF-fixdate) naming a day
+ * that exists, with its weekday; undefined for anything else (`soon`, `-5`, `1.5`, a number too
+ * large for a client to hold, `Mon, 31 Feb 2026 …`, which Date.parse rolls over to March), which a
+ * client that parses the header could trip on.
  */
 function validRetryAfter(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d{1,9}$/.test(trimmed)) return trimmed;
-  return /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(trimmed) &&
-    !Number.isNaN(Date.parse(trimmed))
-    ? trimmed
-    : undefined;
+  const at = Date.parse(trimmed);
+  // Written back, an IMF-fixdate is itself only when every part of it was a real date's.
+  return !Number.isNaN(at) && new Date(at).toUTCString() === trimmed ? trimmed : undefined;
 }
