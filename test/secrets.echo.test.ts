@@ -275,6 +275,75 @@ describe('secrets a successor repeats in its errors', () => {
 });
 
 describe('secrets an old server repeats in passthrough', () => {
+  it('a refused new password sent as a form or in Latin-1, and the Basic credentials repeated with their scheme, are left out of the recording', async () => {
+    // The old server (PHP) reads a form as well as JSON, in the charset the request declares.
+    const old = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const type = String(req.headers['content-type']);
+        const text = Buffer.concat(chunks).toString(type.includes('iso-8859-1') ? 'latin1' : 'utf8');
+        const sent = type.includes('form')
+          ? new URLSearchParams(text).get('password')
+          : (JSON.parse(text) as { password?: string }).password;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            message: `The value ${sent} is too weak`,
+            errors: [{ path: 'password', message: String(sent) }],
+            detail: `auth was ${String(req.headers.authorization)}`,
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
+    const recording = path.join(tempDir('echo-old-form'), 'traffic.ndjson');
+    const legacy = {
+      baseUrl: `http://127.0.0.1:${(old.address() as { port: number }).port}/iserv/api`,
+      username: 'proxy-account',
+      password: 'Old-Pass-9',
+    };
+    const front = await startFront(legacy, {
+      modes: { '*': 'passthrough' },
+      legacy,
+      recording: { path: recording },
+    });
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const sends: [string, string | Buffer][] = [
+        // curl -d's default: a form, the password a field of it.
+        ['application/x-www-form-urlencoded', 'password=Fruehling-2026x'],
+        [
+          'application/json; charset=iso-8859-1',
+          Buffer.from('{"password":"Sch\u00f6nesWetter-2026"}', 'latin1'),
+        ],
+      ];
+      for (const [type, body] of sends) {
+        const answer = await call(`${front.url}/iserv/api/Service/Core/User/lena.mueller/password`, {
+          method: 'POST',
+          headers: { authorization: basic('integration', password), 'content-type': type },
+          body,
+        });
+        assert.equal(answer.status, 400, answer.text);
+      }
+      await front.services.migration.recording?.flush();
+      const { exchanges } = await readRecording(recording);
+      const lines = exchanges.filter((e) => e.operation === 'user.password.set');
+      assert.equal(lines.length, 2);
+      for (const line of lines)
+        assert.deepEqual(line.responseBody, {
+          message: 'The value [redacted] is too weak',
+          errors: [{ path: 'password', message: '[redacted]' }],
+          detail: 'auth was [redacted]',
+        });
+      assert.doesNotMatch(JSON.stringify(lines), /Fruehling|nesWetter|Old-Pass-9/);
+    } finally {
+      await front.close();
+      old.closeAllConnections();
+      await new Promise<void>((resolve) => old.close(() => resolve()));
+    }
+  });
+
   it("a refused new password and the proxy's own credentials repeated by the old server are left out of the recording", async () => {
     const old = createServer((req, res) => {
       const chunks: Buffer[] = [];

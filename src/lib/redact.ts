@@ -95,6 +95,9 @@ export function redactString(value: string): string {
       let end = word.length;
       while (end > 0 && CLOSING.includes(word.charAt(end - 1))) end -= 1;
       const token = word.slice(0, end);
+      // A credential redacted already (a known secret, `withoutSecrets`): the scheme goes with it,
+      // as with any other, and nothing of `[redacted]` is taken for a closing bracket.
+      if (word.startsWith(REDACTED)) return word;
       return token !== '' && credentialToken(scheme, token) ? `${REDACTED}${word.slice(end)}` : match;
     }),
   ).replace(URL_PASSWORD, `$1${REDACTED}`);

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { REDACTED, secretStrings } from '../lib/redact.js';
+import { MIMEType } from 'node:util';
+import { isSecretKey, REDACTED, secretStrings } from '../lib/redact.js';
 import { decodedAnswer } from './answer-decoding.js';
 import type { RecordedExchange } from './recording.js';
 
@@ -182,14 +183,68 @@ export async function recordedRequest(
   body: string | Uint8Array | undefined,
 ): Promise<RecordedRequestParts> {
   const parsed = await recordedBody(contentType, body, operation?.body?.kind);
-  if (!operation?.body?.secret) return { recorded: parsed, secrets: secretStrings(parsed.requestBody) };
-  if (body === undefined || body.length === 0) return { recorded: parsed, secrets: [] };
-  // A password operation's body that is neither JSON nor a form: the password may be all of it.
+  const whole = operation?.body?.secret === true;
   const secrets =
-    parsed.requestBody === null
-      ? secretStrings((typeof body === 'string' ? body : new TextDecoder().decode(body)).trim(), true)
-      : secretStrings(parsed.requestBody, true);
+    parsed.requestBody === null && body !== undefined && body.length > 0
+      ? rawBodySecrets(contentType, body, whole)
+      : secretStrings(parsed.requestBody, whole);
+  if (!whole || body === undefined || body.length === 0) return { recorded: parsed, secrets };
   return { recorded: { requestBody: REDACTED }, secrets };
+}
+
+/**
+ * The secrets of a body the operation could not read (not JSON where it reads JSON, or not UTF-8),
+ * which an old server in passthrough may have read all the same and repeat in its refusal: PHP
+ * reads a form as well as JSON (`password=…`, what `curl -d` sends), in the charset the request
+ * declares (Latin-1). Each reading of the bytes (UTF-8, the declared charset, Latin-1) as JSON, or
+ * else as a form, gives the values under a secret's key; `whole` (a password operation's body):
+ * every value, and the whole text, since the password may be all of it.
+ */
+function rawBodySecrets(
+  contentType: string | undefined,
+  body: string | Uint8Array,
+  whole: boolean,
+): string[] {
+  const found = new Set<string>();
+  for (const reading of readings(contentType, body)) {
+    const text = reading.trim();
+    const values: string[] = whole ? [text] : [];
+    const json = parseJson(text);
+    if (json) for (const secret of secretStrings(json.requestBody, whole)) found.add(secret);
+    else if (text.includes('='))
+      for (const [name, value] of new URLSearchParams(text))
+        if (whole || isSecretKey(name)) values.push(value);
+    for (const secret of secretStrings(values, true)) found.add(secret);
+  }
+  return [...found];
+}
+
+/** A body's texts as a server may have read it: UTF-8, and bytes that are not in the charset the request names and in Latin-1. */
+function readings(contentType: string | undefined, body: string | Uint8Array): string[] {
+  if (typeof body === 'string') return [body];
+  const texts = new Set([new TextDecoder().decode(body)]);
+  if (!isUtf8(body)) {
+    texts.add(Buffer.from(body).toString('latin1'));
+    const charset = declaredCharset(contentType);
+    if (charset !== undefined) {
+      try {
+        texts.add(new TextDecoder(charset).decode(body));
+      } catch {
+        // A charset TextDecoder does not know: the readings above.
+      }
+    }
+  }
+  return [...texts];
+}
+
+/** The `charset` parameter of a Content-Type, if it has one that parses. */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  try {
+    return new MIMEType(contentType).params.get('charset') ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** {@link recordedRequest}'s body alone. */

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { patternMatches } from '../lib/operation-patterns.js';
+import { credentialSpellings, withoutSecrets } from '../lib/redact.js';
 import { cappedAnswer } from './exchange.js';
 import { hasRedactedBody, type RecordedExchange } from './recording.js';
 
@@ -138,6 +139,9 @@ export async function replayExchanges(
   const ownAgent = options.dispatcher ? undefined : new Agent({ connections: concurrency });
   const dispatcher = options.dispatcher ?? ownAgent;
   const authorization = `Basic ${Buffer.from(`${options.user}:${options.password}`).toString('base64')}`;
+  // The replay's own credentials, as a target that repeats them in an answer would write them
+  // (the password, `user:password`, its base64): never in the answers written out.
+  const ownSecrets = credentialSpellings(options.user, options.password);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const interval = options.rate === undefined ? 0 : 1000 / options.rate;
   let nextStart = 0;
@@ -200,6 +204,7 @@ export async function replayExchanges(
         mode: 'replay',
         status: answer.statusCode,
         ...response,
+        responseBody: withoutSecrets(response.responseBody, ownSecrets),
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       };
     } catch (error) {
