@@ -593,6 +593,22 @@ describe('compare', () => {
     assert.deepEqual(paths({ t: '2026-03-02T09:14:00+01:00' }, { t: '2026-03-03T00:00:00Z' }, day), ['$.t']);
   });
 
+  it('compares a date-time that names no real instant, or one finer than milliseconds, as written', () => {
+    const utc = rule({ default: { normalise: { dateTimesToUtc: true } } });
+    // Date rolls these over (30 February is 1 March, 24:00 the next day) or cuts them to milliseconds.
+    assert.deepEqual(paths({ t: '2024-02-30T00:00:00Z' }, { t: '2024-03-01T00:00:00Z' }, utc), ['$.t']);
+    assert.deepEqual(paths({ t: '2024-08-01T24:00:00Z' }, { t: '2024-08-02T00:00:00Z' }, utc), ['$.t']);
+    assert.deepEqual(paths({ t: '2024-08-01T10:00:00.000001Z' }, { t: '2024-08-01T10:00:00Z' }, utc), [
+      '$.t',
+    ]);
+    // Real ones are still one instant in two offsets, trailing zeros of a fraction included.
+    assert.deepEqual(
+      paths({ t: '2024-02-29T01:00:00.500000+01:00' }, { t: '2024-02-29T00:00:00.5Z' }, utc),
+      [],
+    );
+    assert.deepEqual(paths({ t: '2026-03-02T09:14+01:00' }, { t: '2026-03-02T08:14:00Z' }, utc), []);
+  });
+
   const json = fc.jsonValue({ maxDepth: 3 });
   const rulesFile = fc.record({
     ignore: fc.array(fc.constantFrom('$.a', '$[*]', '$..b', '$.*.c', '$[0]'), { maxLength: 3 }),

@@ -33,8 +33,8 @@ export function normaliseBody(value: unknown, normalise: Normalise): unknown {
       if (normalise.trimTrailingWhitespace) text = text.trimEnd();
       if (DATE_TIME.test(text)) {
         if (normalise.dateTimesToUtc) {
-          const time = new Date(text);
-          if (!Number.isNaN(time.getTime())) text = time.toISOString();
+          const time = exactInstant(text);
+          if (time !== undefined) text = time.toISOString();
         }
         if (normalise.datesToDay) text = text.slice(0, 10);
       }
@@ -53,6 +53,34 @@ export function normaliseBody(value: unknown, normalise: Normalise): unknown {
     return node;
   };
   return walk(value, undefined, undefined);
+}
+
+/**
+ * The instant a date-time (DATE_TIME) names, when every part of it is real (a day its month has,
+ * hours below 24, minutes and seconds below 60) and Date holds it exactly (no digits past the
+ * milliseconds but zeros); else undefined, and it is compared as written. Date rolls `02-30` over
+ * to 1 March and `24:00` to the next day, and cuts microseconds: two answers that differ would
+ * have compared the same.
+ */
+function exactInstant(text: string): Date | undefined {
+  const parts = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?/i.exec(text);
+  if (!parts) return undefined;
+  const [year = 0, month = 0, day, hours, minutes, seconds] = parts
+    .slice(1, 7)
+    .map((part) => (part === undefined ? 0 : Number(part)));
+  if ((parts[7] ?? '').replace(/0+$/, '').length > 3) return undefined;
+  const wall = new Date(0);
+  wall.setUTCFullYear(year, month - 1, day);
+  wall.setUTCHours(hours ?? 0, minutes, seconds);
+  const real =
+    wall.getUTCFullYear() === year &&
+    wall.getUTCMonth() === month - 1 &&
+    wall.getUTCDate() === day &&
+    wall.getUTCHours() === hours &&
+    wall.getUTCMinutes() === minutes &&
+    wall.getUTCSeconds() === seconds;
+  const time = new Date(text);
+  return real && !Number.isNaN(time.getTime()) ? time : undefined;
 }
 
 /** JSON with object keys sorted: equal values give equal text. */
