@@ -864,6 +864,13 @@ describe('request parts of a recorded exchange', () => {
     assert.deepEqual(recordedLocation('/iserv/api', '/iserv/api'), { path: '/', query: '' });
     assert.deepEqual(recordedLocation('/elsewhere/x', '/iserv/api'), { path: '/elsewhere/x', query: '' });
     assert.deepEqual(recordedLocation('/iserv/apix/y', '/iserv/api'), { path: '/iserv/apix/y', query: '' });
+    // The base path spelt otherwise, as the request matched it: below it all the same.
+    assert.deepEqual(recordedLocation('/iserv/%61pi/Service/Core/Entity/User/x', '/iserv/api'), {
+      path: '/Service/Core/Entity/User/x',
+      query: '',
+    });
+    assert.deepEqual(recordedLocation('/iserv/api/', '/iserv/api'), { path: '/', query: '' });
+    assert.deepEqual(recordedLocation('/iserv/%zz/x', '/iserv/api'), { path: '/iserv/%zz/x', query: '' });
   });
 
   it('records JSON bodies parsed, form bodies as fields, anything else as null marked unreadable (none or a blank one unmarked)', async () => {

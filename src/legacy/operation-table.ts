@@ -1,4 +1,5 @@
 import { isPathSegmentId } from '../lib/legacy-id.js';
+import { decodedSegment } from '../lib/path-segment.js';
 import type { LegacyOperation } from './operation.js';
 
 /** A request matched to a legacy operation, with its path parameters decoded. */
@@ -108,7 +109,7 @@ function matchSegments(entry: Entry, parts: readonly string[]): Record<string, s
     const expected = entry.segments[i];
     const part = parts[i] ?? '';
     if (expected === null) {
-      const value = part === '' ? '' : decodeSegment(part);
+      const value = part === '' ? '' : decodedSegment(part);
       // No legacy ID holds a path separator or is a dot segment: such a value (`x%2F..%2F..`)
       // could name another resource on a server that decodes it, so it matches nothing (404).
       if (value === '' || !isPathSegmentId(value)) return undefined;
@@ -116,14 +117,4 @@ function matchSegments(entry: Entry, parts: readonly string[]): Record<string, s
     }
   }
   return params;
-}
-
-/** Percent-decodes a path segment; a malformed escape is taken literally (as Hono does). */
-function decodeSegment(segment: string): string {
-  if (!segment.includes('%')) return segment;
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

@@ -3,6 +3,8 @@
  * passwords or SSO tokens ever reach a file. Applied to whole values, at any nesting depth.
  */
 
+import { decodedSegment } from './path-segment.js';
+
 /** What every secret is replaced with. */
 export const REDACTED = '[redacted]';
 
@@ -188,10 +190,10 @@ export function redactPath(path: string): string {
       if (redacted !== segment) return redacted;
       // As a server reads it, as a form would (`Bearer+eyJ…`), and encoded twice (`Bearer%2520…`);
       // the last two only where they read otherwise (a segment with `+`, a decoding with `%`).
-      const decoded = pathDecoded(segment);
+      const decoded = decodedSegment(segment);
       return holdsCredential(decoded) ||
         (segment.includes('+') && holdsCredential(formDecoded(segment))) ||
-        (decoded.includes('%') && holdsCredential(pathDecoded(decoded)))
+        (decoded.includes('%') && holdsCredential(decodedSegment(decoded)))
         ? REDACTED
         : segment;
     })
@@ -215,15 +217,6 @@ function holdsCredential(text: string): boolean {
     const eq = pair.indexOf('=');
     return eq > 0 && isSecretKey(formDecoded(pair.slice(0, eq)));
   });
-}
-
-/** A path segment as a server reads it (`%XX` a byte; `+` stays a plus); a malformed escape as written. */
-function pathDecoded(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 /** A query name or value as a server reads it (`+` a space, `%XX` a byte); a malformed escape as written. */

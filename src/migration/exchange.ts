@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { MIMEType } from 'node:util';
+import { decodedSegment } from '../lib/path-segment.js';
 import { isSecretKey, REDACTED, secretStrings } from '../lib/redact.js';
 import { decodedAnswer } from './answer-decoding.js';
 import type { RecordedExchange } from './recording.js';
@@ -17,16 +18,20 @@ const FORM = /^(application\/x-www-form-urlencoded|multipart\/form-data)/i;
 
 /**
  * Splits a request URL into the recorded `path` (below `basePath`) and raw `query`. A path
- * outside the base path is kept whole.
+ * outside the base path is kept whole. The base path is matched as the request matched it,
+ * segment by segment decoded (`/iserv/%61pi` is `/iserv/api`): kept whole, a replay sent such a
+ * path below the target's base path again and got a 404.
  */
 export function recordedLocation(url: string, basePath: string): Pick<RecordedExchange, 'path' | 'query'> {
   const parsed = new URL(url, 'http://localhost');
-  const base = basePath.replace(/\/+$/, '');
-  const below =
-    base !== '' && (parsed.pathname === base || parsed.pathname.startsWith(`${base}/`))
-      ? parsed.pathname.slice(base.length)
-      : parsed.pathname;
-  return { path: below === '' ? '/' : below, query: parsed.search.replace(/^\?/, '') };
+  const base = basePath.replace(/\/+$/, '').split('/').slice(1);
+  const segments = parsed.pathname.split('/').slice(1);
+  const under =
+    base.length > 0 &&
+    base.length <= segments.length &&
+    base.every((segment, index) => decodedSegment(segments[index] ?? '') === segment);
+  const below = under ? `/${segments.slice(base.length).join('/')}` : parsed.pathname;
+  return { path: below, query: parsed.search.replace(/^\?/, '') };
 }
 
 const MULTIPART = /^multipart\/form-data/i;
