@@ -538,6 +538,26 @@ describe('passthrough to an old server that fails', () => {
     }
   });
 
+  it("reports an old server that sends the role list's headers and then stalls as not ready on /readyz", async () => {
+    // Its headers made it "ok": every passed-through answer was cut off, and the replica stayed in rotation.
+    const { front, close } = await frontOnFake(
+      (request, response) => {
+        request.resume();
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('[{"_id":"ROLE_');
+      },
+      { '*': 'passthrough' },
+    );
+    try {
+      const answer = await call(`${front.url}/readyz`);
+      assert.equal(answer.status, 503, answer.text);
+      const legacy = (answer.body as { checks: { legacy?: { ok: boolean; error?: string } } }).checks.legacy;
+      assert.deepEqual(legacy, { ok: false, error: 'no answer within 2000 ms (server.readinessTimeoutMs)' });
+    } finally {
+      await close();
+    }
+  });
+
   it("in shadow mode, answers 504 when the old server's answer does not end within the total timeout", async () => {
     // The proxy reads a shadowed answer whole before the caller gets it: an old server trickling
     // it held the caller as long as it trickled (the total bound had become an idle one).

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { Dispatcher, Pool } from 'undici';
 import type { ResolvedMigrationConfig } from '../config/load.js';
 import { credentialSpellings } from '../lib/redact.js';
@@ -270,8 +271,10 @@ export class LegacyUpstream {
   /**
    * The readiness check of the old server (`/readyz` while an operation is passed through or
    * shadowed): a small legacy read, the role list, with the proxy's own credentials, must answer
-   * 2xx. Rejects with a LegacyUpstreamError that says what failed (no answer, the proxy's
-   * credentials refused, a status).
+   * 2xx, its body to its end before `signal` (a server that sends the headers and then stalls cuts
+   * off every passed-through answer). Rejects with a LegacyUpstreamError that says what failed (no
+   * answer, the proxy's credentials refused, a status, a body that broke off), or with `signal`'s
+   * reason.
    */
   async check(signal: AbortSignal): Promise<void> {
     const answer = await this.forward(
@@ -285,14 +288,26 @@ export class LegacyUpstream {
       },
       signal,
     );
-    // Drained, not destroyed, so the connection goes back to the pool; a failure of it now
-    // (the check's time running out) is nobody's to hear.
-    answer.body.on('error', () => {}).resume();
-    if (answer.status >= 300)
+    if (answer.status >= 300) {
+      // Drained, not destroyed, so the connection goes back to the pool; a failure of it now
+      // (the check's time running out) is nobody's to hear.
+      answer.body.on('error', () => {}).resume();
       throw new LegacyUpstreamError(
         'unavailable',
         `the old server answered ${answer.status} to GET ${this.#basePath}${READINESS_PATH}`,
       );
+    }
+    try {
+      await finished(answer.body.resume(), { signal });
+    } catch (error) {
+      answer.body.destroy();
+      if (signal.aborted) throw signal.reason;
+      throw new LegacyUpstreamError(
+        'unavailable',
+        `the old server's answer to GET ${this.#basePath}${READINESS_PATH} broke off after its headers`,
+        { cause: error },
+      );
+    }
   }
 
   /** Closes the pooled connections; calls after this fail as `unavailable`. */
