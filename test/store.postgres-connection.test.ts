@@ -179,3 +179,76 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
     }
   });
 });
+
+describe('a PostgreSQL whose sessions meet on the same rows', () => {
+  let url: string;
+  before(async () => {
+    url = await server.createDatabase();
+    const setup = new pg.Client({ connectionString: url });
+    await setup.connect();
+    await setup.query('CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+    await setup.query('INSERT INTO counter VALUES (1, 0)');
+    await setup.end();
+  });
+
+  /** The pool with the server settings a DBA may choose, in store.url's options. */
+  const withSettings = (settings: string) => oneConnection(`${url}?options=${encodeURIComponent(settings)}`);
+
+  /** Holds the counter's row in another session's open transaction, which has changed it. */
+  async function holding(): Promise<{ commit(): Promise<void>; end(): Promise<void> }> {
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    await other.query('BEGIN');
+    await other.query('UPDATE counter SET n = n + 1 WHERE id = 1');
+    return {
+      commit: async () => {
+        await other.query('COMMIT');
+      },
+      end: () => other.end(),
+    };
+  }
+
+  it('runs a statement and a transaction again that the server rolled back under serializable isolation (40001)', async () => {
+    // Each waits for the other session's row lock; its commit makes them serialization failures.
+    const db = withSettings('-c default_transaction_isolation=serializable');
+    try {
+      const start = (await db.query<{ n: number }>('SELECT n FROM counter')).rows[0]?.n ?? 0;
+      for (const run of [
+        () => db.query<{ n: number }>('UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n'),
+        () =>
+          db.transaction((client) =>
+            client.query<{ n: number }>('UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n'),
+          ),
+      ]) {
+        const other = await holding();
+        try {
+          const outcome = run();
+          await sleep(200);
+          await other.commit();
+          await outcome;
+        } finally {
+          await other.end();
+        }
+      }
+      const end = (await db.query<{ n: number }>('SELECT n FROM counter')).rows[0]?.n;
+      assert.equal(end, start + 4, 'both ran once more after the other session committed');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('is unavailable (a 503), not a failure of the statement, when a lock is not granted within lock_timeout (55P03)', async () => {
+    const db = withSettings('-c lock_timeout=100');
+    const other = await holding();
+    try {
+      await assert.rejects(db.query('UPDATE counter SET n = n + 1 WHERE id = 1'), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError, String(error));
+        assert.match(error.message, /a lock was not granted within its lock_timeout \(55P03\)/);
+        return true;
+      });
+    } finally {
+      await other.end();
+      await db.close();
+    }
+  });
+});

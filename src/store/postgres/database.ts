@@ -52,6 +52,17 @@ const types = {
       : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
 };
 
+/**
+ * serialization_failure (40001, under `default_transaction_isolation` serializable or repeatable
+ * read) and deadlock_detected (40P01): another session changed the same rows at the same moment,
+ * and the server rolled this transaction back. Run again (SERIALIZATION_ATTEMPTS in all), as the
+ * server asks; still failing, the store is busy for now (503), not broken (500).
+ */
+const SERIALIZATION_SQLSTATES = new Set(['40001', '40P01']);
+const SERIALIZATION_ATTEMPTS = 4;
+/** lock_not_available (55P03): a lock not granted within the server's `lock_timeout`. */
+const LOCK_TIMEOUT = '55P03';
+
 /** SQLSTATE classes and codes that mean "the database is not there right now". */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57P05', '53300', '57014', '25P03']);
 const UNAVAILABLE_ERRNOS = new Set([
@@ -95,7 +106,35 @@ export function isConnectionFailure(error: unknown): boolean {
  */
 function isRefusedForNow(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && (code === READ_ONLY || code.startsWith('53'));
+  return (
+    typeof code === 'string' &&
+    (code === READ_ONLY ||
+      code.startsWith('53') ||
+      code === LOCK_TIMEOUT ||
+      SERIALIZATION_SQLSTATES.has(code))
+  );
+}
+
+/** Whether the server rolled a transaction back for a concurrent one (SERIALIZATION_SQLSTATES). */
+function isSerializationFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && SERIALIZATION_SQLSTATES.has(code);
+}
+
+/**
+ * Runs `attempt` again while the server rolls it back for a concurrent transaction (see
+ * SERIALIZATION_SQLSTATES), after a short random pause, so that the sessions that met do not meet
+ * again; the last failure is thrown as it came.
+ */
+async function againWhileSerializing<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isSerializationFailure(error) || tries >= SERIALIZATION_ATTEMPTS) throw error;
+      await sleep(Math.random() * 10 * tries);
+    }
+  }
 }
 
 /**
@@ -226,25 +265,30 @@ export function translateError(error: unknown): unknown {
       { cause: error },
     );
   if (!(isConnectionFailure(error) || isRefusedForNow(error) || isSchemaMissing(error))) return error;
-  const detail =
-    typeof code === 'string' && SCHEMA_MISSING_SQLSTATES.has(code)
-      ? schemaMissingDetail(code)
-      : code === '57014'
-        ? 'a statement timed out'
-        : code === READ_ONLY
-          ? READ_ONLY_DETAIL
-          : typeof code === 'string' && code.startsWith('53') && code !== '53300'
-            ? `it is out of resources (${code}: disk or memory)`
-            : typeof code === 'string'
-              ? `connection failed (${code})`
-              : error instanceof Error && error.message.includes(NO_ANSWER)
-                ? 'no answer in time'
-                : 'connection failed or lost';
+  const detail = unavailableDetail(code, error);
   return new StoreUnavailableError(`the store (PostgreSQL) is unavailable: ${detail}`, {
     cause: error,
     refusesWrites:
       code === READ_ONLY || (typeof code === 'string' && code.startsWith('53') && code !== '53300'),
   });
+}
+
+/** What a StoreUnavailableError of `translateError` says went wrong, by the error's code. */
+function unavailableDetail(code: unknown, error: unknown): string {
+  if (typeof code === 'string') {
+    if (SCHEMA_MISSING_SQLSTATES.has(code)) return schemaMissingDetail(code);
+    if (code === '57014') return 'a statement timed out';
+    if (code === LOCK_TIMEOUT)
+      return 'a lock was not granted within its lock_timeout (55P03): other sessions hold the rows';
+    if (SERIALIZATION_SQLSTATES.has(code))
+      return `other sessions kept changing the same rows (${code}, ${SERIALIZATION_ATTEMPTS} attempts)`;
+    if (code === READ_ONLY) return READ_ONLY_DETAIL;
+    if (code.startsWith('53') && code !== '53300') return `it is out of resources (${code}: disk or memory)`;
+    return `connection failed (${code})`;
+  }
+  return error instanceof Error && error.message.includes(NO_ANSWER)
+    ? 'no answer in time'
+    : 'connection failed or lost';
 }
 
 /**
@@ -330,14 +374,26 @@ export class PostgresDatabase {
     values?: readonly unknown[],
   ): Promise<pg.QueryResult<Row>> {
     try {
-      return await this.pool.query<Row>(text, values as unknown[] | undefined);
+      return await againWhileSerializing(() => this.pool.query<Row>(text, values as unknown[] | undefined));
     } catch (error) {
       throw translateError(error);
     }
   }
 
-  /** Runs `work` in one transaction on one connection; rolls back when it throws. */
+  /**
+   * Runs `work` in one transaction on one connection; rolls back when it throws. A transaction the
+   * server rolled back for a concurrent one runs again (`againWhileSerializing`): `work` does
+   * nothing outside the database that a second run would repeat.
+   */
   async transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
+    try {
+      return await againWhileSerializing(() => this.#transactionOnce(work));
+    } catch (error) {
+      throw translateError(error);
+    }
+  }
+
+  async #transactionOnce<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
     const { client, release } = await checkOut(this.pool);
     let broken: unknown;
     try {
@@ -348,7 +404,7 @@ export class PostgresDatabase {
     } catch (error) {
       if (isConnectionFailure(error)) broken = error;
       else await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError));
-      throw translateError(error);
+      throw error;
     } finally {
       release(broken);
     }
