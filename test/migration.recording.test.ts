@@ -850,6 +850,16 @@ describe('RecordingWriter', () => {
     );
     assert.match(problems[1]?.message ?? '', /^status: /);
   });
+
+  it('reads a recording saved with a byte order mark (an editor on Windows)', async () => {
+    const file = tempFile('bom.ndjson');
+    writeFileSync(
+      file,
+      `\uFEFF${JSON.stringify(exchange())}\n${JSON.stringify(exchange({ requestId: 'r2' }))}\n`,
+    );
+    const { exchanges, problems } = await readRecording(file);
+    assert.deepEqual([exchanges.map((e) => e.requestId), problems], [['req-1', 'r2'], []]);
+  });
 });
 
 describe('request parts of a recorded exchange', () => {

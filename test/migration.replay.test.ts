@@ -462,6 +462,12 @@ describe('replay and compare against the real proxy', () => {
       [['compare', reads, emptyA, '--html', reads], {}, /--html .* is recording A; it would be emptied/],
       // Two empty recordings (recording never switched on) matched vacuously: exit 0, "100 %".
       [['compare', emptyA, emptyB], {}, /no exchanges in either recording: nothing to compare/],
+      // As compare: it replayed "0 of 0" with exit 0.
+      [
+        ['replay', emptyB, '--target', target, '--user', 'm', '--password-env', 'MIGRATION_PW', '--out', out],
+        env,
+        /no exchanges in .*empty-b\.ndjson: nothing to replay/,
+      ],
     ];
     // What idm-compat ships in mappings/: the rules a compare without --rules reads, the profile
     // every start reads. Overwritten, they stopped every later compare, or every start.

@@ -162,6 +162,14 @@ Example:
       ['--password-file', stringOption(args, 'password-file')],
     ]);
     const recording = await loadRecording(file, io);
+    // As compare: an empty recording (one never switched on, the wrong file) is no replay of it.
+    if (recording.exchanges.length === 0) {
+      throw new CommandError(
+        recording.invalid > 0
+          ? `no usable exchanges in ${file}`
+          : `no exchanges in ${file}: nothing to replay`,
+      );
+    }
     try {
       // A file is emptied first and made readable by its owner only. Not a device (/dev/stdout,
       // /dev/null: its mode is every user's), nor a FIFO (a reader would take the emptying's close

@@ -225,7 +225,8 @@ export async function readRecording(
       problems.push({ line: number, message: `longer than ${maxLineBytes / MIB} MiB` });
       continue;
     }
-    const line = read.text;
+    // A byte order mark (an editor's on Windows) is no part of the first line's JSON.
+    const line = number === 1 ? read.text.replace(/^\uFEFF/, '') : read.text;
     if (line.trim() === '') continue;
     let value: unknown;
     try {
