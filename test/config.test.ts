@@ -704,7 +704,7 @@ describe('configuration', () => {
     );
   });
 
-  it('refuses a store schema PostgreSQL reserves (pg_…) in `config check`, naming store.schema', async () => {
+  it('refuses a store schema PostgreSQL reserves (pg_…, information_schema) in `config check`, naming store.schema', async () => {
     // `config check` said valid, and `serve` then failed with "unacceptable schema name".
     const check = async (schema: string) => {
       const file = tempFile(
@@ -720,6 +720,11 @@ describe('configuration', () => {
     const refused = await check('pg_idm');
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /store\.schema: .*not starting with pg_/);
+    // Accepted, and the tables went among PostgreSQL's own views.
+    const system = await check('information_schema');
+    assert.equal(system.code, 2);
+    assert.match(system.stderr, /store\.schema: .*not information_schema/);
+    assert.equal((await check('information_schema_x')).code, 0);
     // Reserved words are quoted wherever the schema is used (store.contract.test.ts opens them).
     for (const schema of ['user', 'select', 'idm_compat'])
       assert.equal((await check(schema)).code, 0, schema);

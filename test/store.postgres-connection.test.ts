@@ -95,6 +95,22 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
       },
       /^the store \(PostgreSQL\) is unavailable: it refused the proxy's access \(42501\): check the rights of store\.url's user on the database$/,
     ],
+    [
+      // "connection failed (53300)" pointed nowhere.
+      "the role's connection limit taken (53300)",
+      async (target: URL) => {
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          await admin.query("CREATE ROLE limited LOGIN PASSWORD 'Limited-1' CONNECTION LIMIT 0");
+        } finally {
+          await admin.end();
+        }
+        target.username = 'limited';
+        target.password = 'Limited-1';
+      },
+      /^the store \(PostgreSQL\) is unavailable: it refused another connection \(53300: too many connections\): its max_connections, or the connection limit of store\.url's user or database, must allow store\.poolSize for each replica$/,
+    ],
   ] as const) {
     it(`is unavailable (a 503), not a failure of the statement: ${what}`, async () => {
       const target = new URL(url);
@@ -108,7 +124,10 @@ describe('a PostgreSQL that refuses the login, or has no such database', () => {
           // The server's own words (user, database) are the cause's, for the log line only: the
           // message is what callers get in their 503.
           assert.doesNotMatch(error.message, /"postgres"|no_such_database/);
-          assert.match(String((error.cause as Error).message), /postgres|no_such_database|permission denied/);
+          assert.match(
+            String((error.cause as Error).message),
+            /postgres|no_such_database|permission denied|too many connections/,
+          );
           return true;
         });
       } finally {

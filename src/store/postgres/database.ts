@@ -278,6 +278,8 @@ function unavailableDetail(code: unknown, error: unknown): string {
   if (typeof code === 'string') {
     if (SCHEMA_MISSING_SQLSTATES.has(code)) return schemaMissingDetail(code);
     if (code === '57014') return 'a statement timed out';
+    if (code === '53300')
+      return "it refused another connection (53300: too many connections): its max_connections, or the connection limit of store.url's user or database, must allow store.poolSize for each replica";
     if (code === LOCK_TIMEOUT)
       return 'a lock was not granted within its lock_timeout (55P03): other sessions hold the rows';
     if (SERIALIZATION_SQLSTATES.has(code))
