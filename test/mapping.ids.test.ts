@@ -398,9 +398,17 @@ describe('natural IDs: two renames of one entity whose calls overlap', () => {
 describe('natural IDs: a rename through another replica sharing the store', () => {
   let first: UserProxy;
   let second: UserProxy;
+  /** While set, the first replica's PATCHes reach the successor and their answers are lost. */
+  let answersLost = false;
+  const lossyFetch: typeof fetch = async (input, init) => {
+    const answer = await fetch(input, init);
+    if (!answersLost || init?.method !== 'PATCH') return answer;
+    await answer.arrayBuffer();
+    throw new TypeError('fetch failed', { cause: new Error('other side closed') });
+  };
 
   before(async () => {
-    first = await startUserProxy();
+    first = await startUserProxy({ successorFetch: lossyFetch });
     second = await startUserProxy({ replicaOf: first });
   });
   after(async () => {
@@ -440,6 +448,25 @@ describe('natural IDs: a rename through another replica sharing the store', () =
     assert.deepEqual(first.apiCalls(), { 'PATCH /groups/{id}': 1 });
   });
 
+  it('is not trusted by the other replica either when the rename went through and its answer was lost', async () => {
+    // A write of its own by a cached ID first: the second replica knows the names version as it is now.
+    assert.equal((await second.call('GET', '/Entity/Group/lehrer')).status, 200, 'cached');
+    assert.equal((await second.call('PUT', '/Entity/Group/lehrer', { name: 'Lehrer' })).status, 200);
+    assert.equal((await second.call('GET', '/Entity/Group/lehrer')).status, 200, 'cached');
+    answersLost = true;
+    let renamed: Awaited<ReturnType<UserProxy['call']>>;
+    try {
+      renamed = await first.call('PUT', '/Entity/Group/lehrer', { account: 'lehrer.alt' });
+    } finally {
+      answersLost = false;
+    }
+    assert.equal(renamed.status, 502, renamed.text);
+    assert.equal(first.sandbox.data.groupByAccount('lehrer.alt')?.name, 'Lehrer', 'renamed all the same');
+    const removed = await second.call('DELETE', '/Entity/Group/lehrer');
+    assert.equal(removed.status, 404, removed.text);
+    assert.equal(first.sandbox.data.groupByAccount('lehrer.alt')?.deleted ?? null, null);
+  });
+
   // Last: it takes the names version's table away.
   it('without a names version to read or move: the rename stands with a warning, and a write trusts nothing cached', async () => {
     assert.equal((await second.call('GET', '/Entity/Group/schueler')).status, 200, 'cached');
@@ -471,6 +498,21 @@ describe('natural IDs: a rename through another replica sharing the store', () =
 
 describe('the ID cache under concurrent requests', () => {
   const cache = () => new IdCache({ ttlSeconds: 60, max: 100_000, clock: new ManualClock(0) });
+
+  it('keeps its entries for its own move of the names version, not when another process moved it as well', () => {
+    const ids = cache();
+    ids.syncNames(5);
+    ids.set('group\0a', 'uuid-a', ids.ticket());
+    ids.ownNamesChange(6);
+    assert.equal(ids.get('group\0a'), 'uuid-a', 'its own rename alone: kept');
+    ids.syncNames(6);
+    assert.equal(ids.get('group\0a'), 'uuid-a', 'checked again, unchanged: kept');
+    ids.ownNamesChange(8);
+    assert.equal(ids.get('group\0a'), undefined, 'another process moved it to 7 meanwhile: dropped');
+    ids.set('group\0a', 'uuid-a', ids.ticket());
+    ids.syncNames(9);
+    assert.equal(ids.get('group\0a'), undefined, 'another process moved it: dropped');
+  });
 
   it('keeps an answer from before a forget of its key out, and takes one from after', () => {
     const ids = cache();

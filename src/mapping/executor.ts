@@ -191,6 +191,8 @@ interface RunOutcome {
   own: number | undefined;
   /** The legacy ID a write was addressed by, for the ID cache (see `IdResolver.remember`). */
   writtenAs: string | undefined;
+  /** Whether the run told the processes sharing the store of its rename already (see `#run`). */
+  renameAnnounced: boolean;
 }
 
 /** What the calls of one operation did before a successor failure, for the error and the rollback. */
@@ -399,9 +401,15 @@ export class OperationExecutor {
     own?: number,
     calls?: CallStats,
     writtenAs?: string,
+    renameAnnounced = false,
   ): Promise<RunResult> {
-    // A rename is told to the processes sharing the store before it is answered (see noteRename).
-    if (this.ids.remember(op.kind, entity, ticket, own, writtenAs) && writtenAs !== undefined)
+    // A rename is told to the processes sharing the store before it is answered (see noteRename):
+    // one the answer shows that the run did not ask for (a concurrent one, or the successor's own).
+    if (
+      this.ids.remember(op.kind, entity, ticket, own, writtenAs) &&
+      writtenAs !== undefined &&
+      !renameAnnounced
+    )
       await this.ids.noteRename(op.kind, writtenAs);
     const [rendered] = await renderEntities(this.#plan(op, fields), [entity], this.ids, calls);
     if (!rendered) throw new TranslationError('profile_error', `Operation ${op.id} rendered nothing`);
@@ -443,6 +451,11 @@ export class OperationExecutor {
     const written =
       op.usesFields && op.resource ? await translateWrite(op.resource, input.body, this.ids) : undefined;
     const legacyId = op.subject ? input.params?.[op.subject.param] : undefined;
+    // A write that gives its subject another natural ID renames it: announced once it was or may
+    // have been made (below), answered or not, so that no replica sharing the store goes on
+    // trusting the old ID (IdResolver.noteRename).
+    const renaming = legacyId !== undefined && renamesSubject(op.kind, written, legacyId);
+    let failure: { error: unknown } | undefined;
     if (op.subject && legacyId === undefined) {
       throw new TranslationError(
         'profile_error',
@@ -575,6 +588,7 @@ export class OperationExecutor {
         }
       }
     } catch (error) {
+      failure = { error };
       // A 404 of a write whose successor path names a body item alone (e.g. `POST
       // /groups/{item.uuid}/privileges`) is that item's: removed since its ID was resolved. The
       // caller hears of an unknown body ID (400), not of an unknown path entity (404).
@@ -642,6 +656,15 @@ export class OperationExecutor {
     } finally {
       // Own writes may rename, delete or purge the subject: its cached resolution is not trusted any more.
       if (writes && legacyId !== undefined) own = this.ids.forget(op.kind, legacyId, ticket);
+      if (
+        renaming &&
+        legacyId !== undefined &&
+        (failure === undefined
+          ? changed
+          : applied.length > 0 ||
+            (failure.error instanceof UpstreamError && mayHaveBeenApplied(failure.error)))
+      )
+        await this.ids.noteRename(op.kind, legacyId);
     }
 
     // A body ID from the cache whose write the successor answered with a tolerated 404 (an unlink:
@@ -668,6 +691,7 @@ export class OperationExecutor {
       ticket,
       own,
       writtenAs: writes ? legacyId : undefined,
+      renameAnnounced: renaming && changed,
     };
     if (!changed) {
       // Nothing was changed (no write, or only tolerated ones: an unlink of one item from a path
@@ -702,7 +726,17 @@ export class OperationExecutor {
     op: CompiledOperation,
     fields: readonly string[],
     renderAttributes: readonly string[],
-    { last, collection, collectionPages, entity, subject, ticket, own, writtenAs }: RunOutcome,
+    {
+      last,
+      collection,
+      collectionPages,
+      entity,
+      subject,
+      ticket,
+      own,
+      writtenAs,
+      renameAnnounced,
+    }: RunOutcome,
   ): Promise<RunResult> {
     switch (op.result.type) {
       case 'none':
@@ -743,7 +777,7 @@ export class OperationExecutor {
             throw new TranslationError('profile_error', `Operation ${op.id} has no entity to answer with`);
           answered = await this.ids.read(op.kind, uuid, renderAttributes);
         }
-        return this.#entityResult(op, answered, fields, ticket, own, undefined, writtenAs);
+        return this.#entityResult(op, answered, fields, ticket, own, undefined, writtenAs, renameAnnounced);
       }
     }
   }
@@ -1234,4 +1268,15 @@ function renderPages(
   ids: IdResolver,
 ): AsyncGenerator<string, void> {
   return mapPages(pages, (page) => renderEntitiesJson(plan, page, ids));
+}
+
+/** Whether a write's successor fields (`written`) give the subject, addressed by `legacyId`, another natural ID. */
+function renamesSubject(
+  kind: CompiledKind,
+  written: Record<string, unknown> | undefined,
+  legacyId: string,
+): boolean {
+  if (kind.id.strategy !== 'natural' || written === undefined) return false;
+  const value = getPath(written, kind.id.attribute);
+  return (typeof value === 'string' || typeof value === 'number') && String(value) !== legacyId;
 }

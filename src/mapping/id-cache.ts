@@ -46,6 +46,8 @@ export class IdCache {
   #renamed = false;
   /** The store's names version the entries are known to be right for (see `syncNames`); none before the first check. */
   #namesVersion: number | undefined;
+  /** Whether the store could not say its names version at the last check (see `namesUnknown`). */
+  #namesFailing = false;
 
   constructor(options: { ttlSeconds: number; max: number; clock: Clock }) {
     this.#entries = new LRUCache<string, string>({
@@ -140,9 +142,23 @@ export class IdCache {
    * (the resolver makes that check as it makes the cache).
    */
   syncNames(version: number): void {
+    this.#namesFailing = false;
     if (this.#namesVersion === version) return;
     this.clear();
     this.#namesVersion = version;
+  }
+
+  /**
+   * The store could not say its names version: drops every entry (any may name a renamed entity)
+   * and forgets the version, so that the next answer is checked as a first one. Answers whether
+   * this is the first such failure since the store last answered (for one warning, not one a write).
+   */
+  namesUnknown(): boolean {
+    this.clear();
+    this.#namesVersion = undefined;
+    const first = !this.#namesFailing;
+    this.#namesFailing = true;
+    return first;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.js';
 import { legacyIdProblem } from '../lib/legacy-id.js';
 import type { Logger } from '../lib/logger.js';
@@ -17,6 +18,13 @@ import { renderText } from './template.js';
 
 /** No attributes besides the identity: one array, so its attribute value is worked out once. */
 const NOTHING: readonly string[] = [];
+
+/**
+ * How long a write waits for the store's names version before it trusts nothing cached instead
+ * (see `#syncNames`); a store that answers at all answers in a few milliseconds.
+ */
+const NAMES_VERSION_WAIT_MS = 250;
+const LATE = Symbol('late');
 
 /** A successor entity as JSON. */
 export type Entity = Record<string, unknown>;
@@ -408,20 +416,34 @@ export class IdResolver {
   /**
    * Before a write trusts a cached resolution unread: drops the cache if another process sharing
    * the store renamed an entity since the last check (IdMapRepository.namesVersion). When the store
-   * cannot say, nothing cached is trusted: the IDs are resolved by the successor.
+   * cannot say, or not within NAMES_VERSION_WAIT_MS (a store that hangs would otherwise hold every
+   * such write for its statement timeout), nothing cached is trusted: the IDs are resolved by the
+   * successor. Warned once until the store answers again.
    */
   async #syncNames(): Promise<void> {
     const cache = this.#cache;
     if (!cache) return;
+    const reading = this.#deps.idMap.namesVersion();
+    const waited = new AbortController();
+    const late = sleep(NAMES_VERSION_WAIT_MS, LATE, { signal: waited.signal }).catch(() => undefined);
     try {
-      cache.syncNames(await this.#deps.idMap.namesVersion());
+      const version = await Promise.race([reading, late]);
+      if (typeof version === 'number') return cache.syncNames(version);
+      reading.catch(() => undefined);
+      this.#namesUnknown(cache, `no answer within ${NAMES_VERSION_WAIT_MS} ms`);
     } catch (error) {
-      cache.clear();
-      this.#deps.logger.warn(
-        { err: error },
-        'could not read the names version from the store: the ID cache is dropped, IDs are resolved by the successor',
-      );
+      this.#namesUnknown(cache, error);
+    } finally {
+      waited.abort();
     }
+  }
+
+  #namesUnknown(cache: IdCache, why: unknown): void {
+    if (!cache.namesUnknown()) return;
+    this.#deps.logger.warn(
+      typeof why === 'string' ? { reason: why } : { err: why },
+      'could not read the names version from the store: the ID cache is dropped, and IDs a write would take from it are resolved by the successor until the store answers',
+    );
   }
 
   /**

@@ -29,6 +29,9 @@ export interface IdMapImportProgress extends IdMapImportResult {
   done: number;
 }
 
+/** Why `bumpNamesVersion` failed on a store whose one row of it is gone (deleted by hand). */
+export const MISSING_NAMES_VERSION = 'the names version row (id_names_version) is missing';
+
 /** Outcome of inserting one row without replacing anything. */
 export type IdMapInsertResult = 'inserted' | 'legacy-taken' | 'uuid-mapped';
 
@@ -91,7 +94,7 @@ export interface IdMapRepository {
    * every call: only a write that would trust a cached resolution unread asks.
    */
   namesVersion(): Promise<number>;
-  /** Moves the names version on by one; answers the new version. */
+  /** Moves the names version on by one; answers the new version. Throws when its row is gone. */
   bumpNamesVersion(): Promise<number>;
 }
 

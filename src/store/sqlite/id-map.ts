@@ -6,7 +6,7 @@ import type {
   IdMapRow,
   IdMapSource,
 } from '../id-map.js';
-import { freedKey, nextSequence } from '../id-map.js';
+import { freedKey, MISSING_NAMES_VERSION, nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { SqliteDatabase, SqliteStatement } from './connection.js';
 import { untilUnlocked } from './database.js';
@@ -268,6 +268,8 @@ export class SqliteIdMapRepository implements IdMapRepository {
   }
 
   async bumpNamesVersion(): Promise<number> {
-    return this.namesStatements.bump.get() ?? 0;
+    const version = this.namesStatements.bump.get();
+    if (version === undefined) throw new Error(MISSING_NAMES_VERSION);
+    return version;
   }
 }
