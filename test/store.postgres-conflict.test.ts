@@ -1,5 +1,5 @@
 // Two processes writing the same ID-table rows at the same moment: the loser's transaction meets
-// a unique violation (or a deadlock) and is run again; after five such conflicts in a row the
+// a unique violation and is run again; after five such conflicts in a row the
 // write gives up with StoreConflictError, a legacy 503 with Retry-After: 1, never a raw driver
 // error. Real conflicts are races no test can repeat at will, so a trigger on a real PostgreSQL
 // server raises the SQLSTATE a concurrent writer's committed row causes (23505, unique_violation)
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { toLegacyError } from '../src/http/errors.js';
-import { StoreConflictError } from '../src/store/errors.js';
+import { StoreConflictError, StoreUnavailableError } from '../src/store/errors.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres/index.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 
@@ -28,13 +28,14 @@ describe('ID-table writes that meet concurrent writers (PostgreSQL)', () => {
     // rolls back); the first `conflicts` attempts fail.
     await operator.query(`
       CREATE SEQUENCE conflict_attempts;
-      CREATE TABLE conflict_fault (conflicts int NOT NULL);
-      INSERT INTO conflict_fault VALUES (0);
+      CREATE TABLE conflict_fault (conflicts int NOT NULL, code text NOT NULL);
+      INSERT INTO conflict_fault VALUES (0, '23505');
       CREATE FUNCTION conflict_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE fault conflict_fault;
       BEGIN
-        IF nextval('conflict_attempts') <= (SELECT conflicts FROM conflict_fault) THEN
-          RAISE EXCEPTION 'duplicate key value violates unique constraint "id_map_pkey"'
-            USING ERRCODE = 'unique_violation';
+        SELECT * INTO fault FROM conflict_fault;
+        IF nextval('conflict_attempts') <= fault.conflicts THEN
+          RAISE EXCEPTION 'conflict % on id_map', fault.code USING ERRCODE = fault.code;
         END IF;
         RETURN NEW;
       END $$;
@@ -46,10 +47,13 @@ describe('ID-table writes that meet concurrent writers (PostgreSQL)', () => {
     await server?.destroy();
   });
 
-  /** The next write meets `conflicts` conflicts in a row; answers how many attempts it made. */
-  async function withConflicts(conflicts: number, write: () => Promise<unknown>) {
+  /**
+   * The next write meets `conflicts` conflicts in a row (SQLSTATE `code`, unique_violation unless
+   * told); answers how many attempts it made.
+   */
+  async function withConflicts(conflicts: number, write: () => Promise<unknown>, code = '23505') {
     await operator.query('ALTER SEQUENCE conflict_attempts RESTART');
-    await operator.query('UPDATE conflict_fault SET conflicts = $1', [conflicts]);
+    await operator.query('UPDATE conflict_fault SET conflicts = $1, code = $2', [conflicts, code]);
     const outcome: { value?: unknown; error?: unknown } = await write().then(
       (value) => ({ value }),
       (error: unknown) => ({ error }),
@@ -97,4 +101,34 @@ describe('ID-table writes that meet concurrent writers (PostgreSQL)', () => {
     assert.equal(refused.attempts, 5);
     assert.ok(refused.error instanceof StoreConflictError, String(refused.error));
   });
+
+  for (const [code, name] of [
+    ['40001', 'serialization_failure'],
+    ['40P01', 'deadlock_detected'],
+  ] as const) {
+    it(`runs a transaction the server rolled back for a concurrent one (${code}, ${name}) again, four attempts in all, then answers 503`, async () => {
+      const uuid = randomUUID();
+      const again = await withConflicts(
+        3,
+        () => store.idMap.assignSequence('user', `S${code}-`, 1, uuid, Date.now()),
+        code,
+      );
+      assert.equal(again.attempts, 4);
+      assert.deepEqual(again.value, { legacyId: `S${code}-1`, inserted: true });
+      const refused = await withConflicts(
+        4,
+        () => store.idMap.assignSequence('user', `S${code}-`, 1, randomUUID(), Date.now()),
+        code,
+      );
+      assert.equal(refused.attempts, 4, 'four attempts, not more');
+      assert.ok(refused.error instanceof StoreUnavailableError, String(refused.error));
+      assert.equal(
+        refused.error.message,
+        `the store (PostgreSQL) is unavailable: other sessions kept changing the same rows (${code})`,
+      );
+      const legacy = toLegacyError(refused.error);
+      assert.equal(legacy.status, 503);
+      assert.deepEqual(legacy.headers, { 'Retry-After': '5' });
+    });
+  }
 });

@@ -4,11 +4,13 @@
 // connection for what comes next. A real server, its session ended with pg_terminate_backend.
 // And a server that refuses the login, the database or the user's access: unavailable too.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { StoreUnavailableError } from '../src/store/errors.js';
 import { PostgresDatabase } from '../src/store/postgres/database.js';
+import { openPostgresStore } from '../src/store/postgres/index.js';
 import { startPostgres, type TestPostgres } from './postgres-helpers.js';
 
 // One server for the file; each suite on a database of its own.
@@ -227,17 +229,21 @@ describe('a PostgreSQL whose sessions meet on the same rows', () => {
     };
   }
 
-  it('runs a statement and a transaction again that the server rolled back under serializable isolation (40001)', async () => {
-    // Each waits for the other session's row lock; its commit makes them serialization failures.
+  it('runs a statement again that the server rolled back under serializable isolation (40001); a transaction runs at read committed', async () => {
+    // Each waits for the other session's row lock; its commit made them serialization failures.
     const db = withSettings('-c default_transaction_isolation=serializable');
     try {
       const start = (await db.query<{ n: number }>('SELECT n FROM counter')).rows[0]?.n ?? 0;
       for (const run of [
         () => db.query<{ n: number }>('UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n'),
         () =>
-          db.transaction((client) =>
-            client.query<{ n: number }>('UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n'),
-          ),
+          db.transaction(async (client) => {
+            const { rows } = await client.query<{ transaction_isolation: string }>(
+              'SHOW transaction_isolation',
+            );
+            assert.equal(rows[0]?.transaction_isolation, 'read committed');
+            return client.query<{ n: number }>('UPDATE counter SET n = n + 1 WHERE id = 1 RETURNING n');
+          }),
       ]) {
         const other = await holding();
         try {
@@ -253,6 +259,31 @@ describe('a PostgreSQL whose sessions meet on the same rows', () => {
       assert.equal(end, start + 4, 'both ran once more after the other session committed');
     } finally {
       await db.close();
+    }
+  });
+
+  it('assigns distinct sequence IDs to many at once under serializable isolation, none refused', async () => {
+    // The transaction that waited for the sequence lock kept the snapshot from before its wait: it
+    // never saw the number the one before it committed, and failed on every run (503s, after the
+    // successor had created the group).
+    const store = await openPostgresStore({
+      url: `${url}?options=${encodeURIComponent('-c default_transaction_isolation=serializable')}`,
+      poolSize: 8,
+      connectTimeoutMs: 5_000,
+      statementTimeoutMs: 5_000,
+    });
+    try {
+      const assigned = await Promise.all(
+        Array.from({ length: 24 }, () =>
+          store.idMap.assignSequence('group', 'G', 1, randomUUID(), Date.now()),
+        ),
+      );
+      assert.deepEqual(
+        assigned.map((row) => row.legacyId).sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))),
+        Array.from({ length: 24 }, (_, index) => `G${index + 1}`),
+      );
+    } finally {
+      await store.close();
     }
   });
 

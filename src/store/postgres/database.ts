@@ -53,10 +53,11 @@ const types = {
 };
 
 /**
- * serialization_failure (40001, under `default_transaction_isolation` serializable or repeatable
- * read) and deadlock_detected (40P01): another session changed the same rows at the same moment,
- * and the server rolled this transaction back. Run again (SERIALIZATION_ATTEMPTS in all), as the
- * server asks; still failing, the store is busy for now (503), not broken (500).
+ * serialization_failure (40001: a single statement under `default_transaction_isolation`
+ * serializable or repeatable read; the transactions run at read committed, see `transaction`) and
+ * deadlock_detected (40P01): another session changed the same rows at the same moment, and the
+ * server rolled this statement or transaction back. Run again (SERIALIZATION_ATTEMPTS in all), as
+ * the server asks; still failing, the store is busy for now (503), not broken (500).
  */
 const SERIALIZATION_SQLSTATES = new Set(['40001', '40P01']);
 const SERIALIZATION_ATTEMPTS = 4;
@@ -282,8 +283,7 @@ function unavailableDetail(code: unknown, error: unknown): string {
       return "it refused another connection (53300: too many connections): its max_connections, or the connection limit of store.url's user or database, must allow store.poolSize for each replica";
     if (code === LOCK_TIMEOUT)
       return 'a lock was not granted within its lock_timeout (55P03): other sessions hold the rows';
-    if (SERIALIZATION_SQLSTATES.has(code))
-      return `other sessions kept changing the same rows (${code}, ${SERIALIZATION_ATTEMPTS} attempts)`;
+    if (SERIALIZATION_SQLSTATES.has(code)) return `other sessions kept changing the same rows (${code})`;
     if (code === READ_ONLY) return READ_ONLY_DETAIL;
     if (code.startsWith('53') && code !== '53300') return `it is out of resources (${code}: disk or memory)`;
     return `connection failed (${code})`;
@@ -385,7 +385,12 @@ export class PostgresDatabase {
   /**
    * Runs `work` in one transaction on one connection; rolls back when it throws. A transaction the
    * server rolled back for a concurrent one runs again (`againWhileSerializing`): `work` does
-   * nothing outside the database that a second run would repeat.
+   * nothing outside the database that a second run would repeat. It runs at read committed, whatever
+   * the database's `default_transaction_isolation`: the store's transactions take their own locks
+   * (an advisory lock, row locks, `ON CONFLICT`) and rely on each statement seeing what committed
+   * before it. Under repeatable read or serializable, a sequence assignment that waited for another
+   * replica's lock kept the snapshot taken before the wait, never saw the number it had just been
+   * given, and failed as a serialization failure on every run.
    */
   async transaction<T>(work: (client: Queryable) => Promise<T>): Promise<T> {
     try {
@@ -399,7 +404,7 @@ export class PostgresDatabase {
     const { client, release } = await checkOut(this.pool);
     let broken: unknown;
     try {
-      await client.query('BEGIN');
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const result = await work(client);
       await client.query('COMMIT');
       return result;

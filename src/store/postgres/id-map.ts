@@ -7,7 +7,7 @@ import type {
   IdMapRow,
   IdMapSource,
 } from '../id-map.js';
-import { freedKey, nextSequence } from '../id-map.js';
+import { freedKey, MISSING_NAMES_VERSION, nextSequence } from '../id-map.js';
 import type { Migration } from '../types.js';
 import type { PostgresDatabase, Queryable } from './database.js';
 
@@ -98,13 +98,16 @@ async function upsertChunk(
   return done;
 }
 
-/** unique_violation, deadlock_detected: another session wrote the same rows at the same moment. */
-const CONFLICT_SQLSTATES = new Set(['23505', '40P01']);
+/**
+ * unique_violation: another session wrote the same rows at the same moment. (A deadlock, 40P01, is
+ * run again by the transaction itself, PostgresDatabase.transaction, and then is the store busy.)
+ */
+const CONFLICT_SQLSTATES = new Set(['23505']);
 const CONFLICT_ATTEMPTS = 5;
 
 /**
  * Runs a transaction again when it met rows that another session wrote at the same moment (its
- * unique violation or deadlock rolled it back; the next run sees them committed). After
+ * unique violation rolled it back; the next run sees them committed). After
  * CONFLICT_ATTEMPTS runs the conflict is reported as such, never as a raw driver error.
  */
 async function againOnConflict<T>(transaction: () => Promise<T>): Promise<T> {
@@ -305,6 +308,8 @@ export class PostgresIdMapRepository implements IdMapRepository {
     const { rows } = await this.db.query<{ version: string }>(
       'UPDATE id_names_version SET version = version + 1 WHERE id = 1 RETURNING version',
     );
-    return Number(rows[0]?.version ?? 0);
+    const version = rows[0]?.version;
+    if (version === undefined) throw new Error(MISSING_NAMES_VERSION);
+    return Number(version);
   }
 }
