@@ -495,6 +495,13 @@ describe('redaction', () => {
       `sent ${REDACTED}`,
       'percent-encoded too',
     );
+    // A credential whose known secret was taken out first: the scheme goes, no stray bracket, and
+    // a token that only began with the secret goes whole.
+    const afterwards = (text: string) => redactString(withoutSecrets(text, ['Sommer2026']));
+    assert.equal(afterwards('auth was Basic Sommer2026'), `auth was ${REDACTED}`);
+    assert.equal(afterwards('(auth was "Bearer Sommer2026")'), `(auth was "${REDACTED}")`);
+    assert.equal(afterwards('token was Bearer Sommer2026.eyJzdWIiOiJ4In0.c2ln'), `token was ${REDACTED}`);
+    assert.equal(afterwards('auth was Basic Sommer2026OmFkYQ=='), `auth was ${REDACTED}`);
     const many = Array.from({ length: 17 }, (_, i) => `secret-${i}`);
     assert.deepEqual(withoutSecrets({ a: 'kept?', n: 1, ok: true }, many), {
       a: REDACTED,

@@ -275,17 +275,20 @@ describe('secrets a successor repeats in its errors', () => {
 });
 
 describe('secrets an old server repeats in passthrough', () => {
-  it('a refused new password sent as a form or in Latin-1, and the Basic credentials repeated with their scheme, are left out of the recording', async () => {
+  it('a refused new password sent as a form, multipart or in Latin-1, and the Basic credentials repeated with their scheme, are left out of the recording', async () => {
     // The old server (PHP) reads a form as well as JSON, in the charset the request declares.
     const old = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
+      req.on('end', async () => {
         const type = String(req.headers['content-type']);
-        const text = Buffer.concat(chunks).toString(type.includes('iso-8859-1') ? 'latin1' : 'utf8');
-        const sent = type.includes('form')
-          ? new URLSearchParams(text).get('password')
-          : (JSON.parse(text) as { password?: string }).password;
+        const bytes = Buffer.concat(chunks);
+        const text = bytes.toString(type.includes('iso-8859-1') ? 'latin1' : 'utf8');
+        const sent = type.startsWith('multipart/')
+          ? (await new Response(bytes, { headers: { 'content-type': type } }).formData()).get('password')
+          : type.includes('form')
+            ? new URLSearchParams(text).get('password')
+            : (JSON.parse(text) as { password?: string }).password;
         res.writeHead(400, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
@@ -310,18 +313,26 @@ describe('secrets an old server repeats in passthrough', () => {
     });
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
-      const sends: [string, string | Buffer][] = [
+      const form = new FormData();
+      form.set('password', 'Winterzeit-2026m');
+      // As curl -F sends it: multipart, its boundary in the type.
+      const multipart = new Response(form);
+      const sends: [string | undefined, string | Buffer][] = [
         // curl -d's default: a form, the password a field of it.
         ['application/x-www-form-urlencoded', 'password=Fruehling-2026x'],
         [
           'application/json; charset=iso-8859-1',
           Buffer.from('{"password":"Sch\u00f6nesWetter-2026"}', 'latin1'),
         ],
+        [multipart.headers.get('content-type') ?? undefined, Buffer.from(await multipart.arrayBuffer())],
       ];
       for (const [type, body] of sends) {
         const answer = await call(`${front.url}/iserv/api/Service/Core/User/lena.mueller/password`, {
           method: 'POST',
-          headers: { authorization: basic('integration', password), 'content-type': type },
+          headers: {
+            authorization: basic('integration', password),
+            ...(type ? { 'content-type': type } : {}),
+          },
           body,
         });
         assert.equal(answer.status, 400, answer.text);
@@ -329,14 +340,14 @@ describe('secrets an old server repeats in passthrough', () => {
       await front.services.migration.recording?.flush();
       const { exchanges } = await readRecording(recording);
       const lines = exchanges.filter((e) => e.operation === 'user.password.set');
-      assert.equal(lines.length, 2);
+      assert.equal(lines.length, 3);
       for (const line of lines)
         assert.deepEqual(line.responseBody, {
           message: 'The value [redacted] is too weak',
           errors: [{ path: 'password', message: '[redacted]' }],
           detail: 'auth was [redacted]',
         });
-      assert.doesNotMatch(JSON.stringify(lines), /Fruehling|nesWetter|Old-Pass-9/);
+      assert.doesNotMatch(JSON.stringify(lines), /Fruehling|nesWetter|Winterzeit|Old-Pass-9/);
     } finally {
       await front.close();
       old.closeAllConnections();

@@ -97,9 +97,15 @@ export function redactString(value: string): string {
       let end = word.length;
       while (end > 0 && CLOSING.includes(word.charAt(end - 1))) end -= 1;
       const token = word.slice(0, end);
-      // A credential redacted already (a known secret, `withoutSecrets`): the scheme goes with it,
-      // as with any other, and nothing of `[redacted]` is taken for a closing bracket.
-      if (word.startsWith(REDACTED)) return word;
+      // A credential redacted already (a known secret, `withoutSecrets`), with nothing after it but
+      // what may close it: the scheme goes with it, as with any other, and `[redacted]`'s own
+      // bracket is not taken for a closing one. A token that only begins with a known secret is
+      // a credential all the same (below): its rest goes too.
+      if (
+        word.startsWith(REDACTED) &&
+        [...word.slice(REDACTED.length)].every((char) => CLOSING.includes(char))
+      )
+        return word;
       return token !== '' && credentialToken(scheme, token) ? `${REDACTED}${word.slice(end)}` : match;
     }),
   ).replace(URL_PASSWORD, `$1${REDACTED}`);

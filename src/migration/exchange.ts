@@ -191,7 +191,7 @@ export async function recordedRequest(
   const whole = operation?.body?.secret === true;
   const secrets =
     parsed.requestBody === null && body !== undefined && body.length > 0
-      ? rawBodySecrets(contentType, body, whole)
+      ? await rawBodySecrets(contentType, body, whole)
       : secretStrings(parsed.requestBody, whole);
   if (!whole || body === undefined || body.length === 0) return { recorded: parsed, secrets };
   return { recorded: { requestBody: REDACTED }, secrets };
@@ -201,16 +201,23 @@ export async function recordedRequest(
  * The secrets of a body the operation could not read (not JSON where it reads JSON, or not UTF-8),
  * which an old server in passthrough may have read all the same and repeat in its refusal: PHP
  * reads a form as well as JSON (`password=…`, what `curl -d` sends), in the charset the request
- * declares (Latin-1). Each reading of the bytes (UTF-8, the declared charset, Latin-1) as JSON, or
- * else as a form, gives the values under a secret's key; `whole` (a password operation's body):
- * every value, and the whole text, since the password may be all of it.
+ * declares (Latin-1), and a multipart form (`curl -F`) by its parts. Each reading of the bytes
+ * (UTF-8, the declared charset, Latin-1) as JSON, or else as a form, and a multipart body's text
+ * parts, give the values under a secret's key; `whole` (a password operation's body): every value,
+ * and the whole text, since the password may be all of it.
  */
-function rawBodySecrets(
+async function rawBodySecrets(
   contentType: string | undefined,
   body: string | Uint8Array,
   whole: boolean,
-): string[] {
+): Promise<string[]> {
   const found = new Set<string>();
+  if (contentType !== undefined && MULTIPART.test(contentType)) {
+    const { requestBody } = await parseForm(contentType, body);
+    const fields = Object.entries((requestBody ?? {}) as Record<string, string>);
+    const values = fields.filter(([name]) => whole || isSecretKey(name)).map(([, value]) => value);
+    for (const secret of secretStrings(values, true)) found.add(secret);
+  }
   for (const reading of readings(contentType, body)) {
     const text = reading.trim();
     const values: string[] = whole ? [text] : [];
