@@ -283,7 +283,7 @@ describe('answers a real successor may give', () => {
       assert.equal(callsSince(from).length, 1);
     });
 
-    it('a Retry-After that is neither whole seconds nor an HTTP date of a real day is not passed on', async () => {
+    it('a Retry-After that is neither whole seconds nor an HTTP date of a real day is not passed on; one further off than a day is a day', async () => {
       // `soon`, `-5`, `1.5` reached the legacy client as they came; RFC 9110 allows neither.
       for (const [given, passed] of [
         ['soon', null],
@@ -295,6 +295,10 @@ describe('answers a real successor may give', () => {
         ['Sun, 02 Mar 2026 10:00:00 GMT', null],
         ['Mon, 02 Mar 2026 24:00:00 GMT', null],
         ['Tue, 03 Mar 2026 10:00:00 GMT', 'Tue, 03 Mar 2026 10:00:00 GMT'],
+        // Further off than a day: a day (a client that honours it would wait 31 years, or 974).
+        ['999999999', '86400'],
+        ['86400', '86400'],
+        ['Wed, 01 Jan 3000 00:00:00 GMT', '86400'],
         [' 17 ', '17'],
       ] as const) {
         instead = (request, res) => {
