@@ -538,6 +538,29 @@ describe('passthrough to an old server that fails', () => {
     }
   });
 
+  it('forwards a request that spells the base path otherwise (/iserv/%61pi) below the old server base path', async () => {
+    const asked: string[] = [];
+    const { front, close } = await frontOnFake(
+      (request, response) => {
+        request.resume();
+        asked.push(request.url ?? '');
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end('{"_id":"lena.mueller"}');
+      },
+      { '*': 'passthrough' },
+    );
+    try {
+      const password = await front.addUser('integration', ['127.0.0.0/8']);
+      const answer = await call(`${front.url}/iserv/%61pi/Service/Core/Entity/User/lena.mueller?x=1`, {
+        headers: { authorization: basic('integration', password) },
+      });
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(asked, ['/iserv/api/Service/Core/Entity/User/lena.mueller?x=1']);
+    } finally {
+      await close();
+    }
+  });
+
   it("reports an old server that sends the role list's headers and then stalls as not ready on /readyz", async () => {
     // Its headers made it "ok": every passed-through answer was cut off, and the replica stayed in rotation.
     const { front, close } = await frontOnFake(

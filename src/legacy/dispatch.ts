@@ -75,15 +75,11 @@ async function forwardedRequest(c: Context<AppEnv>, basePath: string): Promise<F
   const url = new URL(c.req.url);
   const body =
     c.req.method === 'GET' || c.req.method === 'HEAD' ? undefined : new Uint8Array(await c.req.arrayBuffer());
-  // The raw path below the base path: as many segments are dropped as the base path has (the
-  // request matched it decoded, so its raw spelling may differ in length, e.g. `/iserv/%61pi`).
-  const baseSegments = basePath.split('/').length - 1;
   return {
     method: c.req.method,
-    path: `/${url.pathname
-      .split('/')
-      .slice(baseSegments + 1)
-      .join('/')}`,
+    // The raw path below the base path, as the recording keeps it (the request matched the base
+    // path decoded, so its raw spelling may differ, e.g. `/iserv/%61pi`).
+    path: recordedLocation(c.req.url, basePath).path,
     search: url.search,
     body,
     contentType: requestHeader(c, 'content-type'),
