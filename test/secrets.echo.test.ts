@@ -5,7 +5,8 @@
 // recording. The proxy runs on a loopback relay in front of the sandbox, which answers in the
 // sandbox's stead as such a server would.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { readRecording } from '../src/migration/recording.js';
@@ -274,6 +275,34 @@ describe('secrets a successor repeats in its errors', () => {
   });
 });
 
+/**
+ * A proxy passing every operation through to `old` (listening here, signed in to as
+ * `proxy-account` / `Old-Pass-9`), recording into a file of its own; `close` stops both.
+ */
+async function passthroughFront(old: Server, label: string) {
+  await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
+  const recording = path.join(tempDir(label), 'traffic.ndjson');
+  const legacy = {
+    baseUrl: `http://127.0.0.1:${(old.address() as AddressInfo).port}/iserv/api`,
+    username: 'proxy-account',
+    password: 'Old-Pass-9',
+  };
+  const front = await startFront(legacy, {
+    modes: { '*': 'passthrough' },
+    legacy,
+    recording: { path: recording },
+  });
+  return {
+    front,
+    recording,
+    async close() {
+      await front.close();
+      old.closeAllConnections();
+      await new Promise<void>((resolve) => old.close(() => resolve()));
+    },
+  };
+}
+
 describe('secrets an old server repeats in passthrough', () => {
   it('a refused new password sent as a form, multipart or in Latin-1, and the Basic credentials repeated with their scheme, are left out of the recording', async () => {
     // The old server (PHP) reads a form as well as JSON, in the charset the request declares.
@@ -299,18 +328,7 @@ describe('secrets an old server repeats in passthrough', () => {
         );
       });
     });
-    await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
-    const recording = path.join(tempDir('echo-old-form'), 'traffic.ndjson');
-    const legacy = {
-      baseUrl: `http://127.0.0.1:${(old.address() as { port: number }).port}/iserv/api`,
-      username: 'proxy-account',
-      password: 'Old-Pass-9',
-    };
-    const front = await startFront(legacy, {
-      modes: { '*': 'passthrough' },
-      legacy,
-      recording: { path: recording },
-    });
+    const { front, recording, close } = await passthroughFront(old, 'echo-old-form');
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
       const form = new FormData();
@@ -349,9 +367,7 @@ describe('secrets an old server repeats in passthrough', () => {
         });
       assert.doesNotMatch(JSON.stringify(lines), /Fruehling|nesWetter|Winterzeit|Old-Pass-9/);
     } finally {
-      await front.close();
-      old.closeAllConnections();
-      await new Promise<void>((resolve) => old.close(() => resolve()));
+      await close();
     }
   });
 
@@ -376,18 +392,7 @@ describe('secrets an old server repeats in passthrough', () => {
         );
       });
     });
-    await new Promise<void>((resolve) => old.listen(0, '127.0.0.1', resolve));
-    const recording = path.join(tempDir('echo-old'), 'traffic.ndjson');
-    const legacy = {
-      baseUrl: `http://127.0.0.1:${(old.address() as { port: number }).port}/iserv/api`,
-      username: 'proxy-account',
-      password: 'Old-Pass-9',
-    };
-    const front = await startFront(legacy, {
-      modes: { '*': 'passthrough' },
-      legacy,
-      recording: { path: recording },
-    });
+    const { front, recording, close } = await passthroughFront(old, 'echo-old');
     try {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
       const answer = await call(`${front.url}/iserv/api/Service/Core/User/lena.mueller/password`, {
@@ -409,9 +414,7 @@ describe('secrets an old server repeats in passthrough', () => {
       });
       assert.doesNotMatch(JSON.stringify(line), /Weak-Pass-88|Old-Pass-9/);
     } finally {
-      await front.close();
-      old.closeAllConnections();
-      await new Promise<void>((resolve) => old.close(() => resolve()));
+      await close();
     }
   });
 });

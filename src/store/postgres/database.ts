@@ -102,8 +102,10 @@ export function isConnectionFailure(error: unknown): boolean {
 /**
  * Whether the database refused a statement for its own state, not for the statement, on a
  * connection that stays usable: it accepts no writes (25006: a standby after a failover,
- * `default_transaction_read_only`), or it is out of resources (class 53: disk full, out of memory).
- * The same statement may pass later, as after a connection failure.
+ * `default_transaction_read_only`), it is out of resources (class 53: disk full, out of memory),
+ * other sessions held the rows past `lock_timeout` (55P03), or kept changing them through every
+ * attempt (SERIALIZATION_SQLSTATES). The same statement may pass later, as after a connection
+ * failure.
  */
 function isRefusedForNow(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
