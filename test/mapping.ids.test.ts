@@ -398,12 +398,20 @@ describe('natural IDs: two renames of one entity whose calls overlap', () => {
 describe('natural IDs: a rename through another replica sharing the store', () => {
   let first: UserProxy;
   let second: UserProxy;
-  /** While set, the first replica's PATCHes reach the successor and their answers are lost. */
-  let answersLost = false;
+  /**
+   * While set, the first replica's PATCHes reach the successor and their answers are lost, or
+   * replaced by a gateway's 504 (a reverse proxy in front of the successor that gave up waiting).
+   */
+  let answersLost: false | 'lost' | 'gateway' = false;
   const lossyFetch: typeof fetch = async (input, init) => {
     const answer = await fetch(input, init);
     if (!answersLost || init?.method !== 'PATCH') return answer;
     await answer.arrayBuffer();
+    if (answersLost === 'gateway')
+      return new Response('<html>504 Gateway Time-out</html>', {
+        status: 504,
+        headers: { 'content-type': 'text/html' },
+      });
     throw new TypeError('fetch failed', { cause: new Error('other side closed') });
   };
 
@@ -453,7 +461,7 @@ describe('natural IDs: a rename through another replica sharing the store', () =
     assert.equal((await second.call('GET', '/Entity/Group/lehrer')).status, 200, 'cached');
     assert.equal((await second.call('PUT', '/Entity/Group/lehrer', { name: 'Lehrer' })).status, 200);
     assert.equal((await second.call('GET', '/Entity/Group/lehrer')).status, 200, 'cached');
-    answersLost = true;
+    answersLost = 'lost';
     let renamed: Awaited<ReturnType<UserProxy['call']>>;
     try {
       renamed = await first.call('PUT', '/Entity/Group/lehrer', { account: 'lehrer.alt' });
@@ -465,6 +473,25 @@ describe('natural IDs: a rename through another replica sharing the store', () =
     const removed = await second.call('DELETE', '/Entity/Group/lehrer');
     assert.equal(removed.status, 404, removed.text);
     assert.equal(first.sandbox.data.groupByAccount('lehrer.alt')?.deleted ?? null, null);
+  });
+
+  it('is not trusted by the other replica either when a gateway answered 504 after the rename went through', async () => {
+    assert.equal((await second.call('GET', '/Entity/Group/klasse.7b.alt')).status, 200, 'cached');
+    assert.equal(
+      (await second.call('PUT', '/Entity/Group/klasse.7b.alt', { name: 'Klasse 7b' })).status,
+      200,
+    );
+    answersLost = 'gateway';
+    let renamed: Awaited<ReturnType<UserProxy['call']>>;
+    try {
+      renamed = await first.call('PUT', '/Entity/Group/klasse.7b.alt', { account: 'klasse.7b.neu' });
+    } finally {
+      answersLost = false;
+    }
+    assert.equal(renamed.status, 502, renamed.text);
+    assert.ok(first.sandbox.data.groupByAccount('klasse.7b.neu'), 'renamed all the same');
+    const linked = await second.call('POST', '/Entity/User/thomas.becker/link/groups', ['klasse.7b.alt']);
+    assert.equal(linked.status, 400, linked.text);
   });
 
   // Last: it takes the names version's table away.

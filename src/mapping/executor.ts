@@ -659,10 +659,7 @@ export class OperationExecutor {
       if (
         renaming &&
         legacyId !== undefined &&
-        (failure === undefined
-          ? changed
-          : applied.length > 0 ||
-            (failure.error instanceof UpstreamError && mayHaveBeenApplied(failure.error)))
+        (failure === undefined ? changed : applied.length > 0 || !refusedForSure(failure.error))
       )
         await this.ids.noteRename(op.kind, legacyId);
     }
@@ -1279,4 +1276,17 @@ function renamesSubject(
   if (kind.id.strategy !== 'natural' || written === undefined) return false;
   const value = getPath(written, kind.id.attribute);
   return (typeof value === 'string' || typeof value === 'number') && String(value) !== legacyId;
+}
+
+/**
+ * Whether a failed write's error shows the successor refused it (a 4xx of the API: nothing was
+ * changed), for announcing a rename: anything else may have come after the write was made (a
+ * gateway's 502 or 504 in front of the successor, a lost answer, a failure after it), and an
+ * announcement too many only has the other replicas resolve their IDs afresh.
+ */
+function refusedForSure(error: unknown): boolean {
+  if (!(error instanceof UpstreamError) || error.details.source !== 'api' || mayHaveBeenApplied(error))
+    return false;
+  const status = error.details.status;
+  return status !== undefined && status >= 400 && status < 500;
 }
