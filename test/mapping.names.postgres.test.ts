@@ -51,6 +51,15 @@ describe('natural IDs: replicas sharing a PostgreSQL store', () => {
         assert.equal(put.status, 200, put.text);
       }
       assert.deepEqual(second.apiCalls(), { 'GET /groups': 2, 'PATCH /groups/{id}': 2 }, 'resolved afresh');
+      // Each write cached its group again; more writes by those IDs start no read beside the one
+      // still waiting (each held a pooled connection: a locked table took the pool, logins too).
+      for (let round = 0; round < 3; round++)
+        for (const group of ['lehrer', 'schueler'])
+          assert.equal((await second.call('PUT', `/Entity/Group/${group}`, { name: group })).status, 200);
+      const { rows } = await operator.query<{ waiting: string }>(
+        "SELECT count(*) AS waiting FROM pg_stat_activity WHERE query LIKE 'SELECT version FROM id_names_version%' AND state = 'active'",
+      );
+      assert.equal(Number(rows[0]?.waiting), 1, 'one read waits for the lock');
       const warnings = second.logSink
         .lines()
         .filter((line) => String(line.msg).startsWith('could not read the names version'));

@@ -48,6 +48,8 @@ export class IdCache {
   #namesVersion: number | undefined;
   /** Whether the store could not say its names version at the last check (see `namesUnknown`). */
   #namesFailing = false;
+  /** Whether a read of the names version outlived its wait and has not settled (IdResolver's #syncNames). */
+  namesReadStuck = false;
 
   constructor(options: { ttlSeconds: number; max: number; clock: Clock }) {
     this.#entries = new LRUCache<string, string>({

@@ -422,6 +422,10 @@ export class IdResolver {
   async #syncNames(): Promise<void> {
     const cache = this.#cache;
     if (!cache) return;
+    // A read that outlived its wait still holds a connection (PostgreSQL's, up to its statement
+    // timeout): none is started beside it, or a locked table would take the whole pool, and with
+    // it the logins and /readyz. Nothing cached is trusted meanwhile.
+    if (cache.namesReadStuck) return this.#namesUnknown(cache, 'an earlier read has not answered yet');
     const reading = this.#deps.idMap.namesVersion();
     // A plain timer, cleared: an aborted `timers/promises` sleep costs an AbortError with its stack
     // (some 30 µs, on every write that trusts the cache).
@@ -432,7 +436,12 @@ export class IdResolver {
     try {
       const version = await Promise.race([reading, late]);
       if (version !== LATE) return cache.syncNames(version);
-      reading.catch(() => undefined);
+      cache.namesReadStuck = true;
+      reading
+        .catch(() => undefined)
+        .finally(() => {
+          cache.namesReadStuck = false;
+        });
       this.#namesUnknown(cache, `no answer within ${NAMES_VERSION_WAIT_MS} ms`);
     } catch (error) {
       this.#namesUnknown(cache, error);
