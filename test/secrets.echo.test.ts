@@ -313,8 +313,13 @@ describe('secrets an old server repeats in passthrough', () => {
         const type = String(req.headers['content-type']);
         const bytes = Buffer.concat(chunks);
         const text = bytes.toString(type.includes('iso-8859-1') ? 'latin1' : 'utf8');
-        const sent = type.startsWith('multipart/')
+        const part = type.startsWith('multipart/')
           ? (await new Response(bytes, { headers: { 'content-type': type } }).formData()).get('password')
+          : undefined;
+        const sent = type.startsWith('multipart/')
+          ? typeof part === 'string'
+            ? part
+            : await part?.text()
           : type.includes('form')
             ? new URLSearchParams(text).get('password')
             : (JSON.parse(text) as { password?: string }).password;
@@ -333,6 +338,10 @@ describe('secrets an old server repeats in passthrough', () => {
       const password = await front.addUser('integration', ['127.0.0.0/8']);
       const form = new FormData();
       form.set('password', 'Winterzeit-2026m');
+      // curl -F password=@file: a file part, its line break sent with it.
+      const filed = new FormData();
+      filed.set('password', new Blob(['Dateipasswort-2026f\n']), 'pw.txt');
+      const filedPart = new Response(filed);
       // As curl -F sends it: multipart, its boundary in the type.
       const multipart = new Response(form);
       const sends: [string | undefined, string | Buffer][] = [
@@ -343,6 +352,7 @@ describe('secrets an old server repeats in passthrough', () => {
           Buffer.from('{"password":"Sch\u00f6nesWetter-2026"}', 'latin1'),
         ],
         [multipart.headers.get('content-type') ?? undefined, Buffer.from(await multipart.arrayBuffer())],
+        [filedPart.headers.get('content-type') ?? undefined, Buffer.from(await filedPart.arrayBuffer())],
       ];
       for (const [type, body] of sends) {
         const answer = await call(`${front.url}/iserv/api/Service/Core/User/lena.mueller/password`, {
@@ -358,14 +368,14 @@ describe('secrets an old server repeats in passthrough', () => {
       await front.services.migration.recording?.flush();
       const { exchanges } = await readRecording(recording);
       const lines = exchanges.filter((e) => e.operation === 'user.password.set');
-      assert.equal(lines.length, 3);
+      assert.equal(lines.length, 4);
       for (const line of lines)
         assert.deepEqual(line.responseBody, {
           message: 'The value [redacted] is too weak',
           errors: [{ path: 'password', message: '[redacted]' }],
           detail: 'auth was [redacted]',
         });
-      assert.doesNotMatch(JSON.stringify(lines), /Fruehling|nesWetter|Winterzeit|Old-Pass-9/);
+      assert.doesNotMatch(JSON.stringify(lines), /Fruehling|nesWetter|Winterzeit|Dateipasswort|Old-Pass-9/);
     } finally {
       await close();
     }

@@ -213,10 +213,8 @@ async function rawBodySecrets(
 ): Promise<string[]> {
   const found = new Set<string>();
   if (contentType !== undefined && MULTIPART.test(contentType)) {
-    const { requestBody } = await parseForm(contentType, body);
-    const fields = Object.entries((requestBody ?? {}) as Record<string, string>);
-    const values = fields.filter(([name]) => whole || isSecretKey(name)).map(([, value]) => value);
-    for (const secret of secretStrings(values, true)) found.add(secret);
+    for (const secret of secretStrings(await multipartValues(contentType, body, whole), true))
+      found.add(secret);
   }
   for (const reading of readings(contentType, body)) {
     const text = reading.trim();
@@ -230,6 +228,37 @@ async function rawBodySecrets(
   }
   return [...found];
 }
+
+/**
+ * The values of a multipart body's parts under a secret's name (`whole`: of every part), a file's
+ * text too (`curl -F password=@file`, which keeps a password off the command line) up to
+ * MAX_SECRET_FILE_BYTES, as sent and without its last line break; none when it does not parse.
+ */
+async function multipartValues(
+  contentType: string,
+  body: string | Uint8Array,
+  whole: boolean,
+): Promise<string[]> {
+  let form: FormData;
+  try {
+    form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    return [];
+  }
+  const values: string[] = [];
+  for (const [name, value] of form.entries()) {
+    if (!whole && !isSecretKey(name)) continue;
+    if (typeof value === 'string') values.push(value);
+    else if (value.size <= MAX_SECRET_FILE_BYTES) {
+      const text = await value.text();
+      values.push(text, text.replace(/\r?\n$/, ''));
+    }
+  }
+  return values;
+}
+
+/** A file part larger than this is no password: not looked for in the answer. */
+const MAX_SECRET_FILE_BYTES = 4096;
 
 /** A body's texts as a server may have read it: UTF-8, and bytes that are not in the charset the request names and in Latin-1. */
 function readings(contentType: string | undefined, body: string | Uint8Array): string[] {
