@@ -289,7 +289,7 @@ describe('answers a real successor may give', () => {
         ['soon', null],
         ['-5', null],
         ['1.5', null],
-        ['99999999999999', null],
+        ['99999999999999', '86400'],
         // Date.parse takes these (rolled over to 3 March, or a weekday the day does not have).
         ['Tue, 31 Feb 2026 10:00:00 GMT', null],
         ['Sun, 02 Mar 2026 10:00:00 GMT', null],

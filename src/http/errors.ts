@@ -252,18 +252,20 @@ const RETRY_AFTER_MAX_SECONDS = 86_400;
 
 /**
  * A successor's `Retry-After` as RFC 9110 10.2.3 allows it, to be passed on: a whole number of
- * seconds (at most nine digits) or an HTTP-date in its preferred form (IMF-fixdate) naming a day
- * that exists, with its weekday; undefined for anything else (`soon`, `-5`, `1.5`, a number too
- * large for a client to hold, `Mon, 31 Feb 2026 …`, which Date.parse rolls over to March), which a
- * client that parses the header could trip on. One further off than RETRY_AFTER_MAX_SECONDS is
- * passed on as that many seconds: a legacy client that honours the header would otherwise stop
- * trying for as long as a successor says (`999999999`, some 31 years).
+ * seconds or an HTTP-date in its preferred form (IMF-fixdate) naming a day that exists, with its
+ * weekday; undefined for anything else (`soon`, `-5`, `1.5`, `Mon, 31 Feb 2026 …`, which
+ * Date.parse rolls over to March), which a client that parses the header could trip on. One
+ * further off than RETRY_AFTER_MAX_SECONDS (however many digits) is passed on as that many
+ * seconds: a legacy client that honours the header would otherwise stop trying for as long as a
+ * successor says (`999999999`, some 31 years), or trip on a number too large to hold.
  */
 function validRetryAfter(value: string | undefined, now = Date.now()): string | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
-  if (/^\d{1,9}$/.test(trimmed))
-    return Number(trimmed) > RETRY_AFTER_MAX_SECONDS ? String(RETRY_AFTER_MAX_SECONDS) : trimmed;
+  if (/^\d+$/.test(trimmed))
+    return trimmed.length > 9 || Number(trimmed) > RETRY_AFTER_MAX_SECONDS
+      ? String(RETRY_AFTER_MAX_SECONDS)
+      : trimmed;
   const at = Date.parse(trimmed);
   // Written back, an IMF-fixdate is itself only when every part of it was a real date's.
   if (Number.isNaN(at) || new Date(at).toUTCString() !== trimmed) return undefined;
