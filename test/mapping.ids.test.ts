@@ -456,18 +456,25 @@ describe('natural IDs: a rename through another replica sharing the store', () =
     assert.deepEqual(first.apiCalls(), { 'PATCH /groups/{id}': 1 });
   });
 
-  it('is not trusted by the other replica either when the rename went through and its answer was lost', async () => {
-    // A write of its own by a cached ID first: the second replica knows the names version as it is now.
-    assert.equal((await second.call('GET', '/Entity/Group/lehrer')).status, 200, 'cached');
-    assert.equal((await second.call('PUT', '/Entity/Group/lehrer', { name: 'Lehrer' })).status, 200);
-    assert.equal((await second.call('GET', '/Entity/Group/lehrer')).status, 200, 'cached');
-    answersLost = 'lost';
-    let renamed: Awaited<ReturnType<UserProxy['call']>>;
+  /**
+   * The second replica caches `group` and knows the names version as it is now (a write of its
+   * own by the cached ID: `name` unchanged); then the first renames the group to `account` with its
+   * answer lost the way `how` says.
+   */
+  async function renameLosingAnswer(how: 'lost' | 'gateway', group: string, name: string, account: string) {
+    assert.equal((await second.call('GET', `/Entity/Group/${group}`)).status, 200, 'cached');
+    assert.equal((await second.call('PUT', `/Entity/Group/${group}`, { name })).status, 200);
+    assert.equal((await second.call('GET', `/Entity/Group/${group}`)).status, 200, 'cached');
+    answersLost = how;
     try {
-      renamed = await first.call('PUT', '/Entity/Group/lehrer', { account: 'lehrer.alt' });
+      return await first.call('PUT', `/Entity/Group/${group}`, { account });
     } finally {
       answersLost = false;
     }
+  }
+
+  it('is not trusted by the other replica either when the rename went through and its answer was lost', async () => {
+    const renamed = await renameLosingAnswer('lost', 'lehrer', 'Lehrer', 'lehrer.alt');
     assert.equal(renamed.status, 502, renamed.text);
     assert.equal(first.sandbox.data.groupByAccount('lehrer.alt')?.name, 'Lehrer', 'renamed all the same');
     const removed = await second.call('DELETE', '/Entity/Group/lehrer');
@@ -476,18 +483,7 @@ describe('natural IDs: a rename through another replica sharing the store', () =
   });
 
   it('is not trusted by the other replica either when a gateway answered 504 after the rename went through', async () => {
-    assert.equal((await second.call('GET', '/Entity/Group/klasse.7b.alt')).status, 200, 'cached');
-    assert.equal(
-      (await second.call('PUT', '/Entity/Group/klasse.7b.alt', { name: 'Klasse 7b' })).status,
-      200,
-    );
-    answersLost = 'gateway';
-    let renamed: Awaited<ReturnType<UserProxy['call']>>;
-    try {
-      renamed = await first.call('PUT', '/Entity/Group/klasse.7b.alt', { account: 'klasse.7b.neu' });
-    } finally {
-      answersLost = false;
-    }
+    const renamed = await renameLosingAnswer('gateway', 'klasse.7b.alt', 'Klasse 7b', 'klasse.7b.neu');
     assert.equal(renamed.status, 502, renamed.text);
     assert.ok(first.sandbox.data.groupByAccount('klasse.7b.neu'), 'renamed all the same');
     const linked = await second.call('POST', '/Entity/User/thomas.becker/link/groups', ['klasse.7b.alt']);

@@ -19,7 +19,7 @@ import { type AuthHarness, call, closeSharedSandbox, startHarness } from './auth
 import { runCliCaptured } from './cli-helpers.js';
 import { makeFifo, readFifo } from './fifo.js';
 import { hardLinkTo, keepingShippedFiles } from './shipped-files.js';
-import { startLoopback } from './successor-helpers.js';
+import { sendJson, startLoopback } from './successor-helpers.js';
 import { tempDir } from './temp-dir.js';
 
 const cli = runCliCaptured;
@@ -848,59 +848,36 @@ describe('replay order and concurrency', () => {
 describe('replay timeouts', () => {
   it("keeps the replay's own credentials out of --out when the target repeats them in an answer", async () => {
     // A target that echoes who asked: the password, `user:password` and its base64.
-    const server = createHttpServer((req, res) => {
-      req.resume();
-      const basic = String(req.headers.authorization).slice('Basic '.length);
+    const server = await startLoopback((request, res) => {
+      const basic = String(request.headers.authorization).slice('Basic '.length);
       const pair = Buffer.from(basic, 'base64').toString('utf8');
-      res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          importId: pair,
-          auxInfo: `signed in as replayer with ${pair.slice(pair.indexOf(':') + 1)}`,
-          note: `credentials ${basic}`,
-        }),
-      );
+      sendJson(res, 200, {
+        importId: pair,
+        auxInfo: `signed in as replayer with ${pair.slice(pair.indexOf(':') + 1)}`,
+        note: `credentials ${basic}`,
+      });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
     const dir = tempDir('replay-echo');
     const file = path.join(dir, 'rec.ndjson');
+    const out = path.join(dir, 'out.ndjson');
     writeFileSync(
       file,
       ndjson([recorded('user.get', 'GET', '/Service/Core/Entity/User/ok', { requestId: 'echo' })]),
     );
     try {
-      const run = await cli(
-        [
-          'replay',
-          file,
-          '--target',
-          `http://127.0.0.1:${port}/iserv/api`,
-          '--user',
-          'replayer',
-          '--password-env',
-          'PW',
-          '--out',
-          path.join(dir, 'out.ndjson'),
-        ],
-        { PW: 'Replay-Secret-77' },
-      );
+      const args = ['replay', file, '--target', `${server.url}/iserv/api`, '--user', 'replayer'];
+      const run = await cli([...args, '--password-env', 'PW', '--out', out], { PW: 'Replay-Secret-77' });
       assert.equal(run.code, 0, run.stderr);
-      const { exchanges } = await readRecording(path.join(dir, 'out.ndjson'));
+      const { exchanges } = await readRecording(out);
       assert.deepEqual(exchanges[0]?.responseBody, {
         importId: '[redacted]',
         auxInfo: 'signed in as replayer with [redacted]',
         note: 'credentials [redacted]',
       });
-      const written = readFileSync(path.join(dir, 'out.ndjson'), 'utf8');
-      assert.doesNotMatch(
-        written,
-        new RegExp(`Replay-Secret-77|${Buffer.from('replayer:Replay-Secret-77').toString('base64')}`),
-      );
+      const base64 = Buffer.from('replayer:Replay-Secret-77').toString('base64');
+      assert.doesNotMatch(readFileSync(out, 'utf8'), new RegExp(`Replay-Secret-77|${base64}`));
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     }
   });
 
